@@ -1,0 +1,114 @@
+"""End to end: `python -m sweep` in a subprocess, the real model, the tiny corpus."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sweep.config import ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=200",
+           *overrides]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _rows(sweep_dir: Path) -> list[dict]:
+    with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_grid_sweep_writes_and_prints_the_table(tmp_path):
+    proc = _sweep(tmp_path, "chunk.size=32,64", "chunk.overlap=0,8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sweep_dir = tmp_path / "sweep"
+    rows = _rows(sweep_dir)
+    assert [(r["chunk.size"], r["chunk.overlap"]) for r in rows] == [
+        ("32", "0"), ("32", "8"), ("64", "0"), ("64", "8")]
+    assert all(r["status"] == "ok" for r in rows)
+    for r in rows:
+        for col in ("doc.recall@5", "span.recall@5", "span.ndcg@5", "span.cov_iou@5",
+                    "span.precision_omega", "doc.recall@512t", "span.n_excluded"):
+            assert col in r and r[col] != "", col
+        assert 0.0 <= float(r["span.recall@5"]) <= 1.0
+        assert float(r["span.recall@5.lo"]) <= float(r["span.recall@5"]) <= float(r["span.recall@5.hi"])
+        assert int(r["n_chunks"]) > 0 and float(r["truncated_share"]) == 0.0
+    # Smaller chunks with overlap make more chunks; the table must show that.
+    assert int(rows[1]["n_chunks"]) > int(rows[0]["n_chunks"]) > int(rows[2]["n_chunks"])
+    # Queries: 7, one unanswerable (excluded everywhere), one doc-level only (excluded at span).
+    assert rows[0]["doc.n_queries"] == "6" and rows[0]["doc.n_excluded"] == "1"
+    assert rows[0]["span.n_queries"] == "5" and rows[0]["span.n_excluded"] == "2"
+    # Printed table and markdown: one line per setting.
+    md = (sweep_dir / "results.md").read_text()
+    assert md.count("\n| 32 ") + md.count("\n| 64 ") == 4
+    assert "span recall@5" in proc.stdout and str(sweep_dir) in proc.stdout
+    for job in range(4):
+        assert (sweep_dir / str(job) / "resolved_config.yaml").exists()
+        row = json.loads((sweep_dir / str(job) / "row.json").read_text())
+        assert row["status"] == "ok" and row["levels"]["span"]["metrics"]["recall@5"]["mean"] >= 0
+    header = (sweep_dir / "per_query.csv").read_text().splitlines()[0]
+    assert header == "job,query_id,level,metric,value"
+    # The second sweep over the same settings hits the cache for every string.
+    again = _sweep(tmp_path, "chunk.size=32", "chunk.overlap=0", f"hydra.sweep.dir={tmp_path / 'again'}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    (row,) = _rows(tmp_path / "again")
+    assert row["embedded"] == "0" and int(row["cache_hits"]) > 0
+    assert row["span.recall@5"] == rows[0]["span.recall@5"]
+
+
+def test_invalid_setting_leaves_a_row_and_the_sweep_goes_on(tmp_path):
+    proc = _sweep(tmp_path, "chunk.size=32", "chunk.overlap=32,0")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bad, good = _rows(tmp_path / "sweep")
+    assert bad["status"] == "invalid" and "overlap" in bad["error"]
+    assert good["status"] == "ok"
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_bad_dataset_fails_before_embedding_with_one_line(tmp_path):
+    data = tmp_path / "data"
+    (data / "docs").mkdir(parents=True)
+    (data / "docs" / "a.md").write_text("# A\n\nSome text about sensors.\n")
+    (data / "queries.jsonl").write_text(
+        '{"query_id": "q1", "query": "x", "relevant": [{"doc_id": "a.md"}]}\n'
+        '{"query_id": "q2", "query": "y", "relevant": [{"doc_id": "missing.md"}]}\n')
+    proc = _sweep(tmp_path, f"dataset.path={data}")
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    err = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+    assert err and "queries.jsonl:2" in err[0] and "missing.md" in err[0]
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.npy"))
+
+
+def test_ctrl_c_keeps_finished_rows(tmp_path):
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=100",
+           "chunk.size=16,24,32,40,48,56,64,72"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    first_row = tmp_path / "sweep" / "0" / "row.json"
+    deadline = time.time() + 300
+    while not first_row.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert first_row.exists()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    rows = _rows(tmp_path / "sweep")
+    assert 1 <= len(rows) < 8
+    assert all(r["status"] == "ok" for r in rows)
+    if proc.returncode != 0:  # interrupted before the last job finished
+        assert "interrupted" in err and "Traceback" not in err

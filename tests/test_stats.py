@@ -1,0 +1,69 @@
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sweep.stats import Comparison, compare_to_best, holm, paired_randomization_test, recommend
+
+
+def test_identical_settings_are_never_significantly_different():
+    a = np.random.default_rng(1).random(150)
+    assert paired_randomization_test(a, a.copy()) == 1.0
+    res = compare_to_best({0: dict(enumerate(a)), 1: dict(enumerate(a))})
+    assert {c.verdict for c in res} == {"best", "tie"}
+
+
+def test_a_strongly_better_setting_is_significant():
+    rng = np.random.default_rng(2)
+    base = rng.random(150)
+    better = np.clip(base + 0.3, 0, 1)
+    p = paired_randomization_test(better, base, n_perm=5000)
+    assert p < 0.001
+    res = compare_to_best({0: dict(enumerate(base)), 1: dict(enumerate(better))})
+    assert [c.verdict for c in res] == ["worse", "best"]
+
+
+def test_small_noisy_difference_is_a_tie():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2, 150).astype(float)
+    b = a.copy()
+    b[:2] = 1 - b[:2]  # two queries flip: not evidence of a difference
+    assert paired_randomization_test(a, b) > 0.3
+
+
+def test_p_value_is_reproducible_with_the_seed():
+    rng = np.random.default_rng(4)
+    a, b = rng.random(80), rng.random(80)
+    assert paired_randomization_test(a, b, seed=7) == paired_randomization_test(a, b, seed=7)
+
+
+def test_holm_known_values():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5]), [0.5])
+    assert holm([0.9, 0.8]).max() <= 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_holm_is_monotone_bounded_and_never_below_raw(ps):
+    adj = holm(ps)
+    assert np.all(adj >= np.asarray(ps) - 1e-15) and np.all(adj <= 1.0)
+    order = np.argsort(ps, kind="stable")
+    assert np.all(np.diff(adj[order]) >= -1e-15)
+
+
+def test_only_common_queries_are_compared():
+    res = compare_to_best({0: {"a": 1.0, "b": 0.0, "extra": 1.0}, 1: {"a": 1.0, "b": 0.0}})
+    assert all(c.mean == 0.5 for c in res)
+
+
+def test_recommend_picks_the_cheapest_tie():
+    comps = [Comparison(0, 0.80, 0.0, 1.0, 1.0, "best"), Comparison(1, 0.79, -0.01, 0.6, 0.9, "tie"),
+             Comparison(2, 0.50, -0.3, 0.0001, 0.0002, "worse")]
+    cost = {0: (1200.0, 300), 1: (600.0, 700), 2: (100.0, 50)}
+    rec = recommend(comps, cost, labels={0: "size=256", 1: "size=128", 2: "size=64"})
+    assert rec.job == 1
+    assert "size=128" in rec.reason and "size=256" in rec.reason and "600" in rec.reason
+    # Equal token cost: fewer chunks wins.
+    rec = recommend(comps, {0: (600.0, 300), 1: (600.0, 700), 2: (1.0, 1)})
+    assert rec.job == 0
+    assert recommend([], {}) is None

@@ -28,7 +28,8 @@ def _occurrences(text: str, quote: str) -> list[int]:
 
 def build(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[str]]:
     texts = {
-        p.relative_to(docs_dir).as_posix(): p.read_text(encoding="utf-8")
+        # Bytes, not read_text(): offsets must match the file exactly, \r\n included.
+        p.relative_to(docs_dir).as_posix(): p.read_bytes().decode("utf-8")
         for p in sorted(docs_dir.rglob("*")) if p.suffix in {".md", ".txt"}
     }
     queries, problems, seen = [], [], set()

@@ -1,0 +1,215 @@
+"""Loaders for the project layout (JSONL or a folder of files) and BEIR."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sweep.data import Document, Judgment
+from sweep.loading import (
+    DatasetError,
+    Problem,
+    check_dataset,
+    load_corpus,
+    load_dataset,
+    load_queries,
+    scan_dataset,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROJECT_JSONL = FIXTURES / "project_jsonl"
+PROJECT_DOCS = FIXTURES / "project_docs"
+BEIR = FIXTURES / "beir"
+
+
+def write_lines(path: Path, rows: list[object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- project format
+
+
+def test_project_jsonl_documents():
+    docs = load_corpus(PROJECT_JSONL / "corpus.jsonl")
+    assert [d.doc_id for d in docs] == ["manual.md", "faq.md", "notes/2025-03-04.txt"]
+    assert docs[0].title == "AQ-200 user manual"
+    assert docs[0].text.startswith("# AQ-200 user manual\n\nPrice: 1 200 € per unit")
+    assert load_corpus(PROJECT_JSONL) == docs  # a dataset directory finds corpus.jsonl
+
+
+def test_project_queries_keep_every_field():
+    ds = load_dataset(PROJECT_JSONL)
+    assert ds.name == "project_jsonl"
+    q1, q2, q3, q4 = ds.queries
+    text = ds.by_id()["manual.md"].text
+    (j,) = q1.relevant
+    # The text has a "€" before the span: offsets are code points, not bytes.
+    assert text[j.start:j.end] == j.quote == "The AQ-200 samples the air every 60 seconds."
+    assert len(text[:j.start].encode("utf-8")) != j.start
+    assert (q1.type, j.grade) == ("fact", 2)
+    assert [x.is_span for x in q2.relevant] == [True, True, False]
+    assert q2.relevant[2] == Judgment(doc_id="manual.md", grade=1)
+    assert q3.relevant == (Judgment(doc_id="notes/2025-03-04.txt", grade=1),)  # grade defaults to 1
+    assert q3.metadata == {"note": "document-level judgment"}
+    assert q4.relevant == () and q4.type == "unanswerable"
+
+
+def test_folder_of_files_gives_the_same_dataset_as_jsonl():
+    folder, jsonl = load_dataset(PROJECT_DOCS), load_dataset(PROJECT_JSONL)
+    assert [d.doc_id for d in folder.documents] == sorted(d.doc_id for d in jsonl.documents)
+    assert folder.by_id().keys() == jsonl.by_id().keys()
+    for doc_id, doc in folder.by_id().items():
+        assert doc.text == jsonl.by_id()[doc_id].text
+    assert folder.queries == jsonl.queries
+
+
+def test_folder_titles_ids_and_raw_text():
+    docs = {d.doc_id: d for d in load_corpus(PROJECT_DOCS / "docs")}
+    assert docs["manual.md"].title == "AQ-200 user manual"     # first "# " heading
+    assert docs["notes/2025-03-04.txt"].title == "2025-03-04"  # no heading: the file stem
+    raw = (PROJECT_DOCS / "docs" / "faq.md").read_bytes().decode("utf-8")
+    assert docs["faq.md"].text == raw
+    assert load_corpus(PROJECT_DOCS) == load_corpus(PROJECT_DOCS / "docs")
+
+
+def test_folder_keeps_crlf_and_skips_hidden_and_other_files(tmp_path):
+    (tmp_path / "a.md").write_bytes(b"# Title A\r\nline one\r\nline two\r\n")
+    (tmp_path / "b.rst").write_bytes(b"not a document")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.md").write_bytes(b"# hidden")
+    (tmp_path / "# odd.txt").write_bytes(b"#not a heading\n")
+    docs = load_corpus(tmp_path)
+    assert [d.doc_id for d in docs] == ["# odd.txt", "a.md"]
+    # Universal newlines would shift every offset after the first line.
+    assert docs[1].text == "# Title A\r\nline one\r\nline two\r\n"
+    assert docs[1].title == "Title A"
+    assert docs[0].title == "# odd"
+
+
+def test_jsonl_accepts_bom_blank_lines_and_raw_line_separators(tmp_path):
+    text = "first\u2028still the first line\nsecond"
+    (tmp_path / "corpus.jsonl").write_bytes(
+        b"\xef\xbb\xbf" + json.dumps({"doc_id": "d", "text": text}, ensure_ascii=False).encode() + b"\n\n  \n")
+    quote = "still the first line"
+    start = text.index(quote)
+    write_lines(tmp_path / "queries.jsonl", [
+        {"query_id": "q", "query": "?", "relevant": [
+            {"doc_id": "d", "start": start, "end": start + len(quote), "quote": quote}]}])
+    ds = load_dataset(tmp_path)
+    assert ds.documents == (Document(doc_id="d", text=text, title=""),)
+    assert ds.queries[0].relevant[0].quote == quote
+
+
+def test_corpus_metadata_collects_other_keys(tmp_path):
+    write_lines(tmp_path / "corpus.jsonl", [
+        {"doc_id": "d", "title": "T", "text": "x", "lang": "en", "metadata": {"version": 3}}])
+    (doc,) = load_corpus(tmp_path / "corpus.jsonl")
+    assert doc.metadata == {"version": 3, "lang": "en"}
+
+
+def test_load_queries_checks_against_the_given_documents():
+    docs = load_corpus(PROJECT_JSONL)
+    assert load_queries(PROJECT_JSONL / "queries.jsonl", docs) == load_dataset(PROJECT_JSONL).queries
+    with pytest.raises(DatasetError) as e:
+        load_queries(PROJECT_JSONL / "queries.jsonl", docs[:1])
+    assert str(e.value).startswith(f"{PROJECT_JSONL / 'queries.jsonl'}:2: relevant[1]: unknown doc_id 'faq.md'")
+    assert len(e.value.problems) == 2  # faq.md (line 2) and the notes file (line 3)
+
+
+# --------------------------------------------------------------------------- BEIR
+
+
+def test_beir_documents_queries_and_grades():
+    ds = load_dataset(BEIR)
+    assert [(d.doc_id, d.title) for d in ds.documents] == [("d1", "Sampling"), ("d2", "Warranty"), ("d3", "")]
+    # queries.jsonl holds every split; only the test split's queries are evaluated.
+    assert [q.query_id for q in ds.queries] == ["t1", "t2"]
+    assert ds.queries[0].query == "sampling interval of the AQ-200"
+    assert ds.queries[1].relevant == (Judgment("d2", grade=2), Judgment("d3", grade=0))
+    assert all(not j.is_span for q in ds.queries for j in q.relevant)
+
+
+def test_beir_split_selects_qrels_file():
+    (q,) = load_dataset(BEIR, split="train").queries
+    assert q.query_id == "train1" and q.relevant == (Judgment("d3", grade=1),)
+    assert q.metadata == {"source": "train"}
+    with pytest.raises(DatasetError, match=r"qrels/dev\.tsv: no such file"):
+        load_dataset(BEIR, split="dev")
+
+
+def test_beir_queries_file_path_and_headerless_space_separated_qrels(tmp_path):
+    docs = load_corpus(BEIR / "corpus.jsonl")
+    write_lines(tmp_path / "queries.jsonl", [{"_id": "a", "text": "warranty"}])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("a d2 1\r\na d1 0\r\n", encoding="utf-8")
+    (q,) = load_queries(tmp_path / "queries.jsonl", docs)
+    assert q.relevant == (Judgment("d2", grade=1), Judgment("d1", grade=0))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_dataset_error_is_one_line_and_counts_the_rest():
+    many = FIXTURES / "broken" / "many"
+    with pytest.raises(DatasetError) as e:
+        load_dataset(many)
+    err = e.value
+    assert isinstance(err, ValueError)
+    assert "\n" not in str(err)
+    assert len(err.problems) == 4
+    assert str(err) == (f"{many / 'corpus.jsonl'}:4: duplicate doc_id 'faq.md' (first at line 2)"
+                        f" (and 3 more problems; run python -m sweep.validate {many})")
+    assert check_dataset(many) == err.problems
+    assert scan_dataset(many) == (None, err.problems)
+
+
+def test_problem_str_without_line_and_with_newlines():
+    assert str(Problem("a/b.jsonl", None, "no queries")) == "a/b.jsonl: no queries"
+    assert str(Problem("x", 3, "two\nlines")) == "x:3: two lines"
+    single = DatasetError(Problem("x", 1, "bad"))
+    assert str(single) == "x:1: bad" and single.problems == [Problem("x", 1, "bad")]
+
+
+def test_missing_paths():
+    with pytest.raises(DatasetError, match="nowhere: no such directory$"):
+        load_dataset("nowhere")
+    with pytest.raises(DatasetError, match="corpus.jsonl: not a directory"):
+        load_dataset(PROJECT_JSONL / "corpus.jsonl")
+    with pytest.raises(DatasetError, match="nothing.jsonl: no such file or directory$"):
+        load_corpus(PROJECT_JSONL / "nothing.jsonl")
+
+
+# --------------------------------------------------------------------------- properties
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(str.strip)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_text, data=st.data())
+def test_any_span_round_trips_and_a_wrong_quote_is_caught(text, data):
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    quote = text[start:end]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "docs").mkdir()
+        # Through the file layout too: raw bytes in, the same code points out.
+        (root / "docs" / "d.txt").write_bytes(text.encode("utf-8"))
+        write_lines(root / "queries.jsonl", [
+            {"query_id": "q", "query": "?", "relevant": [
+                {"doc_id": "d.txt", "start": start, "end": end, "quote": quote}]}])
+        (j,) = load_dataset(root).queries[0].relevant
+        assert (j.start, j.end, j.quote) == (start, end, quote)
+
+        wrong = quote[:-1] + ("x" if quote[-1] != "x" else "y")
+        write_lines(root / "queries.jsonl", [
+            {"query_id": "q", "query": "?", "relevant": [
+                {"doc_id": "d.txt", "start": start, "end": end, "quote": wrong}]}])
+        (problem,) = check_dataset(root)
+        assert problem.line == 1 and "quote does not match" in problem.message

@@ -1,0 +1,57 @@
+"""Dense retrieval: query vectors -> ranked chunk positions per query."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class SearchIndex(Protocol):
+    @property
+    def ntotal(self) -> int: ...
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+class DenseRetriever:
+    """Ranks chunks by index score, ties broken by chunk position.
+
+    ``depth``: retrieve at least this many chunks per query even when ``k`` is
+    smaller (token-budget metrics can need more chunks than the largest k).
+    """
+
+    def __init__(self, depth: int | None = None) -> None:
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"retrieve.depth must be a positive integer or null, got {depth!r}")
+        self.depth = depth
+
+    def retrieve(self, index: SearchIndex, query_vectors: np.ndarray, k: int) -> list[np.ndarray]:
+        """Per query, int64 chunk positions in rank order (at most min(max(k, depth), ntotal))."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"retrieve: k must be a positive integer, got {k!r}")
+        n = min(max(int(k), self.depth or 0), index.ntotal)
+        nq = len(query_vectors)
+        if n == 0:
+            return [np.zeros(0, dtype=np.int64) for _ in range(nq)]
+        # Equal scores can straddle the cut; fetch past it until the tie group
+        # at the cut is complete, so the choice among equals is by position and
+        # not by the index's internal order.
+        fetch = min(index.ntotal, max(2 * n, n + 8))
+        while True:
+            scores, ids = index.search(query_vectors, fetch)
+            ranked = [_rank(s, i) for s, i in zip(scores, ids)]
+            # Complete when every row's score at the cut differs from the last
+            # fetched score (exact search then returned all of its equals).
+            if fetch >= index.ntotal or all(
+                    len(rs) < fetch or rs[-1] != rs[n - 1] for rs, _ in ranked):
+                break
+            fetch = min(index.ntotal, 2 * fetch)
+        return [order[:n] for _, order in ranked]
+
+
+def _rank(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = ids >= 0
+    scores, ids = scores[keep], ids[keep].astype(np.int64)
+    order = np.lexsort((ids, -scores.astype(np.float64)))
+    return scores[order], ids[order]

@@ -1,0 +1,112 @@
+"""Dense retrieval: rank order, caps, depth, and deterministic ties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from sweep.index import FlatIPIndex, HNSWIndex
+from sweep.retrieval import DenseRetriever
+
+
+def expected_ranking(docs, queries, n):
+    """By score descending, then by chunk position; exact for small integers."""
+    scores = queries.astype(np.float64) @ docs.astype(np.float64).T
+    out = []
+    for row in scores:
+        order = np.lexsort((np.arange(len(row)), -row))
+        out.append(order[: min(n, len(row))])
+    return out
+
+
+def flat(docs):
+    index = FlatIPIndex()
+    index.build(docs)
+    return index
+
+
+small_ints = st.integers(-2, 2).map(float)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(1, 60), d=st.integers(1, 4), nq=st.integers(1, 4),
+       k=st.integers(1, 70))
+def test_ranking_with_many_exact_ties(data, n, d, nq, k):
+    # Small integer vectors: inner products are exact in float32 and ties are common.
+    docs = data.draw(arrays(np.float32, (n, d), elements=small_ints))
+    queries = data.draw(arrays(np.float32, (nq, d), elements=small_ints))
+    got = DenseRetriever().retrieve(flat(docs), queries, k)
+    want = expected_ranking(docs, queries, k)
+    assert len(got) == nq
+    for g, w in zip(got, want):
+        assert g.dtype == np.int64
+        assert g.tolist() == w.tolist()
+
+
+def test_ties_at_the_cut_pick_the_earliest_positions():
+    docs = np.zeros((50, 2), dtype=np.float32)
+    docs[:, 0] = 1.0
+    docs[[7, 31], 0] = 2.0  # two clear winners, then 48 equal chunks
+    got = DenseRetriever().retrieve(flat(docs), np.array([[1.0, 0.0]], np.float32), 5)
+    assert got[0].tolist() == [7, 31, 0, 1, 2]
+
+
+def test_k_is_capped_at_the_index_size_and_padding_dropped():
+    docs = np.eye(3, dtype=np.float32)
+    got = DenseRetriever().retrieve(flat(docs), np.eye(3, dtype=np.float32), 10)
+    assert [g.tolist() for g in got] == [[0, 1, 2], [1, 0, 2], [2, 0, 1]]
+
+
+def test_depth_retrieves_at_least_that_many():
+    docs = np.eye(6, dtype=np.float32)
+    q = np.eye(6, dtype=np.float32)[:1]
+    assert len(DenseRetriever(depth=4).retrieve(flat(docs), q, 2)[0]) == 4
+    assert len(DenseRetriever(depth=2).retrieve(flat(docs), q, 5)[0]) == 5
+    assert len(DenseRetriever(depth=100).retrieve(flat(docs), q, 1)[0]) == 6
+
+
+def test_empty_index_gives_empty_rankings():
+    index = flat(np.zeros((0, 3), dtype=np.float32))
+    got = DenseRetriever().retrieve(index, np.ones((2, 3), np.float32), 5)
+    assert [g.tolist() for g in got] == [[], []]
+
+
+def test_works_with_hnsw():
+    rng = np.random.default_rng(1)
+    docs = rng.standard_normal((200, 8)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    index = HNSWIndex()
+    index.build(docs)
+    got = DenseRetriever().retrieve(index, docs[:3], 5)
+    assert [int(g[0]) for g in got] == [0, 1, 2]  # each unit vector finds itself first
+    assert all(len(set(g.tolist())) == 5 for g in got)
+
+
+class _ReversedTiesIndex:
+    """Returns equal scores in descending position, as FAISS may."""
+
+    ntotal = 4
+
+    def search(self, queries, k):
+        ids = np.array([[3, 2, 1, 0][:k]] * len(queries), dtype=np.int64)
+        return np.zeros_like(ids, dtype=np.float32), ids
+
+
+def test_any_index_with_search_and_ntotal():
+    got = DenseRetriever().retrieve(_ReversedTiesIndex(), np.zeros((1, 2), np.float32), 2)
+    assert got[0].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("depth", [0, -1, 2.5, True])
+def test_bad_depth(depth):
+    with pytest.raises(ValueError, match="retrieve.depth"):
+        DenseRetriever(depth=depth)
+
+
+@pytest.mark.parametrize("k", [0, -3, 1.0])
+def test_bad_k(k):
+    with pytest.raises(ValueError, match="k must be"):
+        DenseRetriever().retrieve(flat(np.eye(2, dtype=np.float32)), np.eye(2, dtype=np.float32), k)

@@ -334,3 +334,21 @@ def test_progress_and_log_line(tmp_path, caplog, capsys):
     assert "2 cached, 0 to embed" not in caplog.text
     assert "1 cached, 1 to embed" in caplog.text
     assert "embedding" in capsys.readouterr().err
+
+
+def test_texts_the_model_truncates_to_the_same_input_share_one_embedding(tmp_path):
+    e = emb(tmp_path / "c", max_seq_length=32)
+    base = " ".join(f"sensor{i} calibration step" for i in range(60))
+    short, long_, other = base[:400], base[:900], "the intake grille"
+    vecs = e.embed_documents([short, long_, other])
+    # Both long texts are cut to the same 32 model tokens: one model call, one vector.
+    assert e.stats.embedded == 2 and e.stats.unique == 2
+    assert np.array_equal(vecs[0], vecs[1])
+    model = e._ensure_model()
+    model.max_seq_length = 32
+    direct = model.encode([long_], normalize_embeddings=True)[0]
+    np.testing.assert_allclose(vecs[1], direct, atol=1e-6)
+    # A text that is not truncated keeps its own key, so it never collides.
+    e2 = emb(tmp_path / "c", max_seq_length=32)
+    e2.embed_documents([base[:402], other])
+    assert e2.stats.cache_hits == 2 and e2.stats.embedded == 0

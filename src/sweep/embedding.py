@@ -338,6 +338,21 @@ def _load_tokenizer(path: Path) -> Any:
         return tok
 
 
+def _load_truncating_tokenizer(path: Path, max_length: int) -> Any:
+    """The model's tokenizer truncating as sentence-transformers does (keeping specials)."""
+    key = f"{path}\0{max_length}"
+    with _MEMO_LOCK:
+        tok = _TOKENIZER_MEMO.get(key)
+        if tok is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(path))
+            tok.no_padding()
+            tok.enable_truncation(max_length=max_length, stride=0, strategy="longest_first")
+            _TOKENIZER_MEMO[key] = tok
+        return tok
+
+
 @dataclass(frozen=True, slots=True)
 class EmbedStats:
     """Counts since the last ``reset_stats()``; unique strings unless said otherwise.
@@ -537,12 +552,37 @@ class Embedder:
                 raise EmbedderError(f"text {i} is {type(t).__name__}, expected str")
         return out
 
+    def _input_keys(self, strings: list[str]) -> list[str]:
+        """A cache key per string: the string itself, or, for a string the model
+        truncates, the token ids the model actually sees.
+
+        Chunks that share their first max_seq_length tokens (a 512-token chunk
+        and the 256-token chunk at the same offset, say) are the same model input
+        and get one embedding.
+        """
+        files = self._files
+        if files is None or files.tokenizer_file is None or not strings:
+            return strings
+        tok = _load_truncating_tokenizer(files.tokenizer_file, self.max_seq_length)
+        lowered = [t.lower() for t in strings] if files.lowercase else strings
+        keys = []
+        for s, enc in zip(strings, tok.encode_batch(lowered, add_special_tokens=True)):
+            if enc.overflowing:
+                keys.append("\0ids:" + ",".join(map(str, enc.ids)))
+            else:
+                keys.append(s)
+        return keys
+
     def _embed(self, texts: Sequence[str], prefix: str, what: str) -> np.ndarray:
         strings = [prefix + t for t in self._check_texts(texts)]
         position: dict[str, int] = {}
-        inverse = np.fromiter((position.setdefault(s, len(position)) for s in strings),
-                              dtype=np.int64, count=len(strings))
-        unique = list(position)
+        inverse = np.fromiter((position.setdefault(k, len(position)) for k in
+                               self._input_keys(strings)), dtype=np.int64, count=len(strings))
+        unique = list(position)  # distinct model inputs, as cache keys
+        first = {}
+        for s, i in zip(strings, inverse.tolist()):
+            first.setdefault(i, s)
+        representative = [first[i] for i in range(len(unique))]
         cache = self._get_cache()
         start = time.perf_counter()
         if cache is not None:
@@ -552,7 +592,7 @@ class Embedder:
         cache_seconds = time.perf_counter() - start
         misses = [i for i in np.flatnonzero(~found)]
         hits = len(unique) - len(misses)
-        log.info("embedding %d %s (%d unique): %d cached, %d to embed",
+        log.info("embedding %d %s (%d distinct model inputs): %d cached, %d to embed",
                  len(strings), what, len(unique), hits, len(misses))
         model_seconds = 0.0
         if misses:
@@ -563,7 +603,8 @@ class Embedder:
                                         f"the model gives {out.shape[1]}")
                 out[found] = vectors[found]
             model_seconds, store_seconds = self._embed_misses(
-                [unique[i] for i in misses], np.asarray(misses, dtype=np.int64), out, cache)
+                [representative[i] for i in misses], [unique[i] for i in misses],
+                np.asarray(misses, dtype=np.int64), out, cache)
             cache_seconds += store_seconds
         elif unique:
             out = vectors
@@ -577,8 +618,8 @@ class Embedder:
                             seconds=model_seconds, cache_seconds=cache_seconds)
         return np.ascontiguousarray(out[inverse], dtype=np.float32)
 
-    def _embed_misses(self, strings: list[str], where: np.ndarray, out: np.ndarray,
-                      cache: EmbeddingCache | None) -> tuple[float, float]:
+    def _embed_misses(self, strings: list[str], keys: list[str], where: np.ndarray,
+                      out: np.ndarray, cache: EmbeddingCache | None) -> tuple[float, float]:
         model = self._ensure_model()
         # Longest first: similar lengths share a batch, so padding is small, and
         # the progress bar's rate estimate starts pessimistic rather than rosy.
@@ -613,7 +654,7 @@ class Embedder:
                     if not ok.all():
                         log.warning("%d texts embedded to non-finite vectors; not cached",
                                     int((~ok).sum()))
-                    cache.put_many([c for c, good in zip(chunk, ok) if good], vecs[ok])
+                    cache.put_many([keys[i] for i, good in zip(idx, ok) if good], vecs[ok])
                     store_seconds += time.perf_counter() - start
                 bar.update(len(idx))
         return model_seconds, store_seconds

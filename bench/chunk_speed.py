@@ -36,7 +36,7 @@ import numpy as np
 
 from sweep.chunking import STRATEGIES, build_chunker
 from sweep.data import Document
-from sweep.tokenizers import clear_tokenize_cache, get_encoding, tokenize
+from sweep.tokenization import clear_tokenize_cache, get_encoding, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCS = ROOT / "corpora" / "kestrel" / "docs"

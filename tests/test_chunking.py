@@ -22,7 +22,7 @@ from sweep.chunking import (
     parse_headings,
 )
 from sweep.data import Document
-from sweep.tokenizers import count_tokens, get_encoding, tokenize
+from sweep.tokenization import count_tokens, get_encoding, tokenize
 
 ENC = get_encoding("cl100k_base")
 
@@ -412,13 +412,13 @@ def test_settings_describe_the_chunker() -> None:
 
 
 def test_chunking_the_same_document_at_many_settings_tokenizes_once(monkeypatch) -> None:
-    from sweep import tokenizers
+    from sweep import tokenization
 
     text = "Unique text for the memo test. " * 300 + str(time.time_ns())
     doc = Document("memo", text)
     calls: list[int] = []
-    real = tokenizers._tokenize_uncached
-    monkeypatch.setattr(tokenizers, "_tokenize_uncached", lambda enc, t: calls.append(1) or real(enc, t))
+    real = tokenization._tokenize_uncached
+    monkeypatch.setattr(tokenization, "_tokenize_uncached", lambda enc, t: calls.append(1) or real(enc, t))
     for strategy in ("token", "sentence", "recursive", "markdown", "paragraph"):
         for size, overlap in ((32, 0), (64, 16), (128, 64)):
             build(strategy, size, overlap).chunk(doc)

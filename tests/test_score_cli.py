@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sweep.score import main, read_run
-from sweep.tokenizers import count_tokens
+from sweep.tokenization import count_tokens
 
 MANUAL = "The AQ-200 sensor measures air quality. Calibrate it every six months. Clean the filter weekly."
 FAQ = "Frequently asked questions. The warranty lasts two years from the date of purchase."

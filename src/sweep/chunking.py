@@ -30,7 +30,7 @@ import numpy as np
 import tiktoken
 
 from sweep.data import Chunk, Document
-from sweep.tokenizers import TokenizedText, count_tokens, get_encoding, tokenize
+from sweep.tokenization import TokenizedText, count_tokens, get_encoding, tokenize
 
 __all__ = [
     "STRATEGIES",

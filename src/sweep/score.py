@@ -25,7 +25,7 @@ from sweep.data import Document, Hit, Query
 from sweep.loading import DatasetError, load_corpus, load_queries
 from sweep.measures import measures_for
 from sweep.scoring import GAINS, score_queries
-from sweep.tokenizers import TokenizerError, count_tokens
+from sweep.tokenization import TokenizerError, count_tokens
 
 __all__ = ["RunFile", "RunFileError", "fill_token_counts", "main", "read_run"]
 

@@ -94,7 +94,7 @@ def count_straddling(spans: Iterable[tuple[str, int, int]],
 
 
 def _default_counter() -> Callable[[str], int]:
-    from sweep.tokenizers import count_tokens, get_encoding
+    from sweep.tokenization import count_tokens, get_encoding
 
     encoding = get_encoding(ENCODING)
     return lambda text: count_tokens(encoding, text)

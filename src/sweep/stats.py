@@ -16,21 +16,41 @@ import numpy as np
 def paired_randomization_test(a: np.ndarray, b: np.ndarray, *, n_perm: int = 10_000,
                               seed: int = 0) -> float:
     """Two-sided p-value of mean(a - b) under random sign flips of the per-query differences."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if d.shape != np.shape(b) or d.ndim != 1:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
         raise ValueError("paired test needs two 1-D arrays of the same length")
-    if d.size == 0:
-        return 1.0
-    observed = abs(d.mean())
+    return float(paired_randomization_tests(a, b[:, None], n_perm=n_perm, seed=seed)[0])
+
+
+def paired_randomization_tests(a: np.ndarray, others: np.ndarray, *, n_perm: int = 10_000,
+                               seed: int = 0) -> np.ndarray:
+    """Two-sided p-values of ``a`` against every column of ``others`` (queries x settings).
+
+    All columns share the same random sign flips: one matrix product tests a
+    whole grid, so a 30-setting sweep costs about as much as one test. Each
+    p-value on its own is still an exact randomization test.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    others = np.asarray(others, dtype=np.float64)
+    if a.ndim != 1 or others.ndim != 2 or others.shape[0] != a.size:
+        raise ValueError("paired tests need a 1-D array and a 2-D array with one row per query")
+    d = a[:, None] - others
+    if d.shape[1] == 0:
+        return np.empty(0)
+    if a.size == 0:
+        return np.ones(d.shape[1])
+    observed = np.abs(d.mean(axis=0))
     rng = np.random.default_rng(seed)
     # Chunked so memory stays small for large query sets.
-    hits, done = 0, 0
+    hits = np.zeros(d.shape[1], dtype=np.int64)
+    done = 0
     while done < n_perm:
         m = min(2_000, n_perm - done)
-        signs = rng.integers(0, 2, size=(m, d.size), dtype=np.int8) * 2 - 1
-        flipped = np.abs(signs @ d) / d.size
+        signs = (rng.integers(0, 2, size=(m, a.size), dtype=np.int8) * 2 - 1).astype(np.float64)
+        flipped = np.abs(signs @ d) / a.size
         # A tolerance keeps exact ties (e.g. identical settings) counted as ties.
-        hits += int(np.count_nonzero(flipped >= observed - 1e-12))
+        hits += np.count_nonzero(flipped >= observed - 1e-12, axis=0)
         done += m
     return (hits + 1) / (n_perm + 1)
 
@@ -78,9 +98,10 @@ def compare_to_best(per_query: Mapping[int, Mapping[str, float]], *, alpha: floa
     means = {j: float(scores[j].mean()) for j in jobs}
     best = max(jobs, key=lambda j: (means[j], -j))
     others = [j for j in jobs if j != best]
-    raw = [paired_randomization_test(scores[best], scores[j], n_perm=n_perm, seed=seed + j)
-           for j in others]
-    adjusted = holm(raw) if raw else np.array([])
+    raw = paired_randomization_tests(
+        scores[best], np.column_stack([scores[j] for j in others]) if others
+        else np.empty((len(common), 0)), n_perm=n_perm, seed=seed)
+    adjusted = holm(raw) if len(raw) else np.array([])
     out = [Comparison(best, means[best], 0.0, 1.0, 1.0, "best")]
     for j, p, ph in zip(others, raw, adjusted):
         out.append(Comparison(j, means[j], means[j] - means[best], float(p), float(ph),
@@ -108,13 +129,27 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
     pick = min(candidates, key=lambda c: (cost[c.job][0], cost[c.job][1], -c.mean, c.job))
     best = next(c for c in comparisons if c.verdict == "best")
     name = (labels or {}).get(pick.job, f"job {pick.job}")
+    tokens, chunks = cost[pick.job]
     if pick.job == best.job:
-        reason = (f"{name} has the best {metric} ({best.mean:.3f}) and no setting that is as good "
-                  f"retrieves fewer tokens per query ({cost[pick.job][0]:.0f}).")
+        ties = [c for c in candidates if c.job != best.job]
+        if not ties:
+            reason = (f"{name} has the best {metric} ({best.mean:.3f}) and every other setting "
+                      "is significantly worse.")
+        else:
+            reason = (f"{name} has the best {metric} ({best.mean:.3f}); of the {len(ties)} "
+                      f"setting(s) not distinguishable from it, none retrieves fewer tokens per "
+                      f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f}).")
+        return Recommendation(pick.job, reason)
+    best_name = (labels or {}).get(best.job, f"job {best.job}")
+    b_tokens, b_chunks = cost.get(best.job, (float("nan"), float("nan")))
+    if best.job not in cost:  # the best row saved no cost: say what the pick costs
+        saving = f"retrieves {tokens:.0f} tokens per query"
+    elif tokens < b_tokens:
+        saving = f"retrieves {tokens:.0f} tokens per query instead of {b_tokens:.0f}"
     else:
-        best_name = (labels or {}).get(best.job, f"job {best.job}")
-        reason = (f"{name} is not distinguishable from the best, {best_name}, on {metric} "
-                  f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
-                  f"retrieves {cost[pick.job][0]:.0f} tokens per query instead of "
-                  f"{cost[best.job][0]:.0f}.")
+        saving = (f"at the same {tokens:.0f} tokens per query needs {chunks:.0f} chunks in the "
+                  f"index instead of {b_chunks:.0f}")
+    reason = (f"{name} is not distinguishable from the best, {best_name}, on {metric} "
+              f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
+              f"{saving}.")
     return Recommendation(pick.job, reason)

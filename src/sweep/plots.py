@@ -1,0 +1,236 @@
+"""Pictures of a sweep where a person would rather look than read (PNG, no display).
+
+Every function takes plain values and writes one PNG, or returns None when
+there is too little to draw (one setting has no heatmap). Figures are built
+with ``matplotlib.figure.Figure`` and never through ``pyplot``, so no GUI
+backend is touched and no global figure state leaks between calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+DPI = 110
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One setting in a heatmap: its facet, grid position, value and interval.
+
+    ``mean`` is None for a setting that did not run (``note`` says why);
+    ``mark`` frames the cell: ``"best"`` or ``"tie"`` (not distinguishable from best).
+    """
+
+    facet: str
+    size: Any
+    overlap: Any
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+    mark: str = ""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One setting's metric at each token budget, with its interval."""
+
+    label: str
+    budgets: tuple[int, ...]
+    means: tuple[float, ...]
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+
+
+def _order(values: Sequence[Any]) -> list[Any]:
+    """Distinct values, numbers in numeric order, anything else after them as text."""
+    distinct = list(dict.fromkeys(values))
+    return sorted(distinct, key=lambda v: (0, float(v), "") if isinstance(v, (int, float))
+                  and not isinstance(v, bool) else (1, 0.0, str(v)))
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=DPI)  # constrained layout already fits; "tight" would draw twice
+    tmp.replace(path)
+    return path
+
+
+def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
+    """Metric over chunk.size (rows) x chunk.overlap (columns), one panel per facet.
+
+    Each cell reads ``mean`` and ``[low, high]``. None when fewer than two
+    settings have a value: one number needs no picture.
+    """
+    valued = [c for c in cells if c.mean is not None and not math.isnan(c.mean)]
+    if len(valued) < 2:
+        return None
+    facets = list(dict.fromkeys(c.facet for c in cells))
+    sizes = _order([c.size for c in cells])
+    overlaps = _order([c.overlap for c in cells])
+    lo = min(c.mean for c in valued)
+    hi = max(c.mean for c in valued)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    norm = Normalize(lo, hi)
+    cmap = colormaps["viridis"].with_extremes(bad="#d9d9d9")
+
+    ncols = min(len(facets), 3)
+    nrows = math.ceil(len(facets) / ncols)
+    cell_w, cell_h = 1.25, 0.75
+    panel_w = max(2.8, cell_w * len(overlaps) + 1.2)
+    panel_h = max(2.2, cell_h * len(sizes) + 1.2)
+    fig = Figure(figsize=(panel_w * ncols + 1.2, panel_h * nrows + 0.6), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    font = 9 if len(overlaps) <= 4 else 7
+    image = None
+    for n, facet in enumerate(facets):
+        ax = axes[n // ncols][n % ncols]
+        grid = np.full((len(sizes), len(overlaps)), np.nan)
+        for c in cells:
+            if c.facet != facet:
+                continue
+            i, j = sizes.index(c.size), overlaps.index(c.overlap)
+            if c.mean is not None:
+                grid[i, j] = c.mean
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto")
+        for c in cells:
+            if c.facet != facet:
+                continue
+            i, j = sizes.index(c.size), overlaps.index(c.overlap)
+            if c.mean is None or math.isnan(c.mean):
+                text, color = (c.note or "no value"), "#333333"
+            else:
+                text = f"{c.mean:.3f}"
+                if c.low is not None and c.high is not None:
+                    text += f"\n[{c.low:.2f}, {c.high:.2f}]"
+                r, g, b, _ = cmap(norm(c.mean))
+                color = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+            ax.text(j, i, text, ha="center", va="center", fontsize=font, color=color)
+            if c.mark in ("best", "tie"):
+                ax.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False,
+                                       edgecolor="#e4572e", linewidth=2.5 if c.mark == "best" else 1.5,
+                                       linestyle="-" if c.mark == "best" else "--"))
+        ax.set_xticks(range(len(overlaps)), [str(o) for o in overlaps])
+        ax.set_yticks(range(len(sizes)), [str(s) for s in sizes])
+        ax.set_xlabel("chunk.overlap")
+        ax.set_ylabel("chunk.size")
+        if facet:
+            ax.set_title(facet, fontsize=9)
+    for n in range(len(facets), nrows * ncols):
+        axes[n // ncols][n % ncols].set_visible(False)
+    if image is not None:
+        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
+    marked = any(c.mark for c in cells)
+    fig.suptitle(title + ("\nframed: best (solid), not distinguishable from best (dashed)"
+                          if marked else ""), fontsize=10)
+    return _save(fig, path)
+
+
+#: Above this many settings the histograms become one matrix: 30 small panels take
+#: seconds to lay out and are hard to compare by eye.
+MAX_PANELS = 12
+
+
+def _rank_counts(ranks: Mapping[str, int], k: int) -> np.ndarray:
+    values = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
+    return np.array([np.count_nonzero(values == r) for r in range(1, k + 1)]
+                    + [np.count_nonzero((values <= 0) | (values > k))])
+
+
+def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: int,
+                    title: str) -> Path | None:
+    """Per setting, how many queries have their first relevant hit at rank 1..k, or none.
+
+    ``ranks[label][query_id]`` is that rank, 0 for none in the top k. The
+    "none" bar is drawn apart in grey: those queries get nothing right. With
+    more than ``MAX_PANELS`` settings, one row per setting in a single matrix.
+    """
+    labels = [lab for lab, r in ranks.items() if r]
+    if not labels:
+        return None
+    counts = {lab: _rank_counts(ranks[lab], k) for lab in labels}
+    names = [str(i) for i in range(1, k + 1)] + ["none"]
+    if len(labels) > MAX_PANELS:
+        return _rank_matrix(path, labels, counts, names, title)
+    ncols = min(len(labels), 4)
+    nrows = math.ceil(len(labels) / ncols)
+    fig = Figure(figsize=(3.0 * ncols + 0.4, 2.4 * nrows + 0.9), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    xs = np.arange(1, k + 2)
+    for n, label in enumerate(labels):
+        ax = axes[n // ncols][n % ncols]
+        c = counts[label]
+        ax.bar(xs[:-1], c[:-1], color="#3b75af", width=0.8)
+        ax.bar(xs[-1:], c[-1:], color="#9e9e9e", width=0.8)
+        ax.set_xticks(xs, names, fontsize=7)
+        ax.set_title(f"{label}\nfound {int(c[:-1].sum())}/{int(c.sum())}, at rank 1: {int(c[0])}",
+                     fontsize=8)
+        if n % ncols == 0:
+            ax.set_ylabel("queries")
+        ax.tick_params(axis="y", labelsize=7)
+    for n in range(len(labels), nrows * ncols):
+        axes[n // ncols][n % ncols].set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.supxlabel("rank of the first relevant chunk", fontsize=9)
+    return _save(fig, path)
+
+
+def _rank_matrix(path: Path, labels: Sequence[str], counts: Mapping[str, np.ndarray],
+                 names: Sequence[str], title: str) -> Path:
+    grid = np.stack([counts[lab] for lab in labels]).astype(float)
+    share = grid / np.maximum(grid.sum(axis=1, keepdims=True), 1)
+    fig = Figure(figsize=(0.55 * len(names) + 3.5, 0.28 * len(labels) + 1.6), layout="constrained")
+    ax = fig.subplots()
+    ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            ax.text(j, i, f"{int(grid[i, j])}", ha="center", va="center", fontsize=7,
+                    color="white" if share[i, j] > 0.6 else "black")
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.axvline(len(names) - 1.5, color="#555555", linewidth=1)  # "none" stands apart
+    ax.set_xlabel("rank of the first relevant chunk (cell: queries; colour: share of the row)")
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
+                 title: str) -> Path | None:
+    """The metric at each token budget, one line per setting, interval as a band."""
+    series = [s for s in series if s.budgets and any(not math.isnan(m) for m in s.means)]
+    if not series:
+        return None
+    fig = Figure(figsize=(7.5 if len(series) > 6 else 6.0, 4.0), layout="constrained")
+    ax = fig.subplots()
+    palette = colormaps["tab10" if len(series) <= 10 else "tab20"]
+    budgets: set[int] = set()
+    for n, s in enumerate(series):
+        color = palette(n % palette.N)
+        x = np.asarray(s.budgets, dtype=float)
+        ax.plot(x, s.means, marker="o", color=color, label=s.label, linewidth=1.6)
+        ax.fill_between(x, s.lows, s.highs, color=color, alpha=0.12, linewidth=0)
+        budgets.update(s.budgets)
+    ticks = sorted(budgets)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("token budget (tokens of retrieved chunks handed to the LLM)")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    if len(series) > 6:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)

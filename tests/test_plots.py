@@ -1,0 +1,75 @@
+import matplotlib.image as mpimg
+
+from sweep.plots import Cell, Series, _order, budget_lines, heatmap, rank_histograms
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _grid(facet="", marks=None):
+    return [Cell(facet, s, o, 0.4 + 0.1 * i + 0.02 * j, 0.3, 0.9, mark=(marks or {}).get((s, o), ""))
+            for i, s in enumerate((128, 256, 512)) for j, o in enumerate((0, 64))]
+
+
+def test_heatmap_of_a_three_by_two_grid(tmp_path):
+    path = heatmap(tmp_path / "plots" / "h.png", _grid(marks={(512, 64): "best", (512, 0): "tie"}),
+                   title="span recall@5")
+    assert path == tmp_path / "plots" / "h.png" and path.read_bytes()[:8] == PNG
+    h, w, _ = mpimg.imread(path).shape
+    assert w > h > 200  # a readable picture, wider than tall for 3 sizes x 2 overlaps + colorbar
+    assert not list(path.parent.glob("*.tmp.png"))
+
+
+def test_heatmap_with_facets_and_a_setting_that_did_not_run(tmp_path):
+    cells = _grid("strategy=token") + _grid("strategy=markdown")
+    cells.append(Cell("strategy=token", 128, 128, None, note="invalid"))
+    assert heatmap(tmp_path / "f.png", cells, title="t").exists()
+    one = heatmap(tmp_path / "one.png", _grid("a"), title="t")
+    two = heatmap(tmp_path / "two.png", cells, title="t")
+    assert mpimg.imread(two).shape[1] > mpimg.imread(one).shape[1]  # facets side by side
+
+
+def test_no_heatmap_for_fewer_than_two_values(tmp_path):
+    assert heatmap(tmp_path / "h.png", [Cell("", 128, 0, 0.5, 0.4, 0.6)], title="t") is None
+    assert heatmap(tmp_path / "h.png", [Cell("", 128, 0, 0.5), Cell("", 256, 0, None, note="failed")],
+                   title="t") is None
+    assert not (tmp_path / "h.png").exists()
+
+
+def test_equal_values_still_draw(tmp_path):
+    cells = [Cell("", s, 0, 0.5, 0.4, 0.6) for s in (1, 2)]
+    assert heatmap(tmp_path / "h.png", cells, title="t") is not None
+
+
+def test_axis_order_is_numeric_then_text():
+    assert _order([256, 64, "auto", 128, 64, None]) == [64, 128, 256, None, "auto"]
+    assert _order([10, 9, 100]) == [9, 10, 100]  # not "10" < "100" < "9"
+
+
+def test_rank_histograms(tmp_path):
+    ranks = {"size=128": {"q1": 1, "q2": 3, "q3": 0}, "size=256": {"q1": 2, "q2": 2, "q3": 1},
+             "empty": {}}
+    path = rank_histograms(tmp_path / "r.png", ranks, k=5, title="first relevant rank")
+    assert path.read_bytes()[:8] == PNG
+    assert rank_histograms(tmp_path / "none.png", {"a": {}}, k=5, title="t") is None
+
+
+def test_budget_lines(tmp_path):
+    series = [Series(f"size={s}", (256, 512, 1024), (0.3, 0.5, 0.7), (0.2, 0.4, 0.6), (0.4, 0.6, 0.8))
+              for s in (128, 256, 512)]
+    assert budget_lines(tmp_path / "b.png", series, metric="span recall", title="t").read_bytes()[:8] == PNG
+    many = [Series(f"s{i}", (512,), (0.5,), (0.4,), (0.6,)) for i in range(12)]
+    assert budget_lines(tmp_path / "m.png", many, metric="m", title="t") is not None
+    assert budget_lines(tmp_path / "x.png", [Series("a", (), (), (), ())], metric="m", title="t") is None
+
+
+def test_rank_histograms_wrap_into_rows(tmp_path):
+    one = rank_histograms(tmp_path / "1.png", {"s0": {"q": 1}}, k=3, title="t")
+    five = rank_histograms(tmp_path / "5.png", {f"s{i}": {"q": i % 3} for i in range(5)}, k=3, title="t")
+    assert mpimg.imread(five).shape[0] > mpimg.imread(one).shape[0]  # a second row below
+
+
+def test_many_settings_make_one_rank_matrix_instead_of_panels(tmp_path):
+    ranks = {f"size={64 * i}": {f"q{j}": (i + j) % 6 for j in range(20)} for i in range(1, 16)}
+    path = rank_histograms(tmp_path / "m.png", ranks, k=5, title="t")
+    h, w, _ = mpimg.imread(path).shape
+    assert h > w / 2  # one row per setting, not four panels per row

@@ -108,7 +108,39 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     rows = _rows(tmp_path / "sweep")
+    assert proc.returncode == 130, err[-2000:]
     assert 1 <= len(rows) < 8
     assert all(r["status"] == "ok" for r in rows)
-    if proc.returncode != 0:  # interrupted before the last job finished
-        assert "interrupted" in err and "Traceback" not in err
+    assert "interrupted" in err and "Traceback" not in err
+    assert (tmp_path / "sweep" / "results.md").exists()
+
+
+def test_sweep_over_two_strategies_with_heading_prefixes(tmp_path):
+    proc = _sweep(tmp_path, "chunk.strategy=token,markdown", "chunk.size=48",
+                  "chunk.prefix=none,title+headings")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = _rows(tmp_path / "sweep")
+    assert [(r["chunk.strategy"], r["chunk.prefix"]) for r in rows] == [
+        ("token", "none"), ("token", "title+headings"), ("markdown", "none"),
+        ("markdown", "title+headings")]
+    assert all(r["status"] == "ok" for r in rows)
+    # The prefix changes what is embedded, never the chunks themselves.
+    assert rows[0]["n_chunks"] == rows[1]["n_chunks"]
+    assert float(rows[1]["mean_model_tokens"]) > float(rows[0]["mean_model_tokens"])
+    assert rows[0]["n_chunks"] != rows[2]["n_chunks"]
+    assert "strategy" in (tmp_path / "sweep" / "results.md").read_text()
+
+
+@pytest.mark.parametrize("override, words", [
+    ("eval.primary=span/recal@5", "recal"),
+    ("eval.k=[0,5]", "positive"),
+    ("eval.gain=cubic", "gain"),
+    ("dataset.path=/nonexistent/eval-set", "/nonexistent/eval-set"),
+])
+def test_bad_config_fails_with_one_line_before_any_work(tmp_path, override, words):
+    proc = _sweep(tmp_path, override)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
+    assert words in line
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.npy"))

@@ -27,7 +27,7 @@ from sweep.config import register_resolvers
 from sweep.data import Dataset
 from sweep.loading import DatasetError
 from sweep.pipeline import EvalSettings, SettingResult, evaluate_setting
-from sweep.report import write_report
+from sweep.report import Primary, write_report
 
 log = logging.getLogger("sweep")
 register_resolvers()
@@ -37,6 +37,8 @@ SETTING_KEYS = ("chunk.strategy", "chunk.size", "chunk.overlap", "chunk.prefix",
                 "chunk.tokenizer", "embed.model", "index._target_")
 
 _datasets: dict[str, Dataset] = {}
+#: The running sweep's folder, for the Ctrl-C handler outside Hydra's job.
+_sweep_dir: Path | None = None
 
 
 def load_dataset(node: DictConfig) -> Dataset:
@@ -104,9 +106,34 @@ def _write_job_files(job_dir: Path, dataset: Dataset, result: SettingResult, top
                                 "gold": gold, "hits": hits}, ensure_ascii=False) + "\n")
 
 
+def check_eval(cfg: DictConfig) -> None:
+    """Reject a bad eval config before any work: it would otherwise fail every job alike."""
+    from sweep.measures import measures_for
+
+    try:
+        ev = eval_settings(cfg)
+        if not ev.ks or min(ev.ks) < 1 or (ev.budgets and min(ev.budgets) < 1):
+            raise ValueError("eval.k and eval.budgets must be positive integers")
+        if ev.gain not in ("linear", "exponential"):
+            raise ValueError(f"eval.gain must be linear or exponential, got {ev.gain!r}")
+        if not 0 < ev.min_coverage <= 1:
+            raise ValueError(f"eval.min_coverage must be in (0, 1], got {ev.min_coverage}")
+        measures_for(ev.ks, ev.budgets)
+        Primary.parse(str(cfg.eval.primary))
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"eval: {e}") from None
+
+
+class ConfigError(ValueError):
+    pass
+
+
 def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
         overrides: list[str]) -> dict[str, Any]:
     """Run one job of the sweep and write its row; never raises for a bad setting."""
+    global _sweep_dir
+    _sweep_dir = sweep_dir
+    check_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     row: dict[str, Any] = {"job": job_num, "overrides": overrides, "settings": job_settings(cfg),
@@ -128,7 +155,9 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
         result = evaluate_setting(dataset.documents, dataset.queries, chunker, embedder, index,
                                   retriever, eval_settings(cfg))
         row["stats"] = result.stats
-        row["levels"] = result.summary.to_dict()
+        summary = result.summary.to_dict()
+        row["levels"] = summary["levels"]
+        row["bootstrap"] = summary.get("bootstrap")
         _write_job_files(job_dir, dataset, result, max(cfg.eval.k))
     except _Invalid as e:
         row.update(status="invalid", error=str(e))
@@ -170,18 +199,27 @@ def _entry(cfg: DictConfig) -> None:
     job_num = int(hc.job.num) if hc.job.get("num") is not None else 0
     try:
         run(cfg, job_dir, sweep_dir, job_num, list(hc.overrides.task))
-    except (DatasetError, InterpolationResolutionError) as e:
+    except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input stops the sweep before any embedding: one line, no traceback.
         print(f"sweep: error: {e}", file=sys.stderr)
         raise SystemExit(2)
-    except KeyboardInterrupt:
-        print(f"\nsweep: interrupted; finished rows are kept in {sweep_dir}", file=sys.stderr)
-        write_report(sweep_dir, quiet=False)
-        raise SystemExit(130)
+
+
+def _interrupted() -> None:
+    print("\nsweep: interrupted", file=sys.stderr)
+    if _sweep_dir is not None and _sweep_dir.is_dir():
+        write_report(_sweep_dir, quiet=False)
+        print(f"sweep: finished rows are kept in {_sweep_dir}", file=sys.stderr)
+    raise SystemExit(130)
 
 
 def main() -> None:
-    _entry()
+    # Ctrl-C can land inside a job or in Hydra between jobs; either way the
+    # finished rows get their table.
+    try:
+        _entry()
+    except KeyboardInterrupt:
+        _interrupted()
 
 
 if __name__ == "__main__":

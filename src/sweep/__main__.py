@@ -63,7 +63,7 @@ def job_settings(cfg: DictConfig) -> dict[str, Any]:
 def _accepts(target: str, name: str) -> bool:
     try:
         params = inspect.signature(get_method(target)).parameters.values()
-    except (ValueError, TypeError, Exception):
+    except Exception:  # a bad _target_ is reported by instantiate() right after
         return False
     return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
 

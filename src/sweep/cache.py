@@ -28,7 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Callable, Sequence
 
 import numpy as np
 
@@ -104,11 +104,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_save(path: Path, array: np.ndarray) -> None:
-    tmp = path.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}.npy"
+def _atomic_write(path: Path, suffix: str, write: Callable[[IO[bytes]], None]) -> None:
+    """Write via a temporary file and rename, so no reader ever sees half a file."""
+    tmp = path.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}{suffix}"
     try:
         with open(tmp, "wb") as f:
-            np.save(f, array, allow_pickle=False)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -118,22 +119,14 @@ def _atomic_save(path: Path, array: np.ndarray) -> None:
         except OSError:
             pass
         raise
+
+
+def _atomic_save(path: Path, array: np.ndarray) -> None:
+    _atomic_write(path, ".npy", lambda f: np.save(f, array, allow_pickle=False))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}.json"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    _atomic_write(path, ".json", lambda f: f.write(text.encode("utf-8")))
 
 
 def _load_keys(path: Path) -> np.ndarray | None:

@@ -43,7 +43,8 @@ def _sweep(cache: Path, out: Path, dataset: str, *extra: str) -> dict:
     if bad:
         raise SystemExit(f"sweep row failed: {bad[0]['error']}")
     return {"wall_s": wall, "embedded": sum(int(r["embedded"]) for r in rows),
-            "model_s": sum(float(r["model_s"]) for r in rows), "cells": len(rows)}
+            "model_s": sum(float(r["model_s"]) for r in rows),
+            "load_s": sum(float(r.get("model_load_s") or 0) for r in rows), "cells": len(rows)}
 
 
 def _naive(dataset: str) -> dict:
@@ -86,11 +87,14 @@ def main() -> int:
         model = med(key, "embed_s" if key == "a" else "model_s")
         print(f"{names[key]:<18}{med(key, 'wall_s'):>10.1f}{med(key, 'embedded'):>10.0f}"
               f"{model:>10.1f}{med(key, 'wall_s') / med('a', 'wall_s'):>12.3f}")
-    outside = 1 - med("b", "model_s") / med("b", "wall_s")
+    # Loading the model (torch import included) is embedding cost too; the
+    # naive baseline pays it as well.
+    outside = 1 - (med("b", "model_s") + med("b", "load_s")) / med("b", "wall_s")
     print(f"\nb/a = {med('b', 'wall_s') / med('a', 'wall_s'):.3f} (target <= 0.8)")
     print(f"c/a = {med('c', 'wall_s') / med('a', 'wall_s'):.3f} (target <= 0.05)")
     print(f"d/a = {med('d', 'wall_s') / med('a', 'wall_s'):.3f}")
-    print(f"cold wall time outside the model: {100 * outside:.1f}% (target <= 10%)")
+    print(f"cold wall time outside the model (running + loading it): {100 * outside:.1f}% "
+          f"(target <= 10%); model load {med('b', 'load_s'):.1f}s")
     print(f"(medians over {args.repeats} repeat(s))")
     return 0
 

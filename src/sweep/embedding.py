@@ -232,6 +232,8 @@ _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
+#: Strings whose token count and input key an embedder remembers (a sweep's chunks).
+_TOKEN_MEMO_SIZE = 500_000
 
 
 def _model_files(model_dir: Path) -> _ModelFiles:
@@ -338,21 +340,6 @@ def _load_tokenizer(path: Path) -> Any:
         return tok
 
 
-def _load_truncating_tokenizer(path: Path, max_length: int) -> Any:
-    """The model's tokenizer truncating as sentence-transformers does (keeping specials)."""
-    key = f"{path}\0{max_length}"
-    with _MEMO_LOCK:
-        tok = _TOKENIZER_MEMO.get(key)
-        if tok is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(path))
-            tok.no_padding()
-            tok.enable_truncation(max_length=max_length, stride=0, strategy="longest_first")
-            _TOKENIZER_MEMO[key] = tok
-        return tok
-
-
 @dataclass(frozen=True, slots=True)
 class EmbedStats:
     """Counts since the last ``reset_stats()``; unique strings unless said otherwise.
@@ -404,6 +391,7 @@ class Embedder:
         self._cache_root = resolve_cache_dir(cache_dir)
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()
+        self._token_memo: dict[str, tuple[int, str | None]] = {}
         if os.path.isdir(self._source):
             self._files = _model_files(Path(self._source))
             self._max_seq_length = self._check_max_seq_length(
@@ -487,11 +475,8 @@ class Embedder:
             return np.zeros(0, dtype=np.int64)
         files = self._files
         if files is not None and files.tokenizer_file is not None:
-            tok = _load_tokenizer(files.tokenizer_file)
-            if files.lowercase:
-                strings = [s.lower() for s in strings]
-            encodings = tok.encode_batch(strings, add_special_tokens=True)
-            return np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(strings))
+            return np.fromiter((n for n, _ in self._tokenized(strings)), dtype=np.int64,
+                               count=len(strings))
         tokenizer = self._ensure_model().tokenizer
         ids = tokenizer(strings, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(strings))
@@ -563,15 +548,40 @@ class Embedder:
         files = self._files
         if files is None or files.tokenizer_file is None or not strings:
             return strings
-        tok = _load_truncating_tokenizer(files.tokenizer_file, self.max_seq_length)
-        lowered = [t.lower() for t in strings] if files.lowercase else strings
-        keys = []
-        for s, enc in zip(strings, tok.encode_batch(lowered, add_special_tokens=True)):
-            if enc.overflowing:
-                keys.append("\0ids:" + ",".join(map(str, enc.ids)))
-            else:
-                keys.append(s)
-        return keys
+        return [s if key is None else key for s, (_, key) in zip(strings, self._tokenized(strings))]
+
+    def _tokenized(self, strings: list[str]) -> list[tuple[int, str | None]]:
+        """Per string: its length in model tokens, and the key of its truncated
+        model input (None when it is not truncated). One tokenizer pass serves
+        both the truncation share and the cache keys, memoized across the jobs
+        of a sweep, which share most of their chunks."""
+        memo = self._token_memo
+        todo = [s for s in dict.fromkeys(strings) if s not in memo]
+        if todo:
+            if len(memo) + len(todo) > _TOKEN_MEMO_SIZE:
+                memo.clear()
+            files = self._files
+            tok = _load_tokenizer(files.tokenizer_file)
+            lowered = [t.lower() for t in todo] if files.lowercase else todo
+            limit = self.max_seq_length
+            for s, enc in zip(todo, tok.encode_batch(lowered, add_special_tokens=True)):
+                n = len(enc.ids)
+                key = None
+                if n > limit:
+                    # What the model sees: its special tokens around the first
+                    # (limit - number of specials) content tokens, as the
+                    # tokenizer's own truncation does for one sequence.
+                    special = enc.special_tokens_mask
+                    n_special = sum(special)
+                    head = 0
+                    while head < n and special[head]:
+                        head += 1
+                    content = [i for i, m in zip(enc.ids, special) if not m]
+                    kept = enc.ids[:head] + content[:limit - n_special] + \
+                        [i for i, m in zip(enc.ids[head:], special[head:]) if m]
+                    key = "\0ids:" + ",".join(map(str, kept))
+                memo[s] = (n, key)
+        return [memo[s] for s in strings]
 
     def _embed(self, texts: Sequence[str], prefix: str, what: str) -> np.ndarray:
         strings = [prefix + t for t in self._check_texts(texts)]

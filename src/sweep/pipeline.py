@@ -136,6 +136,7 @@ def evaluate_setting(
         "cache_hits": int(embed_stats.cache_hits),
         "cache_misses": int(embed_stats.cache_misses),
         "model_s": float(embed_stats.seconds),
+        "model_load_s": float(getattr(embed_stats, "load_seconds", 0.0)),
     }
     for k in settings.ks:
         # The context an LLM would be handed at this k: the cost side of the trade-off.

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 
 def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    # No HF_HUB_OFFLINE: the default model must load without any network as it is.
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
            f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=200",
            *overrides]

@@ -30,6 +30,9 @@ from sweep.pipeline import EvalSettings, SettingResult, evaluate_setting
 from sweep.report import Primary, write_report
 
 log = logging.getLogger("sweep")
+# faiss reports at INFO that its AVX2 build is absent before it loads the
+# generic one; on the console that reads like an error.
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 register_resolvers()
 
 #: Config keys that describe a setting; they become the first columns of a row.

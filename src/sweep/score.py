@@ -283,10 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except (DatasetError, RunFileError, TokenizerError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"sweep.score: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        print(f"sweep.score: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
 
 

@@ -232,7 +232,9 @@ _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
-#: Strings whose token count and input key an embedder remembers (a sweep's chunks).
+#: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
+#: key). Process-wide, because every job of a sweep builds its own Embedder.
+_TOKEN_MEMO: dict[tuple[str, bool, int], dict[str, tuple[int, str | None]]] = {}
 _TOKEN_MEMO_SIZE = 500_000
 
 
@@ -391,7 +393,6 @@ class Embedder:
         self._cache_root = resolve_cache_dir(cache_dir)
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()
-        self._token_memo: dict[str, tuple[int, str | None]] = {}
         if os.path.isdir(self._source):
             self._files = _model_files(Path(self._source))
             self._max_seq_length = self._check_max_seq_length(
@@ -555,12 +556,14 @@ class Embedder:
         model input (None when it is not truncated). One tokenizer pass serves
         both the truncation share and the cache keys, memoized across the jobs
         of a sweep, which share most of their chunks."""
-        memo = self._token_memo
+        files = self._files
+        with _MEMO_LOCK:
+            memo = _TOKEN_MEMO.setdefault((str(files.tokenizer_file), files.lowercase,
+                                           self.max_seq_length), {})
         todo = [s for s in dict.fromkeys(strings) if s not in memo]
         if todo:
             if len(memo) + len(todo) > _TOKEN_MEMO_SIZE:
                 memo.clear()
-            files = self._files
             tok = _load_tokenizer(files.tokenizer_file)
             lowered = [t.lower() for t in todo] if files.lowercase else todo
             limit = self.max_seq_length

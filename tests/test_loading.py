@@ -213,3 +213,15 @@ def test_any_span_round_trips_and_a_wrong_quote_is_caught(text, data):
                 {"doc_id": "d.txt", "start": start, "end": end, "quote": wrong}]}])
         (problem,) = check_dataset(root)
         assert problem.line == 1 and "quote does not match" in problem.message
+
+
+def test_grades_beyond_the_exponential_gain_range_are_rejected(tmp_path):
+    from sweep.loading import MAX_GRADE, DatasetError, load_dataset
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n")
+    (tmp_path / "queries.jsonl").write_text(
+        json.dumps({"query_id": "q", "query": "?", "relevant": [{"doc_id": "a.md", "grade": MAX_GRADE + 1}]}) + "\n")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(tmp_path)
+    assert "queries.jsonl:1" in str(e.value) and f"larger than {MAX_GRADE}" in str(e.value)

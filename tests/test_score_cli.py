@@ -151,7 +151,10 @@ def test_exponential_gain_and_min_coverage_options(dataset: Path, capsys) -> Non
         ('["docs"]\n', "run.jsonl:1: expected a JSON object"),
         ('{"query_id": "docs", "hits": []}\n{"query_id": "docs", "hits": []}\n',
          "run.jsonl:2: duplicate query_id 'docs' (first at line 1)"),
-        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "n_tokens": -1}]}\n', "n_tokens must be an integer >= 0"),
+        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "n_tokens": -1}]}\n', "n_tokens must be an integer from 0"),
+        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "n_tokens": 100000000000000000000000}]}\n',
+         "n_tokens must be an integer from 0"),
+        ("[" * 100_000 + "\n", "run.jsonl:1: bad JSON: nested too deeply"),
     ],
 )
 def test_malformed_run_lines_stop_with_one_line(dataset: Path, capsys, content: str, fragment: str) -> None:
@@ -171,7 +174,8 @@ def test_bad_dataset_is_one_line(dataset: Path, capsys) -> None:
 
 
 def test_bad_arguments_exit_2(dataset: Path, capsys) -> None:
-    for args in (["--k", "0,5"], ["--min-coverage", "1.5"], ["--gain", "log"], ["--budgets", "x"], ["--n-boot", "0"]):
+    for args in (["--k", "0,5"], ["--min-coverage", "1.5"], ["--gain", "log"], ["--budgets", "x"], ["--n-boot", "0"],
+                 ["--seed", "-1"], ["--k", "100000000000000000000"]):
         with pytest.raises(SystemExit) as exit_info:
             run_cli(dataset, [], *args, capsys=capsys)
         assert exit_info.value.code == 2

@@ -697,3 +697,17 @@ def test_cov_recall_equals_character_mask(query, hits, k) -> None:
     else:
         covered = sum(int((gold[d] & seen[d]).sum()) for d in DOCS)
         assert got[("span", f"cov_recall@{k}")] == covered / total
+
+
+def test_huge_token_counts_never_wrap_the_budget_prefix():
+    # int64 sums of counts near 2^62 would wrap negative and let later hits in.
+    from sweep.data import Hit, Judgment, Query
+    from sweep.measures import Measure
+    from sweep.scoring import score_queries
+
+    q = Query("q", "?", (Judgment("a"), Judgment("b")))
+    hits = [Hit("x", n_tokens=1)] + [Hit(d, n_tokens=2**62) for d in "yzw"] + \
+        [Hit("a", n_tokens=1), Hit("b", n_tokens=1)]
+    table = score_queries([q], {"q": hits}, [Measure("recall", budget=10), Measure("precision", budget=10)])
+    assert table.values("doc", "recall@10t") == {"q": 0.0}
+    assert table.values("doc", "precision@10t") == {"q": 0.0}

@@ -115,7 +115,7 @@ def check_eval(cfg: DictConfig) -> None:
 
     try:
         ev = eval_settings(cfg)
-        if not ev.ks or min(ev.ks) < 1 or (ev.budgets and min(ev.budgets) < 1):
+        if not ev.ks or not all(0 < v < 2**31 for v in (*ev.ks, *ev.budgets)):
             raise ValueError("eval.k and eval.budgets must be positive integers")
         if ev.gain not in ("linear", "exponential"):
             raise ValueError(f"eval.gain must be linear or exponential, got {ev.gain!r}")

@@ -43,6 +43,10 @@ _SUGGEST_LIMIT = 20_000
 _UNSIGNED = re.compile(r"[0-9]+")
 
 
+#: Largest relevance grade: 2^grade - 1 (eval.gain=exponential) must stay finite
+#: when summed over a ranking.
+MAX_GRADE = 100
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with an input file; ``str()`` is ``path:line: message``."""
@@ -504,6 +508,8 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
     grade = item.get("grade", 1)
     if not _is_int(grade) or grade < 0:
         bad(f"grade must be an integer >= 0, got {_describe(grade)}")
+    elif grade > MAX_GRADE:
+        bad(f"grade {grade} is larger than {MAX_GRADE} (exponential gain 2^grade would overflow)")
 
     has_start, has_end = "start" in item, "end" in item
     start, end = item.get("start"), item.get("end")
@@ -611,6 +617,10 @@ def _read_qrels(path: Path, query_ids: set[str], corpus: _Corpus,
         grade = int(score) if _UNSIGNED.fullmatch(score) else -1
         if grade < 0:
             report.add(path, lineno, f"score must be an integer >= 0, got {score!r}")
+            ok = False
+        elif grade > MAX_GRADE:
+            report.add(path, lineno, f"score {grade} is larger than {MAX_GRADE} (exponential gain "
+                                     "2^grade would overflow)")
             ok = False
         key = (qid, doc_id)
         if key in first_line:

@@ -31,6 +31,9 @@ __all__ = ["RunFile", "RunFileError", "fill_token_counts", "main", "read_run"]
 
 _HIT_KEYS = frozenset({"doc_id", "start", "end", "n_tokens", "score", "chunk_id", "text"})
 _LIST_PREVIEW = 5
+#: Bound for counts and cut-offs read from the command line or a run file:
+#: beyond it NumPy's int64 sums could wrap around.
+_MAX_INT = 2**31 - 1
 
 
 class RunFileError(ValueError):
@@ -98,8 +101,8 @@ def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | N
         if "text" in item and item["text"] != text[start:end]:
             return None, f"text does not match {doc_id!r} at {start}:{end} (run made against another corpus version?)"
     n_tokens = item.get("n_tokens")
-    if n_tokens is not None and not (_is_int(n_tokens) and n_tokens >= 0):
-        return None, f"n_tokens must be an integer >= 0, got {_kind(n_tokens)} {n_tokens!r}"
+    if n_tokens is not None and not (_is_int(n_tokens) and 0 <= n_tokens <= _MAX_INT):
+        return None, f"n_tokens must be an integer from 0 to {_MAX_INT}, got {_kind(n_tokens)} {n_tokens!r}"
     return Hit(doc_id, start, end, n_tokens), None
 
 
@@ -131,6 +134,9 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
             row = json.loads(line)
         except json.JSONDecodeError as e:
             problems.append(f"{where}: bad JSON: {e.msg} (column {e.colno})")
+            continue
+        except RecursionError:
+            problems.append(f"{where}: bad JSON: nested too deeply")
             continue
         if not isinstance(row, dict):
             problems.append(f"{where}: expected a JSON object, got {_kind(row)}")
@@ -186,9 +192,19 @@ def _int_list(text: str) -> list[int]:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
-    if not values or any(v < 1 for v in values):
+    if not values or any(not 1 <= v <= _MAX_INT for v in values):
         raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
     return values
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= _MAX_INT:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {_MAX_INT}, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -228,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     parser.add_argument("--tokenizer", default="cl100k_base", help="counts tokens of hits without n_tokens (budgets only)")
     parser.add_argument("--n-boot", type=_positive_int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="bootstrap seed (default 0)")
     return parser
 
 

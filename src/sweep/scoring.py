@@ -612,7 +612,9 @@ class _Credits:
 def _budget_prefix(hits: RankedHits, budget: int) -> np.ndarray:
     """Per query: length of the longest prefix whose token counts sum to at most ``budget``."""
     assert hits.tokens is not None
-    cum = np.concatenate(([0], np.cumsum(hits.tokens)))
+    # Clipping each count at budget + 1 leaves the prefix unchanged and keeps
+    # the sums far from int64 overflow, whatever counts a run file carries.
+    cum = np.concatenate(([0], np.cumsum(np.minimum(hits.tokens, budget + 1))))
     base = cum[hits.offsets[:-1]]
     # cum never decreases (counts are >= 0), so one search serves every query.
     last = np.searchsorted(cum, base + budget, side="right") - 1

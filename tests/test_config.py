@@ -73,3 +73,15 @@ def test_chunker_instantiates_from_config():
 
     chunker = instantiate(_compose(["chunk.size=64", "chunk.overlap=16"]).chunk)
     assert hasattr(chunker, "chunk")
+
+
+def test_job_settings_name_every_overridden_key():
+    from sweep.__main__ import job_settings
+
+    overrides = ["chunk.size=64", "embed.max_seq_length=128", "dataset=tiny",
+                 "embed.cache_dir=/tmp/x", "hydra.sweep.dir=/tmp/y"]
+    cfg = _compose(overrides[:3])
+    settings = job_settings(cfg, overrides)
+    assert settings["chunk.size"] == 64 and settings["embed.max_seq_length"] == 128
+    assert settings["dataset"] == "tiny"
+    assert "embed.cache_dir" not in settings and "hydra.sweep.dir" not in settings

@@ -134,7 +134,13 @@ def test_sweep_over_two_strategies_with_heading_prefixes(tmp_path):
 
 @pytest.mark.parametrize("override, words", [
     ("eval.primary=span/recal@5", "recal"),
+    ("eval.primary=span/recall@7", "k=7 is not in eval.k"),
     ("eval.k=[0,5]", "positive"),
+    ("eval.k=5", "eval.k must be a list"),
+    ("eval.table_k=[7]", "eval.table_k"),
+    ("eval.n_perm=-5", "eval.n_perm"),
+    ("eval.alpha=2", "eval.alpha"),
+    ("eval.n_boot=0", "eval.n_boot"),
     ("eval.gain=cubic", "gain"),
     ("dataset.path=/nonexistent/eval-set", "/nonexistent/eval-set"),
 ])
@@ -145,3 +151,24 @@ def test_bad_config_fails_with_one_line_before_any_work(tmp_path, override, word
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
     assert words in line
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.npy"))
+
+
+def test_document_level_dataset_falls_back_to_a_doc_level_primary(tmp_path):
+    beir = ROOT / "tests" / "fixtures" / "beir"
+    proc = _sweep(tmp_path, f"dataset.path={beir}", "chunk.size=32,64")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "no evidence spans" in proc.stderr + proc.stdout
+    rows = _rows(tmp_path / "sweep")
+    assert {r["vs_best"] for r in rows} <= {"best", "tie", "worse"}
+    assert any(r["vs_best"] == "best" for r in rows)
+    assert "Recommendation" in (tmp_path / "sweep" / "results.md").read_text()
+
+
+def test_nothing_to_score_is_an_error(tmp_path):
+    data = tmp_path / "data"
+    (data / "docs").mkdir(parents=True)
+    (data / "docs" / "a.md").write_text("# A\n\nSome text about sensors.\n")
+    (data / "queries.jsonl").write_text('{"query_id": "q1", "query": "x", "relevant": []}\n')
+    proc = _sweep(tmp_path, f"dataset.path={data}")
+    assert proc.returncode == 2 and "nothing to score" in proc.stderr
+    assert "Traceback" not in proc.stderr

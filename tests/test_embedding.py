@@ -352,3 +352,20 @@ def test_texts_the_model_truncates_to_the_same_input_share_one_embedding(tmp_pat
     e2 = emb(tmp_path / "c", max_seq_length=32)
     e2.embed_documents([base[:402], other])
     assert e2.stats.cache_hits == 2 and e2.stats.embedded == 0
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"device": "bogus"}, "embed.device"),
+    ({"device": "cuda:x"}, "embed.device"),
+    ({"normalize": "abc"}, "embed.normalize"),
+])
+def test_bad_settings_are_caught_before_any_model_or_cache_use(tmp_path, kw, words):
+    with pytest.raises(EmbedderError, match=words):
+        emb(tmp_path, **kw)
+
+
+def test_cache_dir_that_is_a_file_is_an_embedder_error(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(EmbedderError, match="not a directory"):
+        Embedder(cache_dir=str(f), show_progress=False)

@@ -17,6 +17,9 @@ def test_depth_covers_the_largest_budget_with_the_shortest_chunks():
     assert retrieval_depth(_chunks([10, 10, 500, 500, 500]), ks=[1], budgets=[30]) == 3
 
 
-def test_depth_is_capped_by_the_index_and_can_be_set():
+def test_depth_is_capped_by_the_index_and_can_be_raised_but_never_cuts():
     assert retrieval_depth(_chunks([10] * 4), ks=[10], budgets=[1024]) == 4
-    assert retrieval_depth(_chunks([10] * 40), ks=[10], budgets=[1024], depth=7) == 7
+    assert retrieval_depth(_chunks([10] * 400), ks=[10], budgets=[], depth=50) == 50
+    # A depth below max(k) or the budget's need would score truncated rankings.
+    assert retrieval_depth(_chunks([10] * 40), ks=[10], budgets=[], depth=2) == 10
+    assert retrieval_depth(_chunks([10] * 400), ks=[10], budgets=[1024], depth=7) == 103

@@ -355,3 +355,21 @@ def test_combined_per_query_table_grows_by_appending_and_matches_a_rewrite(tmp_p
     write_report(tmp_path, quiet=True)
     lines = (tmp_path / "per_query.csv").read_text().splitlines()
     assert lines[1] == "0,qX,span,recall@5,1.0" and sum(l.startswith("0,") for l in lines) == 1
+
+
+def test_any_varied_setting_gets_a_column(tmp_path):
+    a, b = _row(0, 128, 0, 0.5), _row(1, 128, 0, 0.6)
+    a["settings"]["embed.max_seq_length"], b["settings"]["embed.max_seq_length"] = 32, 128
+    assert varied_settings([a, b]) == ["chunk.size", "chunk.overlap", "embed.max_seq_length"]
+    header, cells = headline_table([a, b])
+    col = header.index("embed.max_seq_length")
+    assert [c[col] for c in cells] == ["32", "128"]
+
+
+def test_an_unreadable_row_is_skipped_not_fatal(tmp_path, capsys):
+    _write(tmp_path, [_row(0, 128, 0, 0.5), _row(1, 256, 0, 0.7)])
+    (tmp_path / "1" / "row.json").write_text('{"job": 1, "status": "o')  # killed mid-write
+    write_report(tmp_path, quiet=True)
+    with open(tmp_path / "results.csv", newline="") as f:
+        assert [r["job"] for r in csv.DictReader(f)] == ["0"]
+    assert "unreadable row" in capsys.readouterr().err

@@ -71,7 +71,7 @@ RULES = {
     "bad_grade": ("queries.jsonl", 1, "relevant[0]: grade must be an integer >= 0, got number -1"),
     "grade_not_int": ("queries.jsonl", 1, "relevant[0]: grade must be an integer >= 0, got number 1.5"),
     "beir_no_qrels": ("qrels/test.tsv", None,
-                      "no such file (BEIR queries need qrels/<split>.tsv; choose the split with --split)"),
+                      "no such file (BEIR queries need qrels/<split>.tsv; choose it with dataset.split=NAME, or --split NAME for sweep.validate and sweep.score)"),
     "beir_unknown_query": ("qrels/test.tsv", 5, "unknown query-id 't9' (not in queries.jsonl)"),
     "beir_unknown_doc": ("qrels/test.tsv", 5, "unknown corpus-id 'd9'"),
     "beir_bad_score": ("qrels/test.tsv", 5, "score must be an integer >= 0, got 'high'"),

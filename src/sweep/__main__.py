@@ -18,6 +18,7 @@ from typing import Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
+from hydra.types import RunMode
 from hydra.utils import get_method, instantiate
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
@@ -59,8 +60,26 @@ def load_dataset(node: DictConfig) -> Dataset:
     return _datasets[key]
 
 
-def job_settings(cfg: DictConfig) -> dict[str, Any]:
-    return {key: OmegaConf.select(cfg, key, default=None) for key in SETTING_KEYS}
+#: Override keys that change where or how loudly a job runs, not what it measures.
+_NOT_SETTINGS = ("hydra.", "embed.cache_dir", "embed.show_progress", "name")
+
+
+def job_settings(cfg: DictConfig, overrides: list[str]) -> dict[str, Any]:
+    """The row's setting columns: the usual keys plus any other key this job overrides,
+    so rows that differ only in, say, embed.max_seq_length can be told apart."""
+    settings = {key: OmegaConf.select(cfg, key, default=None) for key in SETTING_KEYS}
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key in settings or key.startswith(_NOT_SETTINGS):
+            continue
+        if "." not in key:  # a config group choice, e.g. dataset=tiny: its name says it
+            value = override.split("=", 1)[1] if "=" in override else None
+        else:
+            value = OmegaConf.select(cfg, key, default=None)
+            if OmegaConf.is_config(value):
+                value = OmegaConf.to_container(value, resolve=True)
+        settings[key] = value
+    return settings
 
 
 def _accepts(target: str, name: str) -> bool:
@@ -109,22 +128,76 @@ def _write_job_files(job_dir: Path, dataset: Dataset, result: SettingResult, top
                                 "gold": gold, "hits": hits}, ensure_ascii=False) + "\n")
 
 
+def _int_list(ev: DictConfig, key: str, *, required: bool) -> list[int]:
+    value = ev.get(key)
+    items = list(value) if OmegaConf.is_list(value) or isinstance(value, (list, tuple)) else None
+    if items is None or (required and not items) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**31 for v in items):
+        raise ValueError(f"eval.{key} must be a list of positive integers, e.g. "
+                         f"[1,3,5,10], got {value!r}")
+    return items
+
+
+def _number(ev: DictConfig, key: str, kind: type, low: float, high: float,
+            *, open_low: bool = False) -> Any:
+    value = ev.get(key)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        ok = ok and isinstance(value, int)
+    if not ok or not (low < value if open_low else low <= value) or value > high:
+        lo = f"({low}" if open_low else f"[{low}"
+        raise ValueError(f"eval.{key} must be a{'n integer' if kind is int else ' number'} in "
+                         f"{lo}, {high}], got {value!r}")
+    return value
+
+
 def check_eval(cfg: DictConfig) -> None:
-    """Reject a bad eval config before any work: it would otherwise fail every job alike."""
+    """Reject a bad eval config before any work: it would fail every job alike, or
+    worse, print conclusions computed from nonsense."""
     from sweep.measures import measures_for
 
+    ev = cfg.eval
     try:
-        ev = eval_settings(cfg)
-        if not ev.ks or not all(0 < v < 2**31 for v in (*ev.ks, *ev.budgets)):
-            raise ValueError("eval.k and eval.budgets must be positive integers")
-        if ev.gain not in ("linear", "exponential"):
-            raise ValueError(f"eval.gain must be linear or exponential, got {ev.gain!r}")
-        if not 0 < ev.min_coverage <= 1:
-            raise ValueError(f"eval.min_coverage must be in (0, 1], got {ev.min_coverage}")
-        measures_for(ev.ks, ev.budgets)
-        Primary.parse(str(cfg.eval.primary))
+        ks = _int_list(ev, "k", required=True)
+        budgets = _int_list(ev, "budgets", required=False)
+        table_k = _int_list(ev, "table_k", required=False)
+        if not set(table_k) <= set(ks):
+            raise ValueError(f"eval.table_k {table_k} must be among eval.k {ks}")
+        if ev.get("gain") not in ("linear", "exponential"):
+            raise ValueError(f"eval.gain must be linear or exponential, got {ev.get('gain')!r}")
+        _number(ev, "min_coverage", float, 0, 1, open_low=True)
+        _number(ev, "alpha", float, 0, 1, open_low=True)
+        _number(ev, "n_boot", int, 1, 1_000_000)
+        _number(ev, "n_perm", int, 1, 10_000_000)
+        _number(ev, "seed", int, 0, 2**31 - 1)
+        measures_for(ks, budgets)
+        primary = Primary.parse(str(ev.get("primary")))
+        m = primary.measure
+        if m.k is not None and m.k not in ks:
+            raise ValueError(f"eval.primary {ev.primary!r}: k={m.k} is not in eval.k {ks}")
+        if m.budget is not None and m.budget not in budgets:
+            raise ValueError(f"eval.primary {ev.primary!r}: budget {m.budget} is not in "
+                             f"eval.budgets {budgets}")
     except (ValueError, TypeError) as e:
         raise ConfigError(f"eval: {e}") from None
+
+
+def check_dataset(dataset: Dataset, cfg: DictConfig) -> str:
+    """The primary metric for this dataset: a span-level primary falls back to the
+    document level when the judgments have no spans (BEIR qrels, say)."""
+    scorable = [q for q in dataset.queries if any(j.grade > 0 for j in q.relevant)]
+    if not scorable:
+        raise ConfigError(f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
+                          "there is nothing to score")
+    primary = str(cfg.eval.primary)
+    if Primary.parse(primary).level == "span" and not any(
+            j.is_span and j.grade > 0 for q in scorable for j in q.relevant):
+        fallback = "doc/" + str(Primary.parse(primary).measure)
+        log.warning("dataset %s has no evidence spans, only document judgments: span-level "
+                    "metrics stay empty, and the primary metric is %s instead of %s",
+                    dataset.name, fallback, primary)
+        return fallback
+    return primary
 
 
 class ConfigError(ValueError):
@@ -139,11 +212,13 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
     check_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    row: dict[str, Any] = {"job": job_num, "overrides": overrides, "settings": job_settings(cfg),
+    row: dict[str, Any] = {"job": job_num, "overrides": overrides,
+                           "settings": job_settings(cfg, overrides),
                            "status": "ok", "error": None, "notes": [], "stats": {}, "levels": {}}
     dataset = load_dataset(cfg.dataset)
     row["dataset"] = dataset.name
     row["eval"] = OmegaConf.to_container(cfg.eval, resolve=True)
+    row["eval"]["primary"] = check_dataset(dataset, cfg)
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
     t0 = time.perf_counter()
@@ -172,7 +247,7 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
         (job_dir / "error.txt").write_text(traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, row["error"], job_dir / "error.txt")
     row["stats"]["total_s"] = time.perf_counter() - t0
-    (job_dir / "row.json").write_text(json.dumps(row, indent=2, default=str))
+    _write_atomic(job_dir / "row.json", json.dumps(row, indent=2, default=str))
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
     write_report(sweep_dir, quiet=True)
     return row
@@ -180,6 +255,13 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
 
 class _Invalid(Exception):
     pass
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    # A job killed mid-write must leave no half row for the report to trip on.
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
 def _cause(e: BaseException) -> BaseException:
@@ -197,8 +279,12 @@ def _one_line(e: BaseException) -> str:
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def _entry(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
-    job_dir = Path(hc.runtime.output_dir)
-    sweep_dir = Path(hc.sweep.dir)
+    if hc.mode == RunMode.RUN:  # hydra.mode=RUN: one job, laid out like a sweep of one
+        sweep_dir = Path(hc.run.dir)
+        job_dir = sweep_dir / "0"
+    else:
+        sweep_dir = Path(hc.sweep.dir)
+        job_dir = Path(hc.runtime.output_dir)
     job_num = int(hc.job.num) if hc.job.get("num") is not None else 0
     try:
         run(cfg, job_dir, sweep_dir, job_num, list(hc.overrides.task))

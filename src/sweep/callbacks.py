@@ -31,3 +31,6 @@ class SweepReport(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         write_report(Path(config.hydra.sweep.dir), quiet=False)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        write_report(Path(config.hydra.run.dir), quiet=False)

@@ -232,6 +232,9 @@ _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
+#: Device names torch accepts (checked here so a typo is caught even when every
+#: vector comes from the cache and the model never loads).
+_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|npu|hpu|xla|meta|mtia)(:\d+)?")
 #: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
 #: key). Process-wide, because every job of a sweep builds its own Embedder.
 _TOKEN_MEMO: dict[tuple[str, bool, int], dict[str, tuple[int, str | None]]] = {}
@@ -372,8 +375,11 @@ class Embedder:
                                            or isinstance(max_seq_length, bool) or max_seq_length < 1):
             raise EmbedderError(
                 f"embed.max_seq_length must be a positive integer or null, got {max_seq_length!r}")
-        if not isinstance(device, str) or not device:
-            raise EmbedderError(f"embed.device must be a device name like 'cpu', got {device!r}")
+        if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+            raise EmbedderError(f"embed.device must be a torch device name like cpu, cuda, "
+                                f"cuda:1 or mps, got {device!r}")
+        if not isinstance(normalize, bool):
+            raise EmbedderError(f"embed.normalize must be true or false, got {normalize!r}")
         for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
             if not isinstance(prefix, str):
                 raise EmbedderError(f"embed.{label} must be a string, got {prefix!r}")
@@ -391,6 +397,9 @@ class Embedder:
         self._dim: int | None = None
         self._max_seq_length: int | None = None
         self._cache_root = resolve_cache_dir(cache_dir)
+        if self._cache_root is not None and self._cache_root.exists() and not self._cache_root.is_dir():
+            raise EmbedderError(f"embed.cache_dir {str(self._cache_root)!r} exists and is not a "
+                                "directory")
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()
         if os.path.isdir(self._source):

@@ -590,7 +590,7 @@ def _beir_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: _C
 def _read_qrels(path: Path, query_ids: set[str], corpus: _Corpus,
                 report: _Report) -> dict[str, list[Judgment]]:
     if not path.is_file():
-        report.add(path, None, "no such file (BEIR queries need qrels/<split>.tsv; choose the split with --split)")
+        report.add(path, None, "no such file (BEIR queries need qrels/<split>.tsv; choose it with dataset.split=NAME, or --split NAME for sweep.validate and sweep.score)")
         return {}
     judged: dict[str, list[Judgment]] = {}
     first_line: dict[tuple[str, str], int] = {}

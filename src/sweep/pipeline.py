@@ -49,15 +49,14 @@ def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequenc
 
     A budget B can be filled by at most as many chunks as the shortest chunks
     add up to B, plus one (the chunk that no longer fits ends the prefix).
+    ``depth`` asks for more (a deeper run to keep); it never cuts a ranking
+    short, since scores at k beyond the depth would silently be wrong.
     """
-    if depth is not None:
-        need = depth
-    else:
-        need = max(ks, default=1)
-        if budgets and chunks:
-            lengths = np.sort(np.fromiter((max(c.n_tokens, 1) for c in chunks), dtype=np.int64))
-            fit = int(np.searchsorted(np.cumsum(lengths), max(budgets), side="right"))
-            need = max(need, fit + 1)
+    need = max(max(ks, default=1), depth or 0)
+    if budgets and chunks:
+        lengths = np.sort(np.fromiter((max(c.n_tokens, 1) for c in chunks), dtype=np.int64))
+        fit = int(np.searchsorted(np.cumsum(lengths), max(budgets), side="right"))
+        need = max(need, fit + 1)
     return max(1, min(need, len(chunks)))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import math
 import sys
 from dataclasses import dataclass, field
@@ -59,12 +60,16 @@ def load_rows(sweep_dir: Path) -> list[dict[str, Any]]:
     """Every job's row.json under a sweep directory, in job order."""
     rows = []
     for path in Path(sweep_dir).glob("*/row.json"):
+        # One damaged row (a job killed while writing it) must not cost the
+        # table of all the others: skip it, loudly.
         try:
             row = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise ReportError(f"{path}: unreadable row: {e}") from None
-        if not isinstance(row, dict):
-            raise ReportError(f"{path}:1: a row must be a JSON object")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            print(f"sweep.report: warning: {path}: unreadable row, skipped ({e})", file=sys.stderr)
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("job", 0), int):
+            print(f"sweep.report: warning: {path}: not a row object, skipped", file=sys.stderr)
+            continue
         row["_dir"] = str(path.parent)
         rows.append(row)
     rows.sort(key=lambda r: int(r.get("job", 0)))
@@ -136,8 +141,11 @@ def flatten(row: dict[str, Any], comparison: Comparison | None = None) -> dict[s
 def varied_settings(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Setting keys whose value differs between rows (always size and overlap)."""
     keys = ["chunk.size", "chunk.overlap"]
-    for key in _SETTING_LABELS:
-        values = {json.dumps(r.get("settings", {}).get(key)) for r in rows}
+    # Known keys first, in their usual order, then anything else a sweep varied
+    # (embed.max_seq_length, dataset, eval.min_coverage, ...).
+    extra = sorted({k for r in rows for k in r.get("settings", {})} - set(_SETTING_LABELS))
+    for key in [*_SETTING_LABELS, *extra]:
+        values = {json.dumps(r.get("settings", {}).get(key), sort_keys=True, default=str) for r in rows}
         if len(values) > 1 and key not in keys:
             keys.insert(0 if key == "chunk.strategy" else len(keys), key)
     return keys
@@ -840,7 +848,7 @@ def main(argv: list[str] | None = None) -> int:
                                              "report.html from its saved rows; with several "
                                              "sweeps, also a side-by-side comparison page.")
     ap.add_argument("dirs", nargs="+", type=Path, help="sweep directories (outputs/<name>/<time>)")
-    ap.add_argument("--out", type=Path, default=Path("sweep-comparison.html"),
+    ap.add_argument("--out", default="sweep-comparison.html",
                     help="comparison page for several sweeps: an .html file or a directory "
                          "(default: ./sweep-comparison.html)")
     ap.add_argument("--no-html", action="store_true", help="tables only: no pictures, no report.html")
@@ -861,8 +869,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sweep.report: error: {e}", file=sys.stderr)
             status = 2
     if len(args.dirs) > 1 and len(done) > 1 and not args.no_html:
-        out = args.out / "sweep-comparison.html" if args.out.is_dir() else args.out
+        out = Path(args.out)
+        if out.is_dir() or args.out.endswith(("/", os.sep)) or out.suffix.lower() not in (".html", ".htm"):
+            out = out / "sweep-comparison.html"
         try:
+            out.parent.mkdir(parents=True, exist_ok=True)
             reports = [rep for d in done if (rep := build_report(d)) is not None]
             print(f"sweep.report: comparison of {len(reports)} sweeps: {compare_sweeps(reports, out)}")
         except (ReportError, OSError) as e:

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, float, float | None, int]] = []
     for strategy in STRATEGIES:
         chunker = build_chunker(strategy, args.size, args.overlap, embed_fn=fake_embed)
-        run = lambda: chunker.chunk_documents(docs)  # noqa: E731
+        run = lambda chunker=chunker: chunker.chunk_documents(docs)  # noqa: E731
         t_cold, chunks = median_seconds(run, cold, args.repeats)
         t_warm, _ = median_seconds(run, warm, args.repeats)
         rows.append((f"sweep {strategy}", t_cold, t_warm, len(chunks)))

@@ -218,7 +218,7 @@ def test_stale_temporaries_are_removed_on_open_fresh_ones_kept(tmp_path):
 # -- several processes ---------------------------------------------------------------
 
 def _writer(root: str, namespace: str, texts: list[str], rounds: int, batch: int) -> None:
-    for r in range(rounds):
+    for _ in range(rounds):
         cache = EmbeddingCache(root, namespace)
         for lo in range(0, len(texts), batch):
             part = texts[lo:lo + batch]

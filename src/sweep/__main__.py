@@ -291,7 +291,7 @@ def _entry(cfg: DictConfig) -> None:
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input stops the sweep before any embedding: one line, no traceback.
         print(f"sweep: error: {e}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
 
 
 def _interrupted() -> None:

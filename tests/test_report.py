@@ -373,3 +373,15 @@ def test_an_unreadable_row_is_skipped_not_fatal(tmp_path, capsys):
     with open(tmp_path / "results.csv", newline="") as f:
         assert [r["job"] for r in csv.DictReader(f)] == ["0"]
     assert "unreadable row" in capsys.readouterr().err
+
+
+def test_chunker_notes_and_bootstrap_settings_appear_under_the_table(tmp_path):
+    a, b = _row(0, 128, 0, 0.5), _row(1, 256, 32, 0.6)
+    b["settings"]["chunk.strategy"] = "paragraph"
+    b["notes"] = ["overlap is ignored by strategy 'paragraph'"]
+    a["bootstrap"] = b["bootstrap"] = {"n_boot": 1000, "confidence": 0.95, "seed": 0}
+    _write(tmp_path, [a, b])
+    write_report(tmp_path, quiet=True)
+    md = (tmp_path / "results.md").read_text()
+    assert "overlap is ignored by strategy 'paragraph'" in md and "size=256" in md
+    assert "1000 resamples, seed 0" in md

@@ -408,14 +408,19 @@ def footnotes(rows: Sequence[dict[str, Any]], decision: Decision | None = None) 
         if any(((r.get("stats") or {}).get("truncated_share") or 0) > 0 for r in ok):
             notes.append("trunc %: share of chunks longer than the embedder's max_seq_length; "
                          "their tails are never embedded.")
+    keys = varied_settings(rows)
+    for r in rows:  # settings a strategy ignores are said, not silently dropped
+        for note in r.get("notes") or []:
+            notes.append(f"{setting_label(r, keys)}: {note}")
     cost_k = _cost_k(ev, decision)
     notes.append(f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
                  "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
                  "so chunk sizes are compared at the same context cost.")
     if decision is not None:
         notes += list(decision.notes)
-    boot = next(((r.get("levels") or {}).get("bootstrap") for r in ok
-                 if isinstance((r.get("levels") or {}).get("bootstrap"), dict)), None)
+    # Rows keep the bootstrap settings beside their levels (older rows inside them).
+    boot = next((b for r in ok for b in (r.get("bootstrap"), (r.get("levels") or {}).get("bootstrap"))
+                 if isinstance(b, dict)), None)
     how = ""
     if boot:
         conf = boot.get("confidence", 0.95)

@@ -249,7 +249,11 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
     row["stats"]["total_s"] = time.perf_counter() - t0
     _write_atomic(job_dir / "row.json", json.dumps(row, indent=2, default=str))
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
-    write_report(sweep_dir, quiet=True)
+    try:
+        write_report(sweep_dir, quiet=True)
+    except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
+        log.warning("could not update the sweep table (%s); rows are kept in %s", _one_line(e),
+                    sweep_dir)
     return row
 
 

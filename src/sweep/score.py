@@ -197,24 +197,17 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= _MAX_INT:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {_MAX_INT}, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _int_in(low: int, high: int = _MAX_INT):
+    """An argparse type: an integer from low to high."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {text!r}")
+        return value
+    return parse
 
 
 def _coverage(text: str) -> float:
@@ -243,8 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", help="output directory (default: outputs/score/<run file name>)")
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     parser.add_argument("--tokenizer", default="cl100k_base", help="counts tokens of hits without n_tokens (budgets only)")
-    parser.add_argument("--n-boot", type=_positive_int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--seed", type=_seed, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--n-boot", type=_int_in(1), default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=_int_in(0), default=0, help="bootstrap seed (default 0)")
     return parser
 
 

@@ -17,9 +17,22 @@ def test_depth_covers_the_largest_budget_with_the_shortest_chunks():
     assert retrieval_depth(_chunks([10, 10, 500, 500, 500]), ks=[1], budgets=[30]) == 3
 
 
+def _ranked_lengths(n_chunks, ks, budgets, depth):
+    import numpy as np
+
+    from sweep.index import FlatIPIndex
+    from sweep.retrieval import DenseRetriever
+
+    index = FlatIPIndex()
+    index.build(np.random.default_rng(0).random((n_chunks, 4), dtype=np.float32))
+    k = retrieval_depth(_chunks([10] * n_chunks), ks=ks, budgets=budgets)
+    query = np.ones((1, 4), dtype=np.float32)
+    return len(DenseRetriever(depth=depth).retrieve(index, query, k)[0])
+
+
 def test_depth_is_capped_by_the_index_and_can_be_raised_but_never_cuts():
     assert retrieval_depth(_chunks([10] * 4), ks=[10], budgets=[1024]) == 4
-    assert retrieval_depth(_chunks([10] * 400), ks=[10], budgets=[], depth=50) == 50
+    assert _ranked_lengths(400, ks=[10], budgets=[], depth=50) == 50
     # A depth below max(k) or the budget's need would score truncated rankings.
-    assert retrieval_depth(_chunks([10] * 40), ks=[10], budgets=[], depth=2) == 10
-    assert retrieval_depth(_chunks([10] * 400), ks=[10], budgets=[1024], depth=7) == 103
+    assert _ranked_lengths(40, ks=[10], budgets=[], depth=2) == 10
+    assert _ranked_lengths(400, ks=[10], budgets=[1024], depth=7) == 103

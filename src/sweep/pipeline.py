@@ -43,16 +43,14 @@ class SettingResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequence[int],
-                    depth: int | None = None) -> int:
+def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequence[int]) -> int:
     """How many chunks to retrieve so every @k and @Bt measure sees a full ranking.
 
     A budget B can be filled by at most as many chunks as the shortest chunks
     add up to B, plus one (the chunk that no longer fits ends the prefix).
-    ``depth`` asks for more (a deeper run to keep); it never cuts a ranking
-    short, since scores at k beyond the depth would silently be wrong.
+    A retriever's own ``depth`` can only deepen this, never cut it.
     """
-    need = max(max(ks, default=1), depth or 0)
+    need = max(ks, default=1)
     if budgets and chunks:
         lengths = np.sort(np.fromiter((max(c.n_tokens, 1) for c in chunks), dtype=np.int64))
         fit = int(np.searchsorted(np.cumsum(lengths), max(budgets), side="right"))
@@ -106,9 +104,9 @@ def evaluate_setting(
     index.build(np.ascontiguousarray(doc_vecs, dtype=np.float32))
     timings["index_s"] = time.perf_counter() - t0
 
-    depth = retrieval_depth(chunks, settings.ks, settings.budgets, getattr(retriever, "depth", None))
     t0 = time.perf_counter()
-    ranked = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32), depth)
+    ranked = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32),
+                                retrieval_depth(chunks, settings.ks, settings.budgets))
     timings["retrieve_s"] = time.perf_counter() - t0
     runs = {q.query_id: [int(i) for i in ids] for q, ids in zip(queries, ranked)}
     hits = {
@@ -131,7 +129,7 @@ def evaluate_setting(
         "mean_model_tokens": float(model_tokens.mean()),
         "truncated_share": truncated_share,
         "max_seq_length": max_len,
-        "retrieval_depth": depth,
+        "retrieval_depth": max((len(ids) for ids in ranked), default=0),
         "embedded": int(embed_stats.embedded),
         "cache_hits": int(embed_stats.cache_hits),
         "cache_misses": int(embed_stats.cache_misses),

@@ -26,6 +26,7 @@ from omegaconf.errors import InterpolationResolutionError
 from sweep import progress
 from sweep.config import register_resolvers
 from sweep.data import Dataset
+from sweep.files import write_text_atomic
 from sweep.loading import DatasetError
 from sweep.pipeline import EvalSettings, SettingResult, evaluate_setting
 from sweep.report import Primary, write_report
@@ -247,7 +248,8 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
         (job_dir / "error.txt").write_text(traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, row["error"], job_dir / "error.txt")
     row["stats"]["total_s"] = time.perf_counter() - t0
-    _write_atomic(job_dir / "row.json", json.dumps(row, indent=2, default=str))
+    # Atomic: a job killed mid-write leaves no half row for the report to trip on.
+    write_text_atomic(job_dir / "row.json", json.dumps(row, indent=2, default=str))
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
     try:
         write_report(sweep_dir, quiet=True)
@@ -259,13 +261,6 @@ def run(cfg: DictConfig, job_dir: Path, sweep_dir: Path, job_num: int,
 
 class _Invalid(Exception):
     pass
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    # A job killed mid-write must leave no half row for the report to trip on.
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def _cause(e: BaseException) -> BaseException:

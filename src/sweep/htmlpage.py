@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
+from sweep.files import write_text_atomic
 from sweep.perquery import QueryRow, Retrieved
 
 _CSS = """
@@ -170,7 +171,4 @@ def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:
 
 
 def write_page(path: Path, html: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, html)

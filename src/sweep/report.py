@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
-import os
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from html import escape
@@ -29,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from sweep import htmlpage
 from sweep.htmlpage import Picture, Section, Table
+from sweep.files import write_text_atomic
 from sweep.measures import LEVELS, Measure
 from sweep.perquery import (QueryRow, ReportError, TypeBreakdown, first_relevant_ranks,
                             read_hits, read_scores, type_breakdown, worst_first,
@@ -527,22 +529,15 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
                        worst or (), worst_setting)
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def write_csv(path: Path, records: Sequence[dict[str, Any]]) -> None:
     columns: list[str] = []
     for rec in records:
         columns += [c for c in rec if c not in columns]
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        w.writerows(records)
-    tmp.replace(path)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns)
+    w.writeheader()
+    w.writerows(records)
+    write_text_atomic(path, buf.getvalue())
 
 
 def combine_per_query(rows: Sequence[dict[str, Any]], out: Path) -> None:
@@ -568,10 +563,7 @@ def combine_per_query(rows: Sequence[dict[str, Any]], out: Path) -> None:
         append, done = False, []
     if not append:
         done = []
-        tmp = out.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write("job,query_id,level,metric,value\n")
-        tmp.replace(out)
+        write_text_atomic(out, "job,query_id,level,metric,value\n")
     with open(out, "a", encoding="utf-8", newline="") as f:
         for job, path, _, _ in entries[len(done):]:
             text = Path(path).read_text(encoding="utf-8")
@@ -581,7 +573,7 @@ def combine_per_query(rows: Sequence[dict[str, Any]], out: Path) -> None:
                     body += "\n"
                 prefix = f"{job},"
                 f.write(prefix + body[:-1].replace("\n", "\n" + prefix) + "\n")
-    _write_text(manifest_path, json.dumps({"size": out.stat().st_size, "entries": entries}))
+    write_text_atomic(manifest_path, json.dumps({"size": out.stat().st_size, "entries": entries}))
 
 
 def _breakdown_markdown(rep: SweepReport) -> str:
@@ -597,12 +589,12 @@ def write_tables(rep: SweepReport) -> None:
     d = rep.sweep_dir
     write_csv(d / "results.csv", [flatten(r, rep.decision.comparisons.get(int(r.get("job", -1))))
                                   for r in rep.rows])
-    _write_text(d / "results.md", rep.text + "\n")
+    write_text_atomic(d / "results.md", rep.text + "\n")
     combine_per_query(rep.rows, d / "per_query.csv")
     if rep.breakdown is not None:
-        _write_text(d / "by_type.md", _breakdown_markdown(rep))
+        write_text_atomic(d / "by_type.md", _breakdown_markdown(rep))
     if rep.worst and rep.decision.primary is not None:
-        _write_text(d / "worst_queries.md", worst_queries_markdown(
+        write_text_atomic(d / "worst_queries.md", worst_queries_markdown(
             rep.worst, metric=rep.decision.primary.label, setting=rep.worst_setting,
             details=WORST_DETAILS))
 

@@ -162,10 +162,10 @@ def _short(value: Any) -> str:
     return _fmt(value)
 
 
-def setting_label(row: dict[str, Any], keys: Sequence[str]) -> str:
+def setting_label(row: dict[str, Any], keys: Sequence[str], sep: str = " ") -> str:
     """``size=256 overlap=64`` (plus any other setting that varies in the sweep)."""
     s = row.get("settings", {})
-    return " ".join(f"{_SETTING_LABELS.get(k, k)}={_short(s.get(k))}" for k in keys)
+    return sep.join(f"{_SETTING_LABELS.get(k, k)}={_short(s.get(k))}" for k in keys)
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -627,8 +627,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
         return pictures
     keys = varied_settings(rep.rows)
     facet_keys = [k for k in keys if k not in ("chunk.size", "chunk.overlap")]
-    facet = {int(r["job"]): ", ".join(f"{_SETTING_LABELS.get(k, k)}={_short(r.get('settings', {}).get(k))}"
-                                      for k in facet_keys) for r in rep.rows}
+    facet = {int(r["job"]): setting_label(r, facet_keys, sep=", ") for r in rep.rows}
     seen: set[tuple[str, Any, Any]] = set()
     for r in rep.rows:  # two rows in one cell would hide each other: give them their own panel
         j = int(r["job"])

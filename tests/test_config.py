@@ -1,24 +1,26 @@
-"""The real configs compose, and every group's nodes instantiate."""
+"""The real configs compose, and every option of every group instantiates."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
-from hydra.utils import get_method
-from omegaconf import OmegaConf
+from hydra.utils import instantiate
 
-from sweep.config import CONF_DIR, ROOT, register_resolvers
+from sweep.config import CONF_DIR, ROOT, register
+from sweep.evalconfig import EvalConfig
+from sweep.job import build_eval, build_stages
 
-register_resolvers()
+register()
 
 
 def _options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
-def _compose(overrides: list[str] = ()) -> OmegaConf:
+def _compose(overrides=()):
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
 
@@ -32,23 +34,51 @@ def test_default_config_is_multirun_on_the_bundled_corpus():
     assert cfg.hydra.mode.name == "MULTIRUN"
     assert Path(cfg.dataset.path) == ROOT / "corpora" / "kestrel"
     assert cfg.chunk.strategy == "token" and cfg.chunk.tokenizer == "cl100k_base"
-    assert list(cfg.eval.k) == [1, 3, 5, 10]
 
 
-@pytest.mark.parametrize("group", ["dataset", "chunk", "embed", "index", "retrieve"])
-def test_every_option_of_every_group_has_an_importable_target(group):
-    for option in _options(group):
-        cfg = _compose([f"{group}={option}"])
-        node = cfg[group]
-        assert "_target_" in node, f"{group}/{option} has no _target_"
-        assert callable(get_method(node._target_))
+def test_eval_defaults_live_in_the_dataclass_only():
+    cfg = _compose()
+    assert not (CONF_DIR / "eval" / "default.yaml").exists()
+    assert build_eval(cfg) == EvalConfig()
+    assert build_eval(_compose(["eval.k=[1,5]", "eval.table_k=[5]"])).k == (1, 5)
 
 
-@pytest.mark.parametrize("strategy", ["sentence", "paragraph", "recursive", "markdown", "semantic"])
-def test_strategy_presets_inherit_the_token_settings(strategy):
-    cfg = _compose([f"chunk={strategy}"])
-    assert cfg.chunk.strategy == strategy
-    assert cfg.chunk.size == 256 and cfg.chunk.tokenizer == "cl100k_base"
+def test_every_dataset_option_loads():
+    for option in _options("dataset"):
+        ds = instantiate(_compose([f"dataset={option}"]).dataset)
+        assert ds.documents and ds.queries
+
+
+@pytest.mark.parametrize("strategy", ["token", "sentence", "paragraph", "recursive", "markdown",
+                                      "semantic"])
+def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
+    from sweep.data import Document
+
+    cfg = _compose([f"chunk={strategy}", "chunk.size=32", f"embed.cache_dir={tmp_path}"])
+    calls = []
+
+    def embed_fn(texts):  # the semantic strategy embeds sentences: count them, no model
+        calls.append(len(texts))
+        return np.random.default_rng(0).random((len(texts), 4))
+
+    chunker = instantiate(cfg.chunk, embed_fn=embed_fn)
+    doc = Document("a.md", "# Title\n\nFirst sentence here. Second one follows.\n\n## Part\n\n" + "Words " * 60)
+    chunks = chunker.chunk_documents([doc])
+    assert chunks and all(doc.text[c.start:c.end] == c.text and c.n_tokens <= 32 for c in chunks)
+    assert bool(calls) == (strategy == "semantic")
+
+
+def test_embed_index_and_retriever_options_build_into_working_stages(tmp_path):
+    cfg = _compose([f"embed.cache_dir={tmp_path}", "embed.show_progress=false"])
+    for option in _options("index"):
+        stages = build_stages(_compose([f"index={option}", f"embed.cache_dir={tmp_path}"]))
+        vectors = np.eye(4, dtype=np.float32)
+        stages.index.build(vectors)
+        ranking = stages.retriever.retrieve(stages.index, vectors[:1], 2)
+        assert ranking.ids[0, 0] == 0, option
+    stages = build_stages(cfg)
+    # The embedder is built (model files read, identity known) without loading the model.
+    assert stages.embedder.max_seq_length == 256 and "all-MiniLM-L6-v2" in stages.embedder.identity
 
 
 @pytest.mark.parametrize("experiment", ["grid", "strategies"])
@@ -58,30 +88,8 @@ def test_experiments_compose_and_name_the_sweep(experiment):
     assert cfg.hydra.sweeper.params
 
 
-def test_index_and_retriever_instantiate():
-    from hydra.utils import instantiate
-
-    for option in _options("index"):
-        index = instantiate(_compose([f"index={option}"]).index)
-        assert hasattr(index, "build") and hasattr(index, "search")
-    retriever = instantiate(_compose().retrieve)
-    assert hasattr(retriever, "retrieve")
-
-
-def test_chunker_instantiates_from_config():
-    from hydra.utils import instantiate
-
-    chunker = instantiate(_compose(["chunk.size=64", "chunk.overlap=16"]).chunk)
-    assert hasattr(chunker, "chunk")
-
-
-def test_job_settings_name_every_overridden_key():
-    from sweep.__main__ import job_settings
-
-    overrides = ["chunk.size=64", "embed.max_seq_length=128", "dataset=tiny",
-                 "embed.cache_dir=/tmp/x", "hydra.sweep.dir=/tmp/y"]
-    cfg = _compose(overrides[:3])
-    settings = job_settings(cfg, overrides)
-    assert settings["chunk.size"] == 64 and settings["embed.max_seq_length"] == 128
-    assert settings["dataset"] == "tiny"
-    assert "embed.cache_dir" not in settings and "hydra.sweep.dir" not in settings
+def test_the_sweep_folder_is_fresh(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = Path(_compose().hydra.sweep.dir)
+    second = Path(_compose().hydra.sweep.dir)
+    assert first.is_dir() and second.is_dir() and first != second

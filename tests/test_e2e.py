@@ -56,10 +56,24 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     md = (sweep_dir / "results.md").read_text()
     assert md.count("\n| 32 ") + md.count("\n| 64 ") == 4
     assert "span recall@5" in proc.stdout and str(sweep_dir) in proc.stdout
+    # The printed table fits a terminal; the full one is in results.md.
+    table = proc.stdout[proc.stdout.index("size  overlap"):].split("\n\n")[0].splitlines()
+    assert len(table) == 6 and max(map(len, table)) <= 120
+    assert "4 setting(s): 4 ok" in proc.stdout
+    # The notebook view of the same folder.
+    import sweep.results as results
+
+    grid = results.grid(results.load(sweep_dir), "span.recall@5")
+    assert grid.shape == (2, 2) and float(grid.loc[32, 0]) == float(rows[0]["span.recall@5"])
+    traces = [json.loads(line) for line in (sweep_dir / "0" / "hits.jsonl").read_text().splitlines()]
+    answerable = [t for t in traces if t["gold"]]
+    assert all(len(t["hits"]) == 10 and all(h["text"] and h["score"] is not None for h in t["hits"])
+               for t in traces)  # the top max(eval.k) chunks, all with their text (15 in the index)
+    assert all(set(t["credits"]) >= {"doc"} for t in answerable)
     for job in range(4):
         assert (sweep_dir / str(job) / "resolved_config.yaml").exists()
         row = json.loads((sweep_dir / str(job) / "row.json").read_text())
-        assert row["status"] == "ok" and row["levels"]["span"]["metrics"]["recall@5"]["mean"] >= 0
+        assert row["status"] == "ok" and row["summary"]["levels"]["span"]["metrics"]["recall@5"]["mean"] >= 0
     header = (sweep_dir / "per_query.csv").read_text().splitlines()[0]
     assert header == "job,query_id,level,metric,value"
     # The second sweep over the same settings hits the cache for every string.
@@ -114,6 +128,57 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
     assert all(r["status"] == "ok" for r in rows)
     assert "interrupted" in err and "Traceback" not in err
     assert (tmp_path / "sweep" / "results.md").exists()
+    assert "finished before the interrupt" in err and "no setting had finished" not in err
+
+
+def _start(tmp_path, *overrides):
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=100",
+           *overrides]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait_for(path, proc, timeout=300):
+    deadline = time.time() + timeout
+    while not path.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert path.exists(), proc.stderr.read()[-2000:] if proc.poll() is not None else "timeout"
+
+
+def test_a_second_ctrl_c_during_the_interrupt_report_still_keeps_the_tables(tmp_path):
+    # Issue 17: a second Ctrl-C landed in the matplotlib import: two tracebacks, no table, -2.
+    proc = _start(tmp_path, "chunk.size=16,24,32,40,48,56,64,72")
+    _wait_for(tmp_path / "sweep" / "1" / "row.json", proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.4)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err
+    rows = _rows(tmp_path / "sweep")
+    assert len(rows) >= 2 and (tmp_path / "sweep" / "results.md").exists()
+
+
+def test_ctrl_c_in_the_first_job_says_nothing_finished(tmp_path):
+    # Issue 17: it said "no finished rows in DIR" and then "finished rows are kept in DIR".
+    proc = _start(tmp_path, "chunk.size=16,24")
+    _wait_for(tmp_path / "sweep" / "0" / "resolved_config.yaml", proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "no setting had finished" in err and "kept" not in err and "Traceback" not in err
+
+
+def test_a_sweep_that_crashes_everywhere_exits_1(tmp_path):
+    # Issue 17: embed.device=cuda on a CPU machine printed failed rows and exited 0.
+    proc = _sweep(tmp_path, "embed.device=cuda", "chunk.size=32,64")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    rows = _rows(tmp_path / "sweep")
+    assert [r["status"] for r in rows] == ["failed", "failed"]
+    assert "2 setting(s): 0 ok, 2 failed" in proc.stdout and "Traceback" not in proc.stderr
 
 
 def test_sweep_over_two_strategies_with_heading_prefixes(tmp_path):

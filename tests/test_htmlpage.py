@@ -3,7 +3,8 @@ import re
 
 from sweep.htmlpage import (Picture, Section, Table, _marked, page, picture_html, table_html,
                             worst_queries_html, write_page)
-from sweep.perquery import Evidence, QueryRecord, Retrieved, worst_first
+from sweep.breakdown import worst_first
+from sweep.traces import Evidence, QueryTrace, Retrieved
 
 PNG_1x1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
@@ -41,8 +42,9 @@ def test_gold_text_is_highlighted_inside_a_chunk():
 
 
 def test_worst_queries_html():
-    rec = QueryRecord("q1", "Why <not>?", "multi", (Evidence("a.md", 1, 5, 10, "56789"),),
-                      (Retrieved(1, "a.md", 0, 12, 3, "0123456789ab"), Retrieved(2, "b.md", 0, 4, 1, "zzzz")))
+    rec = QueryTrace("q1", "Why <not>?", "multi", None, (Evidence("a.md", 1, 5, 10, "56789"),),
+                     (Retrieved(1, "a.md#0", "a.md", 0, 12, 3, 0.9, "0123456789ab"),
+                      Retrieved(2, "b.md#0", "b.md", 0, 4, 1, 0.8, "zzzz")), {"span": (1,)})
     rows = worst_first({"q1": 0.0, "q2": 1.0}, {0: {"q1": 0.0, "q2": 1.0}}, {"q1": rec})
     html = worst_queries_html(rows, metric="span recall@5", setting="size=64", details=5)
     assert "Why &lt;not&gt;?" in html and "01234<mark>56789</mark>ab" in html

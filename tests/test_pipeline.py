@@ -1,5 +1,14 @@
-from sweep.data import Chunk
-from sweep.pipeline import retrieval_depth
+"""``sweep.pipeline``: one setting end to end, with small fake stages (no model)."""
+
+import numpy as np
+import pytest
+
+from sweep.data import Chunk, Document, Judgment, Query
+from sweep.evalconfig import EvalConfig
+from sweep.index import FlatIPIndex
+from sweep.pipeline import Stats, evaluate_setting, retrieval_depth
+from sweep.retrieval import DenseRetriever
+from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
 
 
 def _chunks(lengths):
@@ -13,26 +22,104 @@ def test_depth_covers_max_k():
 def test_depth_covers_the_largest_budget_with_the_shortest_chunks():
     # 1024 tokens of 50-token chunks: 20 fit, the 21st ends the prefix.
     assert retrieval_depth(_chunks([50] * 100), ks=[5], budgets=[256, 1024]) == 21
-    # Mixed lengths: the shortest ones decide how many could fit.
     assert retrieval_depth(_chunks([10, 10, 500, 500, 500]), ks=[1], budgets=[30]) == 3
 
 
-def _ranked_lengths(n_chunks, ks, budgets, depth):
-    import numpy as np
-
-    from sweep.index import FlatIPIndex
-    from sweep.retrieval import DenseRetriever
-
-    index = FlatIPIndex()
-    index.build(np.random.default_rng(0).random((n_chunks, 4), dtype=np.float32))
-    k = retrieval_depth(_chunks([10] * n_chunks), ks=ks, budgets=budgets)
-    query = np.ones((1, 4), dtype=np.float32)
-    return len(DenseRetriever(depth=depth).retrieve(index, query, k)[0])
-
-
 def test_depth_is_capped_by_the_index_and_can_be_raised_but_never_cuts():
+    def ranked_lengths(n_chunks, ks, budgets, depth):
+        index = FlatIPIndex()
+        index.build(np.random.default_rng(0).random((n_chunks, 4), dtype=np.float32))
+        k = retrieval_depth(_chunks([10] * n_chunks), ks=ks, budgets=budgets)
+        return DenseRetriever(depth=depth).retrieve(index, np.ones((1, 4), dtype=np.float32), k).depth
+
     assert retrieval_depth(_chunks([10] * 4), ks=[10], budgets=[1024]) == 4
-    assert _ranked_lengths(400, ks=[10], budgets=[], depth=50) == 50
-    # A depth below max(k) or the budget's need would score truncated rankings.
-    assert _ranked_lengths(40, ks=[10], budgets=[], depth=2) == 10
-    assert _ranked_lengths(400, ks=[10], budgets=[1024], depth=7) == 103
+    assert ranked_lengths(400, ks=[10], budgets=[], depth=50) == 50
+    assert ranked_lengths(40, ks=[10], budgets=[], depth=2) == 10
+    assert ranked_lengths(400, ks=[10], budgets=[1024], depth=7) == 103
+
+
+# ---------------------------------------------------------------- fakes of every stage
+
+WORDS = ("meal", "rail", "sensor", "battery")
+TEXT = "meal allowance is 45 euros. rail is preferred. sensor calibration yearly. battery lasts 5 years."
+
+
+class WordChunker:
+    """One chunk per sentence."""
+
+    notes: tuple[str, ...] = ()
+
+    def chunk_documents(self, docs):
+        out = []
+        for doc in docs:
+            start = 0
+            for i, piece in enumerate(doc.text.split(". ")):
+                end = start + len(piece)
+                out.append(Chunk(doc.doc_id, i, start, end, doc.text[start:end], len(piece.split())))
+                start = end + 2
+        return out
+
+
+class _Stats:
+    embedded = cache_hits = cache_misses = 0
+    seconds = load_seconds = 0.0
+
+
+class BagOfWordsEmbedder:
+    """A vector per text: which of WORDS it mentions."""
+
+    max_seq_length = 8
+
+    def __init__(self):
+        self.stats = _Stats()
+        self.calls = []
+
+    def reset_stats(self):
+        self.stats = _Stats()
+
+    def count_model_tokens(self, texts):
+        return np.array([len(t.split()) + 2 for t in texts])
+
+    def _vectors(self, texts):
+        self.calls.append(list(texts))
+        v = np.array([[float(w in t) for w in WORDS] for t in texts], dtype=np.float32)
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+
+    embed_documents = _vectors
+    embed_queries = _vectors
+
+
+def test_fakes_satisfy_the_stage_protocols():
+    assert isinstance(WordChunker(), Chunker) and isinstance(BagOfWordsEmbedder(), Embedder)
+    assert isinstance(FlatIPIndex(), SearchIndex) and isinstance(DenseRetriever(), Retriever)
+
+
+def test_a_setting_end_to_end_with_fake_stages():
+    doc = Document("d", TEXT)
+    queries = (Query("q1", "what about rail?", (Judgment("d", TEXT.index("rail"), TEXT.index("preferred") + 9),)),
+               Query("q2", "the battery?", (Judgment("d", TEXT.index("battery"), len(TEXT)),)),
+               Query("q3", "unanswerable", ()))
+    emb = BagOfWordsEmbedder()
+    ev = EvalConfig(k=(1, 3), budgets=(8,), table_k=(1,), primary="span/recall@1", n_boot=50)
+    result = evaluate_setting([doc], queries, WordChunker(), emb, FlatIPIndex(), DenseRetriever(), ev)
+    assert [c.text for c in result.chunks][:2] == ["meal allowance is 45 euros", "rail is preferred"]
+    assert result.ranking.ids[0, 0] == 1 and result.ranking.ids[1, 0] == 3  # each finds its sentence
+    assert result.summary.interval("span", "recall@1").mean == 1.0
+    assert result.credits.ranks["span"] == {"q1": (1,), "q2": (1,)}
+    st = result.stats
+    assert isinstance(st, Stats) and st.n_chunks == 4 and st.max_seq_length == 8
+    assert st.tokens(1) == pytest.approx((3 + 5 + 4) / 3)  # what the top chunk costs, per query
+    assert st.truncated_share == 0.0 and st.retrieval_depth == 3  # 8 tokens fit 2 chunks, +1
+    assert emb.calls[0] == [c.text for c in result.chunks]  # chunks embedded once, in order
+
+
+def test_a_chunker_that_makes_no_chunks_is_an_error():
+    class Nothing:
+        notes = ()
+
+        def chunk_documents(self, docs):
+            return []
+
+    with pytest.raises(ValueError, match="no chunks"):
+        evaluate_setting([Document("d", "x")], (), Nothing(), BagOfWordsEmbedder(), FlatIPIndex(),
+                         DenseRetriever(), EvalConfig())

@@ -1,6 +1,6 @@
 import matplotlib.image as mpimg
 
-from sweep.plots import Cell, Series, _order, budget_lines, heatmap, rank_histograms
+from sweep.plots import Cell, Series, _order, budget_lines, heatmap, heatmap_panels, rank_histograms
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -73,3 +73,27 @@ def test_many_settings_make_one_rank_matrix_instead_of_panels(tmp_path):
     path = rank_histograms(tmp_path / "m.png", ranks, k=5, title="t")
     h, w, _ = mpimg.imread(path).shape
     assert h > w / 2  # one row per setting, not four panels per row
+
+
+def test_the_heatmap_draws_the_table_values(tmp_path):
+    """What a sweep's heatmap draws is what its table says, cell for cell (issue 10)."""
+    import numpy as np
+
+    from sweep.pictures import heatmap_cells
+    from sweep.sweepreport import build_report
+    from sweepdirs import GRID, base, make_grid
+
+    scores = {so: base(seed=i) for i, so in enumerate(GRID)}
+    make_grid(tmp_path, scores)
+    rep = build_report(tmp_path)
+    cells = heatmap_cells(rep, "span", "recall@5")
+    (panel,) = heatmap_panels(cells)
+    assert panel.sizes == (64, 128, 256) and panel.overlaps == (0, 16)
+    want = np.array([[rep.frame.loc[(rep.frame["chunk.size"] == s) & (rep.frame["chunk.overlap"] == o),
+                                    "span.recall@5"].item() for o in (0, 16)] for s in (64, 128, 256)])
+    np.testing.assert_array_equal(panel.matrix, want)
+    np.testing.assert_allclose(want, [[scores[(s, o)].mean() for o in (0, 16)] for s in (64, 128, 256)])
+    best = [c for c in cells if c.mark == "best"]
+    assert len(best) == 1
+    path = heatmap(tmp_path / "h.png", cells, title="t")
+    assert path.read_bytes()[:8] == PNG and mpimg.imread(path).ndim == 3

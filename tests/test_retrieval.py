@@ -22,6 +22,15 @@ def expected_ranking(docs, queries, n):
     return out
 
 
+def _retrieve(retriever, index, queries, k):
+    return rows(retriever.retrieve(index, queries, k))
+
+
+def rows(ranking):
+    """A Ranking's rows without padding, as lists of arrays."""
+    return [ranking.row(i) for i in range(len(ranking.ids))]
+
+
 def flat(docs):
     index = FlatIPIndex()
     index.build(docs)
@@ -38,7 +47,7 @@ def test_ranking_with_many_exact_ties(data, n, d, nq, k):
     # Small integer vectors: inner products are exact in float32 and ties are common.
     docs = data.draw(arrays(np.float32, (n, d), elements=small_ints))
     queries = data.draw(arrays(np.float32, (nq, d), elements=small_ints))
-    got = DenseRetriever().retrieve(flat(docs), queries, k)
+    got = _retrieve(DenseRetriever(), flat(docs), queries, k)
     want = expected_ranking(docs, queries, k)
     assert len(got) == nq
     for g, w in zip(got, want):
@@ -50,27 +59,27 @@ def test_ties_at_the_cut_pick_the_earliest_positions():
     docs = np.zeros((50, 2), dtype=np.float32)
     docs[:, 0] = 1.0
     docs[[7, 31], 0] = 2.0  # two clear winners, then 48 equal chunks
-    got = DenseRetriever().retrieve(flat(docs), np.array([[1.0, 0.0]], np.float32), 5)
+    got = _retrieve(DenseRetriever(), flat(docs), np.array([[1.0, 0.0]], np.float32), 5)
     assert got[0].tolist() == [7, 31, 0, 1, 2]
 
 
 def test_k_is_capped_at_the_index_size_and_padding_dropped():
     docs = np.eye(3, dtype=np.float32)
-    got = DenseRetriever().retrieve(flat(docs), np.eye(3, dtype=np.float32), 10)
+    got = _retrieve(DenseRetriever(), flat(docs), np.eye(3, dtype=np.float32), 10)
     assert [g.tolist() for g in got] == [[0, 1, 2], [1, 0, 2], [2, 0, 1]]
 
 
 def test_depth_retrieves_at_least_that_many():
     docs = np.eye(6, dtype=np.float32)
     q = np.eye(6, dtype=np.float32)[:1]
-    assert len(DenseRetriever(depth=4).retrieve(flat(docs), q, 2)[0]) == 4
-    assert len(DenseRetriever(depth=2).retrieve(flat(docs), q, 5)[0]) == 5
-    assert len(DenseRetriever(depth=100).retrieve(flat(docs), q, 1)[0]) == 6
+    assert len(_retrieve(DenseRetriever(depth=4), flat(docs), q, 2)[0]) == 4
+    assert len(_retrieve(DenseRetriever(depth=2), flat(docs), q, 5)[0]) == 5
+    assert len(_retrieve(DenseRetriever(depth=100), flat(docs), q, 1)[0]) == 6
 
 
 def test_empty_index_gives_empty_rankings():
     index = flat(np.zeros((0, 3), dtype=np.float32))
-    got = DenseRetriever().retrieve(index, np.ones((2, 3), np.float32), 5)
+    got = _retrieve(DenseRetriever(), index, np.ones((2, 3), np.float32), 5)
     assert [g.tolist() for g in got] == [[], []]
 
 
@@ -80,7 +89,7 @@ def test_works_with_hnsw():
     docs /= np.linalg.norm(docs, axis=1, keepdims=True)
     index = HNSWIndex()
     index.build(docs)
-    got = DenseRetriever().retrieve(index, docs[:3], 5)
+    got = _retrieve(DenseRetriever(), index, docs[:3], 5)
     assert [int(g[0]) for g in got] == [0, 1, 2]  # each unit vector finds itself first
     assert all(len(set(g.tolist())) == 5 for g in got)
 
@@ -96,7 +105,7 @@ class _ReversedTiesIndex:
 
 
 def test_any_index_with_search_and_ntotal():
-    got = DenseRetriever().retrieve(_ReversedTiesIndex(), np.zeros((1, 2), np.float32), 2)
+    got = _retrieve(DenseRetriever(), _ReversedTiesIndex(), np.zeros((1, 2), np.float32), 2)
     assert got[0].tolist() == [0, 1]
 
 
@@ -109,4 +118,24 @@ def test_bad_depth(depth):
 @pytest.mark.parametrize("k", [0, -3, 1.0])
 def test_bad_k(k):
     with pytest.raises(ValueError, match="k must be"):
-        DenseRetriever().retrieve(flat(np.eye(2, dtype=np.float32)), np.eye(2, dtype=np.float32), k)
+        _retrieve(DenseRetriever(), flat(np.eye(2, dtype=np.float32)), np.eye(2, dtype=np.float32), k)
+
+
+def test_scores_come_with_the_ids():
+    docs = np.array([[1.0, 0.0], [0.5, 0.0], [0.0, 1.0]], np.float32)
+    r = DenseRetriever().retrieve(flat(docs), np.array([[1.0, 0.0]], np.float32), 3)
+    assert r.ids.tolist() == [[0, 1, 2]]
+    np.testing.assert_allclose(r.scores, [[1.0, 0.5, 0.0]])
+    assert r.depth == 3
+    small = DenseRetriever(depth=5).retrieve(flat(docs[:2]), np.eye(2, dtype=np.float32), 5)
+    assert small.ids.shape == (2, 2) and not np.isnan(small.scores).any()
+
+
+def test_a_ranking_row_drops_its_padding():
+    from sweep.data import Ranking
+
+    r = Ranking(np.array([[2, 0, -1], [1, -1, -1]]), np.array([[0.9, 0.1, np.nan], [0.5, np.nan, np.nan]],
+                                                             dtype=np.float32))
+    assert r.row(0).tolist() == [2, 0] and r.row(1).tolist() == [1] and r.depth == 2
+    with pytest.raises(ValueError, match="same"):
+        Ranking(np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.float32))

@@ -95,7 +95,9 @@ def brute_force(query: Query, hits: list[Hit], measure: Measure, level: str, *,
         return sum((j + 1) / r for j, r in enumerate(events)) / R
     if measure.name == "ndcg":
         dcg = sum(max(g(units[u][3]) for u, r in credit.items() if r == i) / math.log2(i + 1) for i in events)
-        ideal = sorted((g(u[3]) for u in units), reverse=True)[:k]
+        ideal = sorted((g(u[3]) for u in units), reverse=True)
+        if measure.k is not None:  # at a budget the ideal takes every judged unit
+            ideal = ideal[:k]
         idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
         return dcg / idcg if idcg else 0.0
     raise AssertionError(measure)
@@ -366,7 +368,8 @@ def test_budget_takes_the_longest_prefix_that_fits() -> None:
                            "recall@99t", "precision@99t", "ndcg@99t", "mrr@99t"])
     assert got[("doc", "recall@400t")] == pytest.approx(1 / 3)  # a + x = 400 fit, b does not
     assert got[("doc", "precision@400t")] == 0.5  # the prefix length is the cut-off
-    assert got[("doc", "ndcg@400t")] == pytest.approx(1 / (1 + 1 / log2(3)))
+    # IDCG@Bt takes all three judged units in ideal order, not the two that fit (SPEC §2).
+    assert got[("doc", "ndcg@400t")] == pytest.approx(1 / (1 + 1 / log2(3) + 1 / log2(4)))
     assert got[("doc", "recall@120t")] == pytest.approx(1 / 3)  # a prefix: b is not picked past x
     assert got[("doc", "recall@450t")] == 1.0  # zero-token c fits too
     for m in ("recall@99t", "precision@99t", "ndcg@99t", "mrr@99t"):
@@ -399,15 +402,18 @@ def test_limits_of_the_never_raises_invariant() -> None:
     before = scores(q, [Hit("d", 0, 10), Hit("x", 0, 100)], ["cov_precision@2"])
     after = scores(q, [Hit("d", 0, 10), Hit("d", 0, 10), Hit("x", 0, 100)], ["cov_precision@2"])
     assert (before[("span", "cov_precision@2")], after[("span", "cov_precision@2")]) == (10 / 110, 0.5)
-    # @Bt measures whose cut-off is the prefix length: a repeat that fills the
-    # budget shortens the prefix, and ndcg's ideal shrinks with it.
+    # precision@Bt divides by the prefix length: a repeat that fills the budget
+    # shortens the prefix. ndcg@Bt's ideal takes every judged unit, so the same
+    # repeat lowers it (it used to raise it when the ideal was cut at the prefix).
     q = Query("q", "", (Judgment("a"), Judgment("b"), Judgment("c")))
     base = [Hit("a", n_tokens=5), Hit("x", n_tokens=1), Hit("b", n_tokens=1)]
     before = scores(q, base, ["ndcg@7t", "precision@7t"])
     after = scores(q, base[:1] + [Hit("a", n_tokens=5)] + base[1:], ["ndcg@7t", "precision@7t"])
-    assert before[("doc", "ndcg@7t")] == pytest.approx((1 + 1 / log2(4)) / (1 + 1 / log2(3) + 1 / log2(4)))
-    assert (after[("doc", "ndcg@7t")], after[("doc", "precision@7t")]) == (1.0, 1.0)
-    assert before[("doc", "precision@7t")] == pytest.approx(2 / 3)
+    ideal = 1 + 1 / log2(3) + 1 / log2(4)
+    assert before[("doc", "ndcg@7t")] == pytest.approx((1 + 1 / log2(4)) / ideal)
+    assert after[("doc", "ndcg@7t")] == pytest.approx(1 / ideal)
+    assert after[("doc", "ndcg@7t")] < before[("doc", "ndcg@7t")]
+    assert (before[("doc", "precision@7t")], after[("doc", "precision@7t")]) == (pytest.approx(2 / 3), 1.0)
 
 
 # --------------------------------------------------------------------------- precision omega
@@ -611,9 +617,9 @@ def test_repeating_a_chunk_never_raises_a_measure(query, hits, data, min_coverag
             # cov_precision/cov_iou charge each chunk's length; they are only
             # comparable while nothing is pushed out of the top k.
             return _is_rank_or_cov_recall(key) or m.k >= len(longer)
-        # Budgets: prefix-length cut-offs (precision, ndcg) are excluded, see
-        # test_limits_of_the_never_raises_invariant.
-        return m.name in ("recall", "hit", "complete", "mrr", "ap", "cov_recall")
+        # Budgets: precision's prefix-length denominator is excluded, see
+        # test_limits_of_the_never_raises_invariant; ndcg's ideal does not depend on it.
+        return m.name in ("recall", "hit", "complete", "mrr", "ap", "ndcg", "cov_recall")
 
     assert_not_raised(before, after, covered)
 

@@ -66,6 +66,22 @@ class Summary:
             "bootstrap": {"n_boot": self.n_boot, "confidence": self.confidence, "seed": self.seed},
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Summary":
+        """Read back :meth:`to_dict`'s layout; ``KeyError``/``TypeError`` on anything else."""
+        levels = {}
+        for name, lv in data["levels"].items():
+            metrics = {m: MetricSummary(float(v["mean"]), float(v["ci_low"]), float(v["ci_high"]))
+                       for m, v in lv["metrics"].items()}
+            levels[name] = LevelSummary(name, int(lv["n_queries"]), int(lv["n_excluded"]), metrics)
+        boot = data["bootstrap"]
+        return cls(levels, int(boot["n_boot"]), float(boot["confidence"]), int(boot["seed"]))
+
+    def interval(self, level: str, metric: str) -> MetricSummary | None:
+        """One metric's mean and interval, None when the level or metric was not scored."""
+        lv = self.levels.get(level)
+        return None if lv is None else lv.metrics.get(metric)
+
     def metric_names(self) -> list[str]:
         """Every metric of any level, in first-seen order."""
         return list(dict.fromkeys(name for lv in self.levels.values() for name in lv.metrics))

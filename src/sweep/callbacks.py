@@ -1,36 +1,86 @@
-"""Hydra callback: count the jobs when the sweep starts, print the table when it ends."""
+"""Hydra callback: check the grid before the first job, print the table when the sweep ends.
+
+It runs in the process that launches the jobs (whatever the launcher), so it
+also keeps what the command's exit status and its Ctrl-C handler need to know.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from sweep import progress
+from sweep import preflight, progress
+from sweep.loading import DatasetError
 from sweep.report import write_report
+from sweep.sweepreport import SweepReport
 
 log = logging.getLogger("sweep")
 
 
-class SweepReport(Callback):
+@dataclass
+class _State:
+    sweep_dir: Path | None = None
+    report: SweepReport | None = None
+    finished: bool = False
+
+
+#: The running sweep, for ``sweep.__main__``'s exit status and Ctrl-C handler.
+state = _State()
+
+
+def fail(message: str, folder: Path | None = None) -> None:
+    """Bad input before any job ran: one line, exit 2, and no empty folder left behind."""
+    print(f"sweep: error: {message}", file=sys.stderr)
+    if folder is not None:
+        preflight.discard_if_unused(folder)
+    raise SystemExit(2)
+
+
+def _check_start(folder: Path, config_name: str, jobs: list[list[str]]) -> None:
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        preflight.check_folder(folder)
+        preflight.check_grid(config_name, jobs)
+    except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
+        fail(str(e), None if preflight.holds_a_sweep(folder) else folder)
+
+
+class SweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         overrides = list(config.hydra.overrides.task)
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
         given = {o.split("=", 1)[0].lstrip("+~") for o in overrides}
         # Sweeper params from an experiment apply unless the command line names the key.
         overrides += [f"{k}={v}" for k, v in params.items() if k not in given]
-        try:
-            total = progress.count_jobs(overrides)
-        except Exception:  # counting is cosmetic; Hydra reports bad overrides itself
-            total = None
-        progress.set_total(total)
-        log.info("sweep: %s setting(s) -> %s", total or "?", config.hydra.sweep.dir)
+        folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.config.fresh_dir)
+        state.sweep_dir = folder
+        jobs = preflight.expand_grid(overrides)
+        progress.set_total(len(jobs))
+        _check_start(folder, config.hydra.job.config_name, jobs)
+        log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        folder = Path(config.hydra.run.dir)
+        state.sweep_dir = folder
+        progress.set_total(1)
+        _check_start(folder, config.hydra.job.config_name, [list(config.hydra.overrides.task)])
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        write_report(Path(config.hydra.sweep.dir), quiet=False)
+        self._end(Path(config.hydra.sweep.dir))
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
-        write_report(Path(config.hydra.run.dir), quiet=False)
+        self._end(Path(config.hydra.run.dir))
+
+    @staticmethod
+    def _end(folder: Path) -> None:
+        state.finished = True
+        state.report = write_report(folder, quiet=False)
+        if state.report is None:
+            print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -19,6 +21,46 @@ def bundled_corpus(name: str) -> str:
     return str(path)
 
 
+def fresh_dir(path: str) -> str:
+    """``path``, or ``path-2``, ``path-3``... : the first that did not exist, created now.
+
+    The default sweep folder is a timestamp to the second; two sweeps started in
+    the same second would otherwise share it and mix their rows. ``mkdir`` is
+    atomic, so of two processes racing for one name exactly one gets it.
+    (Registered with ``use_cache``: every resolution in a sweep, and every job
+    config Hydra derives from it, gets the same answer.)
+    """
+    base = Path(path)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            os.mkdir(candidate)
+        except FileExistsError:
+            continue
+        return str(candidate)
+    raise RuntimeError(f"no free folder name next to {base}")
+
+
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver("bundled"):
         OmegaConf.register_new_resolver("bundled", bundled_corpus)
+    if not OmegaConf.has_resolver("fresh_dir"):
+        OmegaConf.register_new_resolver("fresh_dir", fresh_dir, use_cache=True)
+
+
+def register_configs() -> None:
+    """Config nodes whose defaults live in code: ``eval/default`` is :class:`EvalConfig`'s."""
+    from hydra.core.config_store import ConfigStore
+
+    from sweep.evalconfig import EvalConfig
+
+    defaults = {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
+    node = {"_target_": f"{EvalConfig.__module__}.{EvalConfig.__qualname__}",
+            **{k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}}
+    ConfigStore.instance().store(group="eval", name="default", node=node)
+
+
+def register() -> None:
+    register_resolvers()
+    register_configs()

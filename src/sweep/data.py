@@ -6,8 +6,12 @@ text, ``end`` exclusive. They never refer to an embedding-time prefix.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,18 @@ class Dataset:
     def by_id(self) -> dict[str, Document]:
         return {d.doc_id: d for d in self.documents}
 
+    def fingerprint(self) -> str:
+        """A hash of what scores depend on: every document's id, title and text, and every
+        query's id, text and judgments. Two sweeps are comparable only when it matches;
+        a folder's name says nothing about its content."""
+        h = hashlib.sha256()
+        for d in self.documents:
+            h.update(json.dumps(["doc", d.doc_id, d.title, d.text]).encode())
+        for q in self.queries:
+            judgments = [[j.doc_id, j.start, j.end, j.grade] for j in q.relevant]
+            h.update(json.dumps(["query", q.query_id, q.query, judgments]).encode())
+        return h.hexdigest()[:16]
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -91,3 +107,30 @@ class Hit:
     start: int | None = None
     end: int | None = None
     n_tokens: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """What a retriever returns for every query: chunk positions in rank order and their scores.
+
+    Row i belongs to query i; ``ids`` is int64 with -1 padding the tail of a
+    short row, ``scores`` is float32 (higher is better, NaN where padded).
+    """
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.ids.ndim != 2 or self.ids.shape != self.scores.shape:
+            raise ValueError(f"ranking ids {self.ids.shape} and scores {self.scores.shape} must be "
+                             "two arrays of the same (n_queries, depth) shape")
+
+    @property
+    def depth(self) -> int:
+        """The longest ranking of any query."""
+        return int((self.ids >= 0).sum(axis=1).max(initial=0))
+
+    def row(self, i: int) -> np.ndarray:
+        """Query i's chunk positions without padding."""
+        ids = self.ids[i]
+        return ids[ids >= 0]

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.files import write_text_atomic
-from sweep.perquery import QueryRow, Retrieved
+from sweep.breakdown import QueryRow
+from sweep.traces import Retrieved
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1400px;
@@ -47,6 +48,14 @@ class Table:
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     classes: tuple[str, ...] = ()
+
+
+    @classmethod
+    def of(cls, df, classes: Sequence[str] = ()) -> "Table":
+        """A pandas DataFrame of display strings, with a CSS class per row."""
+        return cls(tuple(str(c) for c in df.columns),
+                   tuple(tuple(str(v) for v in row) for row in df.itertuples(index=False)),
+                   tuple(classes))
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,7 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _hit_html(hit: Retrieved, row: QueryRow) -> str:
-    gold = row.record.gold if row.record else ()
+    gold = row.trace.gold if row.trace else ()
     shares = [(j, hit.gold_share(g)) for j, g in enumerate(gold)]
     rel = [f"{s:.0%} of gold {j + 1}" for j, s in shares if s > 0]
     tag = (f'<span class="rel">holds {escape(", ".join(rel))}</span>' if rel
@@ -130,16 +139,16 @@ def worst_queries_html(rows: Sequence[QueryRow], *, metric: str, setting: str,
                        details: int = 20) -> str:
     """The worst-first table and, for the worst queries, gold evidence and retrieved chunks."""
     table = Table(("#", "query_id", "type", metric, "all settings: mean [min, max]", "query"),
-                  tuple((str(i), r.query_id, (r.record.type or "") if r.record else "",
+                  tuple((str(i), r.query_id, (r.trace.type or "") if r.trace else "",
                          f"{r.value:.3f}", f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
-                         r.record.query if r.record else "")
+                         r.trace.query if r.trace else "")
                         for i, r in enumerate(rows, 1)))
     parts = [f'<p class="note">Setting: {escape(setting)}. Lowest {escape(metric)} first; '
              "a query low in every setting is a hard question or a bad judgment, one low only "
              "here is this setting's fault. Gold text inside retrieved chunks is highlighted.</p>",
              table_html(table)]
     for i, r in enumerate(rows[:details], 1):
-        rec = r.record
+        rec = r.trace
         title = f"{i}. {escape(r.query_id)}: {escape(metric)} = {r.value:.3f}"
         if rec is None:
             parts.append(f'<div class="q"><h3>{title}</h3><p>(no saved hits)</p></div>')

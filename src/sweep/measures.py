@@ -16,6 +16,7 @@ __all__ = [
     "Measure",
     "NAMES",
     "PER_CONFIG_NAMES",
+    "Primary",
     "RANK_NAMES",
     "measures_for",
     "parse_measures",
@@ -117,3 +118,59 @@ def measures_for(ks: Sequence[int], budgets: Sequence[int] = ()) -> list[Measure
     out.sort(key=lambda m: order[m.name])  # stable: cut-off order kept within a name
     out.append(Measure("precision_omega"))
     return out
+
+
+@dataclass(frozen=True)
+class Primary:
+    """The metric settings are tested and recommended on: a level and a measure, ``span/recall@5``.
+
+    Prints and parses losslessly, like :class:`Measure`.
+    """
+
+    level: str
+    measure: Measure
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
+        if self.level not in self.measure.levels:
+            raise ValueError(f"{self.measure.name} exists at the {'/'.join(self.measure.levels)} "
+                             "level only")
+
+    def __str__(self) -> str:
+        return f"{self.level}/{self.measure}"
+
+    @property
+    def metric(self) -> str:
+        return str(self.measure)
+
+    @property
+    def label(self) -> str:
+        """``span recall@5``: how tables and notes name it."""
+        return f"{self.level} {self.metric}"
+
+    @property
+    def column(self) -> str:
+        """``span.recall@5``: its column in results.csv."""
+        return f"{self.level}.{self.metric}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Primary":
+        """``"span/recall@5"`` (or ``span.recall@5``; no level means span).
+
+        Raises ``ValueError`` naming the text and the problem.
+        """
+        raw = str(text).strip()
+        level, metric = "span", raw
+        for sep in ("/", "."):
+            head, found, tail = raw.partition(sep)
+            if found and (head in LEVELS or sep == "/"):
+                level, metric = head, tail
+                break
+        if level not in LEVELS:
+            raise ValueError(f"{text!r}: level must be one of {', '.join(LEVELS)} "
+                             "(write it as level/metric, e.g. span/recall@5)")
+        try:
+            return cls(level, Measure.parse(metric))
+        except ValueError as e:
+            raise ValueError(f"{text!r}: {e}") from None

@@ -1,46 +1,95 @@
 """One sweep setting from documents to scores: chunk, embed, index, retrieve, score.
 
-Everything here takes plain objects (a chunker, an embedder, an index, a
-retriever); Hydra only builds them, in ``sweep.__main__``.
+Everything here takes plain objects typed by the protocols of ``sweep.stages``;
+Hydra only builds them (``sweep.job``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from sweep.aggregate import Summary, summarize
-from sweep.data import Chunk, Document, Hit, Query
-from sweep.measures import measures_for
-from sweep.scoring import ScoreTable, score_queries
+from sweep.data import Chunk, Document, Query, Ranking
+from sweep.evalconfig import EvalConfig
+from sweep.scoring import ScoreTable, UnitCredits, credit_units, score_ranked
+from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
 
 log = logging.getLogger(__name__)
 
+__all__ = ["SettingResult", "Stats", "evaluate_setting", "retrieval_depth"]
+
 
 @dataclass(frozen=True)
-class EvalSettings:
-    ks: tuple[int, ...] = (1, 3, 5, 10)
-    budgets: tuple[int, ...] = (256, 512, 1024)
-    gain: str = "linear"
-    min_coverage: float = 0.5
-    n_boot: int = 1000
-    seed: int = 0
+class Stats:
+    """A setting's non-metric columns: its index, what embedding cost, where the time went."""
+
+    n_chunks: int = 0
+    mean_chunk_tokens: float = 0.0
+    max_chunk_tokens: int = 0
+    mean_model_tokens: float = 0.0
+    truncated_share: float = 0.0
+    max_seq_length: int = 0
+    retrieval_depth: int = 0
+    embedded: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    model_s: float = 0.0
+    model_load_s: float = 0.0
+    #: k -> mean tokens of the top k chunks per query: what an LLM would read.
+    tokens_at: Mapping[int, float] = field(default_factory=dict)
+    chunk_s: float = 0.0
+    embed_s: float = 0.0
+    index_s: float = 0.0
+    retrieve_s: float = 0.0
+    score_s: float = 0.0
+    total_s: float = 0.0
+
+    def tokens(self, k: int) -> float | None:
+        value = self.tokens_at.get(int(k))
+        return None if value is None or math.isnan(value) else float(value)
+
+    def to_columns(self) -> dict[str, Any]:
+        """Flat ``name -> value`` as results.csv has them (``tokens@5``...)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "tokens_at":
+                out.update({f"tokens@{k}": v for k, v in sorted(self.tokens_at.items())})
+            else:
+                out[f.name] = getattr(self, f.name)
+        return out
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> "Stats":
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        tokens: dict[int, float] = {}
+        for key, value in columns.items():
+            if key.startswith("tokens@"):
+                tokens[int(key.split("@", 1)[1])] = float(value)
+            elif key in names:
+                values[key] = value
+            else:
+                raise ValueError(f"unknown stats column {key!r}")
+        return cls(**values, tokens_at=tokens)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SettingResult:
-    """What one setting produced; ``stats`` are the row's non-metric columns."""
+    """What one setting produced: its chunks, the ranking per query, and every score."""
 
     chunks: list[Chunk]
-    runs: dict[str, list[int]]
+    ranking: Ranking
     scores: ScoreTable
     summary: Summary
-    stats: dict[str, Any] = field(default_factory=dict)
+    credits: UnitCredits
+    stats: Stats
 
 
 def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequence[int]) -> int:
@@ -61,22 +110,18 @@ def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequenc
 def evaluate_setting(
     documents: Sequence[Document],
     queries: Sequence[Query],
-    chunker: Any,
-    embedder: Any,
-    index: Any,
-    retriever: Any,
-    settings: EvalSettings,
+    chunker: Chunker,
+    embedder: Embedder,
+    index: SearchIndex,
+    retriever: Retriever,
+    settings: EvalConfig,
 ) -> SettingResult:
     """Run one configuration end to end and score it (SPEC §2)."""
     timings: dict[str, float] = {}
     # Before chunking: the semantic strategy embeds sentences, and those count too.
     embedder.reset_stats()
     t0 = time.perf_counter()
-    if hasattr(chunker, "chunk_documents"):
-        # One call for the corpus: the semantic strategy batches its embedding there.
-        chunks = list(chunker.chunk_documents(documents))
-    else:
-        chunks = [c for doc in documents for c in chunker.chunk(doc)]
+    chunks = list(chunker.chunk_documents(documents))
     timings["chunk_s"] = time.perf_counter() - t0
     if not chunks:
         raise ValueError("the chunker produced no chunks")
@@ -105,40 +150,36 @@ def evaluate_setting(
     timings["index_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ranked = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32),
-                                retrieval_depth(chunks, settings.ks, settings.budgets))
+    ranking = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32),
+                                 retrieval_depth(chunks, settings.k, settings.budgets))
     timings["retrieve_s"] = time.perf_counter() - t0
-    runs = {q.query_id: [int(i) for i in ids] for q, ids in zip(queries, ranked)}
-    hits = {
-        qid: [Hit(chunks[i].doc_id, chunks[i].start, chunks[i].end, chunks[i].n_tokens) for i in ids]
-        for qid, ids in runs.items()
-    }
 
     t0 = time.perf_counter()
-    measures = measures_for(settings.ks, settings.budgets)
-    table = score_queries(queries, hits, measures, min_coverage=settings.min_coverage,
-                          gain=settings.gain, chunks=chunks)
+    table = score_ranked(queries, ranking.ids, chunks, settings.measures,
+                         min_coverage=settings.min_coverage, gain=settings.gain)
     summary = summarize(table, queries, n_boot=settings.n_boot, seed=settings.seed)
+    credits = credit_units(queries, ranking.ids, chunks, min_coverage=settings.min_coverage)
     timings["score_s"] = time.perf_counter() - t0
 
-    n_tokens = np.array([c.n_tokens for c in chunks], dtype=np.float64)
-    stats: dict[str, Any] = {
-        "n_chunks": len(chunks),
-        "mean_chunk_tokens": float(n_tokens.mean()),
-        "max_chunk_tokens": int(n_tokens.max()),
-        "mean_model_tokens": float(model_tokens.mean()),
-        "truncated_share": truncated_share,
-        "max_seq_length": max_len,
-        "retrieval_depth": max((len(ids) for ids in ranked), default=0),
-        "embedded": int(embed_stats.embedded),
-        "cache_hits": int(embed_stats.cache_hits),
-        "cache_misses": int(embed_stats.cache_misses),
-        "model_s": float(embed_stats.seconds),
-        "model_load_s": float(getattr(embed_stats, "load_seconds", 0.0)),
-    }
-    for k in settings.ks:
-        # The context an LLM would be handed at this k: the cost side of the trade-off.
-        per_query = [sum(chunks[i].n_tokens for i in ids[:k]) for ids in runs.values()]
-        stats[f"tokens@{k}"] = float(np.mean(per_query)) if per_query else math.nan
-    stats.update(timings)
-    return SettingResult(chunks=chunks, runs=runs, scores=table, summary=summary, stats=stats)
+    n_tokens = np.fromiter((c.n_tokens for c in chunks), dtype=np.int64, count=len(chunks))
+    # The context an LLM would be handed at each k: the cost side of the trade-off.
+    padded = np.where(ranking.ids >= 0, n_tokens[np.maximum(ranking.ids, 0)], 0)
+    tokens_at = {k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan
+                 for k in settings.k}
+    stats = Stats(
+        n_chunks=len(chunks),
+        mean_chunk_tokens=float(n_tokens.mean()),
+        max_chunk_tokens=int(n_tokens.max()),
+        mean_model_tokens=float(model_tokens.mean()),
+        truncated_share=truncated_share,
+        max_seq_length=max_len,
+        retrieval_depth=ranking.depth,
+        embedded=int(embed_stats.embedded),
+        cache_hits=int(embed_stats.cache_hits),
+        cache_misses=int(embed_stats.cache_misses),
+        model_s=float(embed_stats.seconds),
+        model_load_s=float(getattr(embed_stats, "load_seconds", 0.0)),
+        tokens_at=tokens_at,
+        **timings,
+    )
+    return SettingResult(chunks, ranking, table, summary, credits, stats)

@@ -66,6 +66,31 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class Panel:
+    """One facet of a heatmap: ``matrix[i, j]`` is the mean at ``sizes[i]`` x ``overlaps[j]``
+    (NaN where no setting ran)."""
+
+    facet: str
+    sizes: tuple[Any, ...]
+    overlaps: tuple[Any, ...]
+    matrix: np.ndarray
+
+
+def heatmap_panels(cells: Sequence[Cell]) -> list[Panel]:
+    """The matrices a heatmap draws, one per facet, on shared axes."""
+    sizes = tuple(_order([c.size for c in cells]))
+    overlaps = tuple(_order([c.overlap for c in cells]))
+    panels = []
+    for facet in dict.fromkeys(c.facet for c in cells):
+        grid = np.full((len(sizes), len(overlaps)), np.nan)
+        for c in cells:
+            if c.facet == facet and c.mean is not None:
+                grid[sizes.index(c.size), overlaps.index(c.overlap)] = c.mean
+        panels.append(Panel(facet, sizes, overlaps, grid))
+    return panels
+
+
 def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
     """Metric over chunk.size (rows) x chunk.overlap (columns), one panel per facet.
 
@@ -75,9 +100,9 @@ def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
     valued = [c for c in cells if c.mean is not None and not math.isnan(c.mean)]
     if len(valued) < 2:
         return None
-    facets = list(dict.fromkeys(c.facet for c in cells))
-    sizes = _order([c.size for c in cells])
-    overlaps = _order([c.overlap for c in cells])
+    panels = heatmap_panels(cells)
+    facets = [p.facet for p in panels]
+    sizes, overlaps = list(panels[0].sizes), list(panels[0].overlaps)
     lo = min(c.mean for c in valued)
     hi = max(c.mean for c in valued)
     if hi - lo < 1e-9:
@@ -94,16 +119,10 @@ def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
     axes = fig.subplots(nrows, ncols, squeeze=False)
     font = 9 if len(overlaps) <= 4 else 7
     image = None
-    for n, facet in enumerate(facets):
+    for n, panel in enumerate(panels):
+        facet = panel.facet
         ax = axes[n // ncols][n % ncols]
-        grid = np.full((len(sizes), len(overlaps)), np.nan)
-        for c in cells:
-            if c.facet != facet:
-                continue
-            i, j = sizes.index(c.size), overlaps.index(c.overlap)
-            if c.mean is not None:
-                grid[i, j] = c.mean
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto")
+        image = ax.imshow(np.ma.masked_invalid(panel.matrix), cmap=cmap, norm=norm, aspect="auto")
         for c in cells:
             if c.facet != facet:
                 continue

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import numpy as np
 
-
-class SearchIndex(Protocol):
-    @property
-    def ntotal(self) -> int: ...
-
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]: ...
+from sweep.data import Ranking
+from sweep.stages import SearchIndex
 
 
 class DenseRetriever:
@@ -26,14 +20,15 @@ class DenseRetriever:
             raise ValueError(f"retrieve.depth must be a positive integer or null, got {depth!r}")
         self.depth = depth
 
-    def retrieve(self, index: SearchIndex, query_vectors: np.ndarray, k: int) -> list[np.ndarray]:
-        """Per query, int64 chunk positions in rank order (at most min(max(k, depth), ntotal))."""
+    def retrieve(self, index: SearchIndex, query_vectors: np.ndarray, k: int) -> Ranking:
+        """Per query, chunk positions in rank order and their scores
+        (``min(max(k, depth), ntotal)`` of them)."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"retrieve: k must be a positive integer, got {k!r}")
         n = min(max(int(k), self.depth or 0), index.ntotal)
         nq = len(query_vectors)
         if n == 0:
-            return [np.zeros(0, dtype=np.int64) for _ in range(nq)]
+            return Ranking(np.zeros((nq, 0), dtype=np.int64), np.zeros((nq, 0), dtype=np.float32))
         # Equal scores can straddle the cut; fetch past it until the tie group
         # at the cut is complete, so the choice among equals is by position and
         # not by the index's internal order.
@@ -47,7 +42,12 @@ class DenseRetriever:
                     len(rs) < fetch or rs[-1] != rs[n - 1] for rs, _ in ranked):
                 break
             fetch = min(index.ntotal, 2 * fetch)
-        return [order[:n] for _, order in ranked]
+        ids = np.full((nq, n), -1, dtype=np.int64)
+        scores = np.full((nq, n), np.nan, dtype=np.float32)
+        for i, (row_scores, order) in enumerate(ranked):
+            ids[i, :len(order[:n])] = order[:n]
+            scores[i, :len(row_scores[:n])] = row_scores[:n]
+        return Ranking(ids, scores)
 
 
 def _rank(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

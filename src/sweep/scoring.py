@@ -38,6 +38,8 @@ __all__ = [
     "GAINS",
     "RankedHits",
     "ScoreTable",
+    "UnitCredits",
+    "credit_units",
     "first_relevant_rank",
     "first_relevant_ranks",
     "score_queries",
@@ -135,29 +137,53 @@ class ScoreTable:
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "ScoreTable":
-        """Read a table written by :meth:`write_csv`."""
+        """Read a table written by :meth:`write_csv`; ``ValueError`` names the file and line."""
+        import pandas as pd
+
+        path = Path(path)
         with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if tuple(header or ()) != CSV_HEADER:
-                raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}, got {header!r}")
-            qids: dict[str, int] = {}
-            mets: dict[str, int] = {}
-            cols: tuple[list[int], list[int], list[int], list[float]] = ([], [], [], [])
-            for lineno, row in enumerate(reader, 2):
-                if len(row) != 4 or row[1] not in LEVELS:
-                    raise ValueError(f"{path}:{lineno}: expected query_id,level,metric,value with level doc or span")
-                try:
-                    value = float(row[3])
-                except ValueError:
-                    raise ValueError(f"{path}:{lineno}: value {row[3]!r} is not a number") from None
-                cols[0].append(qids.setdefault(row[0], len(qids)))
-                cols[1].append(LEVELS.index(row[1]))
-                cols[2].append(mets.setdefault(row[2], len(mets)))
-                cols[3].append(value)
-        return cls(tuple(qids), tuple(mets), np.asarray(cols[0], dtype=np.int64),
-                   np.asarray(cols[1], dtype=np.int8), np.asarray(cols[2], dtype=np.int64),
-                   np.asarray(cols[3], dtype=np.float64))
+            header = f.readline().rstrip("\r\n")
+        if tuple(header.split(",")) != CSV_HEADER:
+            raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}, got {header!r}")
+        try:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
+                             engine="c")
+        except pd.errors.ParserError as e:
+            line = _parser_error_line(str(e))
+            where = f"{path}:{line}" if line else str(path)
+            raise ValueError(f"{where}: expected query_id,level,metric,value") from None
+        if df.empty:
+            return cls((), (), *(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int64)),
+                       np.zeros(0))
+        bad_level = ~df["level"].isin(LEVELS)
+        value = pd.to_numeric(df["value"], errors="coerce")
+        bad_value = value.isna() & ~df["value"].str.strip().str.lower().isin(("nan",))
+        for mask, problem in ((bad_level, lambda r: f"level {r['level']!r} is not doc or span"),
+                              (bad_value, lambda r: f"value {r['value']!r} is not a number")):
+            if mask.any():
+                i = int(np.flatnonzero(mask.to_numpy())[0])
+                raise ValueError(f"{path}:{i + 2}: {problem(df.iloc[i])}")
+        q_codes, q_names = pd.factorize(df["query_id"], sort=False)
+        m_codes, m_names = pd.factorize(df["metric"], sort=False)
+        levels = df["level"].map({name: i for i, name in enumerate(LEVELS)}).to_numpy(np.int8)
+        return cls(tuple(q_names), tuple(m_names), q_codes.astype(np.int64), levels,
+                   m_codes.astype(np.int64), value.to_numpy(np.float64))
+
+    def to_frame(self):
+        """The table as a pandas DataFrame: ``query_id, level, metric, value``."""
+        import pandas as pd
+
+        return pd.DataFrame({"query_id": pd.Categorical.from_codes(self.query_code, self.query_ids),
+                             "level": pd.Categorical.from_codes(self.level_code, LEVELS),
+                             "metric": pd.Categorical.from_codes(self.metric_code, self.metric_names),
+                             "value": self.value})
+
+
+def _parser_error_line(message: str) -> int | None:
+    import re
+
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
 
 
 # --------------------------------------------------------------------------- gold units
@@ -572,8 +598,14 @@ class _Credits:
         return cls(n_queries, n_units, ev_q, ev_rank, ev_units, ev_first, ap_term, dcg_term,
                    ideal_q, ideal_pos, ideal_term)
 
-    def measure(self, names: Sequence[str], cutoff: np.ndarray) -> dict[str, np.ndarray]:
-        """Rank measures of every query at a per-query cut-off (hits considered)."""
+    def measure(self, names: Sequence[str], cutoff: np.ndarray, *, budget: bool = False
+                ) -> dict[str, np.ndarray]:
+        """Rank measures of every query at a per-query cut-off (hits considered).
+
+        For a token budget (``budget``) the ideal DCG takes all of the query's
+        units, not the first L: a size that fits fewer chunks in the budget
+        must not be rewarded with a smaller ideal (SPEC §2, Token budget).
+        """
         nq = self.n_queries
         inside = self.ev_rank <= cutoff[self.ev_q]
         # bincount sums each query's terms in order, so a perfect ranking's DCG
@@ -601,7 +633,8 @@ class _Credits:
                 out[name] = np.bincount(self.ev_q, weights=np.where(inside, self.ap_term, 0.0), minlength=nq) / r
             elif name == "ndcg":
                 dcg = np.bincount(self.ev_q, weights=np.where(inside, self.dcg_term, 0.0), minlength=nq)
-                in_ideal = self.ideal_pos <= cutoff[self.ideal_q]
+                in_ideal = (np.ones(len(self.ideal_q), dtype=bool) if budget
+                            else self.ideal_pos <= cutoff[self.ideal_q])
                 idcg = np.bincount(self.ideal_q, weights=np.where(in_ideal, self.ideal_term, 0.0), minlength=nq)
                 out[name] = np.divide(dcg, idcg, out=np.zeros(nq), where=idcg > 0)
             else:  # pragma: no cover - names are checked by the caller
@@ -765,7 +798,8 @@ def _score(gold: _Gold, hits: RankedHits, measures: list[Measure], *, min_covera
                     columns[:, col] = omega[included]
                 continue
             cut = cutoffs[key]
-            ranked = credits.measure([m.name for _, m in group if m.name in RANK_NAMES], cut)
+            ranked = credits.measure([m.name for _, m in group if m.name in RANK_NAMES], cut,
+                                     budget=key[0] == "t")
             for col, m in group:
                 values = ranked[m.name] if m.name in RANK_NAMES else _coverage_measure(
                     m.name, coverage, hits, gold, cut)
@@ -808,6 +842,47 @@ def _coverage_measure(name: str, coverage: _Coverage | None, hits: RankedHits, g
     return np.divide(inter, denom, out=np.zeros(n), where=denom > 0)
 
 
+@dataclass(frozen=True)
+class UnitCredits:
+    """Where each relevance unit is credited in the whole ranking, per query and level.
+
+    ``ranks[level][query_id]`` holds one entry per unit, ``None`` for a unit no
+    hit credits; span units are in the order of the query's ``relevant`` list
+    (grade > 0), document units in order of first mention. Queries without a
+    unit at a level are absent there.
+    """
+
+    ranks: Mapping[str, Mapping[str, tuple[int | None, ...]]]
+
+    def first_relevant(self, level: str) -> dict[str, int | None]:
+        """Rank of the first hit that credits any unit, per query (None: none does)."""
+        return {q: min((r for r in units if r is not None), default=None)
+                for q, units in self.ranks[level].items()}
+
+
+def _unit_credits(gold: _Gold, hits: RankedHits, min_coverage: float) -> UnitCredits:
+    out: dict[str, dict[str, tuple[int | None, ...]]] = {}
+    for level in LEVELS:
+        unit_q, _ = gold.units(level)
+        ranks = (_doc_unit_ranks(gold, hits) if level == "doc"
+                 else _span_coverage(gold, hits, min_coverage).span_ranks)
+        per_query: dict[str, list[int | None]] = {}
+        for q, r in zip(unit_q.tolist(), ranks.tolist()):
+            per_query.setdefault(gold.query_ids[q], []).append(None if r >= _NEVER else int(r))
+        out[level] = {q: tuple(v) for q, v in per_query.items()}
+    return UnitCredits(out)
+
+
+def credit_units(queries: Sequence[Query], ranking: np.ndarray, chunks: Sequence[Chunk], *,
+                 min_coverage: float = 0.5) -> UnitCredits:
+    """:class:`UnitCredits` of a retriever's ``(n_queries, depth)`` chunk positions (as
+    :func:`score_ranked` takes them)."""
+    _check_options(min_coverage, "linear")
+    gold = _Gold.of(queries)
+    return _unit_credits(gold, RankedHits.from_chunk_ranking(ranking, chunks, gold.doc_code),
+                         min_coverage)
+
+
 def first_relevant_ranks(
     queries: Sequence[Query],
     runs: Mapping[str, Sequence[Hit]],
@@ -824,15 +899,7 @@ def first_relevant_ranks(
     _check_options(min_coverage, "linear")
     gold = _Gold.of(queries)
     hits = RankedHits.from_hits(gold.query_ids, runs, gold.doc_code, need_tokens=False)
-    unit_q, _ = gold.units(level)
-    ranks = _doc_unit_ranks(gold, hits) if level == "doc" else _span_coverage(gold, hits, min_coverage).span_ranks
-    best = np.full(gold.n_queries, _NEVER, dtype=np.int64)
-    np.minimum.at(best, unit_q, ranks)
-    has_unit = np.bincount(unit_q, minlength=gold.n_queries) > 0
-    return {
-        gold.query_ids[q]: (None if best[q] >= _NEVER else int(best[q]))
-        for q in np.flatnonzero(has_unit).tolist()
-    }
+    return _unit_credits(gold, hits, min_coverage).first_relevant(level)
 
 
 def first_relevant_rank(query: Query, hits: Sequence[Hit], level: str, min_coverage: float = 0.5) -> int | None:

@@ -116,12 +116,13 @@ class Recommendation:
 
 
 def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float, float]],
-              *, metric: str = "the primary metric", labels: Mapping[int, str] | None = None
-              ) -> Recommendation | None:
+              *, metric: str = "the primary metric", labels: Mapping[int, str] | None = None,
+              untested: Sequence[str] = ()) -> Recommendation | None:
     """The cheapest setting not distinguishable from the best.
 
     ``cost[job] = (retrieved tokens per query at the primary k, chunks in the index)``:
-    what the LLM reads per question first, then the index size.
+    what the LLM reads per question first, then the index size. ``untested`` names
+    settings that ran but could not be tested: the reason never claims anything of them.
     """
     candidates = [c for c in comparisons if c.verdict in ("best", "tie") and c.job in cost]
     if not candidates:
@@ -133,13 +134,14 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
     if pick.job == best.job:
         ties = [c for c in candidates if c.job != best.job]
         if not ties:
-            reason = (f"{name} has the best {metric} ({best.mean:.3f}) and every other setting "
+            others = "every other tested setting" if untested else "every other setting"
+            reason = (f"{name} has the best {metric} ({best.mean:.3f}) and {others} "
                       "is significantly worse.")
         else:
             reason = (f"{name} has the best {metric} ({best.mean:.3f}); of the {len(ties)} "
                       f"setting(s) not distinguishable from it, none retrieves fewer tokens per "
                       f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f}).")
-        return Recommendation(pick.job, reason)
+        return Recommendation(pick.job, reason + _untested(untested))
     best_name = (labels or {}).get(best.job, f"job {best.job}")
     b_tokens, b_chunks = cost.get(best.job, (float("nan"), float("nan")))
     if best.job not in cost:  # the best row saved no cost: say what the pick costs
@@ -152,4 +154,10 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
     reason = (f"{name} is not distinguishable from the best, {best_name}, on {metric} "
               f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
               f"{saving}.")
-    return Recommendation(pick.job, reason)
+    return Recommendation(pick.job, reason + _untested(untested))
+
+
+def _untested(labels: Sequence[str]) -> str:
+    if not labels:
+        return ""
+    return f" Not tested (no per-query scores): {', '.join(labels)}."

@@ -1,0 +1,132 @@
+"""Several sweeps side by side on one page, and tested together when they are comparable.
+
+Sweeps are pooled into one paired test only when every one of them scored the
+same evaluation set (same documents and judgments, by content hash) with the
+same scoring settings; a folder's name says nothing about that. Otherwise they
+are shown side by side and the page says why they are not tested together.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from sweep import htmlpage
+from sweep.decision import group_rows, verdict_text
+from sweep.htmlpage import Picture, Section, Table
+from sweep.htmlreport import subtitle
+from sweep.pictures import plot_name
+from sweep.row import Row
+from sweep.settings import format_value, label, varied_settings
+from sweep.stats import Comparison, compare_to_best
+from sweep.sweepreport import SweepReport
+from sweep.tables import fmt, with_ci
+
+__all__ = ["compare_sweeps", "why_not_pooled"]
+
+
+def sweep_name(path: Path) -> str:
+    parts = Path(path).resolve().parts
+    return "/".join(parts[-2:])
+
+
+def why_not_pooled(reports: Sequence[SweepReport]) -> str | None:
+    """Why the sweeps' settings cannot be tested together; None when they can."""
+    rows = [r for rep in reports for r in rep.rows]
+    if len(group_rows(rows)) == 1:
+        return None
+    firsts = [rep.rows[0] for rep in reports]
+    fps = {r.dataset.fingerprint if r.dataset else None for r in firsts}
+    reasons = []
+    if len(fps) > 1:
+        desc = ", ".join(f"{sweep_name(rep.sweep_dir)}: {_dataset(rep.rows[0])}" for rep in reports)
+        reasons.append(f"they scored different evaluation sets (by content: {desc})")
+    keys = [dict(r.eval.scoring_key()) for r in firsts]
+    differ = [k for k in keys[0] if len({repr(kk[k]) for kk in keys}) > 1]
+    if differ:
+        reasons.append("their scoring settings differ (" + "; ".join(
+            f"eval.{k}: " + " vs ".join(str(kk[k]) for kk in keys) for k in differ) + ")")
+    if not reasons:  # the rows of one sweep already fall into several groups
+        reasons.append("their rows were scored on several evaluation sets or scoring settings")
+    return "No test across sweeps: " + " and ".join(reasons) + "; each sweep is tested on its own."
+
+
+def _dataset(row: Row) -> str:
+    return f"{row.dataset.name} #{row.dataset.fingerprint[:8]}" if row.dataset else "unknown"
+
+
+def _pooled(reports: Sequence[SweepReport]) -> tuple[dict[tuple[int, int], Comparison], list[str]]:
+    pooled, owner = {}, {}
+    for i, rep in enumerate(reports):
+        for d in rep.decision.decisions:
+            for job, sc in d.scores.items():
+                owner[len(pooled)] = (i, job)
+                pooled[len(pooled)] = sc
+    if len(pooled) < 2:
+        return {}, []
+    ev = reports[0].decision.decisions[0].group.eval
+    try:
+        comparisons = compare_to_best(pooled, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed)
+    except ValueError as e:
+        return {}, [f"No test across sweeps: {e}."]
+    primary = reports[0].decision.decisions[0].primary
+    return ({owner[c.job]: c for c in comparisons},
+            [f"vs best (all sweeps): every setting of every sweep against the overall best on "
+             f"{primary.label}, paired over the queries they share, Holm-adjusted over all of them."])
+
+
+def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
+    """Write the comparison page of several sweeps: every setting, each sweep's pick, pictures."""
+    names = [sweep_name(r.sweep_dir) for r in reports]
+    why = why_not_pooled(reports)
+    across, notes = ({}, [why]) if why else _pooled(reports)
+    keys: list[str] = []
+    for rep in reports:
+        keys += [k for k in varied_settings([r.settings for r in rep.rows]) if k not in keys]
+    primary = reports[0].decision.primary
+    cost_k = reports[0].decision.decisions[0].group.eval.cost_k if reports[0].decision.decisions else 5
+    records, classes = [], []
+    for i, (name, rep) in enumerate(zip(names, reports)):
+        for r in rep.rows:
+            d = rep.decision.of(r.job)
+            p = d.primary if d else primary
+            rec = {"sweep": name}
+            rec.update({label(k): format_value(r.settings.get(k)) for k in keys})
+            rec.update({"chunks": fmt(r.stats.n_chunks) if r.ok else "–",
+                        "tok/chunk": fmt(r.stats.mean_chunk_tokens, 1) if r.ok else "–",
+                        f"tok@{cost_k}": fmt(r.stats.tokens(cost_k), 0) if r.ok else "–",
+                        (primary.label if primary else "primary"): with_ci(r, p.level, p.metric) if p else "–",
+                        "vs best (own sweep)": rep.decision.verdict(r)})
+            if across:
+                rec["vs best (all sweeps)"] = verdict_text(across.get((i, r.job))) if r.ok else "–"
+            rec["status"] = r.status if r.ok else f"{r.status}: {r.error or ''}"
+            records.append(rec)
+            c = across.get((i, r.job)) if across else rep.decision.comparison(r.job)
+            classes.append("bad" if not r.ok else (c.verdict if c and c.verdict != "worse" else ""))
+    recs = [f"{name}: " + (" ".join(d.recommendation_text for d in rep.decision.decisions
+                                      if d.recommendation_text) or "no recommendation")
+            for name, rep in zip(names, reports)]
+    sections = [Section("Recommendations", htmlpage.bullets(recs, cls="")),
+                Section("All settings", htmlpage.table_html(Table.of(pd.DataFrame(records), classes))
+                        + htmlpage.bullets(notes))]
+    side = []
+    for name, rep in zip(names, reports):
+        pics = []
+        for d in rep.decision.decisions[:1]:
+            p = d.primary
+            for fname, caption in ((plot_name("heatmap", p.level, p.metric), p.label),
+                                   (plot_name("budget", p.level, p.measure.name),
+                                    f"{p.level} {p.measure.name} by token budget")):
+                path = rep.sweep_dir / "plots" / fname
+                if path.exists():
+                    pics.append(htmlpage.picture_html(Picture(path, f"{name}: {caption}")))
+        side.append(f"<div><h3>{escape(name)}</h3>{''.join(pics) or '<p>(no pictures)</p>'}"
+                    f"{htmlpage.paragraphs([subtitle(rep)])}</div>")
+    sections.append(Section("Side by side", f'<div class="grid">{"".join(side)}</div>'))
+    out = Path(out)
+    htmlpage.write_page(out, htmlpage.page(f"sweep comparison: {len(reports)} sweeps", sections,
+                                           subtitle=" · ".join(names)))
+    return out

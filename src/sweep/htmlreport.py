@@ -1,0 +1,54 @@
+"""``report.html``: one self-contained page of a sweep, rendered from its SweepReport."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Sequence
+
+from sweep import htmlpage
+from sweep.htmlpage import Picture, Section, Table
+from sweep.sweepreport import SweepReport
+from sweep.tables import breakdown_frame, footnotes, recommendations, results_frame, row_classes
+
+__all__ = ["render_html", "subtitle"]
+
+
+def subtitle(rep: SweepReport) -> str:
+    ok = rep.ok
+    names = list(dict.fromkeys(r.dataset.name for r in rep.rows if r.dataset))
+    bad = len(rep.rows) - len(ok)
+    parts = [str(rep.sweep_dir)]
+    if names:
+        parts.append(("dataset " if len(names) == 1 else "datasets ") + ", ".join(names))
+    parts.append(f"{len(ok)} setting(s) ran" + (f", {bad} invalid or failed" if bad else ""))
+    if rep.decision.primary:
+        parts.append(f"primary metric {rep.decision.primary.label}")
+    return " · ".join(parts)
+
+
+def render_html(rep: SweepReport, pictures: Sequence[Picture]) -> str:
+    sections = []
+    recs = recommendations(rep)
+    if recs:
+        sections.append(Section("Recommendation", "".join(f'<div class="rec">{escape(t)}</div>'
+                                                          for t in recs)))
+    table = Table.of(results_frame(rep), row_classes(rep))
+    sections.append(Section("Comparison table", htmlpage.table_html(table)
+                            + htmlpage.bullets(footnotes(rep))))
+    if pictures:
+        sections.append(Section("Pictures", '<div class="grid">'
+                                + "".join(htmlpage.picture_html(p) for p in pictures) + "</div>"))
+    for view in rep.groups:
+        d = view.decision
+        where = f" ({d.group.label})" if d.group.label else ""
+        df = breakdown_frame(view, rep)
+        if df is not None:
+            classes = [(c.verdict if (c := d.comparisons.get(j)) and c.verdict != "worse" else "")
+                       for j in view.breakdown.jobs]
+            sections.append(Section(f"{d.primary.label} by query type{where}", htmlpage.paragraphs(
+                ["Mean per query type; n = queries of that type scored at this level."])
+                + htmlpage.table_html(Table.of(df, classes))))
+        if view.worst:
+            sections.append(Section(f"Worst queries{where}", htmlpage.worst_queries_html(
+                view.worst, metric=d.primary.label, setting=view.worst_setting)))
+    return htmlpage.page("sweep report", sections, subtitle=subtitle(rep))

@@ -1,0 +1,182 @@
+"""One job of a sweep: build its stages from the config, evaluate the setting, save its row.
+
+A bad setting (overlap ≥ size, an unknown model) never stops the sweep: the
+job saves a row with status ``invalid`` and the reason; a crash saves one with
+status ``failed`` and the traceback in ``<job>/error.txt``. Bad input that would
+fail every job alike (the dataset, the eval config) is a :class:`ConfigError`,
+caught before any work (``sweep.preflight``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from sweep import progress
+from sweep.data import Chunk, Dataset, Document
+from sweep.evalconfig import EvalConfig, EvalConfigError
+from sweep.files import write_text_atomic
+from sweep.measures import Primary
+from sweep.pipeline import Stats, evaluate_setting
+from sweep.row import DatasetInfo, Row
+from sweep.settings import job_settings
+from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
+from sweep.traces import traces_of, write_traces
+
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
+           "scoring_config"]
+
+log = logging.getLogger("sweep")
+
+
+class ConfigError(ValueError):
+    """Bad input that would fail every job alike: one line, exit 2, before any work."""
+
+
+@dataclass(frozen=True)
+class Stages:
+    embedder: Embedder
+    chunker: Chunker
+    index: SearchIndex
+    retriever: Retriever
+
+
+class _PerDocument:
+    """A user's chunker that only has ``chunk(doc)``, as the pipeline's :class:`Chunker`."""
+
+    def __init__(self, chunker: Any) -> None:
+        self._chunker = chunker
+        self.notes = tuple(getattr(chunker, "notes", ()) or ())
+
+    def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
+        return [c for d in docs for c in self._chunker.chunk(d)]
+
+
+def cause(e: BaseException) -> BaseException:
+    """The user's error inside Hydra's InstantiationException wrapper."""
+    while isinstance(e, InstantiationException) and e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
+def one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def build_stages(cfg: DictConfig) -> Stages:
+    """Instantiate embedder, chunker, index and retriever; a bad setting raises.
+
+    The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
+    (the semantic strategy embeds sentences; the others ignore it).
+    """
+    embedder = instantiate(cfg.embed)
+    chunker = instantiate(cfg.chunk, embed_fn=embedder.embed_documents)
+    if not hasattr(chunker, "chunk_documents"):
+        chunker = _PerDocument(chunker)
+    return Stages(embedder, chunker, instantiate(cfg.index), instantiate(cfg.retrieve))
+
+
+def build_eval(cfg: DictConfig) -> EvalConfig:
+    try:
+        ev = instantiate(cfg.eval)
+    except InstantiationException as e:
+        raise ConfigError(f"eval: {cause(e)}") from None
+    except EvalConfigError as e:
+        raise ConfigError(f"eval: {e}") from None
+    if not isinstance(ev, EvalConfig):
+        raise ConfigError(f"eval: _target_ must build a sweep.evalconfig.EvalConfig, "
+                          f"got {type(ev).__name__}")
+    return ev
+
+
+_datasets: dict[str, Dataset] = {}
+
+
+def load_dataset(node: DictConfig) -> Dataset:
+    """Load (once per process: all jobs of a sweep share it) and validate the dataset."""
+    key = OmegaConf.to_yaml(node, resolve=True)
+    if key not in _datasets:
+        t0 = time.perf_counter()
+        try:
+            _datasets[key] = instantiate(node)
+        except InstantiationException as e:
+            raise cause(e) from None
+        ds = _datasets[key]
+        log.info("dataset %s: %d documents, %d queries (%.1fs)", ds.name, len(ds.documents),
+                 len(ds.queries), time.perf_counter() - t0)
+    return _datasets[key]
+
+
+def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> EvalConfig:
+    """The eval config this dataset is scored with: a span-level primary falls back to the
+    document level when the judgments have no spans (BEIR qrels, say)."""
+    scorable = [q for q in dataset.queries if any(j.grade > 0 for j in q.relevant)]
+    if not scorable:
+        raise ConfigError(f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
+                          "there is nothing to score")
+    primary = ev.primary_metric
+    if primary.level == "span" and not any(j.is_span and j.grade > 0 for q in scorable
+                                           for j in q.relevant):
+        fallback = str(Primary("doc", primary.measure))
+        if warn:
+            log.warning("dataset %s has no evidence spans, only document judgments: span-level "
+                        "metrics stay empty, and the primary metric is %s instead of %s",
+                        dataset.name, fallback, primary)
+        return ev.with_primary(fallback)
+    return ev
+
+
+class _Invalid(Exception):
+    pass
+
+
+def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
+            choices: Mapping[str, Any]) -> Row:
+    """Run one job of the sweep and save its row; never raises for a bad setting."""
+    ev = build_eval(cfg)
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    dataset = load_dataset(cfg.dataset)
+    ev = scoring_config(dataset, ev, warn=job_num == 0)
+    settings = job_settings(cfg, overrides, choices)
+    label = " ".join(overrides) or "(defaults)"
+    log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
+    t0 = time.perf_counter()
+    status, error, notes, stats, summary = "ok", None, (), Stats(), None
+    try:
+        try:
+            stages = build_stages(cfg)
+        except Exception as e:  # a bad setting: the row says why, the sweep goes on
+            raise _Invalid(one_line(cause(e))) from e
+        notes = tuple(stages.chunker.notes)
+        for note in notes:
+            log.warning("%s", note)
+        result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
+                                  stages.embedder, stages.index, stages.retriever, ev)
+        stats, summary = result.stats, result.summary
+        result.scores.write_csv(job_dir / "per_query.csv")
+        write_traces(job_dir / "hits.jsonl",
+                     traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k)))
+    except _Invalid as e:
+        status, error = "invalid", str(e)
+        log.error("invalid setting (%s): %s", label, e)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:
+        status, error, summary = "failed", one_line(e), None
+        write_text_atomic(job_dir / "error.txt", traceback.format_exc())
+        log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
+    row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
+              notes, stats, summary if status == "ok" else None, path=job_dir)
+    row = row.with_stats(total_s=time.perf_counter() - t0)
+    row.save(job_dir)
+    return row

@@ -1,0 +1,122 @@
+"""Which pictures a sweep gets, and their data: heatmaps, metric-vs-budget lines, first-relevant ranks.
+
+``sweep.plots`` draws; this module decides what to draw from a
+:class:`~sweep.sweepreport.SweepReport` and writes the PNGs under ``plots/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sweep.htmlpage import Picture
+from sweep.measures import LEVELS
+from sweep.settings import setting_label
+from sweep.sweepreport import SweepReport
+from sweep.tables import HEADLINE_METRICS, budget_metrics
+from sweep.traces import read_traces
+
+__all__ = ["heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures"]
+
+
+def plot_name(kind: str, level: str, metric: str) -> str:
+    return f"{kind}_{level}_{metric.replace('@', '_')}.png"
+
+
+def heatmap_metrics(rep: SweepReport) -> list[tuple[str, str]]:
+    """The primary metric, the printed @k columns, then the primary metric at each budget."""
+    chosen: list[tuple[str, str]] = []
+    for d in rep.decision.decisions:
+        chosen.append((d.primary.level, d.primary.metric))
+    for d in rep.decision.decisions:
+        chosen += [(lvl, f"{m}@{k}") for k in d.group.eval.table_k for lvl in LEVELS
+                   for m in HEADLINE_METRICS]
+        chosen += budget_metrics(d)
+    return list(dict.fromkeys(chosen))
+
+
+def _facets(rep: SweepReport) -> dict[int, str]:
+    """A panel per combination of the varied settings other than size and overlap."""
+    facet_keys = [k for k in rep.keys if k not in ("chunk.size", "chunk.overlap")]
+    facet = {r.job: setting_label(r.settings, facet_keys, sep=", ") for r in rep.rows}
+    seen: set[tuple[str, Any, Any]] = set()
+    for r in rep.rows:  # two rows in one cell would hide each other: give them their own panel
+        cell = (facet[r.job], r.settings.get("chunk.size"), r.settings.get("chunk.overlap"))
+        if cell in seen:
+            facet[r.job] = (facet[r.job] + ", " if facet[r.job] else "") + f"job {r.job}"
+        seen.add(cell)
+    return facet
+
+
+def heatmap_cells(rep: SweepReport, level: str, metric: str) -> list:
+    """The cells of one metric's heatmap, straight from the rows' saved intervals."""
+    from sweep import plots
+
+    facet = _facets(rep)
+    cells = []
+    for r in rep.rows:
+        d = rep.decision.of(r.job)
+        m = r.interval(level, metric) if r.ok else None
+        mark = ""
+        if d is not None and (level, metric) == (d.primary.level, d.primary.metric):
+            c = d.comparisons.get(r.job)
+            mark = c.verdict if c else ""
+        cells.append(plots.Cell(facet[r.job], r.settings.get("chunk.size"),
+                                r.settings.get("chunk.overlap"),
+                                m.mean if m else None, m.ci_low if m else None,
+                                m.ci_high if m else None, "" if r.ok else r.status, mark))
+    return cells
+
+
+def write_pictures(rep: SweepReport) -> list[Picture]:
+    """Heatmaps, metric-vs-budget lines and the first-relevant-rank histogram under plots/."""
+    from sweep import plots  # matplotlib loads only when pictures are drawn
+
+    out_dir = rep.sweep_dir / "plots"
+    if not rep.ok:
+        return []
+    heatmaps: list[Picture] = []
+    pictures: list[Picture] = []
+    for level, metric in heatmap_metrics(rep):
+        path = plots.heatmap(out_dir / plot_name("heatmap", level, metric),
+                             heatmap_cells(rep, level, metric),
+                             title=f"{level} {metric}: mean [95% interval]")
+        if path:
+            heatmaps.append(Picture(path, f"{level} {metric} over chunk.size × chunk.overlap"))
+    for d in rep.decision.decisions:
+        p = d.primary
+        name = f"{p.level} {p.measure.name}"
+        series = []
+        for r in rep.ok:
+            if r.job not in d.group.jobs:
+                continue
+            pts = [(b, m) for b in d.group.eval.budgets
+                   if (m := r.interval(p.level, f"{p.measure.name}@{b}t")) is not None]
+            if pts:
+                series.append(plots.Series(rep.labels[r.job], tuple(b for b, _ in pts),
+                                           tuple(m.mean for _, m in pts),
+                                           tuple(m.ci_low for _, m in pts),
+                                           tuple(m.ci_high for _, m in pts)))
+        suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
+        path = plots.budget_lines(
+            out_dir / plot_name("budget", p.level, p.measure.name + suffix), series, metric=name,
+            title=f"{name} at equal context cost" + (f" ({d.group.label})" if d.group.label else ""))
+        if path:
+            pictures.append(Picture(path, f"{name} at each token budget, one line per setting "
+                                          "(band: 95% interval)"))
+        k = max(d.group.eval.k)
+        ranks = {}
+        for r in rep.ok:
+            path = r.file("hits.jsonl") if r.job in d.group.jobs else None
+            if path is None:
+                continue
+            traces = read_traces(path)
+            ranks[rep.labels[r.job]] = {q: t.first_relevant(p.level) or 0
+                                        for q, t in traces.items() if t.credits.get(p.level)}
+        path = plots.rank_histograms(
+            out_dir / f"first_relevant_rank_{p.level}{suffix}.png", ranks, k=k,
+            title=f"Rank of the first relevant chunk ({p.level} level, top {k}; "
+                  f"none = not in the top {k})")
+        if path:
+            pictures.append(Picture(path, "Where the first relevant chunk lands, per setting (seed 004)"))
+    # The primary metric's heatmap first, then budgets and ranks, then the other heatmaps.
+    return heatmaps[:1] + pictures + heatmaps[1:]

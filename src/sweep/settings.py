@@ -1,0 +1,103 @@
+"""What tells one sweep setting from another: the config keys that become a row's first columns.
+
+One table (:data:`SETTINGS`) names every key a row records and the column label
+it gets; a setting that varies in a sweep but is not in the table still gets a
+column, labelled by its key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["SETTINGS", "Setting", "format_value", "job_settings", "label", "setting_label",
+           "varied_settings"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A config key (``chunk.size``) or a config group whose choice is the setting (``index``)."""
+
+    key: str
+    label: str
+    group: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("chunk.strategy", "strategy"),
+    Setting("chunk.size", "size"),
+    Setting("chunk.overlap", "overlap"),
+    Setting("chunk.prefix", "prefix"),
+    Setting("chunk.tokenizer", "tokenizer"),
+    Setting("embed.model", "model"),
+    Setting("index", "index", group=True),
+    Setting("retrieve", "retriever", group=True),
+    Setting("dataset", "dataset", group=True),
+)
+_BY_KEY = {s.key: s for s in SETTINGS}
+#: Override keys that change where or how loudly a job runs, not what it measures.
+_NOT_SETTINGS = ("hydra.", "embed.cache_dir", "embed.show_progress", "name", "experiment")
+#: Always columns, even when they do not vary: the grid of seed 002.
+_ALWAYS = ("chunk.size", "chunk.overlap")
+
+
+def label(key: str) -> str:
+    """Column label of a setting key (the key itself for keys outside the table)."""
+    s = _BY_KEY.get(key)
+    return s.label if s else key
+
+
+def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's settings: every key of the table, then any other key its overrides set.
+
+    ``cfg`` is the job's config, ``choices`` Hydra's group choices
+    (``hydra.runtime.choices``): a group's setting is the option chosen
+    (``index=hnsw``), not the class it builds.
+    """
+    from omegaconf import OmegaConf
+
+    settings: dict[str, Any] = {}
+    for s in SETTINGS:
+        settings[s.key] = choices.get(s.key) if s.group else OmegaConf.select(cfg, s.key, default=None)
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key in settings or key.startswith(_NOT_SETTINGS):
+            continue
+        if "." not in key:  # another group choice, e.g. rerank=cross_encoder
+            settings[key] = choices.get(key, override.split("=", 1)[1] if "=" in override else None)
+            continue
+        value = OmegaConf.select(cfg, key, default=None)
+        if OmegaConf.is_config(value):
+            value = OmegaConf.to_container(value, resolve=True)
+        settings[key] = value
+    return settings
+
+
+def varied_settings(settings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Keys whose value differs between rows, in table order, always with size and overlap."""
+    keys = list(_ALWAYS)
+    known = [s.key for s in SETTINGS]
+    extra = sorted({k for s in settings for k in s} - set(known))
+    for key in [*known, *extra]:
+        values = {json.dumps(s.get(key), sort_keys=True, default=str) for s in settings}
+        if len(values) > 1 and key not in keys:
+            keys.insert(0 if key == "chunk.strategy" else len(keys), key)
+    return keys
+
+
+def format_value(value: Any) -> str:
+    """A setting as a table cell: a model path by its last folder, a class by its name."""
+    if isinstance(value, str):
+        if "/" in value:
+            return value.rstrip("/").rsplit("/", 1)[-1]
+        return value.rsplit(".", 1)[-1] if value.count(".") and " " not in value else value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return str(value)
+
+
+def setting_label(settings: Mapping[str, Any], keys: Sequence[str], sep: str = " ") -> str:
+    """``size=256 overlap=64`` (plus any other setting that varies in the sweep)."""
+    return sep.join(f"{label(k)}={format_value(settings.get(k))}" for k in keys)

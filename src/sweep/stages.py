@@ -1,0 +1,73 @@
+"""What each stage of a setting must offer: the protocols ``evaluate_setting`` is typed with.
+
+``Document`` → :class:`Chunker` → ``Chunk``s → :class:`Embedder` → float32 ``(n, d)``
+vectors → :class:`SearchIndex` → :class:`Retriever` → :class:`~sweep.data.Ranking`.
+sweep's own classes satisfy them; so does anything a user points a ``_target_`` at
+that has these members (the tests run the pipeline with small fakes).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from sweep.data import Chunk, Document, Ranking
+
+__all__ = ["Chunker", "EmbedStatsLike", "Embedder", "Retriever", "SearchIndex"]
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    #: Settings the chunker ignores or bends (shown under the table); may be empty.
+    notes: tuple[str, ...]
+
+    def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
+        """Every chunk of every document, documents in order."""
+        ...
+
+
+class EmbedStatsLike(Protocol):
+    embedded: int
+    cache_hits: int
+    cache_misses: int
+    seconds: float
+    load_seconds: float
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    @property
+    def max_seq_length(self) -> int: ...
+
+    @property
+    def stats(self) -> EmbedStatsLike: ...
+
+    def reset_stats(self) -> None: ...
+
+    def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Length of each text in the model's own tokens, as it would be embedded."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    @property
+    def ntotal(self) -> int: ...
+
+    def build(self, vectors: np.ndarray) -> None: ...
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k ``(scores, ids)``, each ``(n_queries, k)``; id -1 where fewer than k."""
+        ...
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    def retrieve(self, index: SearchIndex, query_vectors: np.ndarray, depth: int) -> Ranking:
+        """At least ``depth`` chunks per query (fewer only when the index holds fewer)."""
+        ...

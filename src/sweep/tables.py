@@ -1,0 +1,308 @@
+"""The sweep's tables as text: the comparison table, the one that fits a terminal, the notes
+under them, the breakdown by query type and the worst queries.
+
+Every table is a pandas DataFrame of display strings (rounding happens here and
+nowhere earlier), rendered to Markdown by pandas/tabulate; ``sweep.htmlreport``
+renders the same frames to HTML.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import pandas as pd
+
+from sweep.breakdown import QueryRow
+from sweep.decision import Decision
+from sweep.measures import LEVELS
+from sweep.row import Row
+from sweep.settings import format_value, label, setting_label
+from sweep.sweepreport import GroupView, SweepReport
+
+__all__ = ["TERMINAL_WIDTH", "breakdown_frame", "breakdown_markdown", "footnotes", "markdown",
+           "results_frame", "results_markdown", "row_classes", "terminal_table",
+           "worst_queries_markdown"]
+
+HEADLINE_METRICS = ("recall", "ndcg")
+TERMINAL_WIDTH = 120
+#: Worst queries shown with their full text (the table lists them all).
+WORST_DETAILS = 20
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def with_ci(row: Row, level: str, metric: str) -> str:
+    m = row.interval(level, metric)
+    if m is None or math.isnan(m.mean):
+        return "–"
+    return f"{fmt(m.mean)} [{fmt(m.ci_low, 2)}, {fmt(m.ci_high, 2)}]"
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """A frame of display strings as a Markdown table (cells escaped, never re-parsed as numbers)."""
+    safe = df.map(lambda c: str(c).replace("|", "\\|").replace("\n", " "))
+    safe.columns = [str(c).replace("|", "\\|") for c in df.columns]
+    return safe.to_markdown(index=False, disable_numparse=True)
+
+
+def _status(row: Row) -> str:
+    return row.status if row.ok else f"{row.status}: {row.error or ''}"
+
+
+def _metric_columns(rep: SweepReport) -> list[tuple[str, str]]:
+    """``(level, metric)`` of the printed @k columns, then the primary metric at each budget."""
+    cols: list[tuple[str, str]] = []
+    for d in rep.decision.decisions:
+        ev = d.group.eval
+        cols += [(lvl, f"{m}@{k}") for k in ev.table_k for lvl in LEVELS for m in HEADLINE_METRICS]
+        cols += budget_metrics(d)
+    return list(dict.fromkeys(cols))
+
+
+def budget_metrics(d: Decision) -> list[tuple[str, str]]:
+    """``(level, metric)`` of the primary metric's name at every ``eval.budgets``."""
+    p = d.primary
+    if p.measure.name == "precision_omega":
+        return []
+    return [(p.level, f"{p.measure.name}@{b}t") for b in d.group.eval.budgets]
+
+
+def _cost_k(rep: SweepReport) -> int:
+    return rep.decision.decisions[0].group.eval.cost_k if rep.decision.decisions else 5
+
+
+def results_frame(rep: SweepReport) -> pd.DataFrame:
+    """The full comparison table: what results.md and report.html show."""
+    cost_k = _cost_k(rep)
+    metric_cols = _metric_columns(rep)
+    records = []
+    for r in rep.rows:
+        st = r.stats
+        rec = {label(k): format_value(r.settings.get(k)) for k in rep.keys}
+        rec.update({
+            "chunks": fmt(st.n_chunks) if r.ok else "–",
+            "tok/chunk": fmt(st.mean_chunk_tokens, 1) if r.ok else "–",
+            f"tok@{cost_k}": fmt(st.tokens(cost_k), 0) if r.ok else "–",
+            "trunc %": fmt(100 * st.truncated_share, 1) if r.ok else "–",
+        })
+        rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
+        rec["vs best"] = rep.decision.verdict(r)
+        rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
+                    "status": _status(r)})
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+def row_classes(rep: SweepReport) -> tuple[str, ...]:
+    """CSS class per row of :func:`results_frame`: best, tie (≈ best), bad (did not run)."""
+    out = []
+    for r in rep.rows:
+        c = rep.decision.comparison(r.job)
+        out.append("bad" if not r.ok else (c.verdict if c and c.verdict != "worse" else ""))
+    return tuple(out)
+
+
+def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
+    """The table printed at the end of a sweep, at most ``width`` columns wide.
+
+    The varied settings, what a setting costs to read (``tok@k``) and whether
+    its chunks are truncated, the primary metric with its interval and at each
+    token budget, the verdict; the status only where a setting did not run.
+    Everything else is in results.md, results.csv and report.html. Plain
+    aligned columns, not Markdown: it is read in a terminal.
+    """
+    cost_k = _cost_k(rep)
+    primary = rep.decision.primary
+    records = []
+    budgets: list[str] = []
+    if primary is not None:
+        budgets = [m for _, m in budget_metrics(rep.decision.decisions[0])]
+    settings = [label(k) for k in rep.keys]
+    for r in rep.rows:
+        d = rep.decision.of(r.job)
+        rec = {label(k): format_value(r.settings.get(k)) for k in rep.keys}
+        rec[f"tok@{cost_k}"] = fmt(r.stats.tokens(cost_k), 0) if r.ok else "–"
+        rec["trunc %"] = fmt(100 * r.stats.truncated_share, 1) if r.ok else "–"
+        if primary is not None:
+            rec[primary.label] = with_ci(r, primary.level, primary.metric)
+            for m in budgets:
+                rec["@" + m.split("@", 1)[1]] = fmt(r.mean(primary.level, m))
+        else:  # groups with different primaries: each row shows its own
+            p = d.primary if d else None
+            rec["primary"] = f"{p.label} {with_ci(r, p.level, p.metric)}" if p else "–"
+        rec["vs best"] = rep.decision.verdict(r)
+        records.append(rec)
+    df = pd.DataFrame(records)
+    if any(not r.ok for r in rep.rows):
+        df["status"] = [("" if r.ok else r.status) for r in rep.rows]
+    # Too wide: drop budget columns from the right, then clip the widest setting values.
+    while _width(plain(df)) > width and any(c.startswith("@") for c in df.columns):
+        df = df.drop(columns=[[c for c in df.columns if c.startswith("@")][-1]])
+    while _width(plain(df)) > width:
+        widest = max(settings, key=lambda c: df[c].str.len().max())
+        longest = int(df[widest].str.len().max())
+        if longest <= 12:
+            break
+        df[widest] = df[widest].map(lambda s: _ellipsis(s, longest - 1))
+    # Why a setting did not run, under the table: prose may wrap, columns may not.
+    reasons = [f"{r.status}: {rep.labels[r.job]}: {r.error or '(no reason saved)'}"
+               for r in rep.rows if not r.ok]
+    return "\n".join([plain(df), *reasons])
+
+
+def _ellipsis(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def plain(df: pd.DataFrame) -> str:
+    """A frame of display strings as aligned columns two spaces apart, header underlined."""
+    cols = [str(c) for c in df.columns]
+    cells = [[str(v) for v in row] for row in df.itertuples(index=False)]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(cols)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
+
+    return "\n".join([line(cols), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def footnotes(rep: SweepReport) -> list[str]:
+    """The notes under the table: what was scored, what the columns mean, how the tests ran."""
+    notes = []
+    ok = rep.ok
+    by_dataset: dict[str, Row] = {}
+    for r in ok:
+        by_dataset.setdefault(r.dataset.fingerprint if r.dataset else "", r)
+    for r in by_dataset.values():
+        assert r.summary is not None
+        head = f"dataset {r.dataset.name}: " if len(by_dataset) > 1 and r.dataset else ""
+        counts = [f"{lvl} level: {lv.n_queries} queries scored, {lv.n_excluded} excluded "
+                  f"(no {lvl}-level judgment)" for lvl, lv in r.summary.levels.items()]
+        notes.append(head + "; ".join(counts) + ".")
+    if any(r.stats.truncated_share > 0 for r in ok):
+        notes.append("trunc %: share of chunks longer than the embedder's max_seq_length; "
+                     "their tails are never embedded.")
+    for r in rep.rows:  # settings a strategy ignores are said, not silently dropped
+        notes += [f"{setting_label(r.settings, rep.keys)}: {n}" for n in r.notes]
+    cost_k = _cost_k(rep)
+    notes.append(f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
+                 "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
+                 "so chunk sizes are compared at the same context cost.")
+    notes += rep.decision.notes
+    for d in rep.decision.decisions:
+        head = f"{d.group.label}: " if d.group.label else ""
+        notes += [head + n for n in d.notes]
+    boot = next((r.summary for r in ok if r.summary is not None), None)
+    how = (f" ({boot.confidence * 100:g}%, {boot.n_boot} resamples, seed {boot.seed})"
+           if boot else " (95%)")
+    notes.append(f"Cells: mean [bootstrap interval over queries{how}]. "
+                 "All metrics, k, budgets: results.csv.")
+    return notes
+
+
+def recommendations(rep: SweepReport) -> list[str]:
+    return [t for d in rep.decision.decisions if (t := d.recommendation_text)]
+
+
+def results_markdown(rep: SweepReport) -> str:
+    """results.md: the full table, the recommendation(s), the notes."""
+    parts = [markdown(results_frame(rep))]
+    parts += recommendations(rep)
+    parts.append("\n".join(f"- {n}" for n in footnotes(rep)))
+    return "\n\n".join(parts)
+
+
+def terminal_text(rep: SweepReport) -> str:
+    """What a sweep prints at its end: the narrow table and the recommendation(s)."""
+    return "\n\n".join([terminal_table(rep), *recommendations(rep)])
+
+
+# ---------------------------------------------------------------- per query type
+
+
+def breakdown_frame(view: GroupView, rep: SweepReport) -> pd.DataFrame | None:
+    b = view.breakdown
+    if b is None:
+        return None
+    records = []
+    for i, job in enumerate(b.jobs):
+        rec = {"setting": rep.labels.get(job, f"job {job}"),
+               "vs best": rep.decision.verdict(rep.row(job))}
+        rec.update({f"{t} (n={n})": fmt(float(v)) for t, n, v in zip(b.types, b.counts, b.means[i])})
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+def breakdown_markdown(rep: SweepReport) -> str | None:
+    parts = []
+    for view in rep.groups:
+        df = breakdown_frame(view, rep)
+        if df is None:
+            continue
+        d = view.decision
+        title = f"# {d.primary.label} by query type" + (f" ({d.group.label})" if d.group.label else "")
+        parts.append(f"{title}\n\nMean per query type; n = queries of that type scored at this "
+                     f"level. Small n: read as a hint, not a verdict.\n\n{markdown(df)}\n")
+    return "\n".join(parts) if parts else None
+
+
+# ---------------------------------------------------------------- worst queries
+
+
+def _clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, with ``<`` and ``&`` escaped: Markdown
+    renderers would otherwise take a document's HTML for markup."""
+    text = " ".join(text.split())
+    text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: str,
+                           details: int = WORST_DETAILS, text_limit: int = 700) -> str:
+    """The worst-first table, then query text, gold evidence and top chunks of the worst ones."""
+    table = pd.DataFrame([{
+        "#": str(i), "query_id": r.query_id, "type": (r.trace.type or "") if r.trace else "",
+        "value": f"{r.value:.3f}",
+        "all settings": f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
+        "query": _clip(r.trace.query, 120) if r.trace else ""} for i, r in enumerate(rows, 1)])
+    out = [f"# Worst queries: {metric}, {setting}", "",
+           f"Queries sorted by {metric} of {setting}, lowest first; `all settings` is the mean "
+           "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
+           "question (or a bad judgment), one that is low only here is this setting's fault.", "",
+           markdown(table) if len(table) else "(no queries)"]
+    for i, r in enumerate(rows[:details], 1):
+        t = r.trace
+        out += ["", f"## {i}. {r.query_id} — {metric} = {r.value:.3f}"
+                + (f" (type: {t.type})" if t and t.type else ""), ""]
+        if t is None:
+            out.append("(no saved hits for this query)")
+            continue
+        out += [f"**Query:** {_clip(t.query, 10 * text_limit)}", "", "**Gold evidence:**", ""]
+        for g in t.gold:
+            where = f"{g.doc_id} [{g.start}:{g.end}]" if g.start is not None else f"{g.doc_id} (whole document)"
+            out.append(f"- {where}, grade {g.grade}" + (f": “{_clip(g.text, text_limit)}”" if g.text else ""))
+        out += ["", "**Retrieved:**", ""]
+        for h in t.hits:
+            shares = [h.gold_share(g) for g in t.gold]
+            mark = ("holds " + ", ".join(f"{s:.0%} of gold {j + 1}" for j, s in enumerate(shares) if s > 0)
+                    if any(shares) else "no gold")
+            line = f"{h.rank}. {h.doc_id} [{h.start}:{h.end}], {h.n_tokens} tokens, {mark}"
+            if h.text is not None:
+                line += f"  \n   > {_clip(h.text, text_limit)}"
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def worst_markdown(rep: SweepReport) -> str | None:
+    parts = [worst_queries_markdown(v.worst, metric=v.decision.primary.label, setting=v.worst_setting)
+             for v in rep.groups if v.worst]
+    return "\n".join(parts) if parts else None

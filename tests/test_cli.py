@@ -1,0 +1,102 @@
+"""``python -m sweep`` as a command: folders, exit status, checks before the first job.
+
+No model loads here: every sweep below stops before embedding (bad settings,
+bad datasets), so these run in seconds.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sweep.config import ROOT
+
+BROKEN = ROOT / "tests" / "fixtures" / "broken" / "bad_json"
+TINY = ROOT / "corpora" / "tiny"
+
+
+def _cmd(tmp_path: Path, *overrides: str) -> list[str]:
+    return [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
+            "embed.show_progress=false", *overrides]
+
+
+def _run(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    return subprocess.run(_cmd(tmp_path, *overrides), cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _rows(sweep_dir: Path) -> list[dict]:
+    with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_two_sweeps_started_in_the_same_second_never_share_a_folder(tmp_path):
+    # Both ask for the same timestamped folder, as two sweeps in one second do by default.
+    base = f"hydra.sweep.dir=${{fresh_dir:{tmp_path}/out/2026-12-01_10-00-00}}"
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    procs = [subprocess.Popen(_cmd(tmp_path, base, sizes), cwd=tmp_path, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for sizes in ("chunk.size=abc,-1", "chunk.size=-7")]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1], [e[-1500:] for _, e in outs]
+    folders = sorted((tmp_path / "out").iterdir())
+    assert [f.name for f in folders] == ["2026-12-01_10-00-00", "2026-12-01_10-00-00-2"]
+    sizes = sorted(sorted(r["chunk.size"] for r in _rows(f)) for f in folders)
+    assert sizes == [["-1", "abc"], ["-7"]]  # each table holds its own sweep's rows only
+
+
+def test_the_default_folder_is_fresh_for_every_sweep(tmp_path):
+    first = _run(tmp_path, "chunk.size=-1")
+    second = _run(tmp_path, "chunk.size=-2")
+    assert first.returncode == second.returncode == 1
+    folders = sorted((tmp_path / "outputs" / "sweep").iterdir())
+    assert len(folders) == 2 and [len(_rows(f)) for f in folders] == [1, 1]
+
+
+def test_reusing_a_folder_on_purpose_is_refused_and_keeps_the_old_rows(tmp_path):
+    out = tmp_path / "collide"
+    first = _run(tmp_path, f"hydra.sweep.dir={out}", "chunk.size=-1,-2,-3")
+    assert first.returncode == 1 and len(_rows(out)) == 3
+    second = _run(tmp_path, f"hydra.sweep.dir={out}", "chunk.size=-4,-5")
+    assert second.returncode == 2 and "Traceback" not in second.stderr
+    (line,) = [ln for ln in second.stderr.splitlines() if ln.startswith("sweep: error:")]
+    assert f"{out} already holds a sweep (3 row(s))" in line
+    assert sorted(r["chunk.size"] for r in _rows(out)) == ["-1", "-2", "-3"]
+
+
+def test_a_sweep_where_nothing_ran_exits_1_and_says_so(tmp_path):
+    proc = _run(tmp_path, "chunk.size=abc,-5", "chunk.overlap=0")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "2 setting(s): 0 ok, 2 invalid" in proc.stdout
+    statuses = [r["status"] for r in _rows(next((tmp_path / "outputs" / "sweep").iterdir()))]
+    assert statuses == ["invalid", "invalid"]
+
+
+def test_invalid_settings_of_every_kind_exit_1(tmp_path):
+    proc = _run(tmp_path, "chunk.overlap=300", "chunk.size=256", "hydra.sweep.dir=a")
+    assert proc.returncode == 1 and "must be smaller than chunk.size" in proc.stdout + proc.stderr
+    proc = _run(tmp_path, "chunk.strategy=nope", "hydra.sweep.dir=b")
+    assert proc.returncode == 1 and "unknown chunk strategy" in proc.stdout + proc.stderr
+    proc = _run(tmp_path, "embed.model=/nonexistent", "hydra.sweep.dir=c")
+    assert proc.returncode == 1 and "/nonexistent" in proc.stdout + proc.stderr
+
+
+def test_a_broken_dataset_anywhere_in_the_grid_stops_the_sweep_before_the_first_job(tmp_path):
+    proc = _run(tmp_path, f"dataset.path={TINY},{BROKEN},{TINY}", "chunk.size=-1")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
+    assert "bad_json" in line and "queries.jsonl:" in line
+    # No job ran, and no folder holding only multirun.yaml is left behind.
+    assert not any((tmp_path / "outputs" / "sweep").iterdir())
+
+
+def test_a_bad_eval_value_stops_the_sweep_with_one_line(tmp_path):
+    proc = _run(tmp_path, "eval.budgets=[0]", "chunk.size=-1")
+    assert proc.returncode == 2
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
+    assert "eval.budgets must be a list of positive integers, e.g. [256,512,1024]" in line
+    assert not any((tmp_path / "outputs" / "sweep").iterdir())

@@ -1,0 +1,68 @@
+"""``sweep.evalconfig``: the eval node validates itself, with one-line errors."""
+
+import pytest
+
+from sweep.evalconfig import EvalConfig, EvalConfigError
+from sweep.measures import Primary
+
+
+def test_defaults_and_lists_become_tuples():
+    ev = EvalConfig(k=[5, 1, 5], budgets=[512])
+    assert ev.k == (5, 1) and ev.budgets == (512,) and ev.primary == "span/recall@5"
+    assert ev.primary_metric == Primary.parse("span/recall@5") and ev.cost_k == 5
+    assert EvalConfig.from_dict(ev.to_dict()) == ev
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"primary": "span/recal@5"}, "recal"),
+    ({"primary": "span/recall@7"}, "k=7 is not in eval.k"),
+    ({"primary": "span/recall@300t"}, "budget 300 is not in eval.budgets"),
+    ({"primary": "doc/cov_iou@5"}, "span level only"),
+    ({"k": [0, 5]}, "positive"),
+    ({"k": 5}, "eval.k must be a list"),
+    ({"k": []}, "eval.k must be a list"),
+    ({"budgets": [0]}, "e.g. [256,512,1024]"),
+    ({"table_k": [7]}, "eval.table_k"),
+    ({"n_perm": -5}, "eval.n_perm"),
+    ({"alpha": 2}, "eval.alpha"),
+    ({"n_boot": 0}, "eval.n_boot"),
+    ({"n_boot": 2.5}, "an integer"),
+    ({"gain": "cubic"}, "gain"),
+    ({"min_coverage": 0}, "eval.min_coverage"),
+    ({"seed": -1}, "eval.seed"),
+])
+def test_bad_values_fail_with_one_line_naming_the_key(kwargs, words):
+    with pytest.raises(EvalConfigError) as e:
+        EvalConfig(**kwargs)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_unknown_keys_are_named():
+    with pytest.raises(EvalConfigError, match="unknown eval key 'kk'"):
+        EvalConfig.from_dict({"kk": [5]})
+
+
+def test_table_k_does_not_change_what_is_comparable():
+    assert EvalConfig(table_k=(1,)).comparable_with(EvalConfig())
+    assert not EvalConfig(min_coverage=0.3).comparable_with(EvalConfig())
+
+
+@pytest.mark.parametrize("text,level,metric", [("span/recall@5", "span", "recall@5"),
+                                                ("doc.ndcg@10", "doc", "ndcg@10"),
+                                                ("recall@512t", "span", "recall@512t"),
+                                                ("span/cov_iou@5", "span", "cov_iou@5")])
+def test_primary_parses_and_prints(text, level, metric):
+    p = Primary.parse(text)
+    assert (p.level, p.metric, p.label, p.column) == (level, metric, f"{level} {metric}",
+                                                       f"{level}.{metric}")
+    assert Primary.parse(str(p)) == p
+
+
+@pytest.mark.parametrize("text,problem", [("page/recall@5", "level must be"),
+                                          ("span/recall", "needs exactly one cut-off"),
+                                          ("doc/cov_iou@5", "span level only"),
+                                          ("span/foo@5", "unknown measure")])
+def test_bad_primary_is_one_line_naming_the_problem(text, problem):
+    with pytest.raises(ValueError) as e:
+        Primary.parse(text)
+    assert problem in str(e.value) and "\n" not in str(e.value)

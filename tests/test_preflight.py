@@ -1,0 +1,62 @@
+"""``sweep.preflight``: the grid, the folder, and the checks before the first job."""
+
+from sweep import preflight
+from sweep.job import ConfigError
+from sweep.progress import job_label, set_total
+
+import pytest
+
+
+def test_expand_grid_gives_every_job_its_overrides():
+    jobs = preflight.expand_grid(["chunk.size=128,256,512", "chunk.overlap=0,64"])
+    assert len(jobs) == 6 and jobs[0] == ["chunk.size=128", "chunk.overlap=0"]
+    assert preflight.expand_grid(["chunk.size=256"]) == [["chunk.size=256"]]
+    assert len(preflight.expand_grid(["chunk.size=range(100,400,100)", "eval.gain=linear"])) == 3
+    assert preflight.expand_grid([]) == [[]]
+
+
+def test_job_label():
+    set_total(6)
+    assert job_label(0) == "[1/6]"
+    set_total(None)
+    assert job_label(2) == "[3]"
+
+
+def test_a_folder_that_holds_a_sweep_is_refused(tmp_path):
+    preflight.check_folder(tmp_path / "new")  # does not exist: fine
+    preflight.check_folder(tmp_path)  # empty: fine
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "row.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"already holds a sweep \(1 row\(s\)\)"):
+        preflight.check_folder(tmp_path)
+
+
+def test_an_unused_folder_is_removed_but_nothing_else(tmp_path):
+    run = tmp_path / "run"
+    (run / "0" / ".hydra").mkdir(parents=True)
+    (run / "multirun.yaml").write_text("x")
+    (run / "0" / "resolved_config.yaml").write_text("x")
+    (run / "0" / "__main__.log").write_text("x")
+    preflight.discard_if_unused(run)
+    assert not run.exists()
+    kept = tmp_path / "kept"
+    (kept / "0").mkdir(parents=True)
+    (kept / "multirun.yaml").write_text("x")
+    (kept / "notes.txt").write_text("mine")
+    preflight.discard_if_unused(kept)
+    assert (kept / "notes.txt").exists() and not (kept / "multirun.yaml").exists()
+    used = tmp_path / "used"
+    (used / "0").mkdir(parents=True)
+    (used / "0" / "row.json").write_text("{}")
+    preflight.discard_if_unused(used)
+    assert (used / "0" / "row.json").exists()
+
+
+def test_fresh_dir_never_hands_out_a_folder_twice(tmp_path):
+    from sweep.config import fresh_dir
+
+    base = tmp_path / "outputs" / "sweep" / "2026-12-01_10-00-00"
+    got = [fresh_dir(str(base)) for _ in range(3)]
+    assert got == [str(base), f"{base}-2", f"{base}-3"]
+    assert all((tmp_path / "outputs" / "sweep" / p).is_dir() for p in
+               ("2026-12-01_10-00-00", "2026-12-01_10-00-00-2", "2026-12-01_10-00-00-3"))

@@ -1,0 +1,70 @@
+"""``sweep.row``: a job's row survives JSON exactly."""
+
+import json
+
+import pytest
+
+from sweep.evalconfig import EvalConfig
+from sweep.pipeline import Stats
+from sweep.row import ROW_FORMAT, DatasetInfo, Row, RowError, load_rows
+from sweepdirs import base, make_job
+
+
+def test_an_ok_row_round_trips(tmp_path):
+    row = make_job(tmp_path, 3, 128, 16, base())
+    back = Row.from_json(row.to_json())
+    assert back == row
+    assert back.summary.interval("span", "recall@5").mean == pytest.approx(base().mean())
+    assert back.stats.tokens(5) == 640.0 and back.stats.tokens(7) is None
+    assert back.eval == EvalConfig(k=(1, 3, 5, 10), table_k=(5,), n_boot=100)
+
+
+def test_an_invalid_row_round_trips_and_needs_no_summary(tmp_path):
+    row = make_job(tmp_path, 1, 64, 64, None, status="invalid", error="ValueError: x")
+    assert Row.from_json(row.to_json()) == row and row.summary is None
+
+
+def test_an_ok_row_without_a_summary_is_refused():
+    with pytest.raises(ValueError, match="needs its summary"):
+        Row(0, "ok", {}, EvalConfig())
+    with pytest.raises(ValueError, match="status"):
+        Row(0, "done", {}, EvalConfig())
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("{", "not JSON"),
+    ("[]", "not a row object"),
+    ('{"job": 0, "status": "ok", "levels": {}}', "another version of sweep (row format 1"),
+    (json.dumps({"format": ROW_FORMAT, "status": "ok"}), "missing key 'job'"),
+    (json.dumps({"format": ROW_FORMAT, "job": 0, "status": "ok", "settings": {},
+                 "eval": {"k": [0]}}), "eval.k must be a list of positive integers"),
+])
+def test_bad_rows_say_what_is_wrong(text, problem, tmp_path):
+    with pytest.raises(RowError) as e:
+        Row.from_json(text, path=tmp_path)
+    assert str(tmp_path / "row.json") in str(e.value) and problem in str(e.value)
+
+
+def test_load_rows_sorts_by_job_and_remembers_the_folder(tmp_path):
+    for job in (10, 2):
+        make_job(tmp_path, job, 64, 0, None, status="failed", error="boom")
+    rows = load_rows(tmp_path)
+    assert [r.job for r in rows] == [2, 10] and rows[0].path == tmp_path / "2"
+
+
+def test_stats_columns_round_trip():
+    st = Stats(n_chunks=5, tokens_at={5: 100.0, 1: 20.0}, total_s=1.5)
+    cols = st.to_columns()
+    assert cols["tokens@1"] == 20.0 and cols["n_chunks"] == 5
+    assert Stats.from_columns(cols) == st
+    with pytest.raises(ValueError, match="unknown stats column"):
+        Stats.from_columns({"nonsense": 1})
+
+
+def test_dataset_info_names_the_content():
+    from sweep.data import Dataset, Document, Judgment, Query
+
+    a = Dataset("evalset", (Document("d", "text"),), (Query("q", "?", (Judgment("d", 0, 2),)),))
+    b = Dataset("evalset", (Document("d", "text"),), (Query("q", "?", (Judgment("d", 1, 3),)),))
+    assert DatasetInfo.of(a).fingerprint != DatasetInfo.of(b).fingerprint
+    assert DatasetInfo.of(a) == DatasetInfo.of(Dataset("evalset", a.documents, a.queries))

@@ -1,0 +1,35 @@
+"""``sweep.settings``: which config keys tell settings apart, and how they are labelled."""
+
+from hydra import compose, initialize_config_dir
+
+from sweep.config import CONF_DIR, register
+from sweep.settings import format_value, job_settings, label, setting_label, varied_settings
+
+register()
+
+
+def test_job_settings_name_every_overridden_key_and_group_choices():
+    overrides = ["chunk.size=64", "embed.max_seq_length=128", "dataset=tiny", "index=hnsw",
+                 "embed.cache_dir=/tmp/x", "hydra.sweep.dir=/tmp/y"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides[:4])
+    settings = job_settings(cfg, overrides, {"dataset": "tiny", "index": "hnsw", "retrieve": "dense"})
+    assert settings["chunk.size"] == 64 and settings["embed.max_seq_length"] == 128
+    assert settings["dataset"] == "tiny" and settings["index"] == "hnsw"
+    assert "index._target_" not in settings
+    assert "embed.cache_dir" not in settings and "hydra.sweep.dir" not in settings
+
+
+def test_varied_settings_in_table_order_with_size_and_overlap_always():
+    rows = [{"chunk.size": 1, "chunk.overlap": 0, "chunk.strategy": "a", "x.y": 1},
+            {"chunk.size": 1, "chunk.overlap": 0, "chunk.strategy": "b", "x.y": 2}]
+    assert varied_settings(rows) == ["chunk.strategy", "chunk.size", "chunk.overlap", "x.y"]
+    assert varied_settings(rows[:1]) == ["chunk.size", "chunk.overlap"]
+
+
+def test_labels_and_values():
+    assert label("chunk.size") == "size" and label("retrieve") == "retriever" and label("x.y") == "x.y"
+    assert format_value("/models/bge-small-en/") == "bge-small-en"
+    assert format_value(None) == "–" and format_value(0.5) == "0.5"
+    assert setting_label({"chunk.size": 256, "chunk.overlap": 0}, ["chunk.size", "chunk.overlap"]) == \
+        "size=256 overlap=0"

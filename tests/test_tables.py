@@ -1,0 +1,78 @@
+"""``sweep.tables``: the comparison table as text."""
+
+import numpy as np
+
+from sweep.sweepreport import build_report
+from sweep.tables import TERMINAL_WIDTH, footnotes, results_frame, terminal_table
+from sweepdirs import GRID, base, make_grid, make_job
+
+
+def test_full_table_marks_invalid_rows_and_shows_varied_settings(tmp_path):
+    make_job(tmp_path, 0, 128, 0, base())
+    make_job(tmp_path, 1, 128, 128, None, status="invalid", error="ValueError: overlap >= size")
+    df = results_frame(build_report(tmp_path))
+    assert list(df.columns[:2]) == ["size", "overlap"] and "span recall@5" in df.columns
+    assert df.loc[0, "trunc %"] == "0.0" and df.loc[0, "tok@5"] == "640"
+    assert df.loc[1, "status"] == "invalid: ValueError: overlap >= size"
+    assert df.loc[1, "span recall@5"] == "–"
+
+
+def test_any_varied_setting_gets_a_column(tmp_path):
+    make_job(tmp_path, 0, 128, 0, base(), settings={"embed.max_seq_length": 32})
+    make_job(tmp_path, 1, 128, 0, base(), settings={"embed.max_seq_length": 128})
+    rep = build_report(tmp_path)
+    assert rep.keys == ("chunk.size", "chunk.overlap", "embed.max_seq_length")
+    assert list(results_frame(rep)["embed.max_seq_length"]) == ["32", "128"]
+
+
+def test_two_index_choices_get_one_index_column(tmp_path):
+    # Issue 17: index=flat,hnsw used to give two columns both labelled "index".
+    make_job(tmp_path, 0, 128, 0, base(), settings={"index": "flat"})
+    make_job(tmp_path, 1, 128, 0, base(), settings={"index": "hnsw"})
+    df = results_frame(build_report(tmp_path))
+    assert list(df.columns).count("index") == 1 and list(df["index"]) == ["flat", "hnsw"]
+
+
+def test_the_printed_table_fits_a_terminal(tmp_path):
+    make_grid(tmp_path, {so: base(seed=i) for i, so in enumerate(GRID)})
+    make_job(tmp_path, 6, 64, 64, None, status="invalid",
+             error="ChunkingSettingsError: chunk.overlap (64) must be smaller than chunk.size (64)")
+    rep = build_report(tmp_path)
+    text = terminal_table(rep)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines[:-1]) <= TERMINAL_WIDTH
+    assert lines[-1] == ("invalid: size=64 overlap=64: ChunkingSettingsError: chunk.overlap (64) "
+                         "must be smaller than chunk.size (64)")
+    header = [c for c in lines[0].split("  ") if c]
+    assert [c.strip() for c in header] == ["size", "overlap", "tok@5", "trunc %", "span recall@5",
+                                           "@256t", "@512t", "@1024t", "vs best", "status"]
+    assert lines[-2].split()[-1] == "invalid"
+    # The full table is wider and keeps every column.
+    assert len(results_frame(rep).columns) > len(header)
+
+
+def test_many_varied_settings_still_fit(tmp_path):
+    for job, (strategy, prefix) in enumerate([("token", "none"), ("recursive", "title+headings"),
+                                             ("markdown", "title"), ("semantic", "none")]):
+        make_job(tmp_path, job, 256, 0, base(seed=job),
+                 settings={"chunk.strategy": strategy, "chunk.prefix": prefix,
+                           "embed.model": f"/models/some-long-embedding-model-name-{job}"})
+    assert max(len(line) for line in terminal_table(build_report(tmp_path)).splitlines()) <= 120
+
+
+def test_notes_say_what_was_scored_per_dataset(tmp_path):
+    # Issue 17: with dataset=tiny,kestrel the notes described the first dataset only.
+    make_job(tmp_path, 0, 64, 0, base(6), dataset="tiny", fingerprint="1" * 16)
+    make_job(tmp_path, 1, 64, 0, base(60), dataset="kestrel", fingerprint="2" * 16)
+    notes = footnotes(build_report(tmp_path))
+    assert any(n.startswith("dataset tiny: doc level: 6 queries scored") for n in notes)
+    assert any(n.startswith("dataset kestrel: doc level: 60 queries scored") for n in notes)
+
+
+def test_chunker_notes_and_bootstrap_settings_appear_under_the_table(tmp_path):
+    make_job(tmp_path, 0, 128, 0, base())
+    make_job(tmp_path, 1, 256, 32, np.ones(60), settings={"chunk.strategy": "paragraph"},
+             notes=["overlap is ignored by strategy 'paragraph'"])
+    notes = footnotes(build_report(tmp_path))
+    assert any("overlap is ignored by strategy 'paragraph'" in n and "size=256" in n for n in notes)
+    assert any("100 resamples, seed 0" in n for n in notes)

@@ -1,0 +1,74 @@
+"""``sweep.traces``: hits.jsonl written and read back."""
+
+import json
+
+import numpy as np
+import pytest
+
+from sweep.data import Chunk, Dataset, Document, Judgment, Query, Ranking
+from sweep.scoring import credit_units
+from sweep.traces import Evidence, QueryTrace, Retrieved, TraceError, read_traces, traces_of, write_traces
+
+
+def _trace(i=1, **kw):
+    fields = dict(query_id=f"q{i}", query="Where?", type="fact", source=None,
+                  gold=(Evidence("a.md", 2, 10, 20, "0123456789"),),
+                  hits=(Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.75, "x" * 15),
+                        Retrieved(2, "b.md#0", "b.md", 0, 9, 3, 0.5, "y" * 9)),
+                  credits={"doc": (1,), "span": (None,)})
+    fields.update(kw)
+    return QueryTrace(**fields)
+
+
+def test_traces_round_trip(tmp_path):
+    path = tmp_path / "hits.jsonl"
+    write_traces(path, [_trace(1), _trace(2, type=None, source="synthetic")])
+    got = read_traces(path)
+    assert got == {"q1": _trace(1), "q2": _trace(2, type=None, source="synthetic")}
+    assert got["q1"].first_relevant("doc") == 1 and got["q1"].first_relevant("span") is None
+
+
+def test_traces_of_a_ranking_hold_text_scores_and_exact_credit_ranks():
+    doc = Document("a.md", "0123456789" * 4)
+    chunks = [Chunk("a.md", i, 10 * i, 10 * i + 10, doc.text[10 * i:10 * i + 10], 3) for i in range(4)]
+    queries = (Query("q", "where?", (Judgment("a.md", 20, 30), Judgment("a.md", 0, 10)), type="multi"),
+               Query("none", "nothing?", ()))
+    ds = Dataset("d", (doc,), queries)
+    ranking = Ranking(np.array([[3, 2, 1, 0], [0, 1, -1, -1]]),
+                      np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.4, np.nan, np.nan]], np.float32))
+    credits = credit_units(queries, ranking.ids, chunks)
+    traces = traces_of(ds, chunks, ranking, credits, top_k=2)
+    q = traces[0]
+    assert [h.chunk_id for h in q.hits] == ["a.md#3", "a.md#2"]  # top_k only
+    assert [h.score for h in q.hits] == pytest.approx([0.9, 0.8])
+    assert q.hits[1].text == "0123456789"
+    # Span 1 (20:30) is chunk 2 at rank 2; span 2 (0:10) is chunk 0 at rank 4: beyond top_k,
+    # but within the ranking, so its credit rank is kept.
+    assert q.credits == {"doc": (1,), "span": (2, 4)}
+    assert q.first_relevant("span") == 2
+    assert traces[1].credits == {} and traces[1].gold == ()
+
+
+@pytest.mark.parametrize("line,problem", [("{not json", "bad JSON"),
+                                          ('{"query": "x"}', "missing key 'query_id'"),
+                                          ('{"query_id": "q", "hits": [{"rank": "one"}]}', "malformed")])
+def test_bad_trace_files_name_file_and_line(tmp_path, line, problem):
+    path = tmp_path / "hits.jsonl"
+    path.write_text(_trace().to_json() + "\n" + line + "\n")
+    with pytest.raises(TraceError) as e:
+        read_traces(path)
+    assert f"{path}:2:" in str(e.value) and problem in str(e.value)
+
+
+def test_overlap_of_a_chunk_with_gold_evidence():
+    hit = Retrieved(1, "a.md#0", "a.md", 0, 15, 4, None, None)
+    assert hit.overlaps(Evidence("a.md", 1, 10, 20, None)) == (10, 15)
+    assert hit.gold_share(Evidence("a.md", 1, 10, 20, None)) == 0.5
+    assert hit.overlaps(Evidence("a.md", 1, 15, 20, None)) is None  # end is exclusive
+    assert hit.overlaps(Evidence("b.md", 1, 0, 5, None)) is None
+    assert hit.gold_share(Evidence("a.md", 1, None, None, None)) == 1.0  # a whole document
+
+
+def test_nan_scores_are_written_as_null(tmp_path):
+    t = _trace(hits=(Retrieved(1, "a.md#0", "a.md", 0, 15, 4, float("nan"), None),))
+    assert json.loads(t.to_json())["hits"][0]["score"] is None

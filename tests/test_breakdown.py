@@ -41,3 +41,19 @@ def test_worst_queries_markdown_shows_query_gold_and_chunks():
     assert "2. b.md [0:9], 3 tokens, no gold" in md
     assert "## 2." not in md  # details for the worst one only; q2 is in the table
     assert any(line.startswith("| 2 ") and "q2" in line for line in md.splitlines())
+
+
+def test_each_type_on_its_own_metric():
+    from sweep.breakdown import type_metric_breakdown
+    from sweep.evalconfig import EvalConfig
+    from sweepdirs import score_table
+
+    table = score_table({"recall@5": np.array([1.0, 0.0, 1.0, 0.5]),
+                         "mrr@5": np.array([0.5, 0.25, 1.0, 1.0]),
+                         "complete@5": np.array([1.0, 0.0, 0.0, 0.0])})
+    types = {"q0": "fact", "q1": "fact", "q2": "multi", "q3": None}
+    b = type_metric_breakdown({7: table}, [7], types, EvalConfig())
+    assert b.types == ("fact", "multi", NO_TYPE) and b.metrics == ("mrr@5", "complete@5", "recall@5")
+    np.testing.assert_allclose(b.means, [[0.375, 0.0, 0.5]])
+    assert b.counts == (2, 1, 1)
+    assert type_metric_breakdown({7: table}, [7], {"q0": None}, EvalConfig()) is None

@@ -70,6 +70,18 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     assert all(len(t["hits"]) == 10 and all(h["text"] and h["score"] is not None for h in t["hits"])
                for t in traces)  # the top max(eval.k) chunks, all with their text (15 in the index)
     assert all(set(t["credits"]) >= {"doc"} for t in answerable)
+    # Diagnostics (issue 12): two-hop classes of the multi-hop query, abstention of the unanswerable one.
+    assert rows[0]["span.twohop_n@5"] == "1" and rows[0]["abstain.n_unanswerable"] == "1"
+    assert sum(float(rows[0][f"span.twohop_{c}@5"]) for c in
+               ("complete", "ranked_out", "hop1_missed", "hop2_missed", "both_missed")) == 1.0
+    assert 0.0 <= float(rows[0]["abstain.auroc.lo"]) <= float(rows[0]["abstain.auroc"]) <= 1.0
+    assert [t["twohop"] for t in traces if t["twohop"]][0]["5"] in (
+        "complete", "ranked_out", "hop1_missed", "hop2_missed", "both_missed")
+    diag = (sweep_dir / "diagnostics.md").read_text()
+    assert "Two-hop failures at k=5" in diag and "Only 1 unanswerable question" in diag
+    assert "Each type on its own metric" in (sweep_dir / "by_type.md").read_text()
+    html = (sweep_dir / "report.html").read_text(encoding="utf-8")
+    assert "Retrieval diagnostics" in html and (sweep_dir / "plots" / "top_score.png").exists()
     for job in range(4):
         assert (sweep_dir / str(job) / "resolved_config.yaml").exists()
         row = json.loads((sweep_dir / str(job) / "row.json").read_text())

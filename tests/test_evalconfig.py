@@ -66,3 +66,27 @@ def test_bad_primary_is_one_line_naming_the_problem(text, problem):
     with pytest.raises(ValueError) as e:
         Primary.parse(text)
     assert problem in str(e.value) and "\n" not in str(e.value)
+
+
+def test_type_metrics_map_types_to_the_primary_k():
+    ev = EvalConfig(primary="doc/recall@10")
+    assert ev.type_metric("fact") == "mrr@10" and ev.type_metric("multi") == "complete@10"
+    assert ev.type_metric("whatever") == "recall@10" and ev.type_metric(None) == "recall@10"
+    ev = EvalConfig(type_metrics={"fact": "mrr@1", "*": "ndcg"})
+    assert ev.type_metric("fact") == "mrr@1" and ev.type_metric("multi") == "ndcg@5"
+    assert EvalConfig(type_metrics={}).type_metric("fact") is None
+    # Presentation only: never splits the rows into groups that cannot be compared.
+    assert EvalConfig(type_metrics={"*": "ndcg"}).comparable_with(EvalConfig())
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"type_metrics": {"fact": "mrrr"}}, "eval.type_metrics.fact: unknown measure"),
+    ({"type_metrics": {"fact": "mrr@7"}}, "mrr@7 is not scored"),
+    ({"type_metrics": {"fact": "cov_iou"}, "primary": "doc/recall@5"}, "does not exist at the doc level"),
+    ({"type_metrics": "mrr"}, "must map query types to metric names"),
+    ({"twohop_types": "multi"}, "eval.twohop_types must be a list"),
+])
+def test_bad_type_settings(kwargs, words):
+    with pytest.raises(EvalConfigError) as e:
+        EvalConfig(**kwargs)
+    assert words in str(e.value)

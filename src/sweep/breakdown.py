@@ -7,13 +7,16 @@ the report renders them as Markdown and HTML.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from sweep.evalconfig import EvalConfig
+from sweep.scoring import ScoreTable
 from sweep.traces import QueryTrace
 
-__all__ = ["NO_TYPE", "QueryRow", "TypeBreakdown", "type_breakdown", "worst_first"]
+__all__ = ["NO_TYPE", "QueryRow", "TypeBreakdown", "type_breakdown", "type_metric_breakdown",
+           "worst_first"]
 
 #: Type label of queries the evaluation set gives no ``type``.
 NO_TYPE = "(no type)"
@@ -21,12 +24,17 @@ NO_TYPE = "(no type)"
 
 @dataclass(frozen=True)
 class TypeBreakdown:
-    """Mean of one metric per query type: ``means[i, j]`` is job ``jobs[i]`` on ``types[j]``."""
+    """Mean of a metric per query type: ``means[i, j]`` is job ``jobs[i]`` on ``types[j]``.
+
+    ``metrics[j]`` names the metric of type j when each type has its own (seed 002's
+    metric per query type); empty when one metric serves every type.
+    """
 
     jobs: tuple[int, ...]
     types: tuple[str, ...]
     counts: tuple[int, ...]   # queries of each type scored on the metric
     means: np.ndarray         # NaN where a job scored no query of that type
+    metrics: tuple[str, ...] = ()
 
 
 def type_breakdown(scores: Mapping[int, Mapping[str, float]],
@@ -46,6 +54,37 @@ def type_breakdown(scores: Mapping[int, Mapping[str, float]],
             if vals:
                 means[i, j] = float(np.mean(vals))
     return TypeBreakdown(jobs, tuple(names), counts, means)
+
+
+def type_metric_breakdown(tables: Mapping[int, ScoreTable], jobs: Sequence[int],
+                          types: Mapping[str, str | None], ev: EvalConfig) -> TypeBreakdown | None:
+    """Each type on the metric ``eval.type_metrics`` assigns it (fact: mrr@k, multi:
+    complete@k, graded: ndcg@k, others: recall@k), at the primary metric's level."""
+    if not tables or all(t is None for t in types.values()):
+        return None
+    level = ev.primary_metric.level
+    by_type: dict[str, set[str]] = {}
+    for q, t in types.items():
+        by_type.setdefault(t if t is not None else NO_TYPE, set()).add(q)
+    names, metrics, counts = [], [], []
+    for t in sorted(by_type, key=lambda t: (t == NO_TYPE, t)):
+        metric = ev.type_metric(None if t == NO_TYPE else t)
+        scored = [set(tables[j].values(level, metric)) & by_type[t] for j in jobs if j in tables]
+        n = max((len(s) for s in scored), default=0)
+        if metric is None or n == 0:
+            continue
+        names.append(t)
+        metrics.append(metric)
+        counts.append(n)
+    jobs = tuple(j for j in jobs if j in tables)
+    means = np.full((len(jobs), len(names)), np.nan)
+    for i, j in enumerate(jobs):
+        for c, (t, metric) in enumerate(zip(names, metrics)):
+            values = [v for q, v in tables[j].values(level, metric).items()
+                      if q in by_type[t] and not np.isnan(v)]
+            if values:
+                means[i, c] = float(np.mean(values))
+    return TypeBreakdown(jobs, tuple(names), tuple(counts), means, tuple(metrics)) if names else None
 
 
 @dataclass(frozen=True)

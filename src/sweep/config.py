@@ -57,7 +57,7 @@ def register_configs() -> None:
 
     defaults = {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
     node = {"_target_": f"{EvalConfig.__module__}.{EvalConfig.__qualname__}",
-            **{k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}}
+            **EvalConfig(**defaults).to_dict()}
     ConfigStore.instance().store(group="eval", name="default", node=node)
 
 

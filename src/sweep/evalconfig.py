@@ -64,8 +64,14 @@ class EvalConfig:
     seed: int = 0
     alpha: float = 0.05
     n_perm: int = 10_000
+    #: Seed 002's metric per query type, shown beside the primary in the type breakdown:
+    #: a name (its k is the primary's) or a full measure (``mrr@1``); ``"*"``: every other type.
+    type_metrics: Any = (("fact", "mrr"), ("multi", "complete"), ("graded", "ndcg"), ("*", "recall"))
+    #: Types whose two-hop failures are classified; null: every query with two or more
+    #: evidence spans (also what a dataset without types gets).
+    twohop_types: Any = ("multi",)
     # Keys that only change what is printed, never a score or a verdict.
-    _PRESENTATION = ("table_k",)
+    _PRESENTATION = ("table_k", "type_metrics", "twohop_types")
 
     def __post_init__(self) -> None:
         ks = _int_tuple("k", self.k, "[1,3,5,10]", required=True)
@@ -90,10 +96,56 @@ class EvalConfig:
         if m.budget is not None and m.budget not in budgets:
             raise EvalConfigError(f"eval.primary {self.primary!r}: budget {m.budget} is not in "
                                   f"eval.budgets {list(budgets)}")
-        for name, value in (("k", ks), ("budgets", budgets), ("table_k", table_k),
+        type_metrics = self._type_metrics(primary, ks, budgets)
+        twohop = self.twohop_types
+        if twohop is not None:
+            if isinstance(twohop, str) or not all(isinstance(t, str) for t in twohop):
+                raise EvalConfigError(f"eval.twohop_types must be a list of query types or null, "
+                                      f"got {twohop!r}")
+            twohop = tuple(twohop)
+        for name, value in (("type_metrics", type_metrics), ("twohop_types", twohop),
+                            ("k", ks), ("budgets", budgets), ("table_k", table_k),
                             ("primary", str(primary)), ("min_coverage", float(self.min_coverage)),
                             ("alpha", float(self.alpha))):
             object.__setattr__(self, name, value)
+
+    def _type_metrics(self, primary: Primary, ks: tuple[int, ...], budgets: tuple[int, ...]
+                      ) -> tuple[tuple[str, str], ...]:
+        raw = self.type_metrics
+        pairs = list(raw.items()) if isinstance(raw, Mapping) else list(raw or ())
+        out = []
+        for pair in pairs:
+            if not (isinstance(pair, Sequence) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                raise EvalConfigError(f"eval.type_metrics must map query types to metric names, "
+                                      f"e.g. {{fact: mrr, multi: complete}}, got {raw!r}")
+            t, name = pair
+            try:
+                measure = self._type_measure(name, primary)
+            except ValueError as e:
+                raise EvalConfigError(f"eval.type_metrics.{t}: {e}") from None
+            if (measure.k is not None and measure.k not in ks) or (
+                    measure.budget is not None and measure.budget not in budgets):
+                raise EvalConfigError(f"eval.type_metrics.{t}: {measure} is not scored (its k or "
+                                      "budget is not in eval.k / eval.budgets)")
+            if primary.level not in measure.levels:
+                raise EvalConfigError(f"eval.type_metrics.{t}: {measure.name} does not exist at the "
+                                      f"{primary.level} level of the primary metric")
+            out.append((t, name))
+        return tuple(out)
+
+    @staticmethod
+    def _type_measure(name: str, primary: Primary) -> Measure:
+        if "@" in name:
+            return Measure.parse(name)
+        m = primary.measure
+        return Measure(name, k=m.k, budget=m.budget) if name != "precision_omega" else Measure(name)
+
+    def type_metric(self, query_type: str | None) -> str | None:
+        """The metric (``mrr@5``) seed 002 assigns to a query type, at the primary's level."""
+        mapping = dict(self.type_metrics)
+        name = mapping.get(query_type) if query_type is not None else None
+        name = name or mapping.get("*")
+        return None if name is None else str(self._type_measure(name, self.primary_metric))
 
     @property
     def primary_metric(self) -> Primary:
@@ -114,8 +166,10 @@ class EvalConfig:
         return dataclasses.replace(self, primary=primary)
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in dataclasses.fields(self)}
+        out = {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+               for f in dataclasses.fields(self)}
+        out["type_metrics"] = dict(self.type_metrics)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "EvalConfig":

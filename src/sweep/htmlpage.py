@@ -155,6 +155,9 @@ def worst_queries_html(rows: Sequence[QueryRow], *, metric: str, setting: str,
             continue
         if rec.type:
             title += f" <span class='note'>({escape(rec.type)})</span>"
+        if rec.twohop:
+            k = max(rec.twohop)
+            title += f" <span class='note'>two-hop@{k}: {escape(rec.twohop[k])}</span>"
         gold = "".join(
             f"<li>{escape(g.doc_id)} "
             + (f"[{g.start}:{g.end}]" if g.start is not None else "(whole document)")

@@ -8,7 +8,9 @@ from typing import Sequence
 from sweep import htmlpage
 from sweep.htmlpage import Picture, Section, Table
 from sweep.sweepreport import SweepReport
-from sweep.tables import breakdown_frame, footnotes, recommendations, results_frame, row_classes
+from sweep.tables import (ABSTAIN_NOTE, TWOHOP_NOTE, TYPE_METRIC_NOTE, abstention_caveat,
+                          abstention_frame, breakdown_frame, footnotes, recommendations,
+                          results_frame, row_classes, twohop_frame, twohop_ks)
 
 __all__ = ["render_html", "subtitle"]
 
@@ -26,7 +28,33 @@ def subtitle(rep: SweepReport) -> str:
     return " · ".join(parts)
 
 
-def render_html(rep: SweepReport, pictures: Sequence[Picture]) -> str:
+def _classes(rep: SweepReport, labels: Sequence[str]) -> list[str]:
+    jobs = {v: j for j, v in rep.labels.items()}
+    out = []
+    for label in labels:
+        c = rep.decision.comparison(jobs[label]) if label in jobs else None
+        out.append(c.verdict if c and c.verdict != "worse" else "")
+    return out
+
+
+def _diagnostics(rep: SweepReport, pictures: Sequence[Picture]) -> Section | None:
+    body = []
+    for k in twohop_ks(rep):
+        df = twohop_frame(rep, k)
+        if df is not None:
+            body.append(f"<h3>Two-hop failures at k={k}</h3>" + htmlpage.paragraphs([TWOHOP_NOTE])
+                        + htmlpage.table_html(Table.of(df, _classes(rep, list(df["setting"])))))
+    df = abstention_frame(rep)
+    if df is not None:
+        caveat = abstention_caveat(rep)
+        body.append("<h3>Abstention</h3>" + htmlpage.paragraphs([ABSTAIN_NOTE] + ([caveat] if caveat else []))
+                    + htmlpage.table_html(Table.of(df, _classes(rep, list(df["setting"]))))
+                    + "".join(htmlpage.picture_html(p) for p in pictures))
+    return Section("Retrieval diagnostics", "".join(body)) if body else None
+
+
+def render_html(rep: SweepReport, pictures: Sequence[Picture],
+                diagnostics: Sequence[Picture] = ()) -> str:
     sections = []
     recs = recommendations(rep)
     if recs:
@@ -45,9 +73,18 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture]) -> str:
         if df is not None:
             classes = [(c.verdict if (c := d.comparisons.get(j)) and c.verdict != "worse" else "")
                        for j in view.breakdown.jobs]
+            own = breakdown_frame(view, rep, per_type=True)
             sections.append(Section(f"{d.primary.label} by query type{where}", htmlpage.paragraphs(
                 ["Mean per query type; n = queries of that type scored at this level."])
-                + htmlpage.table_html(Table.of(df, classes))))
+                + htmlpage.table_html(Table.of(df, classes))
+                + ("" if own is None else htmlpage.paragraphs([TYPE_METRIC_NOTE])
+                   + htmlpage.table_html(Table.of(own, classes)))))
+    diag = _diagnostics(rep, diagnostics)
+    if diag is not None:
+        sections.append(diag)
+    for view in rep.groups:
+        d = view.decision
+        where = f" ({d.group.label})" if d.group.label else ""
         if view.worst:
             sections.append(Section(f"Worst queries{where}", htmlpage.worst_queries_html(
                 view.worst, metric=d.primary.label, setting=view.worst_setting)))

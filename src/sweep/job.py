@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sweep import progress
 from sweep.data import Chunk, Dataset, Document
+from sweep.diagnostics import twohop_class, twohop_queries
 from sweep.evalconfig import EvalConfig, EvalConfigError
 from sweep.files import write_text_atomic
 from sweep.measures import Primary
@@ -151,7 +152,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
     t0 = time.perf_counter()
-    status, error, notes, stats, summary = "ok", None, (), Stats(), None
+    status, error, notes, stats, summary, diagnostics = "ok", None, (), Stats(), None, None
     try:
         try:
             stages = build_stages(cfg)
@@ -162,10 +163,13 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
                                   stages.embedder, stages.index, stages.retriever, ev)
-        stats, summary = result.stats, result.summary
+        stats, summary, diagnostics = result.stats, result.summary, result.diagnostics
         result.scores.write_csv(job_dir / "per_query.csv")
+        twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         write_traces(job_dir / "hits.jsonl",
-                     traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k)))
+                     traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),
+                               twohop={q: {k: twohop_class(r, k) for k in ev.k}
+                                       for q, r in twohop.items()}))
     except _Invalid as e:
         status, error = "invalid", str(e)
         log.error("invalid setting (%s): %s", label, e)
@@ -175,8 +179,9 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         status, error, summary = "failed", one_line(e), None
         write_text_atomic(job_dir / "error.txt", traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
+    ok = status == "ok"
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
-              notes, stats, summary if status == "ok" else None, path=job_dir)
+              notes, stats, summary if ok else None, diagnostics if ok else None, path=job_dir)
     row = row.with_stats(total_s=time.perf_counter() - t0)
     row.save(job_dir)
     return row

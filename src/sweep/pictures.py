@@ -15,7 +15,7 @@ from sweep.sweepreport import SweepReport
 from sweep.tables import HEADLINE_METRICS, budget_metrics
 from sweep.traces import read_traces
 
-__all__ = ["heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures"]
+__all__ = ["heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures", "write_score_histograms"]
 
 
 def plot_name(kind: str, level: str, metric: str) -> str:
@@ -120,3 +120,37 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
             pictures.append(Picture(path, "Where the first relevant chunk lands, per setting (seed 004)"))
     # The primary metric's heatmap first, then budgets and ranks, then the other heatmaps.
     return heatmaps[:1] + pictures + heatmaps[1:]
+
+
+def write_score_histograms(rep: SweepReport) -> list[Picture]:
+    """Per setting, the top-1 scores of answerable and unanswerable queries (seed 000)."""
+    from sweep import plots
+
+    out = []
+    for view in rep.groups:
+        d = view.decision
+        # The chosen setting and the best first: with many settings only twelve panels fit.
+        first = [j for j in (d.chosen_job, *(c.job for c in d.comparisons.values()
+                                             if c.verdict == "best")) if j is not None]
+        order = list(dict.fromkeys(first + [r.job for r in rep.ok if r.job in d.group.jobs]))
+        splits = []
+        for job in order:
+            r = rep.row(job)
+            path = r.file("hits.jsonl") if r.ok else None
+            a = r.diagnostics.abstention if r.diagnostics else None
+            if path is None or a is None:
+                continue
+            traces = read_traces(path).values()
+            splits.append(plots.ScoreSplit(
+                rep.labels[job],
+                tuple(t.top_score for t in traces if t.gold and t.top_score is not None),
+                tuple(t.top_score for t in traces if not t.gold and t.top_score is not None),
+                a.threshold))
+        suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
+        path = plots.score_histograms(rep.sweep_dir / "plots" / f"top_score{suffix}.png", splits,
+                                      title="Top-1 retrieval score: answerable vs unanswerable "
+                                            "questions" + (f" ({d.group.label})" if d.group.label else ""))
+        if path:
+            out.append(Picture(path, "Can the top score tell an unanswerable question? One panel "
+                                     "per setting (up to 12), densities"))
+    return out

@@ -17,6 +17,7 @@ import numpy as np
 
 from sweep.aggregate import Summary, summarize
 from sweep.data import Chunk, Document, Query, Ranking
+from sweep.diagnostics import Diagnostics, diagnose
 from sweep.evalconfig import EvalConfig
 from sweep.scoring import ScoreTable, UnitCredits, credit_units, score_ranked
 from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
@@ -89,6 +90,7 @@ class SettingResult:
     scores: ScoreTable
     summary: Summary
     credits: UnitCredits
+    diagnostics: Diagnostics
     stats: Stats
 
 
@@ -159,6 +161,9 @@ def evaluate_setting(
                          min_coverage=settings.min_coverage, gain=settings.gain)
     summary = summarize(table, queries, n_boot=settings.n_boot, seed=settings.seed)
     credits = credit_units(queries, ranking.ids, chunks, min_coverage=settings.min_coverage)
+    top = ranking.scores[:, 0] if ranking.scores.shape[1] else np.full(len(queries), np.nan)
+    diagnostics = diagnose(queries, credits, top, ks=settings.k, twohop_types=settings.twohop_types,
+                           n_boot=settings.n_boot, seed=settings.seed)
     timings["score_s"] = time.perf_counter() - t0
 
     n_tokens = np.fromiter((c.n_tokens for c in chunks), dtype=np.int64, count=len(chunks))
@@ -182,4 +187,4 @@ def evaluate_setting(
         tokens_at=tokens_at,
         **timings,
     )
-    return SettingResult(chunks, ranking, table, summary, credits, stats)
+    return SettingResult(chunks, ranking, table, summary, credits, diagnostics, stats)

@@ -253,3 +253,50 @@ def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
         ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
     return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class ScoreSplit:
+    """One setting's top-1 retrieval scores, answerable and unanswerable queries apart."""
+
+    label: str
+    answerable: tuple[float, ...]
+    unanswerable: tuple[float, ...]
+    threshold: float | None = None
+
+
+def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str) -> Path | None:
+    """Per setting, the two distributions of top-1 scores on shared bins, and the threshold.
+
+    At most ``MAX_PANELS`` panels (the caller picks which settings); None when
+    no setting has both kinds of query.
+    """
+    splits = [s for s in splits if s.answerable and s.unanswerable][:MAX_PANELS]
+    if not splits:
+        return None
+    every = np.concatenate([np.r_[s.answerable, s.unanswerable] for s in splits])
+    lo, hi = float(every.min()), float(every.max())
+    bins = np.linspace(lo, hi if hi > lo else lo + 1e-6, 21)
+    ncols = min(len(splits), 3)
+    nrows = math.ceil(len(splits) / ncols)
+    fig = Figure(figsize=(3.6 * ncols + 0.4, 2.5 * nrows + 0.9), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for n, s in enumerate(splits):
+        ax = axes[n // ncols][n % ncols]
+        # Densities, not counts: there are usually ten times more answerable questions.
+        ax.hist(s.answerable, bins=bins, density=True, alpha=0.6, color="#3b75af",
+                label=f"answerable ({len(s.answerable)})")
+        ax.hist(s.unanswerable, bins=bins, density=True, alpha=0.6, color="#e4572e",
+                label=f"unanswerable ({len(s.unanswerable)})")
+        if s.threshold is not None and math.isfinite(s.threshold):
+            ax.axvline(s.threshold, color="black", linestyle="--", linewidth=1)
+        ax.set_title(s.label, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if n == 0:
+            ax.legend(fontsize=7)
+    for n in range(len(splits), nrows * ncols):
+        axes[n // ncols][n % ncols].set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.supxlabel("top-1 retrieval score (dashed: the threshold of best balanced accuracy)",
+                  fontsize=9)
+    return _save(fig, path)

@@ -17,7 +17,8 @@ from pathlib import Path
 from sweep import htmlpage
 from sweep.results import combine_per_query, write_results
 from sweep.sweepreport import SweepReport, build_report
-from sweep.tables import breakdown_markdown, results_markdown, terminal_text, worst_markdown
+from sweep.tables import (breakdown_markdown, diagnostics_markdown, results_markdown, terminal_text,
+                          worst_markdown)
 from sweep.traces import TraceError
 
 __all__ = ["ReportError", "main", "summary_line", "write_report", "write_tables"]
@@ -38,7 +39,8 @@ def write_tables(rep: SweepReport) -> list[str]:
     write_text_atomic(d / "results.md", results_markdown(rep) + "\n")
     combine_per_query(rep.rows, d / "per_query.csv")
     files = ["results.csv", "results.md", "per_query.csv"]
-    for name, text in (("by_type.md", breakdown_markdown(rep)), ("worst_queries.md", worst_markdown(rep))):
+    for name, text in (("by_type.md", breakdown_markdown(rep)), ("diagnostics.md", diagnostics_markdown(rep)),
+                       ("worst_queries.md", worst_markdown(rep))):
         if text is not None:
             write_text_atomic(d / name, text)
             files.append(name)
@@ -48,11 +50,11 @@ def write_tables(rep: SweepReport) -> list[str]:
 def write_html(rep: SweepReport) -> list[str]:
     """plots/ and report.html (seconds: matplotlib)."""
     from sweep.htmlreport import render_html
-    from sweep.pictures import write_pictures
+    from sweep.pictures import write_pictures, write_score_histograms
 
-    pictures = write_pictures(rep)
-    htmlpage.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures))
-    return ["report.html"] + (["plots/"] if pictures else [])
+    pictures, scores = write_pictures(rep), write_score_histograms(rep)
+    htmlpage.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores))
+    return ["report.html"] + (["plots/"] if pictures or scores else [])
 
 
 def summary_line(rep: SweepReport) -> str:

@@ -58,6 +58,8 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
     })
     # A row that never ran a stage has only its time to report.
     rec.update(row.stats.to_columns() if row.ok else {"total_s": row.stats.total_s})
+    if row.diagnostics is not None:
+        rec.update(row.diagnostics.columns())
     if row.summary is not None:
         for level, lv in row.summary.levels.items():
             rec[f"{level}.n_queries"] = lv.n_queries

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from sweep.aggregate import MetricSummary, Summary
 from sweep.data import Dataset
+from sweep.diagnostics import Diagnostics
 from sweep.evalconfig import EvalConfig
 from sweep.files import write_text_atomic
 from sweep.pipeline import Stats
@@ -68,6 +69,8 @@ class Row:
     notes: tuple[str, ...] = ()
     stats: Stats = field(default_factory=Stats)
     summary: Summary | None = None
+    #: Two-hop failure classes and abstention (ok rows only).
+    diagnostics: Diagnostics | None = None
     #: The job's folder when read from disk (not saved: folders move).
     path: Path | None = field(default=None, compare=False)
 
@@ -111,6 +114,7 @@ class Row:
             "eval": self.eval.to_dict(),
             "stats": self.stats.to_columns(),
             "summary": None if self.summary is None else self.summary.to_dict(),
+            "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
         }
         return json.dumps(data, indent=2, default=str)
 
@@ -139,6 +143,8 @@ class Row:
                 eval=EvalConfig.from_dict(data["eval"]),
                 stats=Stats.from_columns(data.get("stats") or {}),
                 summary=None if data.get("summary") is None else Summary.from_dict(data["summary"]),
+                diagnostics=(None if data.get("diagnostics") is None
+                             else Diagnostics.from_dict(data["diagnostics"])),
                 path=path,
             )
         except KeyError as e:

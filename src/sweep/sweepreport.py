@@ -15,10 +15,12 @@ from typing import Mapping
 
 import pandas as pd
 
-from sweep.breakdown import QueryRow, TypeBreakdown, type_breakdown, worst_first
+from sweep.breakdown import (QueryRow, TypeBreakdown, type_breakdown, type_metric_breakdown,
+                             worst_first)
 from sweep.decision import Decision, SweepDecision, decide
 from sweep.results import frame, per_query_tables
 from sweep.row import Row, load_rows
+from sweep.scoring import ScoreTable
 from sweep.settings import setting_label, varied_settings
 from sweep.traces import QueryTrace, read_traces
 
@@ -33,6 +35,8 @@ class GroupView:
     breakdown: TypeBreakdown | None
     worst: tuple[QueryRow, ...]
     worst_setting: str
+    #: each type on its own metric (seed 002): fact mrr, multi complete, graded ndcg...
+    type_metrics: TypeBreakdown | None = None
 
 
 @dataclass(frozen=True)
@@ -58,18 +62,21 @@ def _traces(row: Row | None) -> dict[str, QueryTrace]:
     return read_traces(path) if path is not None else {}
 
 
-def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str]) -> GroupView:
+def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str],
+          tables: Mapping[int, ScoreTable]) -> GroupView:
     if not d.scores:
         return GroupView(d, None, (), "")
     job = d.chosen_job
     chosen = _traces(rows.get(job)) if job is not None else {}
     # Every job of a group traces the same queries, so any one gives their types.
     typed = chosen or _traces(next((rows[j] for j in d.scores if rows[j].file("hits.jsonl")), None))
-    breakdown = type_breakdown(d.scores, {q: t.type for q, t in typed.items()})
+    types = {q: t.type for q, t in typed.items()}
+    breakdown = type_breakdown(d.scores, types)
+    per_type = type_metric_breakdown(tables, sorted(d.scores), types, d.group.eval)
     worst: tuple[QueryRow, ...] = ()
     if job is not None and job in d.scores:
         worst = tuple(worst_first(d.scores[job], d.scores, chosen))
-    return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "")
+    return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type)
 
 
 def build_report(sweep_dir: Path) -> SweepReport | None:
@@ -78,9 +85,10 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
     rows = load_rows(sweep_dir)
     if not rows:
         return None
-    decision = decide(rows, per_query_tables(rows))
+    tables = per_query_tables(rows)
+    decision = decide(rows, tables)
     keys = tuple(varied_settings([r.settings for r in rows]))
     labels = {r.job: setting_label(r.settings, keys) for r in rows}
     by_job = {r.job: r for r in rows}
-    groups = tuple(_view(d, by_job, labels) for d in decision.decisions)
+    groups = tuple(_view(d, by_job, labels, tables) for d in decision.decisions)
     return SweepReport(sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups)

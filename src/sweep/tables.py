@@ -197,6 +197,7 @@ def footnotes(rep: SweepReport) -> list[str]:
     notes.append(f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
                  "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
                  "so chunk sizes are compared at the same context cost.")
+    notes += diagnostics_notes(rep)
     notes += rep.decision.notes
     for d in rep.decision.decisions:
         head = f"{d.group.label}: " if d.group.label else ""
@@ -206,6 +207,31 @@ def footnotes(rep: SweepReport) -> list[str]:
            if boot else " (95%)")
     notes.append(f"Cells: mean [bootstrap interval over queries{how}]. "
                  "All metrics, k, budgets: results.csv.")
+    return notes
+
+
+def diagnostics_notes(rep: SweepReport) -> list[str]:
+    """One line per group on the chosen setting's two-hop failures and abstention."""
+    from sweep.diagnostics import TWOHOP_CLASSES
+
+    notes = []
+    for view in rep.groups:
+        job = view.decision.chosen_job
+        r = next((x for x in rep.ok if x.job == job), None)
+        if r is None or r.diagnostics is None:
+            continue
+        parts = []
+        k = view.decision.group.eval.cost_k
+        t = r.diagnostics.twohop_at(k)
+        if t is not None and t.n:
+            parts.append(f"two-hop failures at k={k} over {t.n} multi-hop queries: "
+                         + ", ".join(f"{c} {t.share(c):.0%}" for c in TWOHOP_CLASSES))
+        a = r.diagnostics.abstention
+        if a is not None:
+            parts.append(f"abstention AUROC {a.auroc:.2f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}] "
+                         f"over {a.n_unanswerable} unanswerable questions")
+        if parts:
+            notes.append(f"{rep.labels[job]}: " + "; ".join(parts) + " (every setting: diagnostics.md).")
     return notes
 
 
@@ -229,17 +255,27 @@ def terminal_text(rep: SweepReport) -> str:
 # ---------------------------------------------------------------- per query type
 
 
-def breakdown_frame(view: GroupView, rep: SweepReport) -> pd.DataFrame | None:
-    b = view.breakdown
+def breakdown_frame(view: GroupView, rep: SweepReport, *, per_type: bool = False
+                    ) -> pd.DataFrame | None:
+    """The primary metric per query type, or (``per_type``) each type on its own metric."""
+    b = view.type_metrics if per_type else view.breakdown
     if b is None:
         return None
     records = []
     for i, job in enumerate(b.jobs):
         rec = {"setting": rep.labels.get(job, f"job {job}"),
                "vs best": rep.decision.verdict(rep.row(job))}
-        rec.update({f"{t} (n={n})": fmt(float(v)) for t, n, v in zip(b.types, b.counts, b.means[i])})
+        names = ([f"{t}: {m} (n={n})" for t, m, n in zip(b.types, b.metrics, b.counts)] if per_type
+                 else [f"{t} (n={n})" for t, n in zip(b.types, b.counts)])
+        rec.update({name: fmt(float(v)) for name, v in zip(names, b.means[i])})
         records.append(rec)
     return pd.DataFrame(records)
+
+
+TYPE_METRIC_NOTE = ("Each query type on the metric seed 002 assigns it (eval.type_metrics): "
+                    "single-fact lookups on mrr (is the one chunk near the top?), multi-hop on "
+                    "complete (are both hops in the top k: two-hop recall), graded on ndcg, "
+                    "the others on recall.")
 
 
 def breakdown_markdown(rep: SweepReport) -> str | None:
@@ -249,9 +285,93 @@ def breakdown_markdown(rep: SweepReport) -> str | None:
         if df is None:
             continue
         d = view.decision
-        title = f"# {d.primary.label} by query type" + (f" ({d.group.label})" if d.group.label else "")
-        parts.append(f"{title}\n\nMean per query type; n = queries of that type scored at this "
-                     f"level. Small n: read as a hint, not a verdict.\n\n{markdown(df)}\n")
+        where = f" ({d.group.label})" if d.group.label else ""
+        parts.append(f"# {d.primary.label} by query type{where}\n\nMean per query type; n = queries "
+                     f"of that type scored at this level. Small n: read as a hint, not a verdict."
+                     f"\n\n{markdown(df)}\n")
+        own = breakdown_frame(view, rep, per_type=True)
+        if own is not None:
+            parts.append(f"## Each type on its own metric{where}\n\n{TYPE_METRIC_NOTE}\n\n"
+                         f"{markdown(own)}\n")
+    return "\n".join(parts) if parts else None
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+TWOHOP_NOTE = ("Two-hop failures (seed 002) of the queries with two or more evidence spans "
+               "(eval.twohop_types), at k: complete = every span in the top k (two-hop "
+               "recall@k); ranked_out = every span retrieved, not all within k (a larger k "
+               "would fix it); hop1_missed / hop2_missed / both_missed = the first span, a later "
+               "span, or both never covered by the retrieved ranking (chunking, embedding or the "
+               "query is at fault, not k). Cells: share (count).")
+ABSTAIN_NOTE = ("Should we retrieve at all? (seed 000) The top-1 retrieval score of each "
+                "answerable and each unanswerable question: AUROC = how often an answerable one "
+                "scores above an unanswerable one (0.5 = chance), with its 95% bootstrap "
+                "interval; at the threshold of best balanced accuracy, the share of unanswerable "
+                "questions declined and of answerable ones wrongly declined.")
+
+
+def twohop_frame(rep: SweepReport, k: int) -> pd.DataFrame | None:
+    from sweep.diagnostics import TWOHOP_CLASSES
+
+    records = []
+    for r in rep.ok:
+        t = r.diagnostics.twohop_at(k) if r.diagnostics else None
+        if t is None or not t.n:
+            continue
+        rec = {"setting": rep.labels[r.job], "vs best": rep.decision.verdict(r), "n": str(t.n)}
+        rec.update({c: f"{t.share(c):.2f} ({t.counts.get(c, 0)})" for c in TWOHOP_CLASSES})
+        records.append(rec)
+    return pd.DataFrame(records) if records else None
+
+
+def abstention_frame(rep: SweepReport) -> pd.DataFrame | None:
+    records = []
+    for r in rep.ok:
+        a = r.diagnostics.abstention if r.diagnostics else None
+        if a is None:
+            continue
+        records.append({"setting": rep.labels[r.job], "vs best": rep.decision.verdict(r),
+                        "AUROC": f"{a.auroc:.3f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}]",
+                        "threshold": f"{a.threshold:.3f}",
+                        "unanswerable declined": f"{a.declined_unanswerable:.0%}",
+                        "answerable declined": f"{a.declined_answerable:.0%}",
+                        "balanced accuracy": f"{a.balanced_accuracy:.3f}",
+                        "n (ans / unans)": f"{a.n_answerable} / {a.n_unanswerable}"})
+    return pd.DataFrame(records) if records else None
+
+
+def abstention_caveat(rep: SweepReport) -> str | None:
+    from sweep.diagnostics import FEW_UNANSWERABLE
+
+    counts = [r.diagnostics.abstention.n_unanswerable for r in rep.ok
+              if r.diagnostics and r.diagnostics.abstention]
+    if counts and min(counts) < FEW_UNANSWERABLE:
+        return (f"Only {min(counts)} unanswerable question(s): the AUROC and its interval rest on "
+                "very few examples; write more questions whose answer is not in the corpus.")
+    return None
+
+
+def twohop_ks(rep: SweepReport) -> list[int]:
+    """The ks of the printed table, or the primary's."""
+    ks = [k for d in rep.decision.decisions for k in (d.group.eval.table_k or (d.group.eval.cost_k,))]
+    return list(dict.fromkeys(ks))
+
+
+def diagnostics_markdown(rep: SweepReport) -> str | None:
+    """diagnostics.md: two-hop failure classes and the abstention table, per setting."""
+    parts = []
+    for k in twohop_ks(rep):
+        df = twohop_frame(rep, k)
+        if df is not None:
+            parts.append(f"# Two-hop failures at k={k}\n\n{TWOHOP_NOTE}\n\n{markdown(df)}\n")
+    df = abstention_frame(rep)
+    if df is not None:
+        caveat = abstention_caveat(rep)
+        parts.append(f"# Abstention: can the top score tell an unanswerable question?\n\n"
+                     f"{ABSTAIN_NOTE}" + (f"\n\n{caveat}" if caveat else "")
+                     + f"\n\n{markdown(df)}\n")
     return "\n".join(parts) if parts else None
 
 
@@ -274,6 +394,10 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
         "value": f"{r.value:.3f}",
         "all settings": f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
         "query": _clip(r.trace.query, 120) if r.trace else ""} for i, r in enumerate(rows, 1)])
+    twohop_k = _twohop_k(rows, metric)
+    if twohop_k is not None:
+        table.insert(4, f"two-hop@{twohop_k}", [(r.trace.twohop.get(twohop_k, "") if r.trace else "")
+                                               for r in rows])
     out = [f"# Worst queries: {metric}, {setting}", "",
            f"Queries sorted by {metric} of {setting}, lowest first; `all settings` is the mean "
            "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
@@ -282,7 +406,9 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
     for i, r in enumerate(rows[:details], 1):
         t = r.trace
         out += ["", f"## {i}. {r.query_id} — {metric} = {r.value:.3f}"
-                + (f" (type: {t.type})" if t and t.type else ""), ""]
+                + (f" (type: {t.type})" if t and t.type else "")
+                + (f", two-hop@{twohop_k}: {t.twohop[twohop_k]}"
+                   if t and twohop_k is not None and twohop_k in t.twohop else ""), ""]
         if t is None:
             out.append("(no saved hits for this query)")
             continue
@@ -300,6 +426,15 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
                 line += f"  \n   > {_clip(h.text, text_limit)}"
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+def _twohop_k(rows: Sequence[QueryRow], metric: str) -> int | None:
+    """The k at which worst queries show their two-hop class: the metric's k, else the largest."""
+    ks = sorted({k for r in rows if r.trace for k in r.trace.twohop})
+    if not ks:
+        return None
+    tail = metric.rsplit("@", 1)[-1]
+    return int(tail) if tail.isdigit() and int(tail) in ks else ks[-1]
 
 
 def worst_markdown(rep: SweepReport) -> str | None:

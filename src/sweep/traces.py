@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -86,6 +86,13 @@ class QueryTrace:
     gold: tuple[Evidence, ...]
     hits: tuple[Retrieved, ...]
     credits: Mapping[str, tuple[int | None, ...]]
+    #: k -> two-hop failure class (``sweep.diagnostics``), for multi-hop queries only.
+    twohop: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def top_score(self) -> float | None:
+        """The top-1 retrieval score: what an abstention threshold would look at."""
+        return self.hits[0].score if self.hits else None
 
     def first_relevant(self, level: str) -> int | None:
         """Rank of the first hit that credits a unit at ``level`` (None: none does, or no unit)."""
@@ -98,6 +105,7 @@ class QueryTrace:
             "hits": [{**vars(h), "score": None if h.score is None or math.isnan(h.score) else h.score}
                      for h in self.hits],
             "credits": {level: list(v) for level, v in self.credits.items()},
+            "twohop": {str(k): c for k, c in self.twohop.items()},
         }, ensure_ascii=False)
 
     @classmethod
@@ -114,12 +122,14 @@ class QueryTrace:
                        for h in obj.get("hits", [])),
             credits={str(level): tuple(None if r is None else int(r) for r in ranks)
                      for level, ranks in (obj.get("credits") or {}).items()},
+            twohop={int(k): str(c) for k, c in (obj.get("twohop") or {}).items()},
         )
 
 
 def traces_of(dataset: Dataset, chunks: Sequence[Chunk], ranking: Ranking, credits: UnitCredits,
-              top_k: int) -> list[QueryTrace]:
-    """The trace of every query of ``dataset`` (row i of ``ranking`` is query i)."""
+              top_k: int, twohop: Mapping[str, Mapping[int, str]] | None = None) -> list[QueryTrace]:
+    """The trace of every query of ``dataset`` (row i of ``ranking`` is query i); ``twohop``
+    gives the two-hop class per k of the multi-hop queries."""
     by_id = dataset.by_id()
     out = []
     for i, q in enumerate(dataset.queries):
@@ -130,7 +140,8 @@ def traces_of(dataset: Dataset, chunks: Sequence[Chunk], ranking: Ranking, credi
                      for rank, (c, s) in enumerate(zip(ids, scores), 1))
         out.append(QueryTrace(q.query_id, q.query, q.type, _source(q), _gold(q, by_id), hits,
                               {level: credits.ranks[level][q.query_id] for level in LEVELS
-                               if q.query_id in credits.ranks[level]}))
+                               if q.query_id in credits.ranks[level]},
+                              dict((twohop or {}).get(q.query_id, {}))))
     return out
 
 

@@ -128,3 +128,24 @@ def test_per_query_files_without_the_primary_metric_give_a_note(tmp_path):
         score_table({"ndcg@5": base()}).write_csv(tmp_path / str(job) / "per_query.csv")
     text = results_markdown(build_report(tmp_path))
     assert "Significance needs per-query span recall@5 of at least two settings" in text
+
+
+def test_ties_say_how_many_questions_would_tell_them_apart(tmp_path):
+    b = base()
+    near = b.copy()
+    near[np.flatnonzero(b)[:3]] = 0
+    make_grid(tmp_path, {(64, 0): b, (128, 0): near, (256, 0): b.copy()})
+    rep = build_report(tmp_path)
+    d = rep.decision.decisions[0]
+    (c,) = [c for c in d.comparisons.values() if c.job == 1]
+    assert c.verdict == "tie" and c.n_needed is not None
+    text = "\n".join(d.needed)
+    assert (f"size=128 overlap=0 vs best: a difference of {abs(c.diff):.3f} would need about "
+            f"{c.n_needed:,} questions; you have 60.") in text
+    assert "size=256 overlap=0 vs best: no difference observed" in text
+    assert "normal approximation" in text and "α = 0.05/2" in text
+    from sweep.results import frame
+    from sweep.tables import terminal_text
+    df = frame(rep.rows, rep.decision)
+    assert list(df["n_needed"].isna()) == [True, False, True] and df.loc[1, "n_needed"] == c.n_needed
+    assert text in terminal_text(rep)

@@ -47,6 +47,9 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
         assert 0.0 <= float(r["span.recall@5"]) <= 1.0
         assert float(r["span.recall@5.lo"]) <= float(r["span.recall@5"]) <= float(r["span.recall@5.hi"])
         assert int(r["n_chunks"]) > 0 and float(r["truncated_share"]) == 0.0
+        # Cost columns (issue 18): the index's vectors and bytes, the tokens to embed the corpus.
+        assert int(r["n_vectors"]) == int(r["n_chunks"]) and int(r["index_bytes"]) >= 384 * 4 * int(r["n_chunks"])
+        assert int(r["embed_tokens"]) > int(r["n_chunks"])
     # Smaller chunks with overlap make more chunks; the table must show that.
     assert int(rows[1]["n_chunks"]) > int(rows[0]["n_chunks"]) > int(rows[2]["n_chunks"])
     # Queries: 7, one unanswerable (excluded everywhere), one doc-level only (excluded at span).

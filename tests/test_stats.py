@@ -1,3 +1,4 @@
+import pytest
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,3 +68,46 @@ def test_recommend_picks_the_cheapest_tie():
     rec = recommend(comps, {0: (600.0, 300), 1: (600.0, 700), 2: (1.0, 1)})
     assert rec.job == 0
     assert recommend([], {}) is None
+
+
+@pytest.mark.parametrize("mean,sd,comparisons", [(0.05, 0.4, 1), (0.1, 0.5, 5), (0.2, 0.3, 1)])
+def test_questions_needed_gives_the_power_asked_for_in_simulation(mean, sd, comparisons):
+    """Simulated paired t-tests at the computed n reject with probability 0.80 ± 0.05."""
+    from scipy import stats as st
+
+    from sweep.stats import questions_needed
+
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal(2_000)
+    pilot = (z - z.mean()) / z.std(ddof=1) * sd + mean  # differences with exactly this mean and sd
+    n = questions_needed(pilot, alpha=0.05, power=0.8, comparisons=comparisons)
+    reps = 4000
+    diffs = rng.normal(mean, sd, size=(reps, n))
+    t = diffs.mean(axis=1) / (diffs.std(axis=1, ddof=1) / np.sqrt(n))
+    crit = st.t.ppf(1 - 0.05 / comparisons / 2, df=n - 1)
+    power = float((np.abs(t) > crit).mean())
+    assert 0.75 <= power <= 0.85, (n, power)
+
+
+def test_questions_needed_without_a_difference_is_none():
+    from sweep.stats import questions_needed
+
+    assert questions_needed(np.zeros(50), alpha=0.05) is None  # no spread
+    assert questions_needed(np.array([1.0, -1.0] * 20), alpha=0.05) is None  # no mean difference
+    assert questions_needed(np.array([0.5]), alpha=0.05) is None
+
+
+def test_ties_get_the_questions_they_would_need_and_others_do_not():
+    rng = np.random.default_rng(0)
+    base = (rng.random(200) < 0.6).astype(float)
+    near = base.copy()
+    near[np.flatnonzero(base)[:4]] = 0  # a small real difference
+    far = np.zeros(200)
+    cmp = {c.job: c for c in compare_to_best({0: {str(i): v for i, v in enumerate(base)},
+                                              1: {str(i): v for i, v in enumerate(near)},
+                                              2: {str(i): v for i, v in enumerate(base)},
+                                              3: {str(i): v for i, v in enumerate(far)}}, n_perm=2000)}
+    assert cmp[0].verdict == "best" and cmp[0].n_needed is None
+    assert cmp[3].verdict == "worse" and cmp[3].n_needed is None
+    assert cmp[1].verdict == "tie" and cmp[1].n_needed > 200 and cmp[1].n_compared == 200
+    assert cmp[2].verdict == "tie" and cmp[2].n_needed is None  # identical: no difference observed

@@ -52,6 +52,8 @@ class Decision:
     scores: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     n_compared: int = 0
+    #: For every setting that ties with the best: how many questions would tell them apart.
+    needed: tuple[str, ...] = ()
 
     @property
     def recommendation_text(self) -> str:
@@ -187,7 +189,8 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
                      "is it among the scored metrics (eval.k, eval.budgets)?")
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
     try:
-        comparisons = compare_to_best(scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed)
+        comparisons = compare_to_best(scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed,
+                                      power=ev.power)
     except ValueError as e:
         notes.append(f"No significance test: {e}.")
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
@@ -200,6 +203,7 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
         notes.append(f"Only {n_common} queries are compared: only large differences can be told "
                      "apart, so ≈ best is weak evidence that two settings are equal. More "
                      "queries sharpen the test.")
+    needed = _questions_needed(comparisons, labels, n_common, ev)
     cost_k = ev.cost_k
     cost = {}
     by_job = {r.job: r for r in ok}
@@ -220,4 +224,27 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
         notes.append(f"Not tested, with a higher mean {primary.label} than the best tested setting: "
                      f"{', '.join(above)}; rerun it before deciding.")
     return Decision(group, primary, {c.job: c for c in comparisons}, untested, rec, scores,
-                    tuple(notes), n_common)
+                    tuple(notes), n_common, needed)
+
+
+def _questions_needed(comparisons: Sequence[Comparison], labels: Mapping[int, str], n_have: int,
+                      ev: EvalConfig) -> tuple[str, ...]:
+    """``size=512 overlap=64 vs best: a difference of 0.057 would need about 420 questions;
+    you have 167`` for every tie, then how the number is computed."""
+    ties = sorted((c for c in comparisons if c.verdict == "tie"), key=lambda c: c.diff)
+    if not ties:
+        return ()
+    lines = []
+    for c in ties:
+        if c.n_needed is None:
+            lines.append(f"{labels[c.job]} vs best: no difference observed, so no number of "
+                         "questions would tell them apart.")
+        else:
+            lines.append(f"{labels[c.job]} vs best: a difference of {abs(c.diff):.3f} would need "
+                         f"about {c.n_needed:,} questions; you have {n_have}.")
+    m = len(comparisons) - 1
+    lines.append(f"Questions needed: for a paired test at α = {ev.alpha:g}/{m} (Holm's strictest "
+                 f"step over {m} comparison(s)) to detect the observed difference with "
+                 f"{ev.power:.0%} power; normal approximation from the standard deviation of the "
+                 "per-query differences, so read it as an estimate.")
+    return tuple(lines)

@@ -64,6 +64,8 @@ class EvalConfig:
     seed: int = 0
     alpha: float = 0.05
     n_perm: int = 10_000
+    #: Power at which "questions needed" is computed for settings that tie with the best.
+    power: float = 0.8
     #: Seed 002's metric per query type, shown beside the primary in the type breakdown:
     #: a name (its k is the primary's) or a full measure (``mrr@1``); ``"*"``: every other type.
     type_metrics: Any = (("fact", "mrr"), ("multi", "complete"), ("graded", "ndcg"), ("*", "recall"))
@@ -71,7 +73,7 @@ class EvalConfig:
     #: evidence spans (also what a dataset without types gets).
     twohop_types: Any = ("multi",)
     # Keys that only change what is printed, never a score or a verdict.
-    _PRESENTATION = ("table_k", "type_metrics", "twohop_types")
+    _PRESENTATION = ("table_k", "type_metrics", "twohop_types", "power")
 
     def __post_init__(self) -> None:
         ks = _int_tuple("k", self.k, "[1,3,5,10]", required=True)
@@ -83,6 +85,7 @@ class EvalConfig:
             raise EvalConfigError(f"eval.gain must be linear or exponential, got {self.gain!r}")
         _number("min_coverage", self.min_coverage, integer=False, low=0, high=1, open_low=True)
         _number("alpha", self.alpha, integer=False, low=0, high=1, open_low=True)
+        _number("power", self.power, integer=False, low=0, high=0.999, open_low=True)
         _number("n_boot", self.n_boot, integer=True, low=1, high=1_000_000)
         _number("n_perm", self.n_perm, integer=True, low=1, high=10_000_000)
         _number("seed", self.seed, integer=True, low=0, high=_MAX_INT)
@@ -106,7 +109,7 @@ class EvalConfig:
         for name, value in (("type_metrics", type_metrics), ("twohop_types", twohop),
                             ("k", ks), ("budgets", budgets), ("table_k", table_k),
                             ("primary", str(primary)), ("min_coverage", float(self.min_coverage)),
-                            ("alpha", float(self.alpha))):
+                            ("alpha", float(self.alpha)), ("power", float(self.power))):
             object.__setattr__(self, name, value)
 
     def _type_metrics(self, primary: Primary, ks: tuple[int, ...], budgets: tuple[int, ...]

@@ -64,6 +64,13 @@ class _FaissIndex:
     def dim(self) -> int | None:
         return self._dim
 
+    @property
+    def nbytes(self) -> int:
+        """Size of the built index as FAISS stores it (vectors plus any graph): its memory cost."""
+        if self._index is None:
+            return 0
+        return int(_faiss().serialize_index(self._index).size)
+
     def build(self, vectors: np.ndarray) -> None:
         """Index ``vectors`` (float32, (n, dim)); row i gets id i. Replaces any previous build."""
         vectors = _check_vectors("build", vectors, None)

@@ -37,6 +37,11 @@ class Stats:
     mean_model_tokens: float = 0.0
     truncated_share: float = 0.0
     max_seq_length: int = 0
+    #: What the setting costs to run: vectors and bytes of its index, model tokens to embed
+    #: the corpus (every chunk, cached or not, as the model sees it: truncated at max_seq_length).
+    n_vectors: int = 0
+    index_bytes: int | None = None
+    embed_tokens: int = 0
     retrieval_depth: int = 0
     embedded: int = 0
     cache_hits: int = 0
@@ -150,6 +155,7 @@ def evaluate_setting(
     t0 = time.perf_counter()
     index.build(np.ascontiguousarray(doc_vecs, dtype=np.float32))
     timings["index_s"] = time.perf_counter() - t0
+    index_bytes = getattr(index, "nbytes", None)
 
     t0 = time.perf_counter()
     ranking = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32),
@@ -178,6 +184,9 @@ def evaluate_setting(
         mean_model_tokens=float(model_tokens.mean()),
         truncated_share=truncated_share,
         max_seq_length=max_len,
+        n_vectors=int(index.ntotal),
+        index_bytes=None if index_bytes is None else int(index_bytes),
+        embed_tokens=int(np.minimum(model_tokens, max_len).sum()),
         retrieval_depth=ranking.depth,
         embedded=int(embed_stats.embedded),
         cache_hits=int(embed_stats.cache_hits),

@@ -55,6 +55,7 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
         "diff_from_best": c.diff if c else None,
         "p_value": c.p_value if c else None,
         "p_holm": c.p_holm if c else None,
+        "n_needed": c.n_needed if c else None,
     })
     # A row that never ran a stage has only its time to report.
     rec.update(row.stats.to_columns() if row.ok else {"total_s": row.stats.total_s})

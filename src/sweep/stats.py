@@ -7,7 +7,9 @@ two means with their separate intervals.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -68,6 +70,27 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
+def questions_needed(diffs: np.ndarray, *, alpha: float, power: float = 0.8,
+                     comparisons: int = 1) -> int | None:
+    """Queries a paired test would need to detect ``mean(diffs)`` with ``power``.
+
+    Normal approximation of the paired test: n = ((z(1 - a/2) + z(power)) * sd / |mean|)^2
+    with sd the standard deviation of the per-query differences and a = alpha /
+    comparisons, the strictest step of Holm's correction over the grid (so the
+    number errs on the side of more questions). None when no difference was
+    observed (a mean or a spread of zero): no finite number of questions would do.
+    """
+    diffs = np.asarray(diffs, dtype=np.float64)
+    if diffs.size < 2:
+        return None
+    mean, sd = float(diffs.mean()), float(diffs.std(ddof=1))
+    if abs(mean) < 1e-12 or sd < 1e-12:
+        return None
+    z = NormalDist()
+    n = ((z.inv_cdf(1 - alpha / max(comparisons, 1) / 2) + z.inv_cdf(power)) * sd / abs(mean)) ** 2
+    return int(math.ceil(n))
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One setting against the best setting on the primary metric."""
@@ -78,10 +101,14 @@ class Comparison:
     p_value: float        # raw paired test against the best
     p_holm: float         # Holm-adjusted over the grid
     verdict: str          # "best" | "tie" (not distinguishable from best) | "worse"
+    #: For a tie: questions a paired test would need to tell it from the best
+    #: (:func:`questions_needed`); None for the best, a worse setting, or no difference.
+    n_needed: int | None = None
+    n_compared: int = 0   # queries the test paired
 
 
 def compare_to_best(per_query: Mapping[int, Mapping[str, float]], *, alpha: float = 0.05,
-                    n_perm: int = 10_000, seed: int = 0) -> list[Comparison]:
+                    n_perm: int = 10_000, seed: int = 0, power: float = 0.8) -> list[Comparison]:
     """Test every setting against the one with the highest mean, Holm-corrected.
 
     ``per_query`` maps a job to its per-query scores on one metric. Only the
@@ -102,10 +129,14 @@ def compare_to_best(per_query: Mapping[int, Mapping[str, float]], *, alpha: floa
         scores[best], np.column_stack([scores[j] for j in others]) if others
         else np.empty((len(common), 0)), n_perm=n_perm, seed=seed)
     adjusted = holm(raw) if len(raw) else np.array([])
-    out = [Comparison(best, means[best], 0.0, 1.0, 1.0, "best")]
+    n = len(common)
+    out = [Comparison(best, means[best], 0.0, 1.0, 1.0, "best", n_compared=n)]
     for j, p, ph in zip(others, raw, adjusted):
+        tie = ph >= alpha
+        needed = (questions_needed(scores[best] - scores[j], alpha=alpha, power=power,
+                                   comparisons=len(others)) if tie else None)
         out.append(Comparison(j, means[j], means[j] - means[best], float(p), float(ph),
-                              "tie" if ph >= alpha else "worse"))
+                              "tie" if tie else "worse", needed, n))
     return sorted(out, key=lambda c: c.job)
 
 

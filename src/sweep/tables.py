@@ -201,7 +201,7 @@ def footnotes(rep: SweepReport) -> list[str]:
     notes += rep.decision.notes
     for d in rep.decision.decisions:
         head = f"{d.group.label}: " if d.group.label else ""
-        notes += [head + n for n in d.notes]
+        notes += [head + n for n in d.notes + d.needed]
     boot = next((r.summary for r in ok if r.summary is not None), None)
     how = (f" ({boot.confidence * 100:g}%, {boot.n_boot} resamples, seed {boot.seed})"
            if boot else " (95%)")
@@ -248,8 +248,11 @@ def results_markdown(rep: SweepReport) -> str:
 
 
 def terminal_text(rep: SweepReport) -> str:
-    """What a sweep prints at its end: the narrow table and the recommendation(s)."""
-    return "\n\n".join([terminal_table(rep), *recommendations(rep)])
+    """What a sweep prints at its end: the narrow table, the recommendation(s), and how many
+    questions it would take to tell the ties from the best."""
+    needed = [n for d in rep.decision.decisions for n in d.needed]
+    return "\n\n".join([terminal_table(rep), *recommendations(rep)]
+                       + (["\n".join(needed)] if needed else []))
 
 
 # ---------------------------------------------------------------- per query type

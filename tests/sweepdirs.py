@@ -53,7 +53,8 @@ def make_job(sweep: Path, job: int, size: int, overlap: int, recall, *, status: 
              budgets: Sequence[int] = (256, 512, 1024), dataset: str = "synthetic",
              fingerprint: str = "f" * 16, types: Sequence[str] | None = TYPES,
              min_coverage: float = 0.5, notes: Sequence[str] = (), settings: dict | None = None,
-             scores: bool = True, n_boot: int = 100) -> Row:
+             scores: bool = True, n_boot: int = 100, sources: Sequence[str | None] | None = None
+             ) -> Row:
     """A finished job as the sweep saves it. ``recall`` is the per-query span/doc recall@5."""
     d = Path(sweep) / str(job)
     d.mkdir(parents=True)
@@ -93,7 +94,7 @@ def make_job(sweep: Path, job: int, size: int, overlap: int, recall, *, status: 
                                f"chunk text {i}-{r} <about> travel") for r in range(1, 11))
         traces.append(QueryTrace(
             f"q{i}", f"Question number {i} & <more>?", types[i % len(types)] if types else None,
-            None, (Evidence(f"doc{i}.md", 1, 5, 25, f"gold evidence {i}"),), hits,
+            sources[i] if sources else None, (Evidence(f"doc{i}.md", 1, 5, 25, f"gold evidence {i}"),), hits,
             {level: (int(ranks[i]) if ranks[i] else None,) for level in LEVELS}))
     write_traces(d / "hits.jsonl", traces)
     return row

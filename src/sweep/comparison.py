@@ -8,6 +8,7 @@ are shown side by side and the page says why they are not tested together.
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 from typing import Sequence
@@ -15,6 +16,7 @@ from typing import Sequence
 import pandas as pd
 
 from sweep import htmlpage
+from sweep.agreement import agreement
 from sweep.decision import group_rows, verdict_text
 from sweep.htmlpage import Picture, Section, Table
 from sweep.htmlreport import subtitle
@@ -25,7 +27,7 @@ from sweep.stats import Comparison, compare_to_best
 from sweep.sweepreport import SweepReport
 from sweep.tables import fmt, with_ci
 
-__all__ = ["compare_sweeps", "why_not_pooled"]
+__all__ = ["compare_sweeps", "sweep_agreements", "why_not_pooled"]
 
 
 def sweep_name(path: Path) -> str:
@@ -58,6 +60,50 @@ def _dataset(row: Row) -> str:
     return f"{row.dataset.name} #{row.dataset.fingerprint[:8]}" if row.dataset else "unknown"
 
 
+def _setting_key(row: Row) -> str:
+    """A setting without its dataset: how two sweeps of one grid on two question sets pair up."""
+    return json.dumps({k: v for k, v in row.settings.items()
+                       if not (k == "dataset" or k.startswith("dataset."))}, sort_keys=True, default=str)
+
+
+def sweep_agreements(reports: Sequence[SweepReport]) -> list[str]:
+    """For every two sweeps of the same grid on different question sets: do they rank the
+    settings alike, and would they recommend the same one?"""
+    lines = []
+    for i, a in enumerate(reports):
+        for b in reports[i + 1:]:
+            if len(a.decision.decisions) != 1 or len(b.decision.decisions) != 1:
+                continue
+            da, db = a.decision.decisions[0], b.decision.decisions[0]
+            if da.group.dataset is None or db.group.dataset is None or \
+                    da.group.dataset.fingerprint == db.group.dataset.fingerprint or da.primary != db.primary:
+                continue
+            keys_a = {_setting_key(a.row(j)): j for j in da.scores}
+            keys_b = {_setting_key(b.row(j)): j for j in db.scores}
+            pairs = {keys_a[k]: keys_b[k] for k in keys_a if k in keys_b}
+            if len(pairs) < 2 or len(pairs) < len(keys_a):
+                continue  # not the same grid
+            picks = (da.chosen_job, db.chosen_job)
+            names = (sweep_name(a.sweep_dir), sweep_name(b.sweep_dir))
+            ev = da.group.eval
+            agree = agreement(da.scores, db.scores, names=names, picks=picks, pairs=pairs,
+                              n_boot=ev.n_boot, seed=ev.seed)
+            if agree is None:
+                continue
+            pb = a.labels.get(next((j for j, k in pairs.items() if k == picks[1]), -1), "none")
+            same = pairs.get(picks[0]) == picks[1]
+            tau = (f"{agree.tau:.2f} [{agree.tau_low:.2f}, {agree.tau_high:.2f}]"
+                   if agree.tau == agree.tau else "undefined (one side ranks every setting the same)")
+            lines.append(f"{names[0]} vs {names[1]} ({da.group.dataset.name}, {agree.n_queries[0]} "
+                         f"questions; {db.group.dataset.name}, {agree.n_queries[1]}): Kendall's τ "
+                         f"between their rankings of the {len(pairs)} shared settings on "
+                         f"{da.primary.label} = {tau}; "
+                         + (f"both recommend {a.labels[picks[0]]}." if same else
+                            f"{names[0]} recommends {a.labels.get(picks[0], 'none')}, "
+                            f"{names[1]} {pb}."))
+    return lines
+
+
 def _pooled(reports: Sequence[SweepReport]) -> tuple[dict[tuple[int, int], Comparison], list[str]]:
     pooled, owner = {}, {}
     for i, rep in enumerate(reports):
@@ -83,6 +129,7 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
     names = [sweep_name(r.sweep_dir) for r in reports]
     why = why_not_pooled(reports)
     across, notes = ({}, [why]) if why else _pooled(reports)
+    notes = sweep_agreements(reports) + notes
     keys: list[str] = []
     for rep in reports:
         keys += [k for k in varied_settings([r.settings for r in rep.rows]) if k not in keys]

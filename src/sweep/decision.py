@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from sweep.evalconfig import EvalConfig
 from sweep.measures import Primary
@@ -205,13 +205,8 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
                      "queries sharpen the test.")
     needed = _questions_needed(comparisons, labels, n_common, ev)
     cost_k = ev.cost_k
-    cost = {}
     by_job = {r.job: r for r in ok}
-    for j in scores:
-        st = by_job[j].stats
-        tokens = float(primary.measure.budget) if primary.measure.budget is not None else st.tokens(cost_k)
-        if tokens is not None and st.n_chunks:
-            cost[j] = (tokens, float(st.n_chunks))
+    cost = costs(by_job, scores, ev)
     best_mean = max(c.mean for c in comparisons)
     above = [f"{labels[j]} ({m:.3f})" for j in untested
              if (m := by_job[j].mean(primary.level, primary.metric)) is not None and m > best_mean]
@@ -225,6 +220,31 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
                      f"{', '.join(above)}; rerun it before deciding.")
     return Decision(group, primary, {c.job: c for c in comparisons}, untested, rec, scores,
                     tuple(notes), n_common, needed)
+
+
+def costs(rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
+          ) -> dict[int, tuple[float, float]]:
+    """What the recommendation minimises, per job: tokens read per query, then chunks in the
+    index. With a budget primary every setting fills the same budget: the index decides."""
+    primary = ev.primary_metric
+    out = {}
+    for j in jobs:
+        st = rows[j].stats
+        tokens = float(primary.measure.budget) if primary.measure.budget is not None else st.tokens(ev.cost_k)
+        if tokens is not None and st.n_chunks:
+            out[j] = (tokens, float(st.n_chunks))
+    return out
+
+
+def pick(scores: Mapping[int, Mapping[str, float]], rows: Mapping[int, Row], ev: EvalConfig
+         ) -> int | None:
+    """The job a decision on just these per-query scores would recommend (else its best)."""
+    if len(scores) < 2:
+        return next(iter(scores), None)
+    comparisons = compare_to_best(scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed,
+                                  power=ev.power)
+    rec = recommend(comparisons, costs(rows, scores, ev))
+    return rec.job if rec else next(c.job for c in comparisons if c.verdict == "best")
 
 
 def _questions_needed(comparisons: Sequence[Comparison], labels: Mapping[int, str], n_have: int,

@@ -8,7 +8,7 @@ from typing import Sequence
 from sweep import htmlpage
 from sweep.htmlpage import Picture, Section, Table
 from sweep.sweepreport import SweepReport
-from sweep.tables import (ABSTAIN_NOTE, TWOHOP_NOTE, TYPE_METRIC_NOTE, abstention_caveat,
+from sweep.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, agreement_frame, agreement_line, TWOHOP_NOTE, TYPE_METRIC_NOTE, abstention_caveat,
                           abstention_frame, breakdown_frame, footnotes, recommendations,
                           results_frame, row_classes, twohop_frame, twohop_ks)
 
@@ -79,6 +79,11 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
                 + htmlpage.table_html(Table.of(df, classes))
                 + ("" if own is None else htmlpage.paragraphs([TYPE_METRIC_NOTE])
                    + htmlpage.table_html(Table.of(own, classes)))))
+        agree = agreement_frame(view, rep)
+        if agree is not None:
+            sections.append(Section(f"Synthetic vs hand-written questions{where}", htmlpage.paragraphs(
+                [agreement_line(view.agreement, rep.labels), AGREEMENT_NOTE])
+                + htmlpage.table_html(Table.of(agree, _classes(rep, list(agree["setting"]))))))
     diag = _diagnostics(rep, diagnostics)
     if diag is not None:
         sections.append(diag)

@@ -17,8 +17,8 @@ from pathlib import Path
 from sweep import htmlpage
 from sweep.results import combine_per_query, write_results
 from sweep.sweepreport import SweepReport, build_report
-from sweep.tables import (breakdown_markdown, diagnostics_markdown, results_markdown, terminal_text,
-                          worst_markdown)
+from sweep.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
+                          results_markdown, terminal_text, worst_markdown)
 from sweep.traces import TraceError
 
 __all__ = ["ReportError", "main", "summary_line", "write_report", "write_tables"]
@@ -40,7 +40,7 @@ def write_tables(rep: SweepReport) -> list[str]:
     combine_per_query(rep.rows, d / "per_query.csv")
     files = ["results.csv", "results.md", "per_query.csv"]
     for name, text in (("by_type.md", breakdown_markdown(rep)), ("diagnostics.md", diagnostics_markdown(rep)),
-                       ("worst_queries.md", worst_markdown(rep))):
+                       ("by_source.md", agreement_markdown(rep)), ("worst_queries.md", worst_markdown(rep))):
         if text is not None:
             write_text_atomic(d / name, text)
             files.append(name)
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             done.append(rep)
     if len(args.dirs) > 1 and len(done) > 1 and not args.no_html:
-        from sweep.comparison import compare_sweeps
+        from sweep.comparison import compare_sweeps, sweep_agreements
 
         out = Path(args.out)
         if out.is_dir() or args.out.endswith(("/", os.sep)) or out.suffix.lower() not in (".html", ".htm"):
@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             print(f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, out)}")
+            for line in sweep_agreements(done):
+                print(f"sweep.report: {line}")
         except OSError as e:
             print(f"sweep.report: error: {e}", file=sys.stderr)
             status = 2

@@ -17,7 +17,8 @@ import pandas as pd
 
 from sweep.breakdown import (QueryRow, TypeBreakdown, type_breakdown, type_metric_breakdown,
                              worst_first)
-from sweep.decision import Decision, SweepDecision, decide
+from sweep.agreement import HAND_WRITTEN, SYNTHETIC, Agreement, agreement, split_by_source
+from sweep.decision import Decision, SweepDecision, decide, pick
 from sweep.results import frame, per_query_tables
 from sweep.row import Row, load_rows
 from sweep.scoring import ScoreTable
@@ -37,6 +38,8 @@ class GroupView:
     worst_setting: str
     #: each type on its own metric (seed 002): fact mrr, multi complete, graded ndcg...
     type_metrics: TypeBreakdown | None = None
+    #: synthetic vs hand-written questions, when the set mixes them
+    agreement: Agreement | None = None
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,18 @@ def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str],
     types = {q: t.type for q, t in typed.items()}
     breakdown = type_breakdown(d.scores, types)
     per_type = type_metric_breakdown(tables, sorted(d.scores), types, d.group.eval)
+    agree = None
+    split = split_by_source(d.scores, {q: t.source for q, t in typed.items()})
+    if split is not None:
+        ev = d.group.eval
+        agree = agreement(*split, names=(SYNTHETIC, HAND_WRITTEN),
+                          picks=(pick(split[0], rows, ev), pick(split[1], rows, ev)),
+                          n_boot=ev.n_boot, seed=ev.seed)
     worst: tuple[QueryRow, ...] = ()
     if job is not None and job in d.scores:
         worst = tuple(worst_first(d.scores[job], d.scores, chosen))
-    return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type)
+    return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type,
+                     agree)
 
 
 def build_report(sweep_dir: Path) -> SweepReport | None:

@@ -198,6 +198,8 @@ def footnotes(rep: SweepReport) -> list[str]:
                  "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
                  "so chunk sizes are compared at the same context cost.")
     notes += diagnostics_notes(rep)
+    notes += [agreement_line(v.agreement, rep.labels) + " (by_source.md)" for v in rep.groups
+              if v.agreement is not None]
     notes += rep.decision.notes
     for d in rep.decision.decisions:
         head = f"{d.group.label}: " if d.group.label else ""
@@ -296,6 +298,50 @@ def breakdown_markdown(rep: SweepReport) -> str | None:
         if own is not None:
             parts.append(f"## Each type on its own metric{where}\n\n{TYPE_METRIC_NOTE}\n\n"
                          f"{markdown(own)}\n")
+    return "\n".join(parts) if parts else None
+
+
+# ---------------------------------------------------------------- synthetic vs hand-written
+
+
+def agreement_line(a, labels) -> str:
+    """One sentence: how alike the two rankings are, and whether the pick would change."""
+    tau = "undefined (one side ranks every setting the same)" if math.isnan(a.tau) else (
+        f"{a.tau:.2f} [{a.tau_low:.2f}, {a.tau_high:.2f}]")
+    pa, pb = (labels.get(p, "none") if p is not None else "none" for p in a.picks)
+    same = (f"both recommend {pa}" if a.same_pick
+            else f"{a.names[0]} questions recommend {pa}, {a.names[1]} ones {pb}")
+    return (f"{a.names[0]} vs {a.names[1]} questions ({a.n_queries[0]} and {a.n_queries[1]}): "
+            f"Kendall's τ between their rankings of the {len(a.jobs)} settings = {tau} "
+            f"(95% bootstrap interval over queries); {same}.")
+
+
+AGREEMENT_NOTE = ("Seed 002 warns against over-fitting to synthetic questions: a low τ, or a "
+                  "different pick, means the synthetic set does not rank the settings as your "
+                  "real questions do; trust the real ones.")
+
+
+def agreement_frame(view: GroupView, rep: SweepReport) -> pd.DataFrame | None:
+    a = view.agreement
+    if a is None:
+        return None
+    return pd.DataFrame([{"setting": rep.labels[j], "vs best": rep.decision.verdict(rep.row(j)),
+                          f"{a.names[0]} (n={a.n_queries[0]})": fmt(float(x)),
+                          f"{a.names[1]} (n={a.n_queries[1]})": fmt(float(y))}
+                         for j, x, y in zip(a.jobs, *a.means)])
+
+
+def agreement_markdown(rep: SweepReport) -> str | None:
+    parts = []
+    for view in rep.groups:
+        df = agreement_frame(view, rep)
+        if df is None:
+            continue
+        d = view.decision
+        where = f" ({d.group.label})" if d.group.label else ""
+        parts.append(f"# {d.primary.label} by question source{where}\n\n"
+                     f"{agreement_line(view.agreement, rep.labels)}\n\n{AGREEMENT_NOTE}\n\n"
+                     f"{markdown(df)}\n")
     return "\n".join(parts) if parts else None
 
 

@@ -84,23 +84,16 @@ def run(cfg: DictConfig) -> int:
     assert out is not None
     print(result.report.to_markdown())
     if not result.queries:
-        write_output_report_only(out, result)
-        raise GenerationError(f"no question was kept; the report is in {out / 'generation_report.md'}")
+        # Nothing is written: an earlier set in the folder stays whole.
+        reasons = ", ".join(f"{n} {r}" for r, n in result.report.rejected.items()) or "none tried"
+        raise GenerationError(f"no question was kept (rejected: {reasons}); the report above "
+                              f"says why, and {out} is unchanged")
     write_output(out, documents, result.queries, result.report)
     kept = result.report.kept
     print(f"generate: {sum(kept.values())} questions ("
           + ", ".join(f"{kept[k]} {k}" for k in KINDS if kept.get(k)) + f") written to {out}")
     print(f"generate: check them with: python -m sweep.validate {out}")
     return 0
-
-
-def write_output_report_only(out: Path, result: GenerationResult) -> None:
-    from sweep.files import write_text_atomic
-    from sweep.generation.output import REPORT_JSON, REPORT_MD
-
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / REPORT_MD, result.report.to_markdown())
-    write_text_atomic(out / REPORT_JSON, result.report.to_json())
 
 
 def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None:

@@ -185,12 +185,16 @@ class _Generation:
     def ask(self, number: int, stage: str, cands: list[Candidate],
             messages: list[list[dict[str, str]]]) -> list[Answer]:
         answers = self.client.complete_many(messages, desc=f"round {number}: {stage}")
+        failed = Counter()
         for c, a in zip(cands, answers):
             if a is PENDING:
                 c.pending = True
             elif isinstance(a, RequestFailed):
-                log.warning("%s request failed: %s", stage, a.reason)
                 c.rejected = (stage, "request_failed")
+                failed[a.reason] += 1
+        for reason, n in failed.items():
+            log.warning("round %d: %d %s request%s failed: %s", number, n, stage,
+                        "s" if n > 1 else "", reason)
         return answers
 
     # -- stage 1: drafts -----------------------------------------------------------
@@ -225,8 +229,9 @@ class _Generation:
             c.spans.append(found)
         if c.kind == "multi":
             (d1, a), (d2, b) = c.spans
-            inside = {self.passage_of(d1, a), self.passage_of(d2, b)}
-            if (d1 == d2 and a.start < b.end and b.start < a.end) or len(inside - {None}) < 2:
+            overlapping = d1 == d2 and a.start < b.end and b.start < a.end
+            owners = {self.owner(c.task, d1, a), self.owner(c.task, d2, b)}
+            if overlapping or owners != set(c.task.evidence_passages):
                 return "not_two_passages"
         if c.kind == "adversarial":
             doc_id, where = c.spans[0]
@@ -249,11 +254,15 @@ class _Generation:
                     return p.doc_id, found
         return None
 
-    def passage_of(self, doc_id: str, where: Located) -> int | None:
-        for p in self.pool:
-            if p.doc_id == doc_id and p.start <= where.start and where.end <= p.end:
-                return p.index
-        return None
+    def owner(self, task: Task, doc_id: str, where: Located) -> int | None:
+        """The task passage a located quote belongs to: the one it overlaps, else the
+        only one in its document (a quote found elsewhere in that document)."""
+        same_doc = [i for i in task.evidence_passages if self.pool[i].doc_id == doc_id]
+        for i in same_doc:
+            p = self.pool[i]
+            if p.start < where.end and where.start < p.end:
+                return i
+        return same_doc[0] if len(same_doc) == 1 else None
 
     def question(self, c: Candidate) -> str:
         return c.draft.question if c.draft is not None else _UNWRITTEN
@@ -401,4 +410,4 @@ class _Generation:
             realism=dict(sorted(Counter(c.realism for cs in self.kept.values() for c in cs
                                         if c.realism is not None).items(), reverse=True)),
             rounds=rounds, seconds=round(seconds, 2), dry_run=self.client.dry_run,
-            pending=self.pending, notes=tuple(notes))
+            pending=self.pending, notes=tuple(notes), llm=cfg.describe())

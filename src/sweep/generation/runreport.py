@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from sweep.generation.settings import KINDS
@@ -50,6 +50,7 @@ class GenerationReport:
     dry_run: bool = False
     pending: int = 0
     notes: tuple[str, ...] = ()
+    llm: Mapping[str, Any] = field(default_factory=dict)  # the llm.* settings, never a key
 
     @property
     def rejected(self) -> dict[str, int]:

@@ -1,0 +1,140 @@
+"""``python -m sweep.generate``: write an evaluation set for a corpus with an LLM.
+
+    python -m sweep.generate dataset.path=my-docs llm.base_url=http://localhost:11434/v1 \\
+        llm.model=qwen2.5:7b generate.n=200 generate.out=my-set-synth
+
+Hydra composes ``conf/generate.yaml`` (groups ``dataset``, ``embed``, ``llm``
+and the ``generate`` node); this module builds the plain objects and hands
+them to :func:`sweep.generation.run.generate`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+from omegaconf.errors import InterpolationResolutionError
+
+from sweep.config import register_resolvers
+from sweep.embedding import EmbedderError
+from sweep.generation.output import OutputError, check_output_dir, write_output
+from sweep.generation.run import GenerationError, GenerationResult, generate
+from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
+from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
+from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.loading import DatasetError, load_corpus
+
+log = logging.getLogger("sweep.generate")
+# One INFO line per HTTP request would bury the run's own log.
+for _name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+register_resolvers()
+
+_BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
+              InterpolationResolutionError)
+#: Where answers are cached, for the Ctrl-C message outside the run.
+_cache_root: Path | None = None
+
+
+def _build(node: DictConfig) -> Any:
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as e:
+        cause: BaseException = e
+        while isinstance(cause, InstantiationException) and cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise cause from None
+
+
+def _token_counter() -> Any:
+    from sweep.tokenization import count_tokens, get_encoding
+
+    encoding = get_encoding("cl100k_base")
+    return lambda text: count_tokens(encoding, text)
+
+
+def run(cfg: DictConfig) -> int:
+    """One generation run; returns the exit status."""
+    global _cache_root
+    settings: GenerateSettings = _build(cfg.generate)
+    llm: LLMConfig = _build(cfg.llm)
+    dataset_path = str(cfg.dataset.path)
+    documents = load_corpus(dataset_path)
+    out = None if settings.dry_run else check_output_dir(settings.out, dataset_path,
+                                                         settings.overwrite)
+    api_key = resolve_api_key(llm)
+    _cache_root = resolve_cache_dir(llm.cache_dir)
+    cache = ResponseCache(_cache_root) if _cache_root is not None else None
+    client = LLMClient(llm, api_key, cache, dry_run=settings.dry_run,
+                       show_progress=settings.show_progress, count_tokens=_token_counter())
+    embedder = _build(cfg.embed)
+    log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
+             _cache_root or "(cache off)")
+    result = generate(documents, settings, client, embedder, dataset=dataset_path)
+    if settings.dry_run:
+        _print_dry_run(result, settings)
+        return 0
+    assert out is not None
+    print(result.report.to_markdown())
+    if not result.queries:
+        # Nothing is written: an earlier set in the folder stays whole.
+        reasons = ", ".join(f"{n} {r}" for r, n in result.report.rejected.items()) or "none tried"
+        raise GenerationError(f"no question was kept (rejected: {reasons}); the report above "
+                              f"says why, and {out} is unchanged")
+    write_output(out, documents, result.queries, result.report)
+    kept = result.report.kept
+    print(f"generate: {sum(kept.values())} questions ("
+          + ", ".join(f"{kept[k]} {k}" for k in KINDS if kept.get(k)) + f") written to {out}")
+    print(f"generate: check them with: python -m sweep.validate {out}")
+    return 0
+
+
+def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None:
+    r = result.report.requests
+    per_question = 3  # draft, realism, check
+    print(f"generate: dry run, nothing sent. The first round would send {r['would_send']} "
+          f"requests (about {r['would_send_prompt_tokens']:,} prompt tokens, cl100k_base "
+          f"estimate); {r['cached']} more are answered by the cache.")
+    print(f"generate: requests for the checks of questions not written yet are counted once "
+          f"each; rounds that replace rejected questions send up to {per_question} requests "
+          f"per extra candidate, at most {settings.max_attempts:g} candidates per requested "
+          "question.")
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="generate")
+def _entry(cfg: DictConfig) -> None:
+    try:
+        status = run(cfg)
+    except _BAD_INPUT as e:
+        print(f"generate: error: {' '.join(str(e).split())}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (LLMError, GenerationError) as e:
+        print(f"generate: error: {' '.join(str(e).split())}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if status:
+        raise SystemExit(status)
+
+
+def main() -> None:
+    try:
+        _entry()
+    except KeyboardInterrupt:
+        if _cache_root is not None:
+            print(f"\ngenerate: interrupted; the answers received so far are cached in "
+                  f"{_cache_root}: run the same command again to continue without asking for "
+                  "them again", file=sys.stderr)
+        else:
+            print("\ngenerate: interrupted (llm.cache_dir is off: a rerun asks everything again)",
+                  file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

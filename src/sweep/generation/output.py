@@ -1,0 +1,107 @@
+"""Write a generated evaluation set as a project-format dataset folder.
+
+``DIR/corpus.jsonl`` holds the documents exactly as read (so every offset
+stays valid, whatever the source layout was), ``DIR/queries.jsonl`` the
+questions, and ``DIR/generation_report.{md,json}`` the run's report.
+
+Overwriting: ``DIR`` may be new, empty, or the output of an earlier
+generation (it holds a ``generation_report.json`` written by this tool):
+regenerating into it is the normal way to refine a set. Any other non-empty
+folder is refused unless ``generate.overwrite=true``, and even then only the
+four files above are replaced. The dataset's own folder is always refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from sweep.data import Document, Query
+from sweep.files import write_text_atomic
+from sweep.generation.runreport import TOOL, GenerationReport
+
+__all__ = ["OUTPUT_FILES", "OutputError", "check_output_dir", "write_output"]
+
+CORPUS = "corpus.jsonl"
+QUERIES = "queries.jsonl"
+REPORT_MD = "generation_report.md"
+REPORT_JSON = "generation_report.json"
+OUTPUT_FILES = (CORPUS, QUERIES, REPORT_MD, REPORT_JSON)
+
+
+class OutputError(ValueError):
+    """``generate.out`` cannot be written; one line."""
+
+
+def _is_generation_output(folder: Path) -> bool:
+    try:
+        data = json.loads((folder / REPORT_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("tool") == TOOL
+
+
+def check_output_dir(out: str | os.PathLike, dataset_path: str | os.PathLike | None,
+                     overwrite: bool) -> Path:
+    """The output folder, after checking that writing there destroys nothing."""
+    folder = Path(out).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"generate.out={str(out)!r} is a file, not a folder")
+    if dataset_path is not None:
+        source = Path(dataset_path).expanduser()
+        if folder.resolve() == source.resolve() or (
+                source.is_file() and folder.resolve() == source.resolve().parent):
+            raise OutputError(f"generate.out={str(out)!r} is the dataset's own folder; write "
+                              "the generated set to a new folder")
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return folder
+    if (folder / "docs").is_dir():
+        raise OutputError(f"generate.out={str(out)!r} holds a docs/ folder; a corpus.jsonl "
+                          "beside it would make the dataset ambiguous, choose another folder")
+    if _is_generation_output(folder) or overwrite:
+        return folder
+    raise OutputError(f"generate.out={str(out)!r} is not empty and holds no earlier generation; "
+                      "choose a new folder, or set generate.overwrite=true to replace its "
+                      f"{', '.join(OUTPUT_FILES)}")
+
+
+def document_row(doc: Document) -> dict[str, Any]:
+    row: dict[str, Any] = {"doc_id": doc.doc_id, "title": doc.title, "text": doc.text}
+    if doc.metadata:
+        row["metadata"] = dict(doc.metadata)
+    return row
+
+
+def query_row(query: Query) -> dict[str, Any]:
+    relevant = []
+    for j in query.relevant:
+        item: dict[str, Any] = {"doc_id": j.doc_id}
+        if j.is_span:
+            item.update(start=j.start, end=j.end)
+            if j.quote is not None:
+                item["quote"] = j.quote
+        item["grade"] = j.grade
+        relevant.append(item)
+    row: dict[str, Any] = {"query_id": query.query_id, "query": query.query, "type": query.type,
+                           "relevant": relevant}
+    if query.metadata:
+        row["metadata"] = dict(query.metadata)
+    return row
+
+
+def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def write_output(folder: Path, documents: Sequence[Document], queries: Sequence[Query],
+                 report: GenerationReport) -> list[Path]:
+    """Write the four files (each atomically; the report last, marking a finished set)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return [
+        write_text_atomic(folder / CORPUS, _jsonl([document_row(d) for d in documents])),
+        write_text_atomic(folder / QUERIES, _jsonl([query_row(q) for q in queries])),
+        write_text_atomic(folder / REPORT_MD, report.to_markdown()),
+        write_text_atomic(folder / REPORT_JSON, report.to_json()),
+    ]

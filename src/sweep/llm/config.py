@@ -1,0 +1,143 @@
+"""The ``llm`` config group as a checked value, and where the key and the cache live."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from sweep.llm.errors import LLMConfigError, LLMError
+
+__all__ = ["LLMConfig", "default_cache_dir", "resolve_api_key", "resolve_cache_dir"]
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DISABLED = ("", "none", "off", "false", "no", "0")
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach one OpenAI-compatible Chat Completions endpoint.
+
+    ``api_key_env`` is the *name* of the environment variable holding the key;
+    the key itself never enters the config, so it cannot leak into a saved
+    config, a cache entry or a report.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int | None = 512
+    json_mode: bool = True
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base_url, str) or not self.base_url.strip():
+            raise LLMConfigError("llm.base_url is required: the endpoint's URL, e.g. "
+                                 "https://api.openai.com/v1 or http://localhost:11434/v1")
+        parts = urlsplit(self.base_url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise LLMConfigError(f"llm.base_url must be an http:// or https:// URL, got "
+                                 f"{self.base_url!r}")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise LLMConfigError("llm.model is required: the model name the endpoint serves, "
+                                 "e.g. llm.model=gpt-4o-mini or llm.model=qwen2.5:7b")
+        if self.api_key_env is not None and not (isinstance(self.api_key_env, str) and (
+                self.api_key_env == "" or _ENV_NAME.fullmatch(self.api_key_env))):
+            # The value is not echoed: a key pasted here by mistake must not be printed.
+            raise LLMConfigError("llm.api_key_env must be the name of an environment variable "
+                                 "(letters, digits and _), e.g. OPENAI_API_KEY, or null; "
+                                 "the value given is not shown in case it is the key itself")
+        _number("temperature", self.temperature, 0.0, 2.0)
+        if self.max_tokens is not None:
+            _integer("max_tokens", self.max_tokens, 1, 1_000_000, allow_null=True)
+        if not isinstance(self.json_mode, bool):
+            raise LLMConfigError(f"llm.json_mode must be true or false, got {self.json_mode!r}")
+        _integer("max_concurrency", self.max_concurrency, 1, 256)
+        _number("timeout_s", self.timeout_s, 0.0, 3600.0, open_low=True)
+        _integer("max_retries", self.max_retries, 0, 20)
+        _number("backoff_s", self.backoff_s, 0.0, 600.0)
+        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
+            raise LLMConfigError(f"llm.cache_dir must be a path, off, or null, got {self.cache_dir!r}")
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.strip().rstrip("/")
+
+    def describe(self) -> dict[str, Any]:
+        """The settings for a report: everything but where the cache is, never a key."""
+        return {"base_url": self.endpoint, "model": self.model, "api_key_env": self.api_key_env,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "json_mode": self.json_mode, "max_concurrency": self.max_concurrency,
+                "timeout_s": self.timeout_s, "max_retries": self.max_retries}
+
+
+def _integer(key: str, value: Any, low: int, high: int, allow_null: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        null = " or null" if allow_null else ""
+        raise LLMConfigError(f"llm.{key} must be an integer in [{low}, {high}]{null}, got {value!r}")
+
+
+def _number(key: str, value: Any, low: float, high: float, open_low: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value > high or (value <= low if open_low else value < low):
+        bracket = "(" if open_low else "["
+        raise LLMConfigError(f"llm.{key} must be a number in {bracket}{low:g}, {high:g}], "
+                             f"got {value!r}")
+
+
+def is_local(base_url: str) -> bool:
+    """Whether the endpoint is on this machine (Ollama, vLLM, llama.cpp usually are)."""
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The key from ``$llm.api_key_env``, or None when the endpoint is used without one.
+
+    An unset variable is fine for a local endpoint (local servers rarely check
+    keys; one that does answers 401, which is reported then). For a remote
+    endpoint it is an error before any request is sent.
+    """
+    name = config.api_key_env
+    if not name:
+        return None
+    key = environ.get(name, "")
+    if key.strip():
+        return key.strip()
+    if is_local(config.endpoint):
+        return None
+    raise LLMError(f"environment variable {name} is not set: it must hold the API key for "
+                   f"{config.endpoint} (export {name}=..., or set llm.api_key_env=null for an "
+                   "endpoint that needs no key)")
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/sweep/llm``, else ``~/.cache/sweep/llm``."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "sweep" / "llm"
+
+
+def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
+    """``None`` is the default location; ``off`` (or ``""``, ``none``) disables the cache."""
+    if cache_dir is None:
+        return default_cache_dir()
+    text = os.fspath(cache_dir)
+    if text.strip().lower() in _DISABLED:
+        return None
+    return Path(os.path.expanduser(text))

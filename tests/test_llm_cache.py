@@ -1,0 +1,110 @@
+"""The answer cache: content-addressed JSON, whole entries only, safe to share."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+from sweep.llm.cache import ResponseCache, Usage, request_key
+
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.0,
+           "max_tokens": 10, "response_format": {"type": "json_object"}}
+
+
+def test_put_then_get_returns_text_and_usage(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    assert cache.get(key) is None and key not in cache
+    cache.put(key, REQUEST, '{"a": 1}', Usage(12, 3))
+    hit = cache.get(key)
+    assert hit.text == '{"a": 1}' and hit.usage == Usage(12, 3)
+    entry = json.loads(cache.path(key).read_text())
+    assert entry["request"] == REQUEST and entry["key"] == key
+    assert ResponseCache(tmp_path).get(key) == hit  # another process sees the same
+    assert cache.entries() == 1
+
+
+def test_key_depends_on_everything_that_changes_the_answer():
+    base = request_key(REQUEST)
+    changed = [
+        {**REQUEST, "model": "other"},
+        {**REQUEST, "temperature": 0.7},
+        {**REQUEST, "max_tokens": 11},
+        {**REQUEST, "response_format": None},
+        {**REQUEST, "messages": [{"role": "user", "content": "Hi!"}]},
+        {**REQUEST, "messages": [{"role": "system", "content": "Hi"}]},
+    ]
+    keys = {request_key(r) for r in changed}
+    assert base not in keys and len(keys) == len(changed)
+    # Key order in the dict does not matter: the JSON is canonical.
+    assert request_key(dict(reversed(list(REQUEST.items())))) == base
+
+
+def test_damaged_or_foreign_entries_are_misses(tmp_path, caplog):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    cache.put(key, REQUEST, "answer", Usage())
+    path = cache.path(key)
+    path.write_text(path.read_text()[:-20])  # truncated
+    assert cache.get(key) is None
+    path.write_text(json.dumps({"format": 1, "key": "0" * 64, "text": "x"}))  # another key's
+    assert cache.get(key) is None
+    assert "ignoring" in caplog.text
+
+
+def test_concurrent_writers_of_the_same_and_different_keys(tmp_path):
+    cache = ResponseCache(tmp_path)
+    errors = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(40):
+                req = {**REQUEST, "messages": [{"role": "user", "content": f"q{i % 10}"}]}
+                cache.put(request_key(req), req, f"answer {i % 10}", Usage(i, n))
+        except Exception as e:  # pragma: no cover - the assertion below reports it
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert cache.entries() == 10
+    for i in range(10):
+        req = {**REQUEST, "messages": [{"role": "user", "content": f"q{i}"}]}
+        assert cache.get(request_key(req)).text == f"answer {i}"
+    assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_a_writer_killed_mid_write_leaves_only_whole_entries(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        from sweep.llm.cache import ResponseCache, Usage, request_key
+        cache = ResponseCache({str(tmp_path)!r})
+        big = "x" * 2_000_000
+        i = 0
+        while True:
+            req = {{"model": "m", "messages": [{{"role": "user", "content": str(i)}}]}}
+            cache.put(request_key(req), req, big, Usage(i, i))
+            i += 1
+            if i == 3:
+                print("ready", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    cache = ResponseCache(tmp_path)
+    entries = list((tmp_path / "v1").glob("*/*.json"))
+    assert len(entries) >= 3
+    for path in entries:
+        key = path.stem
+        hit = cache.get(key)
+        assert hit is not None and len(hit.text) == 2_000_000, path

@@ -1,0 +1,213 @@
+"""The real openai client against the stand-in server: answers, cache, retries, errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from llm_server import Fault, StandInLLM
+
+from sweep.llm import PENDING, Completion, LLMClient, LLMConfig, LLMError, RequestFailed, ResponseCache
+
+KEY = "sk-sweep-test-7f3a9c2e1b4d"
+
+
+def ask(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "Task: echo\nRepeat."}, {"role": "user", "content": text}]
+
+
+@pytest.fixture
+def server():
+    with StandInLLM(responders={"echo": lambda r: json.dumps({"said": r.text("user")})}) as s:
+        yield s
+
+
+def client_for(server: StandInLLM, tmp_path=None, key: str | None = None, sleeps=None, **cfg):
+    config = LLMConfig(base_url=server.url, model=cfg.pop("model", "stand-in"),
+                       **{"backoff_s": 0.01, "max_retries": 2, **cfg})
+    cache = ResponseCache(tmp_path / "cache") if tmp_path is not None else None
+    sleep = sleeps.append if sleeps is not None else (lambda s: None)
+    return LLMClient(config, key, cache, show_progress=False, sleep=sleep)
+
+
+def test_answer_usage_and_the_request_sent(server, tmp_path):
+    client = client_for(server, tmp_path)
+    answer = client.complete(ask("hello"))
+    assert isinstance(answer, Completion) and not answer.cached
+    assert json.loads(answer.text) == {"said": "hello"}
+    (received,) = server.requests
+    assert received.body == client.request(ask("hello"))
+    assert received.body["response_format"] == {"type": "json_object"}
+    assert received.body["temperature"] == 0.0 and received.body["max_tokens"] == 512
+    # The stand-in counts words; the client reports the API's own numbers.
+    assert answer.usage.prompt_tokens == 4 and answer.usage.completion_tokens == 2
+    stats = client.stats
+    assert (stats.sent, stats.cached, stats.prompt_tokens, stats.completion_tokens) == (1, 0, 4, 2)
+
+
+def test_json_mode_off_sends_no_response_format(server):
+    client = client_for(server, json_mode=False, max_tokens=None)
+    client.complete(ask("x"))
+    assert "response_format" not in server.requests[0].body
+    assert "max_tokens" not in server.requests[0].body
+
+
+def test_a_repeated_request_is_answered_by_the_cache(server, tmp_path):
+    first = client_for(server, tmp_path).complete(ask("hello"))
+    again = client_for(server, tmp_path)  # a new run, same cache
+    answer = again.complete(ask("hello"))
+    assert answer.cached and answer.text == first.text and answer.usage == first.usage
+    assert len(server.requests) == 1
+    stats = again.stats
+    assert stats.sent == 0 and stats.cached == 1 and stats.cached_prompt_tokens == 4
+    assert not again.is_cached(ask("other")) and again.is_cached(ask("hello"))
+
+
+def test_identical_requests_in_one_batch_are_sent_once(server):
+    client = client_for(server, max_concurrency=4)
+    answers = client.complete_many([ask("same")] * 5)
+    assert len(server.requests) == 1 and all(isinstance(a, Completion) for a in answers)
+    assert client.stats.sent == 1 and client.stats.cached == 4
+
+
+def test_batch_answers_stay_in_order_and_concurrency_is_bounded(server):
+    server.always = Fault(delay=0.15)
+    client = client_for(server, max_concurrency=3)
+    texts = [f"q{i}" for i in range(12)]
+    answers = client.complete_many([ask(t) for t in texts])
+    assert [json.loads(a.text)["said"] for a in answers] == texts
+    assert 2 <= server.max_in_flight <= 3
+
+
+def test_429_then_success_counts_retries_and_backs_off(server, tmp_path):
+    sleeps: list[float] = []
+    server.add_faults(Fault(status=429), Fault(status=429))
+    client = client_for(server, tmp_path, sleeps=sleeps, backoff_s=0.5, max_retries=3)
+    answer = client.complete(ask("busy"))
+    assert isinstance(answer, Completion)
+    assert len(server.requests) == 3
+    assert client.stats.sent == 1 and client.stats.retries == 2 and client.stats.failed == 0
+    assert 0.4 <= sleeps[0] <= 0.6 and 0.8 <= sleeps[1] <= 1.2  # backoff_s * 2^attempt, ±20%
+
+
+def test_retry_after_header_is_obeyed(server):
+    sleeps: list[float] = []
+    server.add_faults(Fault(status=429, retry_after=7))
+    client = client_for(server, sleeps=sleeps)
+    assert isinstance(client.complete(ask("x")), Completion)
+    assert sleeps == [7.0]
+
+
+def test_500_after_every_retry_is_a_counted_failure_not_cached(server, tmp_path):
+    server.always = Fault(status=500)
+    client = client_for(server, tmp_path, max_retries=2)
+    answer = client.complete(ask("x"))
+    assert isinstance(answer, RequestFailed) and "HTTP 500" in answer.reason
+    assert "after 2 retries" in answer.reason
+    assert len(server.requests) == 3
+    assert client.stats.failed == 1 and client.stats.retries == 2
+    server.always = None
+    assert isinstance(client.complete(ask("x")), Completion)  # asked again, not a cached failure
+
+
+def test_a_slow_answer_beyond_the_timeout_is_retried(server):
+    server.add_faults(Fault(delay=1.5))
+    client = client_for(server, timeout_s=0.3)
+    answer = client.complete(ask("slow"))
+    assert isinstance(answer, Completion) and client.stats.retries == 1
+
+
+def test_always_too_slow_fails_with_the_timeout_as_reason(server):
+    server.always = Fault(delay=1.0)
+    client = client_for(server, timeout_s=0.2, max_retries=1)
+    answer = client.complete(ask("slow"))
+    assert isinstance(answer, RequestFailed) and "timed out after 0.2 s" in answer.reason
+
+
+def test_an_unreadable_http_body_is_a_counted_failure(server):
+    server.add_faults(Fault(body="<html>gateway error</html>"))
+    client = client_for(server)
+    answer = client.complete(ask("x"))
+    assert isinstance(answer, RequestFailed) and client.stats.failed == 1
+
+
+def test_missing_usage_is_counted(server):
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "stand-in",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "{}"}}]}
+    server.add_faults(Fault(body=json.dumps(body)))
+    client = client_for(server)
+    answer = client.complete(ask("x"))
+    assert answer.text == "{}" and client.stats.usage_missing == 1 and client.stats.prompt_tokens == 0
+
+
+def test_rejected_key_is_one_line_without_the_key(tmp_path):
+    wrong = "sk-wrong-key-ABCDEFGH12345"
+    with StandInLLM(api_key=KEY, responders={"echo": lambda r: "{}"}) as server:
+        client = client_for(server, key=wrong, api_key_env="MY_LLM_KEY")
+        with pytest.raises(LLMError) as e:
+            client.complete(ask("x"))
+        # The stand-in echoes the wrong key in its error body, as OpenAI does.
+        assert "ABCDEFGH" not in str(e.value) and "\n" not in str(e.value)
+        assert "rejected the API key in $MY_LLM_KEY (HTTP 401)" in str(e.value)
+        ok = client_for(server, tmp_path, key=KEY).complete(ask("x"))
+        assert isinstance(ok, Completion)
+        assert server.requests[-1].authorization == f"Bearer {KEY}"
+    for path in (tmp_path / "cache").rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text()
+
+
+def test_an_endpoint_that_wants_a_key_when_none_is_set():
+    with StandInLLM(api_key=KEY) as server:
+        client = client_for(server, key=None, api_key_env="MY_LLM_KEY")
+        with pytest.raises(LLMError, match=r"requires an API key \(HTTP 401\) and \$MY_LLM_KEY is not set"):
+            client.complete(ask("x"))
+        assert server.requests[0].authorization == "Bearer not-needed"
+
+
+def test_unknown_model_is_one_line_naming_it(server):
+    client = client_for(server, model="gpt-7-imaginary")
+    with pytest.raises(LLMError) as e:
+        client.complete(ask("x"))
+    msg = str(e.value)
+    assert "HTTP 404" in msg and "'gpt-7-imaginary'" in msg and "\n" not in msg
+
+
+def test_a_refused_request_is_one_line(server):
+    client = client_for(server)
+    with pytest.raises(LLMError, match=r"refused the request \(HTTP 400\)"):
+        client.complete([{"role": "user", "content": "no task line"}])
+
+
+def test_an_unreachable_endpoint_is_one_line():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1,
+                       backoff_s=0.01)
+    client = LLMClient(config, None, None, show_progress=False)
+    with pytest.raises(LLMError) as e:
+        client.complete(ask("x"))
+    assert "cannot reach the LLM endpoint" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_fatal_error_stops_a_batch(server):
+    client = client_for(server, model="missing")
+    with pytest.raises(LLMError):
+        client.complete_many([ask(f"q{i}") for i in range(6)])
+
+
+def test_dry_run_sends_nothing_and_counts_what_it_would_send(server, tmp_path):
+    client_for(server, tmp_path).complete(ask("known"))
+    dry = LLMClient(LLMConfig(base_url=server.url, model="stand-in"), None,
+                    ResponseCache(tmp_path / "cache"), dry_run=True, show_progress=False,
+                    count_tokens=lambda text: len(text.split()))
+    answers = dry.complete_many([ask("known"), ask("new one"), ask("another new one")])
+    assert isinstance(answers[0], Completion) and answers[1] is PENDING and answers[2] is PENDING
+    assert len(server.requests) == 1  # only the first, non-dry client's
+    stats = dry.stats
+    assert stats.would_send == 2 and stats.cached == 1 and stats.sent == 0
+    # Words per message (the counter given) plus 4 per message: 7 + 6, then 7 + 7.
+    assert stats.would_send_prompt_tokens == (3 + 4) + (2 + 4) + (3 + 4) + (3 + 4)

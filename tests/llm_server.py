@@ -447,6 +447,91 @@ class GenerationResponders:
         return self._encode("retrieval-check", {"answerable": found, "reason": "stand-in check"}, user)
 
 
+# --------------------------------------------------------------------------- sweep.answers
+
+
+_CHUNK = re.compile(r"<chunk rank=\"\d+\">\n(.*?)\n</chunk>", re.DOTALL)
+_INLINE = {tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL)
+           for tag in ("question", "answer", "reference")}
+_NORM = re.compile(r"\s+")
+
+
+def _inline(user: str, tag: str) -> str:
+    found = _INLINE[tag].findall(user)
+    return found[-1].strip() if found else ""
+
+
+def _norm(text: str) -> str:
+    return _NORM.sub(" ", text).strip().lower()
+
+
+@dataclass
+class AnswerResponders:
+    """Deterministic answers to ``sweep.answers``' prompts (a RAG answer and three judges).
+
+    The answer is the context sentence sharing the most content words with the
+    question (at least ``min_overlap``), else a decline. The faithfulness judge
+    passes an answer found word for word in the context; relevance needs a
+    content word of the question in the answer; correctness needs half the
+    reference's content words. Switches: ``hallucinate`` (answers from nowhere),
+    ``decline_all``, ``malformed`` (kinds answered with non-JSON), ``unfaithful``
+    (the faithfulness judge always fails, with ``category``).
+    """
+
+    min_overlap: int = 2
+    hallucinate: bool = False
+    decline_all: bool = False
+    malformed: set[str] = field(default_factory=set)
+    unfaithful: bool = False
+    category: str = "misinterpretation"
+
+    def install(self, server: StandInLLM) -> StandInLLM:
+        server.responders.update({"rag-answer": self.answer, "judge-faithfulness": self.faithful,
+                                  "judge-relevance": self.relevant,
+                                  "judge-correctness": self.correct})
+        return server
+
+    def _reply(self, kind: str, obj: dict[str, Any]) -> str:
+        if kind in self.malformed:
+            return "I think the answer is yes, probably {not json"
+        return json.dumps(obj, ensure_ascii=False)
+
+    def answer(self, req: ChatRequest) -> str:
+        user = req.text("user")
+        if self.hallucinate:
+            return self._reply("rag-answer", {"answer": "Bonuses are paid in gold bars on Fridays.",
+                                              "declined": False})
+        question = _content_words(_inline(user, "question"))
+        best, score = None, 0
+        for chunk in _CHUNK.findall(user):
+            for sentence in _sentences(chunk):
+                overlap = len(question & _content_words(sentence))
+                if overlap > score:
+                    best, score = sentence, overlap
+        if self.decline_all or best is None or score < self.min_overlap:
+            return self._reply("rag-answer", {"answer": "", "declined": True})
+        return self._reply("rag-answer", {"answer": best, "declined": False})
+
+    def faithful(self, req: ChatRequest) -> str:
+        user = req.text("user")
+        context = _norm(" ".join(_CHUNK.findall(user)))
+        ok = not self.unfaithful and _norm(_inline(user, "answer")) in context
+        return self._reply("judge-faithfulness", {
+            "faithful": ok, "category": "none" if ok else self.category,
+            "reason": "found in the context" if ok else "not stated in the context"})
+
+    def relevant(self, req: ChatRequest) -> str:
+        user = req.text("user")
+        ok = bool(_content_words(_inline(user, "question")) & _content_words(_inline(user, "answer")))
+        return self._reply("judge-relevance", {"relevant": ok, "reason": "stand-in relevance"})
+
+    def correct(self, req: ChatRequest) -> str:
+        user = req.text("user")
+        reference = _content_words(_inline(user, "reference"))
+        ok = len(reference & _content_words(_inline(user, "answer"))) * 2 >= len(reference) > 0
+        return self._reply("judge-correctness", {"correct": ok, "reason": "stand-in correctness"})
+
+
 try:
     import pytest
 except ImportError:  # run as a script outside the test environment
@@ -468,6 +553,7 @@ def main() -> None:
     parser.add_argument("--model", default="stand-in")
     args = parser.parse_args()
     server = GenerationResponders().install(StandInLLM(models=[args.model], port=args.port))
+    AnswerResponders().install(server)
     print(f"stand-in LLM serving model {args.model!r} at {server.url}", flush=True)
     try:
         server._httpd.serve_forever()

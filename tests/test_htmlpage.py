@@ -1,7 +1,7 @@
 import base64
 import re
 
-from sweep.htmlpage import (Picture, Section, Table, _marked, page, picture_html, table_html,
+from sweep.htmlpage import (Picture, Section, Table, marked, page, picture_html, table_html,
                             worst_queries_html, write_page)
 from sweep.breakdown import worst_first
 from sweep.traces import Evidence, QueryTrace, Retrieved
@@ -36,9 +36,9 @@ def test_page_is_one_self_contained_document(tmp_path):
 
 
 def test_gold_text_is_highlighted_inside_a_chunk():
-    assert _marked("ab<c>de", [(2, 5)]) == "ab<mark>&lt;c&gt;</mark>de"
-    assert _marked("abcdef", [(3, 5), (1, 4)]) == "a<mark>bcd</mark><mark>e</mark>f"
-    assert _marked("abc", [(2, 9)]) == "ab<mark>c</mark>"
+    assert marked("ab<c>de", [(2, 5)]) == "ab<mark>&lt;c&gt;</mark>de"
+    assert marked("abcdef", [(3, 5), (1, 4)]) == "a<mark>bcd</mark><mark>e</mark>f"
+    assert marked("abc", [(2, 9)]) == "ab<mark>c</mark>"
 
 
 def test_worst_queries_html():

@@ -109,7 +109,7 @@ def bullets(texts: Sequence[str], cls: str = "note") -> str:
     return f'<ul class="{cls}">' + "".join(f"<li>{escape(t)}</li>" for t in texts) + "</ul>"
 
 
-def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+def marked(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` escaped, with the gold parts in ``<mark>``."""
     out, pos = [], 0
     for a, b in sorted(spans):
@@ -132,7 +132,7 @@ def _hit_html(hit: Retrieved, row: QueryRow) -> str:
     if hit.text is None:
         return f"<li>{head}</li>"
     spans = [p for g in gold if g.start is not None and (p := hit.overlaps(g)) is not None]
-    return f'<li>{head}<div class="chunk">{_marked(hit.text, spans)}</div></li>'
+    return f'<li>{head}<div class="chunk">{marked(hit.text, spans)}</div></li>'
 
 
 def worst_queries_html(rows: Sequence[QueryRow], *, metric: str, setting: str,

@@ -84,6 +84,12 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
             sections.append(Section(f"Synthetic vs hand-written questions{where}", htmlpage.paragraphs(
                 [agreement_line(view.agreement, rep.labels), AGREEMENT_NOTE])
                 + htmlpage.table_html(Table.of(agree, _classes(rep, list(agree["setting"]))))))
+    answers = rep.sweep_dir / "answers" / "answers.md"
+    if answers.exists():
+        sections.append(Section("Do the answers hold up?", htmlpage.paragraphs([
+            "sweep.answers judged the answers an LLM gave from some settings' chunks: "
+            "answers/answers.md, and answers/answers.html for every trace."])
+            + '<p><a href="answers/answers.html">answers/answers.html</a></p>'))
     diag = _diagnostics(rep, diagnostics)
     if diag is not None:
         sections.append(diag)

@@ -88,6 +88,8 @@ class QueryTrace:
     credits: Mapping[str, tuple[int | None, ...]]
     #: k -> two-hop failure class (``sweep.diagnostics``), for multi-hop queries only.
     twohop: Mapping[int, str] = field(default_factory=dict)
+    #: The evaluation set's reference answer (the query's optional ``answer`` field).
+    reference: str | None = None
 
     @property
     def top_score(self) -> float | None:
@@ -106,6 +108,7 @@ class QueryTrace:
                      for h in self.hits],
             "credits": {level: list(v) for level, v in self.credits.items()},
             "twohop": {str(k): c for k, c in self.twohop.items()},
+            "reference": self.reference,
         }, ensure_ascii=False)
 
     @classmethod
@@ -123,6 +126,7 @@ class QueryTrace:
             credits={str(level): tuple(None if r is None else int(r) for r in ranks)
                      for level, ranks in (obj.get("credits") or {}).items()},
             twohop={int(k): str(c) for k, c in (obj.get("twohop") or {}).items()},
+            reference=None if obj.get("reference") is None else str(obj["reference"]),
         )
 
 
@@ -141,13 +145,18 @@ def traces_of(dataset: Dataset, chunks: Sequence[Chunk], ranking: Ranking, credi
         out.append(QueryTrace(q.query_id, q.query, q.type, _source(q), _gold(q, by_id), hits,
                               {level: credits.ranks[level][q.query_id] for level in LEVELS
                                if q.query_id in credits.ranks[level]},
-                              dict((twohop or {}).get(q.query_id, {}))))
+                              dict((twohop or {}).get(q.query_id, {})), _reference(q)))
     return out
 
 
 def _source(q: Query) -> str | None:
     value = q.metadata.get("source") if isinstance(q.metadata, Mapping) else None
     return None if value is None else str(value)
+
+
+def _reference(q: Query) -> str | None:
+    value = q.metadata.get("answer") if isinstance(q.metadata, Mapping) else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _gold(q: Query, by_id: Mapping[str, Any]) -> tuple[Evidence, ...]:

@@ -1,0 +1,168 @@
+"""``python -m sweep.answers SWEEP_DIR``: do the answers hold up? (seed 002)
+
+    python -m sweep.answers outputs/sweep/2026-12-01_10-00-00 llm.base_url=http://localhost:11434/v1 \\
+        llm.model=qwen2.5:7b settings=[recommended,best]
+
+For each chosen setting of a finished sweep, every query is answered by an
+LLM from exactly the chunks that setting retrieved, and every answer is judged
+(faithful, relevant, correct). Writes ``SWEEP_DIR/answers/``; the LLM client,
+its ``llm`` config group and its answer cache are ``sweep.generate``'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import InterpolationResolutionError
+
+from sweep.config import register
+from sweep.judging.humancheck import LabelError, agreement, agreement_text, export_sample
+from sweep.judging.output import write_outputs
+from sweep.judging.records import read_answers
+from sweep.judging.run import AnswersError, answer_settings, choose
+from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSettings
+from sweep.judging.summary import pair_tests, summarize_answers
+from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
+from sweep.llm.config import resolve_api_key, resolve_cache_dir
+
+log = logging.getLogger("sweep.answers")
+for _name in ("httpx", "httpcore", "openai"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+register()
+
+_BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
+              InterpolationResolutionError)
+_cache_root: Path | None = None
+
+
+def _build(node: DictConfig) -> Any:
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as e:
+        cause: BaseException = e
+        while isinstance(cause, InstantiationException) and cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise cause from None
+
+
+def _sweep_report(cfg: DictConfig):
+    from sweep.report import ReportError
+    from sweep.sweepreport import build_report
+
+    if not cfg.sweep_dir:
+        raise AnswersError("name the sweep folder: python -m sweep.answers outputs/sweep/<time> "
+                           "llm.base_url=... llm.model=...")
+    sweep_dir = Path(str(cfg.sweep_dir))
+    if not sweep_dir.is_dir():
+        raise AnswersError(f"{sweep_dir}: not a directory")
+    try:
+        rep = build_report(sweep_dir)
+    except ValueError as e:
+        raise AnswersError(str(ReportError(str(e)))) from None
+    if rep is None:
+        raise AnswersError(f"{sweep_dir}: no finished rows (is it a sweep folder?)")
+    return rep
+
+
+def run(cfg: DictConfig) -> int:
+    global _cache_root
+    settings: AnswersSettings = _build(cfg.answers)
+    judge: JudgeSettings = _build(cfg.judge)
+    rep = _sweep_report(cfg)
+    out = rep.sweep_dir / "answers"
+    if judge.agreement:
+        if not (out / "answers.jsonl").exists():
+            raise AnswersError(f"{out / 'answers.jsonl'} is missing: run sweep.answers on this "
+                               "sweep first, then label its judge_sample.csv")
+        print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
+        return 0
+    llm: LLMConfig = _build(cfg.llm)
+    spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
+    chosen = choose(rep, spec)
+    k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k
+    api_key = resolve_api_key(llm)
+    _cache_root = resolve_cache_dir(llm.cache_dir)
+    client = LLMClient(llm, api_key, ResponseCache(_cache_root) if _cache_root else None,
+                       dry_run=settings.dry_run, show_progress=settings.show_progress)
+    log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
+             ", ".join(f"{c.label} ({c.why})" for c in chosen), _cache_root or "(cache off)")
+    result = answer_settings(rep, chosen, k, client)
+    stats = client.stats.to_dict()
+    if settings.dry_run:
+        print(f"answers: dry run, nothing sent. {stats['would_send']} requests would be sent "
+              f"(about {stats['would_send_prompt_tokens']:,} prompt tokens), {stats['cached']} are "
+              f"answered by the cache; the {result.pending_judges} answers not cached yet would "
+              f"then need up to {3 * result.pending_judges} judge requests.")
+        return 0
+    labels = {c.job: c.label for c in chosen}
+    summaries = summarize_answers(result.traces, n_boot=settings.n_boot, seed=settings.seed)
+    tests = pair_tests(result.traces, n_perm=settings.n_perm, seed=settings.seed)
+    files = write_outputs(out, result.traces, summaries, tests, labels, k=k, model=llm.model,
+                          stats=stats)
+    print((out / "answers.md").read_text(encoding="utf-8"))
+    if judge.export:
+        n = export_sample(out / "judge_sample.csv", result.traces, judge.export, settings.seed)
+        print(f"answers: {n} verdicts to label in {out / 'judge_sample.csv'} (fill the label "
+              f"column with yes or no, then: judge.agreement={out / 'judge_sample.csv'})")
+    try:  # report.html links the answers page
+        from sweep.report import write_report
+
+        write_report(rep.sweep_dir, quiet=True, html=True)
+    except Exception as e:  # the answers are written; the link can wait for sweep.report
+        log.warning("could not rebuild %s/report.html: %s", rep.sweep_dir, e)
+    print(f"answers: files in {out}/ ({', '.join(p.name for p in files)})")
+    failures = sum(s.failures for s in summaries)
+    if failures:
+        print(f"answers: {failures} replies could not be read or their requests failed; they are "
+              "counted in the diagnosis (no_answer, judge_failed) and a rerun asks them again")
+    return 0
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="answers")
+def _entry(cfg: DictConfig) -> None:
+    try:
+        status = run(cfg)
+    except _BAD_INPUT as e:
+        print(f"answers: error: {' '.join(str(e).split())}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except LLMError as e:
+        print(f"answers: error: {' '.join(str(e).split())}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if status:
+        raise SystemExit(status)
+
+
+def _positional_sweep_dir(argv: list[str]) -> list[str]:
+    """``SWEEP_DIR`` as the first argument without ``=`` becomes ``sweep_dir=SWEEP_DIR``."""
+    out, seen = [], False
+    for arg in argv:
+        if not seen and not arg.startswith("-") and "=" not in arg:
+            quoted = arg.replace("\\", "\\\\").replace("'", "\\'")
+            out.append(f"sweep_dir='{quoted}'")
+            seen = True
+        else:
+            out.append(arg)
+    return out
+
+
+def main() -> None:
+    sys.argv[1:] = _positional_sweep_dir(sys.argv[1:])
+    try:
+        _entry()
+    except KeyboardInterrupt:
+        where = (f"the replies received so far are cached in {_cache_root}: run the same command "
+                 "again to continue" if _cache_root else "llm.cache_dir is off: a rerun asks again")
+        print(f"\nanswers: interrupted; {where}", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

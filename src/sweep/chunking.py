@@ -69,6 +69,7 @@ OVERLAP_MEANING = {
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "breakpoint_percentile": ("semantic", 90.0),
     "buffer_size": ("semantic", 1),
+    "min_unit_tokens": ("semantic", 24),
 }
 
 
@@ -339,6 +340,41 @@ class _DocTools:
         spans = (self.strip(*w[2]) for w in self.token_windows(a, b))
         return [s for s in spans if s is not None]
 
+    def halves(self, a: int, b: int) -> list[Span]:
+        """``[a, b)`` cut into as few near-equal token windows as fit ``size``, at least two.
+
+        Cuts fall on document token starts, moved to a word start when one is
+        within a quarter of a part (at most 4 tokens), so every part keeps at
+        least 3/4 of its share. A part that still does not fit is cut by ``split_long``.
+        """
+        first, stop = self.index(a), self.index(b)
+        n = stop - first
+        if n < 2:
+            span = self.strip(a, b)
+            return [] if span is None else [span] if self.fits(*span) else self.split_long(*span)
+        k = max(2, -(-self.count(a, b) // self.size))
+        cuts: list[int] = []
+        for i in range(1, k):
+            j = first + round(i * n / k)
+            cuts.append(self._word_start_near(j, first, stop, min(4, n // (4 * k))))
+        out: list[Span] = []
+        for x, y in _pieces(a, b, sorted(set(c for c in cuts if a < c < b))):
+            span = self.strip(x, y)
+            if span is not None:
+                out.extend([span] if self.fits(*span) else self.split_long(*span))
+        return out
+
+    def _word_start_near(self, j: int, first: int, stop: int, reach: int) -> int:
+        """Start of token ``j``, or of a token within ``reach`` of it that begins a word."""
+        starts, text = self._starts, self.text
+        for d in range(reach + 1):
+            for k in (j - d, j + d):
+                if first < k < stop:
+                    pos = starts[k]
+                    if text[pos].isspace() or text[pos - 1].isspace():
+                        return pos
+        return starts[j]
+
     def pack(self, units: Sequence[Span], overlap: int) -> list[Span]:
         """Greedily merge adjacent units into chunks of at most ``size`` tokens.
 
@@ -536,6 +572,49 @@ def _sentence_units(tools: _DocTools, a: int, b: int) -> list[Span]:
     return tools.units(a, b, (_sentence_cuts, *_SENTENCE_LEVELS))
 
 
+def _semantic_units(tools: _DocTools, a: int, b: int, minimum: int) -> list[Span]:
+    """Sentences of ``[a, b)`` merged so that each has at least ``minimum`` tokens.
+
+    Every unit fits ``size``. Each unit but the last owns at least ``minimum``
+    of the document's tokens (counted from the end of the previous unit) and
+    re-encodes to at least ``minimum`` tokens; a short last unit joins the one
+    before it. So a document of T tokens gives at most ceil(T / minimum)
+    units, and only a document shorter than ``minimum`` has a shorter one.
+    Text without sentence ends falls to words here, and words are merged into
+    runs of ``minimum`` tokens instead of being embedded one by one.
+    ``minimum`` must be at most ``size // 4`` (so a short piece next to one
+    near ``size`` can be cut into two halves that are both long enough).
+    """
+    pieces: list[Span] = []
+    for u in _sentence_units(tools, a, b):
+        span = tools.strip(*u)
+        if span is not None:
+            pieces.extend([span] if tools.fits(*span) else tools.split_long(*span))
+    if not pieces:
+        return pieces
+    out: list[Span] = []
+    owned_from = a  # the next unit owns the document's tokens from here
+    start: int | None = None  # of the unit being grown
+    for x, y in pieces:
+        if start is not None and not tools.fits(start, y):
+            # Too short alone, too long with the next piece: cut the two in halves.
+            out.extend(tools.halves(start, y))
+            start, owned_from = None, y
+            continue
+        start = x if start is None else start
+        if tools.estimate(owned_from, y) >= minimum and tools.count(start, y) >= minimum:
+            out.append((start, y))
+            start, owned_from = None, y
+    if start is not None:
+        end = pieces[-1][1]
+        if not out:
+            out.append((start, end))
+        else:
+            last_start = out.pop()[0]
+            out.extend([(last_start, end)] if tools.fits(last_start, end) else tools.halves(last_start, end))
+    return out
+
+
 class ParagraphChunker(Chunker):
     """Whole paragraphs (blank-line separated) packed up to ``size``, no overlap."""
 
@@ -618,6 +697,7 @@ class SemanticChunker(Chunker):
         embed_fn: EmbedFn | None = None,
         breakpoint_percentile: float = 90.0,
         buffer_size: int = 1,
+        min_unit_tokens: int = 24,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -630,15 +710,27 @@ class SemanticChunker(Chunker):
             )
         if isinstance(buffer_size, bool) or not isinstance(buffer_size, int) or buffer_size < 0:
             raise ChunkingSettingsError(f"chunk option buffer_size must be an integer >= 0, got {buffer_size!r}")
+        if isinstance(min_unit_tokens, bool) or not isinstance(min_unit_tokens, int) or min_unit_tokens < 1:
+            raise ChunkingSettingsError(
+                f"chunk option min_unit_tokens must be an integer >= 1, got {min_unit_tokens!r}"
+            )
         self.embed_fn = embed_fn
         self.breakpoint_percentile = float(breakpoint_percentile)
         self.buffer_size = buffer_size
-        self.settings.update(breakpoint_percentile=self.breakpoint_percentile, buffer_size=buffer_size)
+        # Capped at size/4: see _semantic_units.
+        self.min_unit = max(1, min(min_unit_tokens, self.size // 4))
+        self.settings.update(breakpoint_percentile=self.breakpoint_percentile, buffer_size=buffer_size,
+                             min_unit_tokens=min_unit_tokens)
+        notes = []
         if self.overlap:
-            self.notes = (
+            notes.append(
                 f"overlap ({self.overlap}) applies only inside semantic groups longer than size "
-                "(strategy 'semantic')",
+                "(strategy 'semantic')"
             )
+        # The default is capped silently (sizes below 96 would all say so).
+        if self.min_unit < min_unit_tokens and min_unit_tokens != _OPTIONS["min_unit_tokens"][1]:
+            notes.append(f"min_unit_tokens ({min_unit_tokens}) is capped at size/4: {self.min_unit} tokens")
+        self.notes = tuple(notes)
 
     def spans(self, doc: Document) -> list[Span]:
         return self._spans_batch([doc])[0]
@@ -653,7 +745,7 @@ class SemanticChunker(Chunker):
         texts: list[str] = []
         for doc in docs:
             tools = self._tools(doc.text)
-            units = [s for u in _sentence_units(tools, 0, len(doc.text)) if (s := tools.strip(*u))]
+            units = _semantic_units(tools, 0, len(doc.text), self.min_unit)
             first = len(texts)
             texts.extend(self._window_text(doc.text, units, i) for i in range(len(units)))
             prepared.append((tools, units, first))

@@ -253,6 +253,13 @@ def test_parse_headings_paths_and_fences() -> None:
     assert all(MD[h.start :].lstrip().startswith(h.title) or MD[h.start] == "#" for h in hs)
 
 
+def test_byte_order_mark_does_not_hide_the_first_heading() -> None:
+    text = "\ufeff# Manual\n\nIntro.\n\n## Setup\n\nPlug it in.\n"
+    assert [(h.level, h.title, h.start) for h in parse_headings(text)] == [(1, "Manual", 0), (2, "Setup", 19)]
+    chunks = build("markdown", 512, prefix="title+headings").chunk(Document("b", text))
+    assert [c.embed_text.split("\n\n")[0] for c in chunks] == ["Manual", "Manual > Setup"]
+
+
 def test_markdown_chunks_follow_sections() -> None:
     doc = Document("m", MD)
     chunks = build("markdown", 512).chunk(doc)

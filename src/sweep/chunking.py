@@ -189,6 +189,8 @@ def parse_headings(text: str) -> list[Heading]:
     for line in text.split("\n"):
         start, pos = pos, pos + len(line) + 1
         body_start = min(pos, len(text))
+        if start == 0:
+            line = line.removeprefix("\ufeff")  # a byte-order mark does not hide the first heading
         fm = _FENCE.match(line)
         if fence is not None:
             if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence) and not line[fm.end():].strip():
@@ -575,15 +577,17 @@ def _sentence_units(tools: _DocTools, a: int, b: int) -> list[Span]:
 def _semantic_units(tools: _DocTools, a: int, b: int, minimum: int) -> list[Span]:
     """Sentences of ``[a, b)`` merged so that each has at least ``minimum`` tokens.
 
-    Every unit fits ``size``. Each unit but the last owns at least ``minimum``
-    of the document's tokens (counted from the end of the previous unit) and
-    re-encodes to at least ``minimum`` tokens; a short last unit joins the one
-    before it. So a document of T tokens gives at most ceil(T / minimum)
-    units, and only a document shorter than ``minimum`` has a shorter one.
-    Text without sentence ends falls to words here, and words are merged into
-    runs of ``minimum`` tokens instead of being embedded one by one.
-    ``minimum`` must be at most ``size // 4`` (so a short piece next to one
-    near ``size`` can be cut into two halves that are both long enough).
+    Every unit fits ``size``, owns at least ``minimum`` of the document's
+    tokens (counted from the end of the previous unit) and re-encodes to at
+    least ``minimum`` tokens; only the one unit of a document shorter than
+    that may have fewer. So a document of T tokens gives at most
+    ceil(T / minimum) units. Short pieces join the next piece, except that
+    short text before a heading joins the unit before it (a heading starts a
+    unit) and a short end joins the last unit. Text without sentence ends
+    falls to words here, and the words are merged into runs of ``minimum``
+    tokens instead of being embedded one by one. ``minimum`` must be at most
+    ``size // 4``, so that a short piece next to one near ``size`` can be cut
+    into two halves that are both long enough.
     """
     pieces: list[Span] = []
     for u in _sentence_units(tools, a, b):
@@ -595,7 +599,12 @@ def _semantic_units(tools: _DocTools, a: int, b: int, minimum: int) -> list[Span
     out: list[Span] = []
     owned_from = a  # the next unit owns the document's tokens from here
     start: int | None = None  # of the unit being grown
+    grown_to = a  # its end so far
     for x, y in pieces:
+        if start is not None and out and tools.is_heading(x, y) and tools.fits(out[-1][0], grown_to):
+            out[-1] = (out[-1][0], grown_to)
+            start, owned_from = None, grown_to
+        grown_to = y
         if start is not None and not tools.fits(start, y):
             # Too short alone, too long with the next piece: cut the two in halves.
             out.extend(tools.halves(start, y))

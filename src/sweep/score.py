@@ -124,7 +124,7 @@ def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | N
 
 def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequence[str]) -> RunFile:
     """Parse and check a run file against the corpus; lines naming unknown queries are set aside."""
-    path = Path(path)
+    path = Path(path).expanduser()
     texts = {d.doc_id: d.text for d in documents}
     known = set(query_ids)
     problems: list[str] = []
@@ -309,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
     table = score_queries(queries, hits, measures, min_coverage=args.min_coverage, gain=args.gain)
     summary = summarize(table, queries, n_boot=args.n_boot, seed=args.seed)
 
-    out = Path(args.out) if args.out else Path("outputs") / "score" / Path(args.run).stem
+    out = Path(args.out).expanduser() if args.out else Path("outputs") / "score" / Path(args.run).stem
     out.mkdir(parents=True, exist_ok=True)
     table.write_csv(out / "per_query.csv")
     doc = summary.to_dict()

@@ -269,6 +269,9 @@ class _DocTools:
         return count_tokens(self.encoding, self.text[a:b])
 
     def fits(self, a: int, b: int) -> bool:
+        # A token is at least one byte: text of at most `size` UTF-8 bytes fits uncounted.
+        if 4 * (b - a) <= self.size or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size:
+            return True
         return self.count(a, b) <= self.size
 
     def strip(self, a: int, b: int) -> Span | None:

@@ -363,7 +363,7 @@ def test_semantic_unpunctuated_text_is_not_cut_into_words(size: int) -> None:
     chunks = build_chunker("semantic", size, embed_fn=embed).chunk(doc)
     check_invariants(doc, chunks, size)
     n_tokens = len(ENC.encode_ordinary(doc.text))
-    m = effective_min_unit(24, size)
+    m = effective_min_unit(8, size)
     assert embed.n <= math.ceil(n_tokens / m), (embed.n, n_tokens)
     assert min(c.n_tokens for c in chunks) >= m
 
@@ -485,7 +485,7 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     semantic = build("semantic", 64, breakpoint_percentile=75)
     assert semantic.settings["breakpoint_percentile"] == 75.0 and semantic.notes == ()
     # The default minimum is capped at size/4 silently; a chosen one is reported.
-    assert semantic.min_unit == 16
+    assert semantic.min_unit == 8 and build("semantic", 16).min_unit == 4 and build("semantic", 16).notes == ()
     assert build("semantic", 64, min_unit_tokens=32).notes == (
         "min_unit_tokens (32) is capped at size/4: 16 tokens",
     )

@@ -69,7 +69,7 @@ OVERLAP_MEANING = {
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "breakpoint_percentile": ("semantic", 90.0),
     "buffer_size": ("semantic", 1),
-    "min_unit_tokens": ("semantic", 24),
+    "min_unit_tokens": ("semantic", 8),
 }
 
 
@@ -709,7 +709,7 @@ class SemanticChunker(Chunker):
         embed_fn: EmbedFn | None = None,
         breakpoint_percentile: float = 90.0,
         buffer_size: int = 1,
-        min_unit_tokens: int = 24,
+        min_unit_tokens: int = 8,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -739,7 +739,7 @@ class SemanticChunker(Chunker):
                 f"overlap ({self.overlap}) applies only inside semantic groups longer than size "
                 "(strategy 'semantic')"
             )
-        # The default is capped silently (sizes below 96 would all say so).
+        # The default is capped silently (every size below 32 would say so).
         if self.min_unit < min_unit_tokens and min_unit_tokens != _OPTIONS["min_unit_tokens"][1]:
             notes.append(f"min_unit_tokens ({min_unit_tokens}) is capped at size/4: {self.min_unit} tokens")
         self.notes = tuple(notes)

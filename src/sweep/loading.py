@@ -148,7 +148,6 @@ def skipped_files(path: str | Path) -> SkippedFiles | None:
     return _list_folder(path)[1]
 
 
-
 def load_corpus(path: str | Path) -> tuple[Document, ...]:
     """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of ``.md``/``.markdown``/``.txt``
     files, or a dataset directory holding either. Raises :class:`DatasetError`."""

@@ -283,14 +283,14 @@ def run(args: argparse.Namespace) -> int:
     documents = load_corpus(args.corpus)
     queries: tuple[Query, ...] = load_queries(args.queries, documents, split=args.split)
     run_file = read_run(args.run, documents, [q.query_id for q in queries])
-    hits: Mapping[str, Sequence[Hit]] = run_file.hits
-    if args.budgets:
-        hits = fill_token_counts(hits, documents, args.tokenizer)
-
     if not run_file.hits:
         ids = run_file.unknown_query_ids
         raise RunFileError([f"{args.run}: none of its {len(ids)} query_ids is in {args.queries} "
                             f"({_preview(ids)}): is it the run of another question set?"])
+    hits: Mapping[str, Sequence[Hit]] = run_file.hits
+    if args.budgets:
+        hits = fill_token_counts(hits, documents, args.tokenizer)
+
     missing = [q.query_id for q in queries if q.query_id not in run_file.hits]
     doc_id_hits = _doc_id_hits_at_span_level(queries, run_file.hits)
     if run_file.unknown_query_ids:

@@ -265,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Validation passed; only the statistics could not be computed.
         print(f"{args.dir}: valid, but statistics failed: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 1
-    split = f", split {args.split}" if (args.dir / "qrels").is_dir() else ""
+    split = f", split {args.split}" if (args.dir.expanduser() / "qrels").is_dir() else ""
     print(f"{args.dir}: valid ({dataset.name}{split})")
     skipped = skipped_files(args.dir)
     if skipped:

@@ -15,7 +15,8 @@ What ``overlap`` means differs by strategy; see ``OVERLAP_MEANING`` and the
 README section on chunking. Strategies share one toolbox (``_DocTools``):
 they cut the text into pieces at natural boundaries, fall back to finer
 boundaries and finally to token windows for pieces longer than ``size``, and
-pack pieces greedily up to ``size``.
+pack pieces greedily up to ``size``. The semantic strategy first merges its
+sentences into units of at least ``min_unit_tokens``, since it embeds each one.
 """
 
 from __future__ import annotations
@@ -699,7 +700,8 @@ def markdown_sections(text: str) -> list[Span]:
 
 
 class SemanticChunker(Chunker):
-    """Sentences grouped where neighbour embeddings stay similar; groups over ``size`` are packed."""
+    """Sentence units (merged to ``min_unit_tokens``) grouped where neighbour embeddings stay
+    similar; groups over ``size`` are packed."""
 
     strategy = "semantic"
 
@@ -844,7 +846,8 @@ def build_chunker(
     """Build the chunker for one sweep setting (the ``_target_`` of the chunk config group).
 
     ``embed_fn`` is used by ``semantic`` only; ``options`` are strategy
-    options (``breakpoint_percentile``, ``buffer_size`` for ``semantic``).
+    options (``breakpoint_percentile``, ``buffer_size``, ``min_unit_tokens``
+    for ``semantic``).
     Options given for another strategy with a non-default value are kept in
     ``notes``. Invalid settings raise ``ChunkingSettingsError`` (a ValueError).
     """

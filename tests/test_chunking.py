@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
 
@@ -252,6 +253,13 @@ def test_parse_headings_paths_and_fences() -> None:
     assert all(MD[h.start :].lstrip().startswith(h.title) or MD[h.start] == "#" for h in hs)
 
 
+def test_byte_order_mark_does_not_hide_the_first_heading() -> None:
+    text = "\ufeff# Manual\n\nIntro.\n\n## Setup\n\nPlug it in.\n"
+    assert [(h.level, h.title, h.start) for h in parse_headings(text)] == [(1, "Manual", 0), (2, "Setup", 19)]
+    chunks = build("markdown", 512, prefix="title+headings").chunk(Document("b", text))
+    assert [c.embed_text.split("\n\n")[0] for c in chunks] == ["Manual", "Manual > Setup"]
+
+
 def test_markdown_chunks_follow_sections() -> None:
     doc = Document("m", MD)
     chunks = build("markdown", 512).chunk(doc)
@@ -308,21 +316,100 @@ def test_semantic_breaks_where_topics_change() -> None:
 
     doc = Document("s", " ".join(cats + money))
     other = Document("o", " ".join(money + cats))
-    chunker = build_chunker("semantic", 512, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0)
+    # Sentences of 4-6 tokens: min_unit_tokens=1 keeps each one a unit.
+    chunker = build_chunker("semantic", 512, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0,
+                            min_unit_tokens=1)
     chunks = chunker.chunk_documents([doc, other])
     assert calls == [16]  # one batch for both documents
     by_doc = {d: [c.text for c in chunks if c.doc_id == d] for d in ("s", "o")}
     assert by_doc["s"] == [" ".join(cats), " ".join(money)]
     assert by_doc["o"] == [" ".join(money), " ".join(cats)]
     # A group longer than size is packed into smaller chunks.
-    small = build_chunker("semantic", 12, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0)
+    small = build_chunker("semantic", 12, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0,
+                          min_unit_tokens=1)
     small_chunks = small.chunk(doc)
     check_invariants(doc, small_chunks, 12)
     assert len(small_chunks) > 2
 
 
+class CountingEmbed:
+    """``fake_embed`` that remembers how many texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.n += len(texts)
+        return fake_embed(texts)
+
+
+def effective_min_unit(min_unit_tokens: int, size: int) -> int:
+    """The documented rule: ``min_unit_tokens`` capped at a quarter of ``size``, at least 1."""
+    return max(1, min(min_unit_tokens, size // 4))
+
+
+UNPUNCTUATED = " ".join(
+    ["sensor", "calibration", "firmware", "policy", "travel", "lisbon", "approval", "network", "device", "warranty"][
+        (i * 7 + i // 3) % 10] for i in range(3000)
+)
+
+
+@pytest.mark.parametrize("size", [128, 256])
+def test_semantic_unpunctuated_text_is_not_cut_into_words(size: int) -> None:
+    # Issue 17 item 5: no sentence end it recognises, so every word became a
+    # "sentence": 3,000 embedded texts and 1-2 token chunks.
+    doc = Document("u", UNPUNCTUATED)
+    embed = CountingEmbed()
+    chunks = build_chunker("semantic", size, embed_fn=embed).chunk(doc)
+    check_invariants(doc, chunks, size)
+    n_tokens = len(ENC.encode_ordinary(doc.text))
+    m = effective_min_unit(8, size)
+    assert embed.n <= math.ceil(n_tokens / m), (embed.n, n_tokens)
+    assert min(c.n_tokens for c in chunks) >= m
+
+
+unit_texts = st.one_of(
+    texts,
+    # Separator-poor prose: lower-case words, no sentence ends, random line breaks.
+    st.lists(st.sampled_from(["word", "the", "sensor", "a", "ação", "中文", "x" * 40, "\n", "\n\n", "##", "-"]),
+             max_size=400).map(" ".join),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(unit_texts, min_size=1, max_size=3), so=size_overlap(300), min_unit=st.integers(1, 64))
+def test_semantic_units_are_bounded_and_no_chunk_is_below_the_minimum(docs, so, min_unit: int) -> None:
+    """Embedded units per document <= ceil(tokens / m); every chunk has >= m tokens unless its document has fewer.
+
+    m is the effective minimum; tokens are the document's cl100k tokens. Over a
+    corpus the bound is the sum of the per-document bounds, which is at most
+    ceil(corpus tokens / m) + (documents - 1). Below size 4 no bound in tokens
+    holds: one document token re-encoded alone can need more than ``size``
+    tokens ("Quint" is two), so it is cut into several characters-sized chunks.
+    """
+    size, overlap = so
+    documents = [Document(f"d{i}", text) for i, text in enumerate(docs)]
+    embed = CountingEmbed()
+    chunker = build_chunker("semantic", size, overlap, embed_fn=embed, min_unit_tokens=min_unit)
+    m = effective_min_unit(min_unit, size)
+    assert chunker.min_unit == m
+    chunks = chunker.chunk_documents(documents)
+    bound = 0
+    for doc in documents:
+        mine = [c for c in chunks if c.doc_id == doc.doc_id]
+        for i, c in enumerate(mine):
+            assert c.index == i
+        check_invariants(doc, mine, size)
+        n_tokens = len(ENC.encode_ordinary(doc.text))
+        bound += math.ceil(n_tokens / m)
+        if count_tokens(ENC, doc.text.strip()) >= m:
+            assert all(c.n_tokens >= m for c in mine), [(c.n_tokens, c.text) for c in mine if c.n_tokens < m]
+    if size >= 4:
+        assert embed.n <= bound
+
+
 def test_semantic_rejects_misshaped_embeddings() -> None:
-    chunker = build_chunker("semantic", 64, embed_fn=lambda texts: np.zeros((1, 3)))
+    chunker = build_chunker("semantic", 64, embed_fn=lambda texts: np.zeros((len(texts) + 1, 3)))
     with pytest.raises(ValueError, match="embed_fn returned shape"):
         chunker.chunk(Document("x", "One. Two. Three."))
 
@@ -368,6 +455,8 @@ def test_semantic_with_real_minilm() -> None:
         ({"strategy": "semantic", "embed_fn": None}, "needs embed_fn"),
         ({"strategy": "semantic", "breakpoint_percentile": 120}, "breakpoint_percentile"),
         ({"strategy": "semantic", "buffer_size": -1}, "buffer_size"),
+        ({"strategy": "semantic", "min_unit_tokens": 0}, "min_unit_tokens must be an integer >= 1, got 0"),
+        ({"strategy": "semantic", "min_unit_tokens": 2.5}, "min_unit_tokens must be an integer >= 1, got 2.5"),
         ({"bogus_option": 1}, "unknown chunk option 'bogus_option'"),
     ],
 )
@@ -395,6 +484,15 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     )
     semantic = build("semantic", 64, breakpoint_percentile=75)
     assert semantic.settings["breakpoint_percentile"] == 75.0 and semantic.notes == ()
+    # The default minimum is capped at size/4 silently; a chosen one is reported.
+    assert semantic.min_unit == 8 and build("semantic", 16).min_unit == 4 and build("semantic", 16).notes == ()
+    assert build("semantic", 64, min_unit_tokens=32).notes == (
+        "min_unit_tokens (32) is capped at size/4: 16 tokens",
+    )
+    assert build("semantic", 256, min_unit_tokens=32).notes == ()
+    assert build("token", 64, min_unit_tokens=32).notes == (
+        "option min_unit_tokens=32 is ignored by strategy 'token'",
+    )
     assert set(OVERLAP_MEANING) == set(STRATEGIES) and PREFIXES == ("none", "title", "title+headings")
 
 

@@ -19,12 +19,14 @@ from sweep.loading import (
     load_dataset,
     load_queries,
     scan_dataset,
+    skipped_files,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT_JSONL = FIXTURES / "project_jsonl"
 PROJECT_DOCS = FIXTURES / "project_docs"
 BEIR = FIXTURES / "beir"
+PROJECT_SKIPPED = FIXTURES / "project_docs_skipped"
 
 
 def write_lines(path: Path, rows: list[object]) -> None:
@@ -90,6 +92,80 @@ def test_folder_keeps_crlf_and_skips_hidden_and_other_files(tmp_path):
     assert docs[1].text == "# Title A\r\nline one\r\nline two\r\n"
     assert docs[1].title == "Title A"
     assert docs[0].title == "# odd"
+
+
+def test_folder_reads_upper_case_and_markdown_extensions_and_counts_what_it_skips(caplog):
+    # Issue 17 item 12: .MD and hidden folders were skipped without a word.
+    with caplog.at_level("WARNING", logger="sweep.loading"):
+        ds = load_dataset(PROJECT_SKIPPED)
+    assert [d.doc_id for d in ds.documents] == [
+        "Setup.MD", "faq.md", "manual.md", "notes/2025-03-04.txt", "notes/release.markdown"]
+    docs = PROJECT_SKIPPED / "docs"
+    expected = (f"{docs}: skipped 6 files: 3 hidden (.obsidian/ 2, .draft.md 1); "
+                "3 not .md/.markdown/.txt ((no extension) 1, .pdf 1, .png 1); "
+                "only .md/.markdown/.txt files are read")
+    skipped = skipped_files(PROJECT_SKIPPED)
+    assert skipped.hidden == (".obsidian/app.json", ".obsidian/workspace.json", "notes/.draft.md")
+    assert skipped.other == ("LICENSE", "diagram.png", "spec.PDF")
+    assert [r.getMessage() for r in caplog.records] == [skipped.summary()]
+    assert skipped.summary() == expected
+    assert skipped_files(PROJECT_SKIPPED / "docs") == skipped
+    assert skipped_files(PROJECT_DOCS) is not None and len(skipped_files(PROJECT_DOCS)) == 0
+    assert skipped_files(PROJECT_JSONL) is None  # not a folder of files
+
+
+def test_no_document_files_says_what_was_skipped(tmp_path):
+    (tmp_path / "docs" / ".git").mkdir(parents=True)
+    (tmp_path / "docs" / ".git" / "HEAD").write_text("ref")
+    (tmp_path / "docs" / "guide.rst").write_text("Guide")
+    write_lines(tmp_path / "queries.jsonl", [{"query_id": "q", "query": "?", "relevant": []}])
+    (problem,) = check_dataset(tmp_path)
+    assert problem.message == ("no .md/.markdown/.txt files (skipped 2 files: 1 hidden (.git/ 1); "
+                               "1 not .md/.markdown/.txt (.rst 1))")
+
+
+def test_byte_order_mark_does_not_hide_the_title(tmp_path):
+    # Issue 17 item 12: "\ufeff# Title" gave the file name as title.
+    (tmp_path / "guide.md").write_bytes("\ufeff# Setup guide\n\nPlug it in.\n".encode("utf-8"))
+    (doc,) = load_corpus(tmp_path)
+    assert doc.title == "Setup guide"
+    # The text stays as on disk: offsets computed on open(...).read() keep counting the mark.
+    assert doc.text == "\ufeff# Setup guide\n\nPlug it in.\n"
+    assert {d.doc_id: d.title for d in load_dataset(PROJECT_SKIPPED).documents}["Setup.MD"] == "Setup guide"
+
+
+def test_a_home_relative_path_is_expanded(tmp_path, monkeypatch):
+    # Issue 17 item 12: Hydra needs 'dataset.path="~/x"', which arrives unexpanded.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "set").mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (tmp_path / "set" / name).write_bytes((PROJECT_JSONL / name).read_bytes())
+    assert load_dataset("~/set") == load_dataset(tmp_path / "set")
+    assert check_dataset("~/set") == []
+    assert load_corpus("~/set/corpus.jsonl") == load_dataset(tmp_path / "set").documents
+    docs = load_corpus("~/set")
+    assert load_queries("~/set/queries.jsonl", docs) == load_dataset(tmp_path / "set").queries
+
+
+def test_hydra_override_with_a_quoted_home_path_loads(tmp_path, monkeypatch):
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import OverrideParseException
+    from hydra.utils import instantiate
+
+    from sweep.config import CONF_DIR, register_resolvers
+
+    register_resolvers()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "set").mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (tmp_path / "set" / name).write_bytes((PROJECT_JSONL / name).read_bytes())
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        # What the README tells you to type: the quotes reach Hydra.
+        for override in ('dataset.path="~/set"', "dataset.path='~/set'"):
+            ds = instantiate(compose(config_name="config", overrides=[override]).dataset)
+            assert ds.documents == load_dataset(tmp_path / "set").documents
+        with pytest.raises(OverrideParseException):  # unquoted: Hydra's lexer rejects "~"
+            compose(config_name="config", overrides=["dataset.path=~/set"])
 
 
 def test_jsonl_accepts_bom_blank_lines_and_raw_line_separators(tmp_path):

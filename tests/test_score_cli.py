@@ -155,6 +155,15 @@ def test_exponential_gain_and_min_coverage_options(dataset: Path, capsys) -> Non
         ('{"query_id": "docs", "hits": [{"doc_id": "faq", "n_tokens": 100000000000000000000000}]}\n',
          "n_tokens must be an integer from 0"),
         ("[" * 100_000 + "\n", "run.jsonl:1: bad JSON: nested too deeply"),
+        # Issue 17 item 10: each offset by name, with its value.
+        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "start": NaN, "end": 10}]}\n',
+         "run.jsonl:1: hit 1: start must be an integer, got NaN"),
+        ('{"query_id": "docs", "hits": ["faq", {"doc_id": "faq", "start": 0, "end": 1.5}]}\n',
+         "run.jsonl:1: hit 2: end must be an integer, got 1.5"),
+        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "start": "3", "end": Infinity}]}\n',
+         "run.jsonl:1: hit 1: start must be an integer, got string \"3\"; end must be an integer, got Infinity"),
+        ('{"query_id": "docs", "hits": [{"doc_id": "faq", "start": null, "end": true}]}\n',
+         "run.jsonl:1: hit 1: start must be an integer, got null; end must be an integer, got true"),
     ],
 )
 def test_malformed_run_lines_stop_with_one_line(dataset: Path, capsys, content: str, fragment: str) -> None:
@@ -216,3 +225,68 @@ def test_module_entry_point(dataset: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "| recall@10 |" in proc.stdout
     assert (dataset / "o" / "per_query.csv").is_file()
+
+
+def score_module(dataset: Path, run_text: str) -> subprocess.CompletedProcess:
+    """``python -m sweep.score`` in a subprocess on ``dataset`` and a run file holding ``run_text``."""
+    run = dataset / "run.jsonl"
+    run.write_text(run_text, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "sweep.score", "--corpus", str(dataset / "corpus.jsonl"),
+         "--queries", str(dataset / "queries.jsonl"), "--run", str(run), "--out", str(dataset / "o")],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_cli_names_the_offset_and_its_value(dataset: Path) -> None:
+    proc = score_module(dataset, '{"query_id": "docs", "hits": [{"doc_id": "faq", "start": NaN, "end": 10}]}\n')
+    assert proc.returncode == 2
+    assert proc.stderr == (f"sweep.score: error: {dataset / 'run.jsonl'}:1: hit 1: "
+                           "start must be an integer, got NaN\n")
+
+
+@pytest.mark.parametrize("content", ["", "\n  \n", "\ufeff\n"])
+def test_cli_empty_run_file_is_an_error(dataset: Path, content: str) -> None:
+    # Issue 17 item 10: it scored every query 0, exit 0, with one note.
+    proc = score_module(dataset, content)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"sweep.score: error: {dataset / 'run.jsonl'}: empty run file: "
+                           "no line with a query_id and its hits\n")
+    assert proc.stdout == "" and not (dataset / "o").exists()
+
+
+def test_cli_run_of_another_question_set_is_an_error(dataset: Path) -> None:
+    lines = "".join(json.dumps({"query_id": q, "hits": ["faq"]}) + "\n" for q in ("a1", "a2", "a3"))
+    proc = score_module(dataset, lines)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"sweep.score: error: {dataset / 'run.jsonl'}: none of its 3 query_ids is in "
+                           f"{dataset / 'queries.jsonl'} ('a1', 'a2', 'a3'): is it the run of another "
+                           "question set?\n")
+    assert not (dataset / "o").exists()
+
+
+def test_cli_says_how_many_doc_id_hits_miss_at_span_level(dataset: Path) -> None:
+    # Issue 17 item 10: doc-id-only hits earn nothing at span level, silently.
+    cal = MANUAL.index("Calibrate")
+    lines = [
+        {"query_id": "calibrate", "hits": ["manual", {"doc_id": "manual", "start": cal, "end": cal + 32}, "faq"]},
+        {"query_id": "warranty", "hits": ["faq"]},
+        {"query_id": "docs", "hits": ["manual", "faq"]},  # no span judgments: nothing to say
+    ]
+    proc = score_module(dataset, "".join(json.dumps(line) + "\n" for line in lines))
+    assert proc.returncode == 0, proc.stderr
+    assert ("note: 3 hit(s) in 2 queries with evidence spans name only a doc_id: span-level metrics "
+            "count them as misses (no offsets); document-level metrics credit them") in proc.stderr
+    summary = json.loads((dataset / "o" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["run"]["n_doc_id_hits_at_span_level"] == 3
+    rows = per_query(dataset / "o")
+    assert rows[("calibrate", "span", "mrr@10")] == 0.5  # the doc-id hit at rank 1 is a miss
+    assert rows[("calibrate", "doc", "mrr@10")] == 1.0
+
+
+def test_cli_no_doc_id_note_for_span_hits(dataset: Path) -> None:
+    cal = MANUAL.index("Calibrate")
+    proc = score_module(dataset, json.dumps(
+        {"query_id": "calibrate", "hits": [{"doc_id": "manual", "start": cal, "end": cal + 32}]}) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "only a doc_id" not in proc.stderr

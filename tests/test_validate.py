@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -25,8 +24,6 @@ from sweep.validate import (
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken"
 KESTREL = Path(__file__).resolve().parents[1] / "corpora" / "kestrel"
-HAVE_CHUNKING = importlib.util.find_spec("sweep.chunking") is not None
-needs_chunking = pytest.mark.skipif(not HAVE_CHUNKING, reason="sweep.chunking is not written yet")
 
 # fixture -> (file inside it, line, exact message). One rule broken per fixture.
 RULES = {
@@ -51,9 +48,9 @@ RULES = {
     "empty_document": ("docs/faq.md", None, "document is empty"),
     "no_queries": ("queries.jsonl", None, "no queries"),
     "no_documents": ("corpus.jsonl", None, "no documents"),
-    "no_corpus": ("", None, "no corpus: expected corpus.jsonl or a docs/ folder of .md/.txt files"),
+    "no_corpus": ("", None, "no corpus: expected corpus.jsonl or a docs/ folder of .md/.markdown/.txt files"),
     "both_corpora": ("", None, "both corpus.jsonl and docs/ found; keep one so the corpus is unambiguous"),
-    "no_doc_files": ("docs", None, "no .md or .txt files"),
+    "no_doc_files": ("docs", None, "no .md/.markdown/.txt files (skipped 1 file: 1 not .md/.markdown/.txt (.rst 1))"),
     "unknown_doc_id": ("queries.jsonl", 1, "relevant[0]: unknown doc_id 'manuel.md' (did you mean 'manual.md'?)"),
     "start_without_end": ("queries.jsonl", 1, "relevant[0]: start without end: give both offsets for a span, "
                                               "or neither for a whole-document judgment"),
@@ -109,13 +106,11 @@ def test_every_problem_is_reported_in_file_order():
     ]
 
 
-@pytest.mark.parametrize("name", ["project_jsonl", "project_docs", "beir"])
+@pytest.mark.parametrize("name", ["project_jsonl", "project_docs", "project_docs_skipped", "beir"])
 def test_valid_fixtures_have_no_problems(name):
     assert check_dataset(FIXTURES / name) == []
 
 
-@pytest.mark.skipif(not (KESTREL / "queries.jsonl").is_file(),
-                    reason="corpora/kestrel/queries.jsonl is not built yet")
 def test_bundled_kestrel_dataset_is_valid():
     problems = check_dataset(KESTREL)
     assert problems == [], "\n".join(map(str, problems[:20]))
@@ -199,7 +194,6 @@ def test_format_statistics_is_aligned_text():
     assert len(header) == len(row) + len("   total")  # right-aligned columns end together
 
 
-@needs_chunking
 def test_statistics_with_the_real_token_chunker():
     stats = compute_statistics(load_dataset(FIXTURES / "project_jsonl"))
     # Every fixture document is shorter than 128 tokens: one chunk each, nothing cut.
@@ -241,7 +235,6 @@ def test_cli_split_option_reaches_the_beir_loader(capsys):
     assert "qrels/dev.tsv: no such file" in capsys.readouterr().err
 
 
-@needs_chunking
 def test_cli_success_prints_statistics():
     result = _run(str(FIXTURES / "beir"), "--split", "train")
     assert result.returncode == 0, result.stderr
@@ -251,3 +244,26 @@ def test_cli_success_prints_statistics():
     for section in ("queries by type", "evidence spans per query", "lengths (tokens are cl100k_base)",
                     "evidence spans straddling a chunk boundary"):
         assert section in out
+
+
+def test_cli_says_which_files_of_docs_it_skipped():
+    # Issue 17 item 12: hidden folders and other extensions were skipped without a count.
+    result = _run(str(FIXTURES / "project_docs_skipped"))
+    assert result.returncode == 0, result.stderr
+    docs = FIXTURES / "project_docs_skipped" / "docs"
+    assert result.stdout.splitlines()[:2] == [
+        f"{FIXTURES / 'project_docs_skipped'}: valid (project_docs_skipped)",
+        f"{docs}: skipped 6 files: 3 hidden (.obsidian/ 2, .draft.md 1); "
+        "3 not .md/.markdown/.txt ((no extension) 1, .pdf 1, .png 1); only .md/.markdown/.txt files are read",
+    ]
+    assert "documents   5" in result.stdout  # Setup.MD and release.markdown are read
+    assert result.stderr == ""  # said once, not again by the loader's logger
+
+
+def test_cli_expands_a_quoted_home_path(tmp_path):
+    (tmp_path / "set").symlink_to(FIXTURES / "project_jsonl")
+    env = {**os.environ, "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run([sys.executable, "-m", "sweep.validate", "~/set"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("~/set: valid (project_jsonl)\n")

@@ -15,7 +15,8 @@ What ``overlap`` means differs by strategy; see ``OVERLAP_MEANING`` and the
 README section on chunking. Strategies share one toolbox (``_DocTools``):
 they cut the text into pieces at natural boundaries, fall back to finer
 boundaries and finally to token windows for pieces longer than ``size``, and
-pack pieces greedily up to ``size``.
+pack pieces greedily up to ``size``. The semantic strategy first merges its
+sentences into units of at least ``min_unit_tokens``, since it embeds each one.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ OVERLAP_MEANING = {
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "breakpoint_percentile": ("semantic", 90.0),
     "buffer_size": ("semantic", 1),
+    "min_unit_tokens": ("semantic", 8),
 }
 
 
@@ -188,6 +190,8 @@ def parse_headings(text: str) -> list[Heading]:
     for line in text.split("\n"):
         start, pos = pos, pos + len(line) + 1
         body_start = min(pos, len(text))
+        if start == 0:
+            line = line.removeprefix("\ufeff")  # a byte-order mark does not hide the first heading
         fm = _FENCE.match(line)
         if fence is not None:
             if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence) and not line[fm.end():].strip():
@@ -266,6 +270,9 @@ class _DocTools:
         return count_tokens(self.encoding, self.text[a:b])
 
     def fits(self, a: int, b: int) -> bool:
+        # A token is at least one byte: text of at most `size` UTF-8 bytes fits uncounted.
+        if 4 * (b - a) <= self.size or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size:
+            return True
         return self.count(a, b) <= self.size
 
     def strip(self, a: int, b: int) -> Span | None:
@@ -338,6 +345,41 @@ class _DocTools:
         """Token windows of ``[a, b)`` without overlap, stripped, blanks dropped."""
         spans = (self.strip(*w[2]) for w in self.token_windows(a, b))
         return [s for s in spans if s is not None]
+
+    def halves(self, a: int, b: int) -> list[Span]:
+        """``[a, b)`` cut into as few near-equal token windows as fit ``size``, at least two.
+
+        Cuts fall on document token starts, moved to a word start when one is
+        within a quarter of a part (at most 4 tokens), so every part keeps at
+        least 3/4 of its share. A part that still does not fit is cut by ``split_long``.
+        """
+        first, stop = self.index(a), self.index(b)
+        n = stop - first
+        if n < 2:
+            span = self.strip(a, b)
+            return [] if span is None else [span] if self.fits(*span) else self.split_long(*span)
+        k = max(2, -(-self.count(a, b) // self.size))
+        cuts: list[int] = []
+        for i in range(1, k):
+            j = first + round(i * n / k)
+            cuts.append(self._word_start_near(j, first, stop, min(4, n // (4 * k))))
+        out: list[Span] = []
+        for x, y in _pieces(a, b, sorted(set(c for c in cuts if a < c < b))):
+            span = self.strip(x, y)
+            if span is not None:
+                out.extend([span] if self.fits(*span) else self.split_long(*span))
+        return out
+
+    def _word_start_near(self, j: int, first: int, stop: int, reach: int) -> int:
+        """Start of token ``j``, or of a token within ``reach`` of it that begins a word."""
+        starts, text = self._starts, self.text
+        for d in range(reach + 1):
+            for k in (j - d, j + d):
+                if first < k < stop:
+                    pos = starts[k]
+                    if text[pos].isspace() or text[pos - 1].isspace():
+                        return pos
+        return starts[j]
 
     def pack(self, units: Sequence[Span], overlap: int) -> list[Span]:
         """Greedily merge adjacent units into chunks of at most ``size`` tokens.
@@ -536,6 +578,56 @@ def _sentence_units(tools: _DocTools, a: int, b: int) -> list[Span]:
     return tools.units(a, b, (_sentence_cuts, *_SENTENCE_LEVELS))
 
 
+def _semantic_units(tools: _DocTools, a: int, b: int, minimum: int) -> list[Span]:
+    """Sentences of ``[a, b)`` merged so that each has at least ``minimum`` tokens.
+
+    Every unit fits ``size``, owns at least ``minimum`` of the document's
+    tokens (counted from the end of the previous unit) and re-encodes to at
+    least ``minimum`` tokens; only the one unit of a document shorter than
+    that may have fewer. So a document of T tokens gives at most
+    ceil(T / minimum) units. Short pieces join the next piece, except that
+    short text before a heading joins the unit before it (a heading starts a
+    unit) and a short end joins the last unit. Text without sentence ends
+    falls to words here, and the words are merged into runs of ``minimum``
+    tokens instead of being embedded one by one. ``minimum`` must be at most
+    ``size // 4``, so that a short piece next to one near ``size`` can be cut
+    into two halves that are both long enough.
+    """
+    pieces: list[Span] = []
+    for u in _sentence_units(tools, a, b):
+        span = tools.strip(*u)
+        if span is not None:
+            pieces.extend([span] if tools.fits(*span) else tools.split_long(*span))
+    if not pieces:
+        return pieces
+    out: list[Span] = []
+    owned_from = a  # the next unit owns the document's tokens from here
+    start: int | None = None  # of the unit being grown
+    grown_to = a  # its end so far
+    for x, y in pieces:
+        if start is not None and out and tools.is_heading(x, y) and tools.fits(out[-1][0], grown_to):
+            out[-1] = (out[-1][0], grown_to)
+            start, owned_from = None, grown_to
+        grown_to = y
+        if start is not None and not tools.fits(start, y):
+            # Too short alone, too long with the next piece: cut the two in halves.
+            out.extend(tools.halves(start, y))
+            start, owned_from = None, y
+            continue
+        start = x if start is None else start
+        if tools.estimate(owned_from, y) >= minimum and tools.count(start, y) >= minimum:
+            out.append((start, y))
+            start, owned_from = None, y
+    if start is not None:
+        end = pieces[-1][1]
+        if not out:
+            out.append((start, end))
+        else:
+            last_start = out.pop()[0]
+            out.extend([(last_start, end)] if tools.fits(last_start, end) else tools.halves(last_start, end))
+    return out
+
+
 class ParagraphChunker(Chunker):
     """Whole paragraphs (blank-line separated) packed up to ``size``, no overlap."""
 
@@ -608,7 +700,8 @@ def markdown_sections(text: str) -> list[Span]:
 
 
 class SemanticChunker(Chunker):
-    """Sentences grouped where neighbour embeddings stay similar; groups over ``size`` are packed."""
+    """Sentence units (merged to ``min_unit_tokens``) grouped where neighbour embeddings stay
+    similar; groups over ``size`` are packed."""
 
     strategy = "semantic"
 
@@ -618,6 +711,7 @@ class SemanticChunker(Chunker):
         embed_fn: EmbedFn | None = None,
         breakpoint_percentile: float = 90.0,
         buffer_size: int = 1,
+        min_unit_tokens: int = 8,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -630,15 +724,27 @@ class SemanticChunker(Chunker):
             )
         if isinstance(buffer_size, bool) or not isinstance(buffer_size, int) or buffer_size < 0:
             raise ChunkingSettingsError(f"chunk option buffer_size must be an integer >= 0, got {buffer_size!r}")
+        if isinstance(min_unit_tokens, bool) or not isinstance(min_unit_tokens, int) or min_unit_tokens < 1:
+            raise ChunkingSettingsError(
+                f"chunk option min_unit_tokens must be an integer >= 1, got {min_unit_tokens!r}"
+            )
         self.embed_fn = embed_fn
         self.breakpoint_percentile = float(breakpoint_percentile)
         self.buffer_size = buffer_size
-        self.settings.update(breakpoint_percentile=self.breakpoint_percentile, buffer_size=buffer_size)
+        # Capped at size/4: see _semantic_units.
+        self.min_unit = max(1, min(min_unit_tokens, self.size // 4))
+        self.settings.update(breakpoint_percentile=self.breakpoint_percentile, buffer_size=buffer_size,
+                             min_unit_tokens=min_unit_tokens)
+        notes = []
         if self.overlap:
-            self.notes = (
+            notes.append(
                 f"overlap ({self.overlap}) applies only inside semantic groups longer than size "
-                "(strategy 'semantic')",
+                "(strategy 'semantic')"
             )
+        # The default is capped silently (every size below 32 would say so).
+        if self.min_unit < min_unit_tokens and min_unit_tokens != _OPTIONS["min_unit_tokens"][1]:
+            notes.append(f"min_unit_tokens ({min_unit_tokens}) is capped at size/4: {self.min_unit} tokens")
+        self.notes = tuple(notes)
 
     def spans(self, doc: Document) -> list[Span]:
         return self._spans_batch([doc])[0]
@@ -653,7 +759,7 @@ class SemanticChunker(Chunker):
         texts: list[str] = []
         for doc in docs:
             tools = self._tools(doc.text)
-            units = [s for u in _sentence_units(tools, 0, len(doc.text)) if (s := tools.strip(*u))]
+            units = _semantic_units(tools, 0, len(doc.text), self.min_unit)
             first = len(texts)
             texts.extend(self._window_text(doc.text, units, i) for i in range(len(units)))
             prepared.append((tools, units, first))
@@ -740,7 +846,8 @@ def build_chunker(
     """Build the chunker for one sweep setting (the ``_target_`` of the chunk config group).
 
     ``embed_fn`` is used by ``semantic`` only; ``options`` are strategy
-    options (``breakpoint_percentile``, ``buffer_size`` for ``semantic``).
+    options (``breakpoint_percentile``, ``buffer_size``, ``min_unit_tokens``
+    for ``semantic``).
     Options given for another strategy with a non-default value are kept in
     ``notes``. Invalid settings raise ``ChunkingSettingsError`` (a ValueError).
     """

@@ -3,7 +3,9 @@
 Two layouts are read, detected from the files themselves:
 
 - project: ``corpus.jsonl`` rows ``{"doc_id", "title", "text"}`` or a ``docs/``
-  folder of ``.md``/``.txt`` files, and ``queries.jsonl`` with one Query per line;
+  folder of ``.md``/``.markdown``/``.txt`` files (any letter case; hidden files
+  and folders and other extensions are skipped, counted and logged), and
+  ``queries.jsonl`` with one Query per line;
 - BEIR: ``corpus.jsonl`` rows ``{"_id", "title", "text"}``, ``queries.jsonl`` rows
   ``{"_id", "text"}`` and document-level judgments in ``qrels/<split>.tsv``.
 
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -25,17 +29,23 @@ from sweep.data import Dataset, Document, Judgment, Query
 __all__ = [
     "DatasetError",
     "Problem",
+    "SkippedFiles",
     "check_dataset",
     "load_corpus",
     "load_dataset",
     "load_queries",
     "scan_dataset",
+    "skipped_files",
 ]
+
+log = logging.getLogger(__name__)
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 DOCS_DIR = "docs"
-DOC_SUFFIXES = (".md", ".txt")
+#: Document file extensions, compared in lower case (``.MD`` is read too).
+DOC_SUFFIXES = (".md", ".markdown", ".txt")
+_SUFFIX_LIST = "/".join(DOC_SUFFIXES)  # for messages: ".md/.markdown/.txt"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 _JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote"})
 # difflib over every id of a big BEIR corpus would make each error slow.
@@ -84,15 +94,67 @@ class DatasetError(ValueError):
         return self.problems[0]
 
 
+@dataclass(frozen=True)
+class SkippedFiles:
+    """Files under a documents folder that are not read, by reason (paths relative to ``folder``)."""
+
+    folder: str
+    hidden: tuple[str, ...] = ()  # a name in the path starts with "."
+    other: tuple[str, ...] = ()   # not a document extension
+
+    def __len__(self) -> int:
+        return len(self.hidden) + len(self.other)
+
+    def summary(self) -> str:
+        """One line: the folder, how many files were skipped and why."""
+        return f"{self.folder}: {self.reasons()}; only {_SUFFIX_LIST} files are read"
+
+    def reasons(self, limit: int = 4) -> str:
+        """``skipped 814 files: 812 hidden (.git/ 812); 2 not .md/.markdown/.txt (.pdf 2)``."""
+        def groups(counts: Counter) -> str:
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            shown = [f"{name} {n:,}" for name, n in ranked[:limit]]
+            return ", ".join(shown + (["..."] if len(counts) > limit else []))
+
+        parts = []
+        if self.hidden:
+            tops = Counter(_hidden_part(p) for p in self.hidden)
+            parts.append(f"{len(self.hidden):,} hidden ({groups(tops)})")
+        if self.other:
+            exts = Counter(Path(p).suffix.lower() or "(no extension)" for p in self.other)
+            parts.append(f"{len(self.other):,} not {_SUFFIX_LIST} ({groups(exts)})")
+        n = len(self)
+        return f"skipped {n:,} file{'s' if n != 1 else ''}: {'; '.join(parts)}"
+
+
+def _hidden_part(relative: str) -> str:
+    """The first hidden name of a path, ``.git/`` for a folder."""
+    parts = relative.split("/")
+    i = next(i for i, part in enumerate(parts) if part.startswith("."))
+    return parts[i] + ("/" if i < len(parts) - 1 else "")
+
+
 # --------------------------------------------------------------------------- public API
 
 
+def skipped_files(path: str | Path) -> SkippedFiles | None:
+    """What the loader skips in the documents folder of ``path`` (a dataset directory or
+    the folder itself); None when the corpus is not a folder of files."""
+    path = Path(path).expanduser()
+    if (path / DOCS_DIR).is_dir():
+        return _list_folder(path / DOCS_DIR)[1]
+    if not path.is_dir() or (path / CORPUS_FILE).is_file():
+        return None
+    return _list_folder(path)[1]
+
+
 def load_corpus(path: str | Path) -> tuple[Document, ...]:
-    """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of ``.md``/``.txt``
+    """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of ``.md``/``.markdown``/``.txt``
     files, or a dataset directory holding either. Raises :class:`DatasetError`."""
+    path = Path(path).expanduser()
     report = _Report()
-    documents = _read_corpus(Path(path), report)
-    report.raise_if_any(_hint(Path(path)))
+    documents = _read_corpus(path, report)
+    report.raise_if_any(_hint(path))
     return documents.documents
 
 
@@ -102,10 +164,11 @@ def load_queries(
     """Queries of a project or BEIR ``queries.jsonl`` (or a dataset directory), checked
     against ``documents``. BEIR judgments come from ``qrels/<split>.tsv`` beside the file.
     Raises :class:`DatasetError`."""
+    path = Path(path).expanduser()
     report = _Report()
     corpus = _Corpus.of(documents)
-    queries = _read_queries(Path(path), corpus, split, report)
-    report.raise_if_any(_hint(Path(path)))
+    queries = _read_queries(path, corpus, split, report)
+    report.raise_if_any(_hint(path))
     return queries
 
 
@@ -183,6 +246,8 @@ def _hint(path: Path) -> str:
 
 
 def _scan_dataset(path: Path, split: str) -> tuple[Dataset | None, list[Problem]]:
+    # "~/data" reaches here unexpanded when quoted for Hydra: 'dataset.path="~/data"'.
+    path = path.expanduser()
     report = _Report()
     if not path.exists():
         report.add(path, None, "no such directory")
@@ -323,7 +388,7 @@ def _read_corpus(path: Path, report: _Report, *, dataset_dir: bool = False) -> _
         if docs.is_dir():
             return _read_corpus_folder(docs, report)
         if dataset_dir:
-            report.add(path, None, f"no corpus: expected {CORPUS_FILE} or a {DOCS_DIR}/ folder of .md/.txt files")
+            report.add(path, None, f"no corpus: expected {CORPUS_FILE} or a {DOCS_DIR}/ folder of {_SUFFIX_LIST} files")
             return _Corpus.unreadable()
         return _read_corpus_folder(path, report)
     if path.is_file():
@@ -366,14 +431,30 @@ def _read_corpus_jsonl(path: Path, report: _Report) -> _Corpus:
     return _Corpus.of(documents, frozenset(broken))
 
 
+def _list_folder(folder: Path) -> tuple[list[Path], SkippedFiles]:
+    """Document files under ``folder`` in path order, and the files skipped there."""
+    files: list[Path] = []
+    hidden: list[str] = []
+    other: list[str] = []
+    for p in folder.rglob("*"):
+        if not p.is_file():
+            continue
+        relative = p.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts):
+            hidden.append(relative.as_posix())
+        elif p.suffix.lower() in DOC_SUFFIXES:
+            files.append(p)
+        else:
+            other.append(relative.as_posix())
+    return sorted(files), SkippedFiles(str(folder), tuple(sorted(hidden)), tuple(sorted(other)))
+
+
 def _read_corpus_folder(folder: Path, report: _Report) -> _Corpus:
     documents: list[Document] = []
     broken: set[str] = set()
-    files = sorted(
-        p for p in folder.rglob("*")
-        if p.suffix in DOC_SUFFIXES and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    files, skipped = _list_folder(folder)
+    if skipped:
+        log.warning("%s", skipped.summary())
     for file in files:
         doc_id = file.relative_to(folder).as_posix()
         text = _read_document_file(file, report)
@@ -386,7 +467,8 @@ def _read_corpus_folder(folder: Path, report: _Report) -> _Corpus:
             continue
         documents.append(Document(doc_id=doc_id, text=text, title=_title_of(text, file)))
     if not files:
-        report.add(folder, None, "no .md or .txt files")
+        why = f" ({skipped.reasons()})" if skipped else ""
+        report.add(folder, None, f"no {_SUFFIX_LIST} files{why}")
         return _Corpus.unreadable()
     return _Corpus.of(documents, frozenset(broken))
 
@@ -408,7 +490,8 @@ def _read_document_file(file: Path, report: _Report) -> str | None:
 
 
 def _title_of(text: str, file: Path) -> str:
-    first = text.split("\n", 1)[0]
+    # The text keeps a byte-order mark (offsets count it); the title does not.
+    first = text.removeprefix("\ufeff").split("\n", 1)[0]
     if first.startswith("# ") and first[2:].strip():
         return first[2:].strip()
     return file.stem

@@ -8,13 +8,15 @@ equal the document's characters at those offsets).
 
 Writes ``per_query.csv`` (``query_id,level,metric,value``), ``summary.json``
 and ``summary.md`` into ``--out`` and prints the summary table. Bad input
-stops with one line naming the file, the line and the problem (exit 2).
+stops with one line naming the file, the line and the problem (exit 2); an
+empty run file, or one naming none of the queries, is bad input too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +73,18 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
+def _show(value: Any) -> str:
+    """A JSON value as it reads in the file, for messages: ``NaN``, ``1.5``, ``string "3"``, ``null``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return "string " + (text if len(text) <= 40 else text[:36] + '..."')
+    return _kind(value)
+
+
 def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | None]:
     """A hit of a run line, or the problem with it."""
     if isinstance(item, str):
@@ -94,21 +108,23 @@ def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | N
         return None, f"{'start' if has_start else 'end'} without {'end' if has_start else 'start'}"
     if has_start:
         start, end = item["start"], item["end"]
-        if not (_is_int(start) and _is_int(end)):
-            return None, f"start and end must be integers, got {_kind(start)} and {_kind(end)}"
+        bad = [f"{key} must be an integer, got {_show(value)}"
+               for key, value in (("start", start), ("end", end)) if not _is_int(value)]
+        if bad:
+            return None, "; ".join(bad)
         if not 0 <= start < end <= len(text):
             return None, f"span {start}:{end} is not a non-empty span inside {doc_id!r} ({len(text)} characters)"
         if "text" in item and item["text"] != text[start:end]:
             return None, f"text does not match {doc_id!r} at {start}:{end} (run made against another corpus version?)"
     n_tokens = item.get("n_tokens")
     if n_tokens is not None and not (_is_int(n_tokens) and 0 <= n_tokens <= _MAX_INT):
-        return None, f"n_tokens must be an integer from 0 to {_MAX_INT}, got {_kind(n_tokens)} {n_tokens!r}"
+        return None, f"n_tokens must be an integer from 0 to {_MAX_INT}, got {_show(n_tokens)}"
     return Hit(doc_id, start, end, n_tokens), None
 
 
 def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequence[str]) -> RunFile:
     """Parse and check a run file against the corpus; lines naming unknown queries are set aside."""
-    path = Path(path)
+    path = Path(path).expanduser()
     texts = {d.doc_id: d.text for d in documents}
     known = set(query_ids)
     problems: list[str] = []
@@ -119,6 +135,7 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
     hits: dict[str, tuple[Hit, ...]] = {}
     lines: dict[str, int] = {}
     unknown: dict[str, None] = {}
+    blank = True
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         where = f"{path}:{lineno}"
         try:
@@ -130,6 +147,7 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
             line = line.removeprefix("\ufeff")
         if not line.strip():
             continue
+        blank = False
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
@@ -170,6 +188,9 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
                 unknown[qid] = None
     if problems:
         raise RunFileError(problems)
+    if blank:
+        # Scoring it would give every query 0, which looks like a result.
+        raise RunFileError([f"{path}: empty run file: no line with a query_id and its hits"])
     return RunFile(str(path), hits, tuple(unknown), lines)
 
 
@@ -246,16 +267,32 @@ def _preview(ids: Sequence[str]) -> str:
     return shown + (f", ... ({len(ids) - _LIST_PREVIEW} more)" if len(ids) > _LIST_PREVIEW else "")
 
 
+def _doc_id_hits_at_span_level(queries: Sequence[Query], hits: Mapping[str, Sequence[Hit]]) -> dict[str, int]:
+    """Per query scored at span level: how many of its hits have no offsets (and so earn nothing there)."""
+    out: dict[str, int] = {}
+    for q in queries:
+        if q.query_id in hits and any(j.is_span and j.grade > 0 for j in q.relevant):
+            n = sum(1 for h in hits[q.query_id] if h.start is None)
+            if n:
+                out[q.query_id] = n
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Score, write the files, print the summary. Raises the loaders' errors on bad input."""
     documents = load_corpus(args.corpus)
     queries: tuple[Query, ...] = load_queries(args.queries, documents, split=args.split)
     run_file = read_run(args.run, documents, [q.query_id for q in queries])
+    if not run_file.hits:
+        ids = run_file.unknown_query_ids
+        raise RunFileError([f"{args.run}: none of its {len(ids)} query_ids is in {args.queries} "
+                            f"({_preview(ids)}): is it the run of another question set?"])
     hits: Mapping[str, Sequence[Hit]] = run_file.hits
     if args.budgets:
         hits = fill_token_counts(hits, documents, args.tokenizer)
 
     missing = [q.query_id for q in queries if q.query_id not in run_file.hits]
+    doc_id_hits = _doc_id_hits_at_span_level(queries, run_file.hits)
     if run_file.unknown_query_ids:
         print(f"note: {len(run_file.unknown_query_ids)} run line(s) name queries not in {args.queries}, "
               f"ignored: {_preview(run_file.unknown_query_ids)}", file=sys.stderr)
@@ -263,11 +300,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {len(missing)} of {len(queries)} queries have no line in the run and are scored "
               f"as an empty retrieval: {_preview(missing)}", file=sys.stderr)
 
+    if doc_id_hits:
+        print(f"note: {sum(doc_id_hits.values())} hit(s) in {len(doc_id_hits)} queries with evidence spans name "
+              "only a doc_id: span-level metrics count them as misses (no offsets); document-level metrics "
+              "credit them", file=sys.stderr)
+
     measures = [m for m in measures_for(args.k, args.budgets) if m.name != "precision_omega"]
     table = score_queries(queries, hits, measures, min_coverage=args.min_coverage, gain=args.gain)
     summary = summarize(table, queries, n_boot=args.n_boot, seed=args.seed)
 
-    out = Path(args.out) if args.out else Path("outputs") / "score" / Path(args.run).stem
+    out = Path(args.out).expanduser() if args.out else Path("outputs") / "score" / Path(args.run).stem
     out.mkdir(parents=True, exist_ok=True)
     table.write_csv(out / "per_query.csv")
     doc = summary.to_dict()
@@ -278,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
         "n_queries": len(queries), "n_run_lines_scored": len(run_file.hits),
         "n_unknown_query_ids": len(run_file.unknown_query_ids), "unknown_query_ids": list(run_file.unknown_query_ids),
         "n_missing_queries": len(missing), "missing_queries": missing,
+        "n_doc_id_hits_at_span_level": sum(doc_id_hits.values()),
     }
     (out / "summary.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     markdown = summary.to_markdown()

@@ -1,14 +1,16 @@
 """``python -m sweep.validate DIR [--split test]``: check a dataset and describe it.
 
 Every problem is printed as ``path:line: message`` (exit 1). A valid dataset
-gets the numbers that decide whether chunking will matter on it: document and
-span lengths in tokens, and how many evidence spans a fixed-size token chunker
+gets the files of ``docs/`` that were not read (hidden, other extensions), and
+the numbers that decide whether chunking will matter on it: document and span
+lengths in tokens, and how many evidence spans a fixed-size token chunker
 would cut in two.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import statistics
 import sys
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from sweep.data import Chunk, Dataset
-from sweep.loading import scan_dataset
+from sweep.loading import scan_dataset, skipped_files
 
 __all__ = [
     "DatasetStats",
@@ -241,7 +243,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="test", help="BEIR qrels split: qrels/<split>.tsv (default: test)")
     args = parser.parse_args(argv)
 
-    dataset, problems = scan_dataset(args.dir, split=args.split)
+    # The loader warns about skipped files; here they are printed with the statistics instead.
+    loader_log = logging.getLogger("sweep.loading")
+    level = loader_log.level
+    loader_log.setLevel(logging.ERROR)
+    try:
+        dataset, problems = scan_dataset(args.dir, split=args.split)
+    finally:
+        loader_log.setLevel(level)
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
@@ -256,8 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Validation passed; only the statistics could not be computed.
         print(f"{args.dir}: valid, but statistics failed: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 1
-    split = f", split {args.split}" if (args.dir / "qrels").is_dir() else ""
+    split = f", split {args.split}" if (args.dir.expanduser() / "qrels").is_dir() else ""
     print(f"{args.dir}: valid ({dataset.name}{split})")
+    skipped = skipped_files(args.dir)
+    if skipped:
+        print(skipped.summary())
     print()
     print(format_statistics(stats))
     return 0

@@ -10,9 +10,9 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from sweep.chunking import _OPTIONS, SemanticChunker, TokenChunker
-from sweep.config import CONF_DIR, register_resolvers
+from sweep.config import CONF_DIR, register
 
-register_resolvers()
+register()
 PRESETS = sorted(p.stem for p in (CONF_DIR / "chunk").glob("*.yaml"))
 
 

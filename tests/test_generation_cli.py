@@ -50,9 +50,9 @@ def compose(tmp_path: Path, *overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from sweep.config import CONF_DIR, register_resolvers
+    from sweep.config import CONF_DIR, register
 
-    register_resolvers()
+    register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return hydra_compose(config_name="generate", overrides=[
             "dataset=tiny", "llm.base_url=http://127.0.0.1:9/v1", "llm.model=stand-in",

@@ -152,9 +152,9 @@ def test_hydra_override_with_a_quoted_home_path_loads(tmp_path, monkeypatch):
     from hydra.errors import OverrideParseException
     from hydra.utils import instantiate
 
-    from sweep.config import CONF_DIR, register_resolvers
+    from sweep.config import CONF_DIR, register
 
-    register_resolvers()
+    register()
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "set").mkdir()
     for name in ("corpus.jsonl", "queries.jsonl"):

@@ -37,6 +37,7 @@ RULES = {
     "missing_relevant": ("queries.jsonl", 2,
                          "missing key 'relevant' (use [] for a question with no answer in the corpus)"),
     "wrong_type": ("queries.jsonl", 2, "query_id must be a string, got number 2"),
+    "answer_not_string": ("queries.jsonl", 2, "answer must be a non-empty string, got array ['two', 'years']"),
     "relevant_not_list": ("queries.jsonl", 2, "relevant must be a list, got object {'doc_id': 'faq.md'}"),
     "title_not_string": ("corpus.jsonl", 3, "title must be a string, got array ['x']"),
     "unknown_judgment_key": ("queries.jsonl", 1,

@@ -42,7 +42,7 @@ def fresh_dir(path: str) -> str:
     raise RuntimeError(f"no free folder name next to {base}")
 
 
-def register_resolvers() -> None:
+def _register_resolvers() -> None:
     if not OmegaConf.has_resolver("bundled"):
         OmegaConf.register_new_resolver("bundled", bundled_corpus)
     if not OmegaConf.has_resolver("fresh_dir"):
@@ -62,5 +62,6 @@ def register_configs() -> None:
 
 
 def register() -> None:
-    register_resolvers()
+    """What must exist before any sweep config is composed: resolvers and code-defined nodes."""
+    _register_resolvers()
     register_configs()

@@ -21,7 +21,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.config import register_resolvers
+from sweep.config import register
 from sweep.embedding import EmbedderError
 from sweep.generation.output import OutputError, check_output_dir, write_output
 from sweep.generation.run import GenerationError, GenerationResult, generate
@@ -35,7 +35,7 @@ log = logging.getLogger("sweep.generate")
 for _name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 logging.getLogger("faiss.loader").setLevel(logging.WARNING)
-register_resolvers()
+register()
 
 _BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
               InterpolationResolutionError)

@@ -535,8 +535,13 @@ def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus:
         qtype = row.get("type")
         if qtype is not None and not isinstance(qtype, str):
             report.add(*where, f"type must be a string, got {_describe(qtype)}")
+        # A reference answer (sweep.answers judges correctness against it).
+        answer = row.get("answer")
+        bad_answer = answer is not None and not (isinstance(answer, str) and answer.strip())
+        if bad_answer:
+            report.add(*where, f"answer must be a non-empty string, got {_describe(answer)}")
         relevant = _judgments(row, where, corpus, report)
-        if query_id is None or text is None or relevant is None:
+        if query_id is None or text is None or relevant is None or bad_answer:
             continue
         if qtype is not None and not isinstance(qtype, str):
             continue

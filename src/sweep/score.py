@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from sweep.aggregate import summarize
 from sweep.data import Document, Hit, Query
+from sweep.evalconfig import EvalConfig
 from sweep.loading import DatasetError, load_corpus, load_queries
 from sweep.measures import measures_for
 from sweep.scoring import GAINS, score_queries
@@ -249,16 +250,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpus", required=True, help="corpus.jsonl, a folder of .md/.txt files, or a dataset directory")
     parser.add_argument("--queries", required=True, help="queries.jsonl (project or BEIR format) or a dataset directory")
     parser.add_argument("--run", required=True, help="run file: one {\"query_id\", \"hits\"} object per line")
-    parser.add_argument("--k", type=_int_list, default=[1, 3, 5, 10], help="cut-offs, e.g. 1,3,5,10 (default)")
+    ev = EvalConfig()  # the sweep's scoring defaults: one place for them
+    parser.add_argument("--k", type=_int_list, default=list(ev.k),
+                        help=f"cut-offs (default {','.join(map(str, ev.k))})")
     parser.add_argument("--budgets", type=_int_list, default=[], help="token budgets for @Bt measures, e.g. 512,1024")
-    parser.add_argument("--gain", choices=GAINS, default="linear", help="ndcg gain of a grade g: g or 2^g - 1")
-    parser.add_argument("--min-coverage", type=_coverage, default=0.5,
-                        help="share of a span's characters the retrieved chunks must cover to credit it (default 0.5)")
+    parser.add_argument("--gain", choices=GAINS, default=ev.gain, help="ndcg gain of a grade g: g or 2^g - 1")
+    parser.add_argument("--min-coverage", type=_coverage, default=ev.min_coverage,
+                        help="share of a span's characters the retrieved chunks must cover to credit it "
+                             f"(default {ev.min_coverage})")
     parser.add_argument("--out", help="output directory (default: outputs/score/<run file name>)")
     parser.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     parser.add_argument("--tokenizer", default="cl100k_base", help="counts tokens of hits without n_tokens (budgets only)")
-    parser.add_argument("--n-boot", type=_int_in(1), default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--seed", type=_int_in(0), default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--n-boot", type=_int_in(1), default=ev.n_boot,
+                        help=f"bootstrap resamples (default {ev.n_boot})")
+    parser.add_argument("--seed", type=_int_in(0), default=ev.seed, help=f"bootstrap seed (default {ev.seed})")
     return parser
 
 

@@ -21,7 +21,7 @@ import pytest
 from llm_server import AnswerResponders, Fault, StandInLLM
 from sweep.config import ROOT
 from sweep.judging.diagnosis import context_relevance, diagnose
-from sweep.judging.humancheck import LabelError, cohen_kappa
+from sweep.judging.humancheck import cohen_kappa
 from sweep.judging.replies import BadReply, parse_answer, parse_verdict
 from sweep.traces import Evidence, QueryTrace, Retrieved, write_traces
 from sweepdirs import make_job

@@ -14,15 +14,12 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 import hydra
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.config import register
+from sweep.config import build, register
 from sweep.judging.humancheck import LabelError, agreement, agreement_text, export_sample
 from sweep.judging.output import write_outputs
 from sweep.judging.records import read_answers
@@ -41,16 +38,6 @@ register()
 _BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
               InterpolationResolutionError)
 _cache_root: Path | None = None
-
-
-def _build(node: DictConfig) -> Any:
-    try:
-        return instantiate(node, _convert_="all")
-    except InstantiationException as e:
-        cause: BaseException = e
-        while isinstance(cause, InstantiationException) and cause.__cause__ is not None:
-            cause = cause.__cause__
-        raise cause from None
 
 
 def _sweep_report(cfg: DictConfig):
@@ -74,8 +61,8 @@ def _sweep_report(cfg: DictConfig):
 
 def run(cfg: DictConfig) -> int:
     global _cache_root
-    settings: AnswersSettings = _build(cfg.answers)
-    judge: JudgeSettings = _build(cfg.judge)
+    settings: AnswersSettings = build(cfg.answers)
+    judge: JudgeSettings = build(cfg.judge)
     rep = _sweep_report(cfg)
     out = rep.sweep_dir / "answers"
     if judge.agreement:
@@ -84,7 +71,7 @@ def run(cfg: DictConfig) -> int:
                                "sweep first, then label its judge_sample.csv")
         print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
         return 0
-    llm: LLMConfig = _build(cfg.llm)
+    llm: LLMConfig = build(cfg.llm)
     spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
     chosen = choose(rep, spec)
     k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k

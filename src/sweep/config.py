@@ -6,6 +6,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+from typing import Any
+
 from omegaconf import OmegaConf
 
 #: The source checkout's root: conf/ and corpora/ live there.
@@ -65,3 +67,24 @@ def register() -> None:
     """What must exist before any sweep config is composed: resolvers and code-defined nodes."""
     _register_resolvers()
     register_configs()
+
+
+def cause(e: BaseException) -> BaseException:
+    """The user's error inside Hydra's InstantiationException wrapper."""
+    from hydra.errors import InstantiationException
+
+    while isinstance(e, InstantiationException) and e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
+def build(node: Any, **kwargs: Any) -> Any:
+    """``instantiate(node)`` (containers converted to plain lists and dicts), raising the
+    user's own error (a ``ValueError`` naming the key) instead of Hydra's wrapper."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node, _convert_="all", **kwargs)
+    except InstantiationException as e:
+        raise cause(e) from None

@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import hydra
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.config import register
+from sweep.config import build, register
 from sweep.embedding import EmbedderError
 from sweep.generation.output import OutputError, check_output_dir, write_output
 from sweep.generation.run import GenerationError, GenerationResult, generate
@@ -43,16 +41,6 @@ _BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, Em
 _cache_root: Path | None = None
 
 
-def _build(node: DictConfig) -> Any:
-    try:
-        return instantiate(node, _convert_="all")
-    except InstantiationException as e:
-        cause: BaseException = e
-        while isinstance(cause, InstantiationException) and cause.__cause__ is not None:
-            cause = cause.__cause__
-        raise cause from None
-
-
 def _token_counter() -> Any:
     from sweep.tokenization import count_tokens, get_encoding
 
@@ -63,8 +51,8 @@ def _token_counter() -> Any:
 def run(cfg: DictConfig) -> int:
     """One generation run; returns the exit status."""
     global _cache_root
-    settings: GenerateSettings = _build(cfg.generate)
-    llm: LLMConfig = _build(cfg.llm)
+    settings: GenerateSettings = build(cfg.generate)
+    llm: LLMConfig = build(cfg.llm)
     dataset_path = str(cfg.dataset.path)
     documents = load_corpus(dataset_path)
     out = None if settings.dry_run else check_output_dir(settings.out, dataset_path,
@@ -74,7 +62,7 @@ def run(cfg: DictConfig) -> int:
     cache = ResponseCache(_cache_root) if _cache_root is not None else None
     client = LLMClient(llm, api_key, cache, dry_run=settings.dry_run,
                        show_progress=settings.show_progress, count_tokens=_token_counter())
-    embedder = _build(cfg.embed)
+    embedder = build(cfg.embed)
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              _cache_root or "(cache off)")
     result = generate(documents, settings, client, embedder, dataset=dataset_path)

@@ -21,6 +21,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from sweep import progress
+from sweep.config import cause
 from sweep.data import Chunk, Dataset, Document
 from sweep.diagnostics import twohop_class, twohop_queries
 from sweep.evalconfig import EvalConfig, EvalConfigError
@@ -59,13 +60,6 @@ class _PerDocument:
 
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         return [c for d in docs for c in self._chunker.chunk(d)]
-
-
-def cause(e: BaseException) -> BaseException:
-    """The user's error inside Hydra's InstantiationException wrapper."""
-    while isinstance(e, InstantiationException) and e.__cause__ is not None:
-        e = e.__cause__
-    return e
 
 
 def one_line(e: BaseException) -> str:

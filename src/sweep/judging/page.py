@@ -134,7 +134,7 @@ def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSumma
         head = (f"<b>{escape(t.query_id)}</b> · {escape(t.setting)} · {escape(t.type or '')} · "
                 f"{escape(t.query[:140])} "
                 + _tag("context", t.context_relevance == "complete" if t.answerable else None)
-                + (f'<span class="tag">declined</span>' if t.declined else "")
+                + ('<span class="tag">declined</span>' if t.declined else "")
                 + "".join(_tag(j, t.passed(j), t.verdicts[j].reason if j in t.verdicts else "")
                           for j in ("faithful", "relevant", "correct") if j in t.verdicts)
                 + f'<span class="tag">{escape(t.diagnosis)}</span>')

@@ -18,7 +18,7 @@ from sweep.judging import prompts
 from sweep.judging.diagnosis import context_relevance, diagnose
 from sweep.judging.records import AnswerTrace
 from sweep.judging.replies import BadReply, Verdict, parse_answer, parse_verdict
-from sweep.llm.client import PENDING, Completion, LLMClient, RequestFailed
+from sweep.llm.client import Completion, LLMClient, RequestFailed
 from sweep.sweepreport import SweepReport
 from sweep.traces import QueryTrace, read_traces
 

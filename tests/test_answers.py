@@ -288,10 +288,10 @@ def test_judges_can_be_checked_against_a_person(tmp_path, server):
 @pytest.mark.parametrize("overrides,words", [
     (("settings=[99]",), "job 99 is not a setting that ran"),
     (("settings=[worst]",), "unknown choice 'worst'"),
-    (("answers.k=0",), "answers.k must be a positive integer"),
+    (("answers.k=0",), "answers.k must be an integer in [1, 10000] or null"),
     (("answers.k=50",), "holds the top 2 chunks per query"),
     (("llm.model=null",), "llm.model is required"),
-    (("judge.export=-1",), "judge.export must be an integer"),
+    (("judge.export=-1",), "judge.export must be an integer in"),
 ])
 def test_bad_config_is_one_line(tmp_path, server, overrides, words):
     sweep = _good_and_bad(tmp_path)

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from sweep.checks import integer, number
 from sweep.measures import Measure, Primary, measures_for
 
 __all__ = ["EvalConfig", "EvalConfigError"]
@@ -31,18 +32,6 @@ def _int_tuple(key: str, value: Any, example: str, *, required: bool) -> tuple[i
         raise EvalConfigError(f"eval.{key} must be a list of positive integers, e.g. {example}, "
                               f"got {value!r}")
     return tuple(dict.fromkeys(int(v) for v in items))
-
-
-def _number(key: str, value: Any, *, integer: bool, low: float, high: float,
-            open_low: bool = False) -> Any:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if integer:
-        ok = ok and isinstance(value, int)
-    if not ok or not (low < value if open_low else low <= value) or value > high:
-        lo = f"({low}" if open_low else f"[{low}"
-        kind = "an integer" if integer else "a number"
-        raise EvalConfigError(f"eval.{key} must be {kind} in {lo}, {high}], got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -83,12 +72,13 @@ class EvalConfig:
             raise EvalConfigError(f"eval.table_k {list(table_k)} must be among eval.k {list(ks)}")
         if self.gain not in ("linear", "exponential"):
             raise EvalConfigError(f"eval.gain must be linear or exponential, got {self.gain!r}")
-        _number("min_coverage", self.min_coverage, integer=False, low=0, high=1, open_low=True)
-        _number("alpha", self.alpha, integer=False, low=0, high=1, open_low=True)
-        _number("power", self.power, integer=False, low=0, high=0.999, open_low=True)
-        _number("n_boot", self.n_boot, integer=True, low=1, high=1_000_000)
-        _number("n_perm", self.n_perm, integer=True, low=1, high=10_000_000)
-        _number("seed", self.seed, integer=True, low=0, high=_MAX_INT)
+        e = EvalConfigError
+        number("eval.min_coverage", self.min_coverage, 0, 1, open_low=True, error=e)
+        number("eval.alpha", self.alpha, 0, 1, open_low=True, error=e)
+        number("eval.power", self.power, 0, 0.999, open_low=True, error=e)
+        integer("eval.n_boot", self.n_boot, 1, 1_000_000, error=e)
+        integer("eval.n_perm", self.n_perm, 1, 10_000_000, error=e)
+        integer("eval.seed", self.seed, 0, _MAX_INT, error=e)
         try:
             primary = Primary.parse(str(self.primary))
         except ValueError as e:

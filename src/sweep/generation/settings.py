@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from sweep.checks import integer, number
+
 __all__ = ["DEFAULT_KINDS", "KINDS", "GenerateConfigError", "GenerateSettings"]
 
 #: Question kinds, in the order they are planned, written and reported.
@@ -34,15 +36,16 @@ class GenerateSettings:
     show_progress: bool = True
 
     def __post_init__(self) -> None:
-        _integer("n", self.n, 1, 1_000_000)
+        integer("generate.n", self.n, 1, 1_000_000, error=GenerateConfigError)
         object.__setattr__(self, "kinds", _kinds(self.kinds))
-        _integer("window_tokens", self.window_tokens, 20, 8192)
-        _integer("seed", self.seed, 0, 2**32 - 1)
-        _integer("min_realism", self.min_realism, 1, 5)
-        _number("dedup_threshold", self.dedup_threshold, 0.0, 1.0, open_low=True)
-        _integer("copy_run_words", self.copy_run_words, 0, 1000)
-        _integer("check_k", self.check_k, 1, 100)
-        _number("max_attempts", self.max_attempts, 1.0, 100.0)
+        integer("generate.window_tokens", self.window_tokens, 20, 8192, error=GenerateConfigError)
+        integer("generate.seed", self.seed, 0, 2**32 - 1, error=GenerateConfigError)
+        integer("generate.min_realism", self.min_realism, 1, 5, error=GenerateConfigError)
+        number("generate.dedup_threshold", self.dedup_threshold, 0.0, 1.0, open_low=True,
+               error=GenerateConfigError)
+        integer("generate.copy_run_words", self.copy_run_words, 0, 1000, error=GenerateConfigError)
+        integer("generate.check_k", self.check_k, 1, 100, error=GenerateConfigError)
+        number("generate.max_attempts", self.max_attempts, 1.0, 100.0, error=GenerateConfigError)
         for key in ("overwrite", "dry_run", "show_progress"):
             if not isinstance(getattr(self, key), bool):
                 raise GenerateConfigError(f"generate.{key} must be true or false, got "
@@ -69,20 +72,6 @@ class GenerateSettings:
                 "seed": self.seed, "min_realism": self.min_realism,
                 "dedup_threshold": self.dedup_threshold, "copy_run_words": self.copy_run_words,
                 "check_k": self.check_k, "max_attempts": self.max_attempts}
-
-
-def _integer(key: str, value: Any, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise GenerateConfigError(f"generate.{key} must be an integer in [{low}, {high}], "
-                                  f"got {value!r}")
-
-
-def _number(key: str, value: Any, low: float, high: float, open_low: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value > high or (value <= low if open_low else value < low):
-        bracket = "(" if open_low else "["
-        raise GenerateConfigError(f"generate.{key} must be a number in {bracket}{low:g}, "
-                                  f"{high:g}], got {value!r}")
 
 
 def _kinds(kinds: Any) -> dict[str, float]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sweep.checks import integer
+
 __all__ = ["AnswersConfigError", "AnswersSettings", "JudgeSettings"]
 
 
@@ -24,14 +26,11 @@ class AnswersSettings:
     n_perm: int = 10_000
 
     def __post_init__(self) -> None:
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
-            raise AnswersConfigError(f"answers.k must be a positive integer or null, got {self.k!r}")
-        for key in ("n_boot", "n_perm"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise AnswersConfigError(f"answers.{key} must be a positive integer, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise AnswersConfigError(f"answers.seed must be an integer >= 0, got {self.seed!r}")
+        e = AnswersConfigError
+        integer("answers.k", self.k, 1, 10_000, allow_null=True, error=e)
+        integer("answers.n_boot", self.n_boot, 1, 1_000_000, error=e)
+        integer("answers.n_perm", self.n_perm, 1, 10_000_000, error=e)
+        integer("answers.seed", self.seed, 0, 2**31 - 1, error=e)
         for key in ("dry_run", "show_progress"):
             if not isinstance(getattr(self, key), bool):
                 raise AnswersConfigError(f"answers.{key} must be true or false, got {getattr(self, key)!r}")
@@ -45,7 +44,6 @@ class JudgeSettings:
     agreement: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.export, bool) or not isinstance(self.export, int) or self.export < 0:
-            raise AnswersConfigError(f"judge.export must be an integer >= 0, got {self.export!r}")
+        integer("judge.export", self.export, 0, 1_000_000, error=AnswersConfigError)
         if self.agreement is not None and not isinstance(self.agreement, str):
             raise AnswersConfigError(f"judge.agreement must be a path, got {self.agreement!r}")

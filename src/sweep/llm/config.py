@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from sweep.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
 __all__ = ["LLMConfig", "default_cache_dir", "resolve_api_key", "resolve_cache_dir"]
@@ -57,15 +57,16 @@ class LLMConfig:
             raise LLMConfigError("llm.api_key_env must be the name of an environment variable "
                                  "(letters, digits and _), e.g. OPENAI_API_KEY, or null; "
                                  "the value given is not shown in case it is the key itself")
-        _number("temperature", self.temperature, 0.0, 2.0)
+        number("llm.temperature", self.temperature, 0.0, 2.0, error=LLMConfigError)
         if self.max_tokens is not None:
-            _integer("max_tokens", self.max_tokens, 1, 1_000_000, allow_null=True)
+            integer("llm.max_tokens", self.max_tokens, 1, 1_000_000, allow_null=True,
+                    error=LLMConfigError)
         if not isinstance(self.json_mode, bool):
             raise LLMConfigError(f"llm.json_mode must be true or false, got {self.json_mode!r}")
-        _integer("max_concurrency", self.max_concurrency, 1, 256)
-        _number("timeout_s", self.timeout_s, 0.0, 3600.0, open_low=True)
-        _integer("max_retries", self.max_retries, 0, 20)
-        _number("backoff_s", self.backoff_s, 0.0, 600.0)
+        integer("llm.max_concurrency", self.max_concurrency, 1, 256, error=LLMConfigError)
+        number("llm.timeout_s", self.timeout_s, 0.0, 3600.0, open_low=True, error=LLMConfigError)
+        integer("llm.max_retries", self.max_retries, 0, 20, error=LLMConfigError)
+        number("llm.backoff_s", self.backoff_s, 0.0, 600.0, error=LLMConfigError)
         if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
             raise LLMConfigError(f"llm.cache_dir must be a path, off, or null, got {self.cache_dir!r}")
 
@@ -79,20 +80,6 @@ class LLMConfig:
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "json_mode": self.json_mode, "max_concurrency": self.max_concurrency,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries}
-
-
-def _integer(key: str, value: Any, low: int, high: int, allow_null: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        null = " or null" if allow_null else ""
-        raise LLMConfigError(f"llm.{key} must be an integer in [{low}, {high}]{null}, got {value!r}")
-
-
-def _number(key: str, value: Any, low: float, high: float, open_low: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value > high or (value <= low if open_low else value < low):
-        bracket = "(" if open_low else "["
-        raise LLMConfigError(f"llm.{key} must be a number in {bracket}{low:g}, {high:g}], "
-                             f"got {value!r}")
 
 
 def is_local(base_url: str) -> bool:

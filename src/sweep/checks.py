@@ -1,0 +1,26 @@
+"""Range checks for config values, with the one-line message every config node uses:
+``eval.n_boot must be an integer in [1, 1000000], got 0``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["integer", "number"]
+
+
+def integer(key: str, value: Any, low: int, high: int, *, error: type[Exception] = ValueError,
+            allow_null: bool = False) -> None:
+    if allow_null and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        null = " or null" if allow_null else ""
+        raise error(f"{key} must be an integer in [{low}, {high}]{null}, got {value!r}")
+
+
+def number(key: str, value: Any, low: float, high: float, *, error: type[Exception] = ValueError,
+           open_low: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value > high or (value <= low if open_low else value < low):
+        bracket = "(" if open_low else "["
+        raise error(f"{key} must be a number in {bracket}{low:g}, {high:g}], got {value!r}")

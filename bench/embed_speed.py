@@ -61,7 +61,7 @@ def prepare(onnx_dir: Path) -> dict[str, float]:
 
 
 def measure(backend: str, dataset: str, onnx_dir: Path, sizes: list[int],
-            batch_size: int) -> dict[int, float]:
+            batch_size: int, limit: int | None) -> dict[int, float]:
     """Texts per second of one backend at each chunk size (run in a process of its own)."""
     docs = load_dataset(dataset).documents
     e = Embedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False,
@@ -72,6 +72,8 @@ def measure(backend: str, dataset: str, onnx_dir: Path, sizes: list[int],
     for size in sizes:
         texts = [c.text for c in build_chunker(strategy="token", size=size, overlap=0)
                  .chunk_documents(docs)]
+        if limit and len(texts) > limit:  # an even sample keeps the mix of lengths
+            texts = texts[::-(-len(texts) // limit)]
         t0 = time.perf_counter()
         e.embed_documents(texts, what="chunks")
         out[size] = len(texts) / (time.perf_counter() - t0)
@@ -79,7 +81,7 @@ def measure(backend: str, dataset: str, onnx_dir: Path, sizes: list[int],
 
 
 def speed(dataset: str, onnx_dir: Path, sizes: list[int], repeats: int,
-          batch_size: int) -> dict[int, dict[str, list[float]]]:
+          batch_size: int, limit: int | None) -> dict[int, dict[str, list[float]]]:
     """Rounds of every backend in turn, each in a fresh process: runtimes that keep
     threads spinning after a call must not slow the next backend down."""
     out: dict[int, dict[str, list[float]]] = {s: {b: [] for b in BACKENDS} for s in sizes}
@@ -88,7 +90,7 @@ def speed(dataset: str, onnx_dir: Path, sizes: list[int], repeats: int,
             proc = subprocess.run(
                 [sys.executable, __file__, "--measure", backend, "--dataset", dataset,
                  "--onnx-dir", str(onnx_dir), "--sizes", ",".join(map(str, sizes)),
-                 "--batch-size", str(batch_size)],
+                 "--batch-size", str(batch_size), *(["--limit", str(limit)] if limit else [])],
                 cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
             rates = json.loads(proc.stdout.strip().splitlines()[-1])
             for size in sizes:
@@ -184,6 +186,7 @@ def main() -> int:
     ap.add_argument("--sizes", default=SIZES)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--limit", type=int, help="time at most about this many chunks per size")
     ap.add_argument("--skip-sweeps", action="store_true", help="speed only (parts 2 and 3 take ~10 min)")
     ap.add_argument("--out", help="also write the report (markdown) to this file")
     ap.add_argument("--measure", choices=BACKENDS, help=argparse.SUPPRESS)
@@ -191,7 +194,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.measure:
         rates = measure(args.measure, args.dataset, Path(args.onnx_dir),
-                        [int(s) for s in args.sizes.split(",")], args.batch_size)
+                        [int(s) for s in args.sizes.split(",")], args.batch_size, args.limit)
         print(json.dumps(rates))
         return 0
     report: list[str] = []
@@ -202,9 +205,10 @@ def main() -> int:
         export_s = prepare(onnx_dir)
         print("1. speed ...", flush=True)
         rates = speed(args.dataset, onnx_dir, [int(s) for s in args.sizes.split(",")],
-                      args.repeats, args.batch_size)
+                      args.repeats, args.batch_size, args.limit)
+        sample = f", at most ~{args.limit} chunks per size" if args.limit else ""
         report += ["### Speed: texts per second (batch size "
-                   f"{args.batch_size}, {os.cpu_count()} CPUs)", ""] + speed_table(rates, args.repeats)
+                   f"{args.batch_size}, {os.cpu_count()} CPUs{sample})", ""] + speed_table(rates, args.repeats)
         report.append("\none-time export: " + ", ".join(f"{b} {s:.0f} s" for b, s in export_s.items()))
         if not args.skip_sweeps:
             sweeps = {}

@@ -1,4 +1,8 @@
-"""The embedding stage with the real bundled MiniLM (loads once, embeds a handful of strings)."""
+"""The embedding stage with the real bundled MiniLM (loads once, embeds a handful of strings).
+
+Tests that load the model (and so import torch) are marked e2e; the rest read
+only the model's files.
+"""
 
 from __future__ import annotations
 
@@ -123,6 +127,7 @@ def test_cli_unknown_model_is_one_line_without_traceback(tmp_path):
         "sweep.embedding: cannot load embedding model 'no-such-org/no-such-model'")
 
 
+@pytest.mark.e2e
 def test_broken_model_folder_is_an_embedder_error(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
@@ -194,6 +199,7 @@ def test_bad_settings(tmp_path):
 
 # -- embedding through the cache --------------------------------------------------------
 
+@pytest.mark.e2e
 def test_cache_hit_is_bitwise_and_skips_the_model(tmp_path):
     texts = ["the pump needs a new seal", "travel is booked in advance"]
     first = emb(tmp_path)
@@ -208,6 +214,7 @@ def test_cache_hit_is_bitwise_and_skips_the_model(tmp_path):
     assert (s.cache_hits, s.cache_misses, s.embedded, s.seconds) == (2, 0, 0, 0.0)
 
 
+@pytest.mark.e2e
 def test_same_string_within_a_call_is_embedded_once(tmp_path):
     e = emb(tmp_path)
     v = e.embed_documents(["repeat me", "other", "repeat me", "repeat me"])
@@ -215,6 +222,7 @@ def test_same_string_within_a_call_is_embedded_once(tmp_path):
     assert v[0].tobytes() == v[2].tobytes() == v[3].tobytes()
 
 
+@pytest.mark.e2e
 def test_changed_settings_miss(tmp_path):
     text = ["a short text about calibration"]
     emb(tmp_path).embed_documents(text)
@@ -227,6 +235,7 @@ def test_changed_settings_miss(tmp_path):
     assert (again.stats.cache_hits, again.stats.embedded) == (1, 1)
 
 
+@pytest.mark.e2e
 def test_prefix_is_part_of_the_embedded_string(tmp_path):
     prefixed = emb(tmp_path, query_prefix="query: ")
     q = prefixed.embed_queries(["when is the office open"])
@@ -236,6 +245,7 @@ def test_prefix_is_part_of_the_embedded_string(tmp_path):
     assert d.tobytes() == q.tobytes()
 
 
+@pytest.mark.e2e
 def test_truncated_cache_entry_is_recomputed(tmp_path):
     texts = ["first sentence", "second sentence"]
     v1 = emb(tmp_path).embed_documents(texts)
@@ -250,6 +260,7 @@ def test_truncated_cache_entry_is_recomputed(tmp_path):
     assert again.stats.cache_hits == 2
 
 
+@pytest.mark.e2e
 def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     for off in ("off", "none", ""):
@@ -259,6 +270,7 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "xdg").exists()
 
 
+@pytest.mark.e2e
 def test_default_cache_dir_is_under_xdg(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     e = Embedder(show_progress=False)
@@ -266,6 +278,7 @@ def test_default_cache_dir_is_under_xdg(tmp_path, monkeypatch):
     assert list((tmp_path / "sweep" / "embeddings" / "v1").rglob("*.keys.npy"))
 
 
+@pytest.mark.e2e
 def test_max_seq_length_truncates_and_does_not_leak(tmp_path):
     long_text = ["the quick brown fox jumps over the lazy dog " * 8]
     short = emb(tmp_path, max_seq_length=8).embed_documents(long_text)
@@ -278,6 +291,7 @@ def test_max_seq_length_truncates_and_does_not_leak(tmp_path):
     assert np.allclose(fresh.embed_documents(long_text), full, atol=1e-6)
 
 
+@pytest.mark.e2e
 def test_empty_input_and_stats_reset(tmp_path):
     e = emb(tmp_path)
     out = e.embed_documents([])
@@ -288,11 +302,13 @@ def test_empty_input_and_stats_reset(tmp_path):
     assert e.stats == embedding.EmbedStats()
 
 
+@pytest.mark.e2e
 def test_model_is_loaded_once_per_process(tmp_path):
     a, b = emb(tmp_path), emb(tmp_path, max_seq_length=64)
     assert a._ensure_model() is b._ensure_model()
 
 
+@pytest.mark.e2e
 def test_count_model_tokens_matches_the_model_tokenizer(tmp_path):
     texts = ["", "hello world", "Über naïve café — 東京 🙂 ½", "word " * 400,
              "Ｆｕｌｌｗｉｄｔｈ and ZERO\u200bWIDTH", "tabs\tand\nnewlines"]
@@ -308,6 +324,7 @@ def test_count_model_tokens_matches_the_model_tokenizer(tmp_path):
     assert prefixed.tolist() == [len(tokenizer("passage: hello world")["input_ids"])]
 
 
+@pytest.mark.e2e
 def test_warm_run_does_not_import_the_model_stack(tmp_path):
     texts = ["warm one", "warm two"]
     v = emb(tmp_path).embed_documents(texts)
@@ -326,16 +343,21 @@ def test_warm_run_does_not_import_the_model_stack(tmp_path):
     assert res.stdout == v.tobytes()
 
 
+@pytest.mark.e2e
 def test_progress_and_log_line(tmp_path, caplog, capsys):
     caplog.set_level("INFO", logger="sweep.embedding")
     e = Embedder(cache_dir=str(tmp_path), show_progress=True)
-    e.embed_documents(["progress one", "progress two"])
-    e.embed_documents(["progress one", "progress three"])
+    e.embed_documents(["progress one", "progress two"], what="chunks")
+    e.embed_documents(["progress one", "progress three"], what="sentences")
+    e.embed_queries(["progress four"])
     assert "2 cached, 0 to embed" not in caplog.text
-    assert "1 cached, 1 to embed" in caplog.text
+    assert "embedding 2 chunks" in caplog.text
+    assert "embedding 2 sentences (2 distinct model inputs): 1 cached, 1 to embed" in caplog.text
+    assert "embedding 1 queries" in caplog.text
     assert "embedding" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_texts_the_model_truncates_to_the_same_input_share_one_embedding(tmp_path):
     e = emb(tmp_path / "c", max_seq_length=32)
     base = " ".join(f"sensor{i} calibration step" for i in range(60))

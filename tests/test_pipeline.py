@@ -80,7 +80,7 @@ class BagOfWordsEmbedder:
     def count_model_tokens(self, texts):
         return np.array([len(t.split()) + 2 for t in texts])
 
-    def _vectors(self, texts):
+    def _vectors(self, texts, what="texts"):
         self.calls.append(list(texts))
         v = np.array([[float(w in t) for w in WORDS] for t in texts], dtype=np.float32)
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)

@@ -24,11 +24,12 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from sweep.cache import EmbeddingCache, resolve_cache_dir
+from sweep import backends
+from sweep.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +231,8 @@ class _ModelFiles:
 
 _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
+#: ONNX Runtime sessions per (export folder, threads).
+_ONNX_MEMO: dict[tuple[str, int | None], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
 #: Device names torch accepts (checked here so a typo is caught even when every
@@ -363,12 +366,29 @@ class EmbedStats:
 
 
 class Embedder:
-    """A sentence-transformers model behind a content-addressed embedding cache."""
+    """A sentence-transformers model behind a content-addressed embedding cache.
+
+    ``backend`` picks the runtime: ``torch`` (sentence-transformers), ``onnx``
+    (the model exported to ONNX, run by ONNX Runtime) or ``onnx-int8`` (that
+    export with int8 weights). ``threads`` caps the CPU threads the model
+    uses (None: the runtime's default, all cores). ONNX exports are kept in
+    ``onnx_dir`` (None: ``onnx/`` inside the embedding cache folder, or
+    ``$XDG_CACHE_HOME/sweep/onnx`` when the cache is off).
+    """
 
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32,
                  normalize: bool = True, max_seq_length: int | None = None,
                  query_prefix: str = "", document_prefix: str = "",
-                 cache_dir: str | None = None, show_progress: bool = True) -> None:
+                 cache_dir: str | None = None, show_progress: bool = True,
+                 backend: str = "torch", threads: int | None = None,
+                 onnx_dir: str | None = None) -> None:
+        try:
+            self.backend = backends.check_backend(backend)
+        except ValueError as exc:
+            raise EmbedderError(str(exc)) from None
+        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
+                                    or threads < 1):
+            raise EmbedderError(f"embed.threads must be a positive integer or null, got {threads!r}")
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise EmbedderError(f"embed.batch_size must be a positive integer, got {batch_size!r}")
         if max_seq_length is not None and (not isinstance(max_seq_length, int)
@@ -378,8 +398,13 @@ class Embedder:
         if not isinstance(device, str) or not _DEVICE.fullmatch(device):
             raise EmbedderError(f"embed.device must be a torch device name like cpu, cuda, "
                                 f"cuda:1 or mps, got {device!r}")
+        if self.backend != "torch" and device != "cpu":
+            raise EmbedderError(f"embed.backend={self.backend} runs on the CPU only; "
+                                f"set embed.device=cpu (got {device!r})")
         if not isinstance(normalize, bool):
             raise EmbedderError(f"embed.normalize must be true or false, got {normalize!r}")
+        if onnx_dir is not None and (not isinstance(onnx_dir, str) or not onnx_dir.strip()):
+            raise EmbedderError(f"embed.onnx_dir must be a folder path or null, got {onnx_dir!r}")
         for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
             if not isinstance(prefix, str):
                 raise EmbedderError(f"embed.{label} must be a string, got {prefix!r}")
@@ -390,10 +415,13 @@ class Embedder:
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self.show_progress = show_progress
+        self.threads = threads
+        self._onnx_dir = Path(os.path.expanduser(onnx_dir)) if onnx_dir is not None else None
         self._source = resolve_model(self.model_name)
         self._requested_max_seq_length = max_seq_length
         self._files: _ModelFiles | None = None
         self._model: Any = None
+        self._onnx: backends.OnnxEncoder | None = None
         self._dim: int | None = None
         self._max_seq_length: int | None = None
         self._cache_root = resolve_cache_dir(cache_dir)
@@ -422,7 +450,10 @@ class Embedder:
     def max_seq_length(self) -> int:
         """Tokens the model sees per text (longer inputs are truncated)."""
         if self._max_seq_length is None:
-            self._ensure_model()
+            if self.backend == "torch":
+                self._ensure_model()
+            else:
+                self._ensure_onnx()
         return int(self._max_seq_length)
 
     @property
@@ -434,16 +465,21 @@ class Embedder:
         query prefix changes.
         """
         files = self._model_files_loaded()
-        return json.dumps({"format": 1, "weights": files.fingerprint,
-                           "max_seq_length": self.max_seq_length,
-                           "normalize": self.normalize}, sort_keys=True)
+        namespace = {"format": 1, "weights": files.fingerprint,
+                     "max_seq_length": self.max_seq_length, "normalize": self.normalize}
+        if self.backend != "torch":
+            # torch's namespace stays as it was before backends existed, so
+            # vectors cached then are still found.
+            namespace["backend"] = self.backend
+        return json.dumps(namespace, sort_keys=True)
 
     @property
     def identity(self) -> str:
         """Everything that determines the vectors: model, weights fingerprint,
-        max_seq_length, normalization and prefixes (for result rows)."""
+        backend, max_seq_length, normalization and prefixes (for result rows)."""
         files = self._model_files_loaded()
         return json.dumps({"model": self.label, "weights": files.fingerprint,
+                           "backend": self.backend,
                            "max_seq_length": self.max_seq_length, "normalize": self.normalize,
                            "query_prefix": self.query_prefix,
                            "document_prefix": self.document_prefix}, sort_keys=True)
@@ -454,6 +490,8 @@ class Embedder:
             cache = self._get_cache()
             if cache is not None and cache.dim is not None:
                 self._dim = cache.dim
+            elif self.backend != "torch":
+                self._dim = self._ensure_onnx().dim
             else:
                 model = self._ensure_model()
                 self._dim = int(model.get_embedding_dimension())
@@ -468,9 +506,10 @@ class Embedder:
 
     # -- embedding -------------------------------------------------------------
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 (len(texts), dim), rows aligned with ``texts``."""
-        return self._embed(texts, self.document_prefix, "documents")
+    def embed_documents(self, texts: Sequence[str], what: str = "texts") -> np.ndarray:
+        """float32 (len(texts), dim), rows aligned with ``texts``; ``what`` names
+        them in the log ("chunks", "sentences")."""
+        return self._embed(texts, self.document_prefix, what)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dim), rows aligned with ``texts``."""
@@ -492,8 +531,12 @@ class Embedder:
         return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(strings))
 
     def load(self) -> None:
-        """Load the model now instead of at the first cache miss."""
-        self._ensure_model()
+        """Load the model (exporting it first for an ONNX backend) now instead
+        of at the first cache miss."""
+        if self.backend == "torch":
+            self._ensure_model()
+        else:
+            self._ensure_onnx()
 
     # -- internals ---------------------------------------------------------------
 
@@ -530,6 +573,45 @@ class Embedder:
                 self._max_seq_length = self._check_max_seq_length(
                     self._requested_max_seq_length or int(model.max_seq_length))
         return self._model
+
+    def _onnx_root(self) -> Path:
+        if self._onnx_dir is not None:
+            return self._onnx_dir
+        if self._cache_root is not None:
+            return self._cache_root / "onnx"
+        return default_cache_dir().parent / "onnx"
+
+    def _ensure_onnx(self) -> backends.OnnxEncoder:
+        """The ONNX Runtime session for this backend, exporting the model first if needed."""
+        if self._onnx is not None:
+            return self._onnx
+        files = self._model_files_loaded()
+        start = time.perf_counter()
+        with _MEMO_LOCK:
+            from sweep import onnx_export
+
+            folder = self._onnx_root() / onnx_export.export_dirname(files.fingerprint, self.backend)
+            key = (str(folder), self.threads)
+            encoder = _ONNX_MEMO.get(key)
+            if encoder is None:
+                if not (folder / backends.MANIFEST_FILE).is_file():
+                    log.info("exporting %s to ONNX (%s) in %s; done once per model",
+                             self.label, backends.precision(self.backend), folder.parent)
+                try:
+                    with _quiet_transformers(not self.show_progress):
+                        folder = onnx_export.ensure_export(files.path, files.fingerprint,
+                                                           self.backend, self._onnx_root())
+                    encoder = backends.OnnxEncoder(folder, threads=self.threads)
+                except Exception as exc:
+                    raise EmbedderError(f"cannot run '{self.model_name}' with "
+                                        f"embed.backend={self.backend}: {_first_line(exc)}") from None
+                _ONNX_MEMO[key] = encoder
+                self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
+        self._onnx = encoder
+        if self._max_seq_length is None:
+            self._max_seq_length = self._check_max_seq_length(
+                self._requested_max_seq_length or encoder.manifest.max_seq_length or 512)
+        return encoder
 
     def _get_cache(self) -> EmbeddingCache | None:
         if self._cache is None and self._cache_root is not None:
@@ -642,7 +724,7 @@ class Embedder:
 
     def _embed_misses(self, strings: list[str], keys: list[str], where: np.ndarray,
                       out: np.ndarray, cache: EmbeddingCache | None) -> tuple[float, float]:
-        model = self._ensure_model()
+        encode = self._encoder()
         # Longest first: similar lengths share a batch, so padding is small, and
         # the progress bar's rate estimate starts pessimistic rather than rosy.
         order = sorted(range(len(strings)), key=lambda i: -len(strings[i]))
@@ -656,17 +738,11 @@ class Embedder:
                 idx = order[lo:lo + group]
                 chunk = [strings[i] for i in idx]
                 start = time.perf_counter()
-                with _MEMO_LOCK:
-                    # The memoized model is shared by embedders that may want
-                    # another max_seq_length.
-                    model.max_seq_length = self.max_seq_length
-                    try:
-                        vecs = model.encode(chunk, batch_size=self.batch_size,
-                                            show_progress_bar=False, convert_to_numpy=True,
-                                            normalize_embeddings=self.normalize)
-                    except Exception as exc:  # e.g. out of memory, a bad max_seq_length
-                        raise EmbedderError(f"embedding with '{self.model_name}' failed: "
-                                            f"{_first_line(exc)}") from None
+                try:
+                    vecs = encode(chunk)
+                except Exception as exc:  # e.g. out of memory, a bad max_seq_length
+                    raise EmbedderError(f"embedding with '{self.model_name}' failed: "
+                                        f"{_first_line(exc)}") from None
                 model_seconds += time.perf_counter() - start
                 vecs = np.asarray(vecs, dtype=np.float32)
                 out[where[idx]] = vecs
@@ -681,6 +757,27 @@ class Embedder:
                 bar.update(len(idx))
         return model_seconds, store_seconds
 
+    def _encoder(self) -> Callable[[list[str]], np.ndarray]:
+        """This backend's strings -> vectors function, the model loaded."""
+        if self.backend != "torch":
+            onnx = self._ensure_onnx()
+            return lambda texts: onnx.encode(texts, self.batch_size, self.max_seq_length,
+                                             self.normalize)
+        model = self._ensure_model()
+
+        def encode(texts: list[str]) -> np.ndarray:
+            with _MEMO_LOCK:
+                # The memoized model is shared by embedders that may want
+                # another max_seq_length or thread count.
+                model.max_seq_length = self.max_seq_length
+                if self.threads is not None:
+                    import torch
+
+                    torch.set_num_threads(self.threads)
+                return model.encode(texts, batch_size=self.batch_size, show_progress_bar=False,
+                                    convert_to_numpy=True, normalize_embeddings=self.normalize)
+        return encode
+
 
 def _bump(stats: EmbedStats, **add: float) -> EmbedStats:
     values = {f.name: getattr(stats, f.name) + add.get(f.name, 0) for f in fields(EmbedStats)}
@@ -693,16 +790,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Check an embedding model and show its identity.")
     parser.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backend", default="torch", help="torch, onnx or onnx-int8")
     parser.add_argument("--max-seq-length", type=int, default=None)
     parser.add_argument("--embed", metavar="TEXT", action="append", default=[],
                         help="also embed TEXT (without the cache) and print the first values")
     args = parser.parse_args(argv)
     try:
         emb = Embedder(args.model, device=args.device, max_seq_length=args.max_seq_length,
-                       cache_dir="off", show_progress=False)
+                       cache_dir="off", show_progress=False, backend=args.backend)
         emb.load()
         print(f"model: {args.model}")
         print(f"loaded from: {emb._source}")
+        if emb.backend != "torch":
+            print(f"export: {emb._ensure_onnx().folder}")
         print(f"dim: {emb.dim}  max_seq_length: {emb.max_seq_length}")
         print(f"identity: {emb.identity}")
         if args.embed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,7 @@ def build_stages(cfg: DictConfig) -> Stages:
     (the semantic strategy embeds sentences; the others ignore it).
     """
     embedder = instantiate(cfg.embed)
-    chunker = instantiate(cfg.chunk, embed_fn=embedder.embed_documents)
+    chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not hasattr(chunker, "chunk_documents"):
         chunker = _PerDocument(chunker)
     return Stages(embedder, chunker, instantiate(cfg.index), instantiate(cfg.retrieve))

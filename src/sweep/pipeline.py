@@ -147,7 +147,7 @@ def evaluate_setting(
             "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
 
     t0 = time.perf_counter()
-    doc_vecs = embedder.embed_documents(inputs)
+    doc_vecs = embedder.embed_documents(inputs, what="chunks")
     query_vecs = embedder.embed_queries([q.query for q in queries])
     timings["embed_s"] = time.perf_counter() - t0
     embed_stats = embedder.stats

@@ -32,6 +32,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chunk.prefix", "prefix"),
     Setting("chunk.tokenizer", "tokenizer"),
     Setting("embed.model", "model"),
+    Setting("embed.backend", "backend"),
     Setting("index", "index", group=True),
     Setting("retrieve", "retriever", group=True),
     Setting("dataset", "dataset", group=True),

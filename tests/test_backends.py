@@ -1,0 +1,270 @@
+"""The embedder's backends: torch, and the ONNX Runtime exports (fp32, int8) of the
+real bundled MiniLM. Tests that export or load the model are marked e2e; one
+export per test session is shared through the ``exports`` fixture."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sweep import onnx_export
+from sweep.backends import BACKENDS, MANIFEST_FILE, check_backend
+from sweep.config import ROOT
+from sweep.embedding import Embedder, EmbedderError
+
+TEXTS = [
+    "the pump needs a new seal",
+    "Travel is booked through the portal at least two weeks in advance.",
+    "a",
+    "Über naïve café — 東京 🙂",
+    "calibration of the intake sensor " * 80,  # longer than max_seq_length
+    "  spaces around  ",
+    "The quarterly report lists every maintenance visit and its cost.",
+]
+
+
+@pytest.fixture(scope="session")
+def exports(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("onnx-exports")
+
+
+def emb(cache_dir, exports=None, **kw) -> Embedder:
+    if exports is not None:
+        kw["onnx_dir"] = str(exports)
+    return Embedder(cache_dir=str(cache_dir), show_progress=False, **kw)
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    msg = str(exc.value)
+    assert "\n" not in msg
+    return msg
+
+
+# -- settings, without the model ---------------------------------------------------
+
+@pytest.mark.parametrize("value", ["tensorrt", "ONNX", "", None, 3])
+def test_bad_backend_is_a_one_line_error(tmp_path, value):
+    with pytest.raises(EmbedderError) as err:
+        emb(tmp_path, backend=value)
+    msg = one_line(err)
+    assert msg.startswith("embed.backend must be one of torch, onnx, onnx-int8, got ")
+    assert repr(value) in msg
+
+
+@pytest.mark.parametrize("missing", ["onnxruntime", "onnx"])
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+def test_missing_extra_names_the_install_command(tmp_path, monkeypatch, missing, backend):
+    monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
+    with pytest.raises(EmbedderError) as err:
+        emb(tmp_path, backend=backend)
+    assert one_line(err) == (f"embed.backend={backend} needs the '{missing}' package: "
+                             'pip install -e ".[onnx]"')
+    # torch does not need the extra.
+    assert emb(tmp_path, backend="torch").backend == "torch"
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"threads": 0}, "embed.threads must be a positive integer or null, got 0"),
+    ({"threads": "2"}, "embed.threads"),
+    ({"threads": True}, "embed.threads"),
+    ({"backend": "onnx", "device": "cuda"}, "embed.backend=onnx runs on the CPU only"),
+    ({"onnx_dir": " "}, "embed.onnx_dir"),
+])
+def test_bad_runtime_settings(tmp_path, kw, words):
+    with pytest.raises(EmbedderError, match=words):
+        emb(tmp_path, **kw)
+
+
+def test_backend_is_part_of_the_namespace_and_identity(tmp_path):
+    by_backend = {b: emb(tmp_path, backend=b) for b in BACKENDS}
+    namespaces = {b: json.loads(e.cache_namespace) for b, e in by_backend.items()}
+    # torch's namespace is the one used before backends existed: old caches stay valid.
+    assert namespaces["torch"] == {"format": 1, "weights": namespaces["torch"]["weights"],
+                                   "max_seq_length": 256, "normalize": True}
+    assert namespaces["onnx"]["backend"] == "onnx"
+    assert namespaces["onnx-int8"]["backend"] == "onnx-int8"
+    assert len({e.cache_namespace for e in by_backend.values()}) == 3
+    assert [json.loads(e.identity)["backend"] for e in by_backend.values()] == list(BACKENDS)
+    assert emb(tmp_path, backend="onnx", threads=1).cache_namespace == \
+        by_backend["onnx"].cache_namespace
+
+
+def test_check_backend_passes_known_names():
+    assert [check_backend(b) for b in BACKENDS] == list(BACKENDS)
+
+
+def test_export_folder_default_follows_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert emb(tmp_path / "c", backend="onnx")._onnx_root() == tmp_path / "c" / "onnx"
+    off = Embedder(cache_dir="off", backend="onnx", show_progress=False)
+    assert off._onnx_root() == tmp_path / "xdg" / "sweep" / "onnx"
+    assert emb(tmp_path, tmp_path / "mine", backend="onnx")._onnx_root() == tmp_path / "mine"
+
+
+# -- publishing an export ----------------------------------------------------------------
+
+def _build(text: str):
+    def build(folder: Path) -> None:
+        (folder / "model.onnx").write_text(text)
+        (folder / MANIFEST_FILE).write_text("{}")
+    return build
+
+
+def test_publish_moves_a_complete_folder_into_place(tmp_path):
+    final = tmp_path / "abc-fp32-r1"
+    onnx_export._publish(final, _build("mine"))
+    assert (final / "model.onnx").read_text() == "mine"
+    assert os.listdir(tmp_path) == ["abc-fp32-r1"]
+
+
+def test_publish_when_another_process_won_the_race(tmp_path):
+    final = tmp_path / "abc-fp32-r1"
+
+    def build(folder: Path) -> None:
+        # While this export runs, another process publishes the same folder.
+        final.mkdir()
+        _build("theirs")(final)
+        _build("mine")(folder)
+
+    onnx_export._publish(final, build)
+    assert (final / "model.onnx").read_text() == "theirs"
+    assert os.listdir(tmp_path) == ["abc-fp32-r1"]  # our temporary folder is gone
+
+
+def test_failed_export_leaves_nothing(tmp_path):
+    def build(folder: Path) -> None:
+        (folder / "model.onnx").write_text("half")
+        raise onnx_export.ExportError("broken graph")
+
+    with pytest.raises(onnx_export.ExportError):
+        onnx_export._publish(tmp_path / "abc-fp32-r1", build)
+    assert os.listdir(tmp_path) == []
+
+
+def test_stale_temporaries_are_removed(tmp_path):
+    old, young = tmp_path / ".tmp-old", tmp_path / ".tmp-young"
+    for d in (old, young):
+        d.mkdir()
+    os.utime(old, (0, 0))
+    onnx_export._remove_stale_temporaries(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == [".tmp-young"]
+
+
+# -- the real model ----------------------------------------------------------------------
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("backend, bound", [("onnx", 0.999), ("onnx-int8", 0.98)])
+@pytest.mark.parametrize("max_seq_length", [None, 16])
+def test_vectors_match_torch(tmp_path, exports, backend, bound, max_seq_length):
+    want = emb(tmp_path / "t", max_seq_length=max_seq_length).embed_documents(TEXTS)
+    # batch_size 3 over 7 texts of mixed lengths: batches are sorted by length
+    # and padded, and the rows must still come back in input order.
+    e = emb(tmp_path / "o", exports, backend=backend, batch_size=3, max_seq_length=max_seq_length)
+    got = e.embed_documents(TEXTS)
+    assert got.dtype == np.float32 and got.shape == want.shape and got.flags.c_contiguous
+    assert np.allclose(np.linalg.norm(got, axis=1), 1, atol=1e-5)
+    cos = _cosines(got, want)
+    assert cos.min() >= bound, cos
+    assert e.stats.embedded == len(TEXTS)
+    # MiniLM normalizes inside the model too; normalize=false must still agree.
+    raw = emb(tmp_path / "u", exports, backend=backend, normalize=False,
+              max_seq_length=max_seq_length).embed_documents(TEXTS[:2])
+    raw_torch = emb(tmp_path / "u", normalize=False,
+                    max_seq_length=max_seq_length).embed_documents(TEXTS[:2])
+    assert _cosines(raw, raw_torch).min() >= bound
+    assert np.allclose(np.linalg.norm(raw, axis=1), np.linalg.norm(raw_torch, axis=1), rtol=0.02)
+
+
+@pytest.mark.e2e
+def test_export_is_checked_and_described(exports, tmp_path):
+    emb(tmp_path, exports, backend="onnx-int8").load()
+    folders = sorted(p.name for p in exports.iterdir())
+    assert [f.split("-", 1)[1] for f in folders] == ["fp32-r1", "int8-r1"]
+    fp32, int8 = (json.loads((exports / f / MANIFEST_FILE).read_text()) for f in folders)
+    assert fp32["probe_min_cosine"] >= 0.9999 and int8["probe_min_cosine"] >= 0.95
+    assert fp32["dim"] == int8["dim"] == 384 and fp32["max_seq_length"] == 256
+    assert (exports / folders[1] / "model.onnx").stat().st_size < \
+        0.8 * (exports / folders[0] / "model.onnx").stat().st_size
+
+
+@pytest.mark.e2e
+def test_cache_never_returns_another_backends_vector(tmp_path, exports):
+    text = ["the same text, embedded by every backend"]
+    vectors = {}
+    for backend in BACKENDS:
+        e = emb(tmp_path, exports, backend=backend)
+        vectors[backend] = e.embed_documents(text)
+        assert (e.stats.cache_hits, e.stats.embedded) == (0, 1), backend
+    assert len({v.tobytes() for v in vectors.values()}) == 3
+    for backend in BACKENDS[::-1]:  # each backend finds its own vector again
+        e = emb(tmp_path, exports, backend=backend)
+        assert e.embed_documents(text).tobytes() == vectors[backend].tobytes()
+        assert (e.stats.cache_hits, e.stats.embedded) == (1, 0), backend
+
+
+@pytest.mark.e2e
+def test_onnx_run_does_not_import_torch(tmp_path, exports):
+    emb(tmp_path, exports, backend="onnx").load()
+    script = textwrap.dedent(f"""
+        import sys
+        from sweep.embedding import Embedder
+        e = Embedder(cache_dir="off", onnx_dir={str(exports)!r}, backend="onnx",
+                     show_progress=False, threads=1)
+        v = e.embed_documents(["no torch here"], what="chunks")
+        assert v.shape == (1, 384) and e.stats.embedded == 1
+        assert "torch" not in sys.modules and "sentence_transformers" not in sys.modules
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.e2e
+def test_export_failure_is_an_embedder_error(tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    e = Embedder(str(folder), cache_dir="off", max_seq_length=16, backend="onnx",
+                 onnx_dir=str(tmp_path / "exports"), show_progress=False)
+    with pytest.raises(EmbedderError) as err:
+        e.embed_documents(["x"])
+    assert one_line(err).startswith("cannot run '") and "embed.backend=onnx: " in str(err.value)
+    assert not [p for p in (tmp_path / "exports").iterdir()]  # nothing half-written is left
+
+
+# -- a whole sweep ---------------------------------------------------------------------------
+
+def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    # No HF_HUB_OFFLINE: the default model must export and load without any network as it is.
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=200",
+           *overrides]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.e2e
+def test_sweep_with_the_int8_backend(tmp_path, exports):
+    proc = _sweep(tmp_path, "embed.backend=onnx-int8,bogus", f"embed.onnx_dir={exports}")
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    with open(tmp_path / "sweep" / "results.csv", newline="", encoding="utf-8") as f:
+        rows = {r["embed.backend"]: r for r in csv.DictReader(f)}
+    ok, bad = rows["onnx-int8"], rows["bogus"]
+    assert ok["status"] == "ok" and int(ok["embedded"]) > 0
+    assert 0.0 <= float(ok["span.recall@5"]) <= 1.0
+    assert bad["status"] == "invalid"
+    assert bad["error"].endswith("embed.backend must be one of torch, onnx, onnx-int8, got 'bogus'")
+    resolved = (tmp_path / "sweep" / "0" / "resolved_config.yaml").read_text()
+    assert "backend: onnx-int8" in resolved

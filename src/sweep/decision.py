@@ -207,7 +207,7 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
         st = by_job[j].stats
         tokens = float(primary.measure.budget) if primary.measure.budget is not None else st.tokens(cost_k)
         if tokens is not None and st.n_chunks:
-            cost[j] = (tokens, float(st.n_chunks))
+            cost[j] = (tokens, float(st.n_chunks), float(st.rerank_candidates))
     best_mean = max(c.mean for c in comparisons)
     above = [f"{labels[j]} ({m:.3f})" for j in untested
              if (m := by_job[j].mean(primary.level, primary.metric)) is not None and m > best_mean]

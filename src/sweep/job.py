@@ -28,7 +28,7 @@ from sweep.measures import Primary
 from sweep.pipeline import Stats, evaluate_setting
 from sweep.row import DatasetInfo, Row
 from sweep.settings import job_settings
-from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
+from sweep.stages import Chunker, Embedder, Reranker, Retriever
 from sweep.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
@@ -45,8 +45,8 @@ class ConfigError(ValueError):
 class Stages:
     embedder: Embedder
     chunker: Chunker
-    index: SearchIndex
     retriever: Retriever
+    reranker: Reranker | None = None
 
 
 class _PerDocument:
@@ -73,7 +73,8 @@ def one_line(e: BaseException) -> str:
 
 
 def build_stages(cfg: DictConfig) -> Stages:
-    """Instantiate embedder, chunker, index and retriever; a bad setting raises.
+    """Instantiate embedder, chunker, retriever (handed the ``index`` group's search index)
+    and re-ranker (None for ``rerank=none``); a bad setting raises.
 
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
     (the semantic strategy embeds sentences; the others ignore it).
@@ -82,7 +83,10 @@ def build_stages(cfg: DictConfig) -> Stages:
     chunker = instantiate(cfg.chunk, embed_fn=embedder.embed_documents)
     if not hasattr(chunker, "chunk_documents"):
         chunker = _PerDocument(chunker)
-    return Stages(embedder, chunker, instantiate(cfg.index), instantiate(cfg.retrieve))
+    retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
+    rerank = cfg.get("rerank")
+    reranker = instantiate(rerank) if rerank and rerank.get("_target_") else None
+    return Stages(embedder, chunker, retriever, reranker)
 
 
 def build_eval(cfg: DictConfig) -> EvalConfig:
@@ -151,7 +155,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
     t0 = time.perf_counter()
-    status, error, notes, stats, summary = "ok", None, (), Stats(), None
+    status, error, notes, stats, summary, first_stage = "ok", None, (), Stats(), None, None
     try:
         try:
             stages = build_stages(cfg)
@@ -161,8 +165,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         for note in notes:
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
-                                  stages.embedder, stages.index, stages.retriever, ev)
-        stats, summary = result.stats, result.summary
+                                  stages.embedder, stages.retriever, ev, stages.reranker)
+        stats, summary, first_stage = result.stats, result.summary, result.first_stage
         result.scores.write_csv(job_dir / "per_query.csv")
         write_traces(job_dir / "hits.jsonl",
                      traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k)))
@@ -176,7 +180,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         write_text_atomic(job_dir / "error.txt", traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
-              notes, stats, summary if status == "ok" else None, path=job_dir)
+              notes, stats, summary if status == "ok" else None,
+              first_stage=first_stage if status == "ok" else None, path=job_dir)
     row = row.with_stats(total_s=time.perf_counter() - t0)
     row.save(job_dir)
     return row

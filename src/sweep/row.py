@@ -68,6 +68,8 @@ class Row:
     notes: tuple[str, ...] = ()
     stats: Stats = field(default_factory=Stats)
     summary: Summary | None = None
+    #: The retriever's own ranking scored, when a re-ranker re-ordered it (see SettingResult).
+    first_stage: Summary | None = None
     #: The job's folder when read from disk (not saved: folders move).
     path: Path | None = field(default=None, compare=False)
 
@@ -111,6 +113,7 @@ class Row:
             "eval": self.eval.to_dict(),
             "stats": self.stats.to_columns(),
             "summary": None if self.summary is None else self.summary.to_dict(),
+            "first_stage": None if self.first_stage is None else self.first_stage.to_dict(),
         }
         return json.dumps(data, indent=2, default=str)
 
@@ -139,6 +142,8 @@ class Row:
                 eval=EvalConfig.from_dict(data["eval"]),
                 stats=Stats.from_columns(data.get("stats") or {}),
                 summary=None if data.get("summary") is None else Summary.from_dict(data["summary"]),
+                first_stage=(None if data.get("first_stage") is None
+                             else Summary.from_dict(data["first_stage"])),
                 path=path,
             )
         except KeyError as e:

@@ -31,9 +31,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chunk.overlap", "overlap"),
     Setting("chunk.prefix", "prefix"),
     Setting("chunk.tokenizer", "tokenizer"),
+    Setting("embed", "embedder", group=True),
     Setting("embed.model", "model"),
     Setting("index", "index", group=True),
     Setting("retrieve", "retriever", group=True),
+    Setting("rerank", "reranker", group=True),
     Setting("dataset", "dataset", group=True),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}

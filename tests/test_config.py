@@ -69,13 +69,20 @@ def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
 
 
 def test_embed_index_and_retriever_options_build_into_working_stages(tmp_path):
+    from sweep.data import Chunk
+
     cfg = _compose([f"embed.cache_dir={tmp_path}", "embed.show_progress=false"])
-    for option in _options("index"):
-        stages = build_stages(_compose([f"index={option}", f"embed.cache_dir={tmp_path}"]))
-        vectors = np.eye(4, dtype=np.float32)
-        stages.index.build(vectors)
-        ranking = stages.retriever.retrieve(stages.index, vectors[:1], 2)
-        assert ranking.ids[0, 0] == 0, option
+    chunks = [Chunk("d", i, 0, 1, text, 3) for i, text in
+              enumerate(["rail travel policy", "meal allowance", "sensor calibration", "battery"])]
+    vectors = np.eye(4, dtype=np.float32)
+    for retrieve in _options("retrieve"):
+        for option in _options("index"):
+            stages = build_stages(_compose([f"index={option}", f"retrieve={retrieve}",
+                                            f"embed.cache_dir={tmp_path}"]))
+            assert stages.reranker is None  # rerank=none by default
+            stages.retriever.index(chunks, vectors if stages.retriever.needs_vectors else None)
+            ranking = stages.retriever.retrieve(["rail"], vectors[:1], 2)
+            assert ranking.ids[0, 0] == 0, (retrieve, option)
     stages = build_stages(cfg)
     # The embedder is built (model files read, identity known) without loading the model.
     assert stages.embedder.max_seq_length == 256 and "all-MiniLM-L6-v2" in stages.embedder.identity

@@ -30,7 +30,7 @@ def test_depth_is_capped_by_the_index_and_can_be_raised_but_never_cuts():
         index = FlatIPIndex()
         index.build(np.random.default_rng(0).random((n_chunks, 4), dtype=np.float32))
         k = retrieval_depth(_chunks([10] * n_chunks), ks=ks, budgets=budgets)
-        return DenseRetriever(depth=depth).retrieve(index, np.ones((1, 4), dtype=np.float32), k).depth
+        return DenseRetriever(index, depth=depth).retrieve(["q"], np.ones((1, 4), dtype=np.float32), k).depth
 
     assert retrieval_depth(_chunks([10] * 4), ks=[10], budgets=[1024]) == 4
     assert ranked_lengths(400, ks=[10], budgets=[], depth=50) == 50
@@ -101,7 +101,7 @@ def test_a_setting_end_to_end_with_fake_stages():
                Query("q3", "unanswerable", ()))
     emb = BagOfWordsEmbedder()
     ev = EvalConfig(k=(1, 3), budgets=(8,), table_k=(1,), primary="span/recall@1", n_boot=50)
-    result = evaluate_setting([doc], queries, WordChunker(), emb, FlatIPIndex(), DenseRetriever(), ev)
+    result = evaluate_setting([doc], queries, WordChunker(), emb, DenseRetriever(FlatIPIndex()), ev)
     assert [c.text for c in result.chunks][:2] == ["meal allowance is 45 euros", "rail is preferred"]
     assert result.ranking.ids[0, 0] == 1 and result.ranking.ids[1, 0] == 3  # each finds its sentence
     assert result.summary.interval("span", "recall@1").mean == 1.0
@@ -121,5 +121,5 @@ def test_a_chunker_that_makes_no_chunks_is_an_error():
             return []
 
     with pytest.raises(ValueError, match="no chunks"):
-        evaluate_setting([Document("d", "x")], (), Nothing(), BagOfWordsEmbedder(), FlatIPIndex(),
+        evaluate_setting([Document("d", "x")], (), Nothing(), BagOfWordsEmbedder(),
                          DenseRetriever(), EvalConfig())

@@ -23,7 +23,9 @@ def expected_ranking(docs, queries, n):
 
 
 def _retrieve(retriever, index, queries, k):
-    return rows(retriever.retrieve(index, queries, k))
+    """The retriever, handed ``index`` (already built), ranking ``queries`` (vectors)."""
+    retriever.search_index = index
+    return rows(retriever.retrieve([""] * len(queries), queries, k))
 
 
 def rows(ranking):
@@ -123,11 +125,13 @@ def test_bad_k(k):
 
 def test_scores_come_with_the_ids():
     docs = np.array([[1.0, 0.0], [0.5, 0.0], [0.0, 1.0]], np.float32)
-    r = DenseRetriever().retrieve(flat(docs), np.array([[1.0, 0.0]], np.float32), 3)
+    dense = DenseRetriever(FlatIPIndex())
+    dense.index(["a", "b", "c"], docs)
+    r = dense.retrieve(["q"], np.array([[1.0, 0.0]], np.float32), 3)
     assert r.ids.tolist() == [[0, 1, 2]]
     np.testing.assert_allclose(r.scores, [[1.0, 0.5, 0.0]])
     assert r.depth == 3
-    small = DenseRetriever(depth=5).retrieve(flat(docs[:2]), np.eye(2, dtype=np.float32), 5)
+    small = DenseRetriever(flat(docs[:2]), depth=5).retrieve(["q", "r"], np.eye(2, dtype=np.float32), 5)
     assert small.ids.shape == (2, 2) and not np.isnan(small.scores).any()
 
 
@@ -139,3 +143,18 @@ def test_a_ranking_row_drops_its_padding():
     assert r.row(0).tolist() == [2, 0] and r.row(1).tolist() == [1] and r.depth == 2
     with pytest.raises(ValueError, match="same"):
         Ranking(np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.float32))
+
+
+def test_the_dense_retriever_builds_its_index_from_the_chunk_vectors():
+    docs = np.eye(3, dtype=np.float32)
+    dense = DenseRetriever(HNSWIndex())
+    assert dense.needs_vectors
+    dense.index(["a", "b", "c"], docs)
+    assert dense.search_index.ntotal == 3
+    assert dense.retrieve(["q"], docs[2:], 1).ids.tolist() == [[2]]
+    with pytest.raises(ValueError, match="needs the chunk vectors"):
+        dense.index(["a"], None)
+    with pytest.raises(ValueError, match="needs the query vectors"):
+        dense.retrieve(["q"], None, 1)
+    with pytest.raises(ValueError, match="2 chunks but 3 vectors"):
+        dense.index(["a", "b"], docs)

@@ -223,16 +223,17 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
 
 
 def costs(rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
-          ) -> dict[int, tuple[float, float]]:
+          ) -> dict[int, tuple[float, float, float]]:
     """What the recommendation minimises, per job: tokens read per query, then chunks in the
-    index. With a budget primary every setting fills the same budget: the index decides."""
+    index, then chunks re-ranked per query. With a budget primary every setting fills the
+    same budget: the index decides."""
     primary = ev.primary_metric
     out = {}
     for j in jobs:
         st = rows[j].stats
         tokens = float(primary.measure.budget) if primary.measure.budget is not None else st.tokens(ev.cost_k)
         if tokens is not None and st.n_chunks:
-            out[j] = (tokens, float(st.n_chunks))
+            out[j] = (tokens, float(st.n_chunks), float(st.rerank_candidates))
     return out
 
 

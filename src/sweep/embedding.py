@@ -138,7 +138,8 @@ def _probe_hub(repo_id: str) -> None:
         reason = getattr(exc, "reason", exc)
         raise EmbedderError(
             f"cannot load embedding model '{repo_id}': not in the local Hugging Face cache and "
-            f"the Hub is unreachable ({_first_line(reason) if isinstance(reason, BaseException) else reason})"
+            f"the Hub is unreachable ({_first_line(reason) if isinstance(reason, BaseException) else reason}); "
+            f"get it with `huggingface-cli download {repo_id}` and set embed.model=<the folder it prints>"
         ) from None
 
 
@@ -173,8 +174,9 @@ def resolve_model(name_or_path: str) -> str:
         return str(snapshot)
     if _hub_offline():
         raise EmbedderError(f"cannot load embedding model '{name}': not in the local Hugging Face "
-                            "cache and HF_HUB_OFFLINE is set (use a local path or "
-                            "all-MiniLM-L6-v2)")
+                            f"cache and HF_HUB_OFFLINE is set; get it with `huggingface-cli download "
+                            f"{name}` and set embed.model=<the folder it prints>, or use "
+                            "all-MiniLM-L6-v2")
     _probe_hub(name)
     return name
 

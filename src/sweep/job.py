@@ -31,7 +31,7 @@ from sweep.measures import Primary
 from sweep.pipeline import Stats, evaluate_setting
 from sweep.row import DatasetInfo, Row
 from sweep.settings import job_settings
-from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
+from sweep.stages import Chunker, Embedder, Reranker, Retriever
 from sweep.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
@@ -48,8 +48,8 @@ class ConfigError(ValueError):
 class Stages:
     embedder: Embedder
     chunker: Chunker
-    index: SearchIndex
     retriever: Retriever
+    reranker: Reranker | None = None
 
 
 class _PerDocument:
@@ -69,7 +69,8 @@ def one_line(e: BaseException) -> str:
 
 
 def build_stages(cfg: DictConfig) -> Stages:
-    """Instantiate embedder, chunker, index and retriever; a bad setting raises.
+    """Instantiate embedder, chunker, retriever (handed the ``index`` group's search index)
+    and re-ranker (None for ``rerank=none``); a bad setting raises.
 
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
     (the semantic strategy embeds sentences; the others ignore it).
@@ -78,7 +79,10 @@ def build_stages(cfg: DictConfig) -> Stages:
     chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not hasattr(chunker, "chunk_documents"):
         chunker = _PerDocument(chunker)
-    return Stages(embedder, chunker, instantiate(cfg.index), instantiate(cfg.retrieve))
+    retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
+    rerank = cfg.get("rerank")
+    reranker = instantiate(rerank) if rerank and rerank.get("_target_") else None
+    return Stages(embedder, chunker, retriever, reranker)
 
 
 def build_eval(cfg: DictConfig) -> EvalConfig:
@@ -147,7 +151,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
     t0 = time.perf_counter()
-    status, error, notes, stats, summary, diagnostics = "ok", None, (), Stats(), None, None
+    status, error, notes, stats, summary = "ok", None, (), Stats(), None
+    diagnostics = first_stage = None
     try:
         try:
             stages = build_stages(cfg)
@@ -157,8 +162,9 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         for note in notes:
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
-                                  stages.embedder, stages.index, stages.retriever, ev)
-        stats, summary, diagnostics = result.stats, result.summary, result.diagnostics
+                                  stages.embedder, stages.retriever, ev, stages.reranker)
+        stats, summary = result.stats, result.summary
+        diagnostics, first_stage = result.diagnostics, result.first_stage
         result.scores.write_csv(job_dir / "per_query.csv")
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         write_traces(job_dir / "hits.jsonl",
@@ -176,7 +182,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
-              notes, stats, summary if ok else None, diagnostics if ok else None, path=job_dir)
+              notes, stats, summary if ok else None, diagnostics if ok else None,
+              first_stage=first_stage if ok else None, path=job_dir)
     row = row.with_stats(total_s=time.perf_counter() - t0)
     row.save(job_dir)
     return row

@@ -1,4 +1,4 @@
-"""One sweep setting from documents to scores: chunk, embed, index, retrieve, score.
+"""One sweep setting from documents to scores: chunk, embed, index, retrieve, re-rank, score.
 
 Everything here takes plain objects typed by the protocols of ``sweep.stages``;
 Hydra only builds them (``sweep.job``).
@@ -19,8 +19,9 @@ from sweep.aggregate import Summary, summarize
 from sweep.data import Chunk, Document, Query, Ranking
 from sweep.diagnostics import Diagnostics, diagnose
 from sweep.evalconfig import EvalConfig
+from sweep.measures import measures_for
 from sweep.scoring import ScoreTable, UnitCredits, credit_units, score_ranked
-from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
+from sweep.stages import Chunker, Embedder, Reranker, Retriever
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,11 @@ class Stats:
     embed_s: float = 0.0
     index_s: float = 0.0
     retrieve_s: float = 0.0
+    #: Chunks per query the re-ranker scored (0: no re-ranker), pairs it ran through
+    #: its model (the others came from its cache), and its time.
+    rerank_candidates: float = 0.0
+    rerank_computed: int = 0
+    rerank_s: float = 0.0
     score_s: float = 0.0
     total_s: float = 0.0
 
@@ -88,7 +94,12 @@ class Stats:
 
 @dataclass(frozen=True)
 class SettingResult:
-    """What one setting produced: its chunks, the ranking per query, and every score."""
+    """What one setting produced: its chunks, the ranking per query, and every score.
+
+    With a re-ranker, ``ranking`` and ``summary`` are the re-ranked ones and
+    ``first_stage`` summarizes the retriever's own ranking (every eval measure,
+    plus each at k = the re-ranker's ``top_n``: the re-ranker's ceiling).
+    """
 
     chunks: list[Chunk]
     ranking: Ranking
@@ -97,6 +108,7 @@ class SettingResult:
     credits: UnitCredits
     diagnostics: Diagnostics
     stats: Stats
+    first_stage: Summary | None = None
 
 
 def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequence[int]) -> int:
@@ -119,11 +131,15 @@ def evaluate_setting(
     queries: Sequence[Query],
     chunker: Chunker,
     embedder: Embedder,
-    index: SearchIndex,
     retriever: Retriever,
     settings: EvalConfig,
+    reranker: Reranker | None = None,
 ) -> SettingResult:
-    """Run one configuration end to end and score it (SPEC §2)."""
+    """Run one configuration end to end and score it (SPEC §2).
+
+    A retriever that needs no vectors (BM25) gets none: nothing is embedded and
+    the embedding model is never loaded (the semantic chunker still embeds sentences).
+    """
     timings: dict[str, float] = {}
     # Before chunking: the semantic strategy embeds sentences, and those count too.
     embedder.reset_stats()
@@ -135,32 +151,55 @@ def evaluate_setting(
     log.info("chunked %d documents into %d chunks (%.2fs)", len(documents), len(chunks),
              timings["chunk_s"])
 
-    inputs = [c.embedding_input for c in chunks]
-    model_tokens = np.asarray(embedder.count_model_tokens(inputs))
-    max_len = int(embedder.max_seq_length)
-    truncated = model_tokens > max_len
-    truncated_share = float(truncated.mean())
-    if truncated_share > 0:
-        log.warning(
-            "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
-            "(longest %d); their tails are never embedded, so this row partly measures "
-            "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
-
+    texts = [q.query for q in queries]
+    doc_vecs = query_vecs = None
+    model_tokens, max_len, truncated_share = np.zeros(len(chunks)), 0, 0.0
     t0 = time.perf_counter()
-    doc_vecs = embedder.embed_documents(inputs, what="chunks")
-    query_vecs = embedder.embed_queries([q.query for q in queries])
+    if getattr(retriever, "needs_vectors", True):
+        inputs = [c.embedding_input for c in chunks]
+        model_tokens = np.asarray(embedder.count_model_tokens(inputs))
+        max_len = int(embedder.max_seq_length)
+        truncated = model_tokens > max_len
+        truncated_share = float(truncated.mean())
+        if truncated_share > 0:
+            log.warning(
+                "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
+                "(longest %d); their tails are never embedded, so this row partly measures "
+                "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
+        t0 = time.perf_counter()
+        doc_vecs = np.ascontiguousarray(embedder.embed_documents(inputs, what="chunks"), dtype=np.float32)
+        query_vecs = np.ascontiguousarray(embedder.embed_queries(texts), dtype=np.float32)
     timings["embed_s"] = time.perf_counter() - t0
     embed_stats = embedder.stats
 
     t0 = time.perf_counter()
-    index.build(np.ascontiguousarray(doc_vecs, dtype=np.float32))
+    retriever.index(chunks, doc_vecs)
     timings["index_s"] = time.perf_counter() - t0
-    index_bytes = getattr(index, "nbytes", None)
+    index_bytes = getattr(retriever, "nbytes", None)
 
+    depth = retrieval_depth(chunks, settings.k, settings.budgets)
+    if reranker is not None:  # the re-ranker must see its full top N
+        depth = max(depth, min(int(reranker.top_n), len(chunks)))
     t0 = time.perf_counter()
-    ranking = retriever.retrieve(index, np.ascontiguousarray(query_vecs, dtype=np.float32),
-                                 retrieval_depth(chunks, settings.k, settings.budgets))
+    ranking = retriever.retrieve(texts, query_vecs, depth)
     timings["retrieve_s"] = time.perf_counter() - t0
+
+    first_stage = None
+    rerank: dict[str, Any] = {}
+    if reranker is not None:
+        reranker.reset_stats()
+        t0 = time.perf_counter()
+        first = ranking
+        ranking = reranker.rerank(texts, chunks, first, int(reranker.top_n))
+        n = min(int(reranker.top_n), first.ids.shape[1])
+        rerank = {"rerank_s": time.perf_counter() - t0,
+                  "rerank_candidates": float((first.ids[:, :n] >= 0).sum(axis=1).mean())
+                  if len(queries) else 0.0,
+                  "rerank_computed": int(reranker.stats.computed)}
+        ceiling = measures_for(sorted({*settings.k, int(reranker.top_n)}), settings.budgets)
+        first_table = score_ranked(queries, first.ids, chunks, ceiling,
+                                   min_coverage=settings.min_coverage, gain=settings.gain)
+        first_stage = summarize(first_table, queries, n_boot=settings.n_boot, seed=settings.seed)
 
     t0 = time.perf_counter()
     table = score_ranked(queries, ranking.ids, chunks, settings.measures,
@@ -184,7 +223,7 @@ def evaluate_setting(
         mean_model_tokens=float(model_tokens.mean()),
         truncated_share=truncated_share,
         max_seq_length=max_len,
-        n_vectors=int(index.ntotal),
+        n_vectors=int(getattr(retriever, "ntotal", len(chunks))),
         index_bytes=None if index_bytes is None else int(index_bytes),
         embed_tokens=int(np.minimum(model_tokens, max_len).sum()),
         retrieval_depth=ranking.depth,
@@ -194,6 +233,7 @@ def evaluate_setting(
         model_s=float(embed_stats.seconds),
         model_load_s=float(getattr(embed_stats, "load_seconds", 0.0)),
         tokens_at=tokens_at,
+        **rerank,
         **timings,
     )
-    return SettingResult(chunks, ranking, table, summary, credits, diagnostics, stats)
+    return SettingResult(chunks, ranking, table, summary, credits, diagnostics, stats, first_stage)

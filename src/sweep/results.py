@@ -8,7 +8,8 @@
 Columns of :func:`load`: the settings first (``chunk.size``, ``chunk.overlap``...),
 then ``job``, ``status``, ``error``, the comparison with the best (``vs_best``,
 ``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
-aggregate as ``level.metric@k`` with its 95% interval in ``.lo``/``.hi``.
+aggregate as ``level.metric@k`` with its 95% interval in ``.lo``/``.hi``; with a
+re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi``).
 ``results.csv`` is this frame, written by :func:`write_results`.
 """
 
@@ -69,6 +70,12 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
                 rec[f"{level}.{metric}"] = m.mean
                 rec[f"{level}.{metric}.lo"] = m.ci_low
                 rec[f"{level}.{metric}.hi"] = m.ci_high
+    if row.first_stage is not None:  # before re-ranking, next to the re-ranked columns
+        for level, lv in row.first_stage.levels.items():
+            for metric, m in lv.metrics.items():
+                rec[f"first_stage.{level}.{metric}"] = m.mean
+                rec[f"first_stage.{level}.{metric}.lo"] = m.ci_low
+                rec[f"first_stage.{level}.{metric}.hi"] = m.ci_high
     return rec
 
 

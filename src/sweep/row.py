@@ -71,6 +71,8 @@ class Row:
     summary: Summary | None = None
     #: Two-hop failure classes and abstention (ok rows only).
     diagnostics: Diagnostics | None = None
+    #: The retriever's own ranking scored, when a re-ranker re-ordered it (see SettingResult).
+    first_stage: Summary | None = None
     #: The job's folder when read from disk (not saved: folders move).
     path: Path | None = field(default=None, compare=False)
 
@@ -115,6 +117,7 @@ class Row:
             "stats": self.stats.to_columns(),
             "summary": None if self.summary is None else self.summary.to_dict(),
             "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
+            "first_stage": None if self.first_stage is None else self.first_stage.to_dict(),
         }
         return json.dumps(data, indent=2, default=str)
 
@@ -145,6 +148,8 @@ class Row:
                 summary=None if data.get("summary") is None else Summary.from_dict(data["summary"]),
                 diagnostics=(None if data.get("diagnostics") is None
                              else Diagnostics.from_dict(data["diagnostics"])),
+                first_stage=(None if data.get("first_stage") is None
+                             else Summary.from_dict(data["first_stage"])),
                 path=path,
             )
         except KeyError as e:

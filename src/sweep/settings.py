@@ -31,10 +31,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chunk.overlap", "overlap"),
     Setting("chunk.prefix", "prefix"),
     Setting("chunk.tokenizer", "tokenizer"),
+    Setting("embed", "embedder", group=True),
     Setting("embed.model", "model"),
     Setting("embed.backend", "backend"),
     Setting("index", "index", group=True),
     Setting("retrieve", "retriever", group=True),
+    Setting("rerank", "reranker", group=True),
     Setting("dataset", "dataset", group=True),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}

@@ -1,7 +1,8 @@
 """What each stage of a setting must offer: the protocols ``evaluate_setting`` is typed with.
 
 ``Document`` → :class:`Chunker` → ``Chunk``s → :class:`Embedder` → float32 ``(n, d)``
-vectors → :class:`SearchIndex` → :class:`Retriever` → :class:`~sweep.data.Ranking`.
+vectors → :class:`Retriever` (a dense one holds a :class:`SearchIndex`) →
+:class:`~sweep.data.Ranking` → optionally a :class:`Reranker` → ``Ranking``.
 sweep's own classes satisfy them; so does anything a user points a ``_target_`` at
 that has these members (the tests run the pipeline with small fakes).
 """
@@ -14,7 +15,8 @@ import numpy as np
 
 from sweep.data import Chunk, Document, Ranking
 
-__all__ = ["Chunker", "EmbedStatsLike", "Embedder", "Retriever", "SearchIndex"]
+__all__ = ["Chunker", "EmbedStatsLike", "Embedder", "RerankStatsLike", "Reranker", "Retriever",
+           "SearchIndex"]
 
 
 @runtime_checkable
@@ -70,6 +72,43 @@ class SearchIndex(Protocol):
 
 @runtime_checkable
 class Retriever(Protocol):
-    def retrieve(self, index: SearchIndex, query_vectors: np.ndarray, depth: int) -> Ranking:
-        """At least ``depth`` chunks per query (fewer only when the index holds fewer)."""
+    """Indexes a setting's chunks once, then ranks them for the queries.
+
+    ``needs_vectors`` False (BM25): the pipeline embeds nothing, passes ``None``
+    for every vector argument and never loads the embedding model.
+    """
+
+    needs_vectors: bool
+
+    def index(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> None:
+        """Replace what is indexed with ``chunks`` (row i of ``vectors`` is chunk i)."""
+        ...
+
+    def retrieve(self, queries: Sequence[str], query_vectors: np.ndarray | None,
+                 depth: int) -> Ranking:
+        """At least ``depth`` chunks per query (fewer only when fewer are indexed),
+        scores higher-is-better."""
+        ...
+
+
+class RerankStatsLike(Protocol):
+    computed: int     # (query, chunk) pairs run through the model
+    cache_hits: int   # pairs whose score came from the cache
+    seconds: float    # model time, loading included
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    #: How many first-stage chunks per query it re-orders; the first stage retrieves at least these.
+    top_n: int
+
+    @property
+    def stats(self) -> RerankStatsLike: ...
+
+    def reset_stats(self) -> None: ...
+
+    def rerank(self, queries: Sequence[str], chunks: Sequence[Chunk], ranking: Ranking,
+               top_n: int) -> Ranking:
+        """``ranking`` with each query's first ``top_n`` chunks re-ordered; the rest keep
+        their first-stage order."""
         ...

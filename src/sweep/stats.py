@@ -146,22 +146,25 @@ class Recommendation:
     reason: str
 
 
-def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float, float]],
+def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float, ...]],
               *, metric: str = "the primary metric", labels: Mapping[int, str] | None = None,
               untested: Sequence[str] = ()) -> Recommendation | None:
     """The cheapest setting not distinguishable from the best.
 
-    ``cost[job] = (retrieved tokens per query at the primary k, chunks in the index)``:
-    what the LLM reads per question first, then the index size. ``untested`` names
-    settings that ran but could not be tested: the reason never claims anything of them.
+    ``cost[job] = (retrieved tokens per query at the primary k, chunks in the index[,
+    chunks re-ranked per query])``, compared in that order: what the LLM reads per
+    question first, then the index size, then the re-ranker's work (0 without one).
+    ``untested`` names settings that ran but could not be tested: the reason never
+    claims anything of them.
     """
+    cost = {j: (*c, 0.0)[:3] if len(c) < 3 else tuple(c) for j, c in cost.items()}
     candidates = [c for c in comparisons if c.verdict in ("best", "tie") and c.job in cost]
     if not candidates:
         return None
-    pick = min(candidates, key=lambda c: (cost[c.job][0], cost[c.job][1], -c.mean, c.job))
+    pick = min(candidates, key=lambda c: (*cost[c.job], -c.mean, c.job))
     best = next(c for c in comparisons if c.verdict == "best")
     name = (labels or {}).get(pick.job, f"job {pick.job}")
-    tokens, chunks = cost[pick.job]
+    tokens, chunks, reranked = cost[pick.job]
     if pick.job == best.job:
         ties = [c for c in candidates if c.job != best.job]
         if not ties:
@@ -171,17 +174,24 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
         else:
             reason = (f"{name} has the best {metric} ({best.mean:.3f}); of the {len(ties)} "
                       f"setting(s) not distinguishable from it, none retrieves fewer tokens per "
-                      f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f}).")
+                      f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f})"
+                      + (f" or re-ranks fewer ({reranked:.0f} per query)" if reranked else "")
+                      + ".")
         return Recommendation(pick.job, reason + _untested(untested))
     best_name = (labels or {}).get(best.job, f"job {best.job}")
-    b_tokens, b_chunks = cost.get(best.job, (float("nan"), float("nan")))
+    b_tokens, b_chunks, b_reranked = cost.get(best.job, (float("nan"),) * 3)
     if best.job not in cost:  # the best row saved no cost: say what the pick costs
         saving = f"retrieves {tokens:.0f} tokens per query"
     elif tokens < b_tokens:
         saving = f"retrieves {tokens:.0f} tokens per query instead of {b_tokens:.0f}"
-    else:
+    elif chunks < b_chunks:
         saving = (f"at the same {tokens:.0f} tokens per query needs {chunks:.0f} chunks in the "
                   f"index instead of {b_chunks:.0f}")
+    elif reranked < b_reranked:
+        saving = (f"at the same {tokens:.0f} tokens per query and {chunks:.0f} chunks re-ranks "
+                  f"{reranked:.0f} chunks per query instead of {b_reranked:.0f}")
+    else:
+        saving = f"costs as much ({tokens:.0f} tokens per query, {chunks:.0f} chunks)"
     reason = (f"{name} is not distinguishable from the best, {best_name}, on {metric} "
               f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
               f"{saving}.")

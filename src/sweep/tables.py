@@ -80,6 +80,7 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
     """The full comparison table: what results.md and report.html show."""
     cost_k = _cost_k(rep)
     metric_cols = _metric_columns(rep)
+    first_cols = first_stage_metrics(rep)
     records = []
     for r in rep.rows:
         st = r.stats
@@ -91,11 +92,29 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
             "trunc %": fmt(100 * st.truncated_share, 1) if r.ok else "–",
         })
         rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
+        rec.update({f"1st stage {lvl} {m}": _first_stage_cell(r, lvl, m) for lvl, m in first_cols})
         rec["vs best"] = rep.decision.verdict(r)
         rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
                     "status": _status(r)})
         records.append(rec)
     return pd.DataFrame(records)
+
+
+def first_stage_metrics(rep: SweepReport) -> list[tuple[str, str]]:
+    """With a re-ranker: the primary metric before re-ranking, and at k = the chunks re-ranked
+    per query (the most the re-ranker can reach)."""
+    p = rep.decision.primary
+    n = max((r.stats.rerank_candidates for r in rep.ok if r.first_stage is not None), default=0)
+    if p is None or not n:
+        return []
+    return list(dict.fromkeys([(p.level, p.metric), (p.level, f"{p.measure.name}@{round(n)}")]))
+
+
+def _first_stage_cell(row: Row, level: str, metric: str) -> str:
+    m = None if row.first_stage is None else row.first_stage.interval(level, metric)
+    if m is None or math.isnan(m.mean):
+        return "–"
+    return f"{fmt(m.mean)} [{fmt(m.ci_low, 2)}, {fmt(m.ci_high, 2)}]"
 
 
 def row_classes(rep: SweepReport) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import pytest
 from llm_server import Fault, stand_in  # noqa: F401  (fixture)
 
 from sweep.config import ROOT
+from sweep.row import Row
 
 KEY = "sk-sweep-e2e-5c0ffee5ecre7"
 WRONG_KEY = "sk-wrong-e2e-0badc0ffee42"
@@ -191,8 +192,8 @@ def test_generate_validate_sweep_and_rerun_for_free(tmp_path, stand_in):
          "embed.show_progress=false", "eval.n_boot=200"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
-    row = json.loads((tmp_path / "sweep" / "0" / "row.json").read_text())
-    assert row["status"] == "ok" and row["levels"]["span"]["n_queries"] >= 8
+    row = Row.from_json((tmp_path / "sweep" / "0" / "row.json").read_text())
+    assert row.status == "ok" and row.summary.levels["span"].n_queries >= 8
 
     sent = len(stand_in.requests)
     again = generate(tmp_path, stand_in.url, "generate.n=10", env=env)

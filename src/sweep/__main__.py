@@ -22,8 +22,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
+from sweep import progress
 from sweep.callbacks import fail, state
 from sweep.config import register
+from sweep.devices import launch_of
 from sweep.job import ConfigError, one_line, run_job
 from sweep.loading import DatasetError
 from sweep.report import summary_line, write_html, write_report
@@ -47,8 +49,11 @@ def _entry(cfg: DictConfig) -> None:
         job_dir = Path(hc.runtime.output_dir)
     state.sweep_dir = sweep_dir
     job_num = int(hc.job.num) if hc.job.get("num") is not None else 0
+    launch = launch_of(hc)
+    if launch.n_jobs and launch.separate_processes:  # a worker: "[3/6]" in its log lines too
+        progress.set_total(launch.n_jobs)
     try:
-        run_job(cfg, job_dir, job_num, list(hc.overrides.task), dict(hc.runtime.choices))
+        run_job(cfg, job_dir, job_num, list(hc.overrides.task), dict(hc.runtime.choices), launch)
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
         fail(str(e), sweep_dir)
@@ -60,17 +65,24 @@ def _entry(cfg: DictConfig) -> None:
                     sweep_dir)
 
 
+def _quiet_about_interrupts(unraisable) -> None:
+    # A second Ctrl-C that lands in a finalizer (__del__) is "ignored" by Python with a
+    # printed traceback; it has done its job (skipping the pictures) and says nothing more.
+    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
 def _interrupted() -> None:
+    # Deaf to a second Ctrl-C before anything else: the tables take a moment and are what
+    # matters.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.unraisablehook = _quiet_about_interrupts
     print("\nsweep: interrupted", file=sys.stderr)
     folder = state.sweep_dir
     rep = None
     if folder is not None and folder.is_dir():
-        # The tables first, deaf to a second Ctrl-C: they take a moment and are what matters.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            rep = write_report(folder, quiet=True, html=False)
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        rep = write_report(folder, quiet=True, html=False)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if rep is None:
         where = f" in {folder}" if folder is not None else ""
         print(f"sweep: no setting had finished; nothing to report{where}", file=sys.stderr)
@@ -80,10 +92,27 @@ def _interrupted() -> None:
     except KeyboardInterrupt:
         print("sweep: interrupted again: pictures and report.html skipped "
               f"(python -m sweep.report {folder} draws them)", file=sys.stderr)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     print("\n" + terminal_text(rep) + "\n")
     print(f"sweep: {summary_line(rep)} finished before the interrupt; they are kept in "
           f"{folder}/ (results.md, results.csv)", file=sys.stderr)
     raise SystemExit(130)
+
+
+def _launcher_failed() -> None:
+    """The launcher raised (a joblib worker killed, a Ray node lost) and Hydra has said
+    so: the rows that finished get their table all the same."""
+    folder = state.sweep_dir
+    if state.finished or folder is None or not folder.is_dir():
+        return
+    try:
+        rep = write_report(folder, quiet=True, html=False)
+    except Exception as e:  # the rows are on disk; sweep.report can try again
+        log.warning("could not update the sweep table (%s)", one_line(e))
+        return
+    if rep is not None:
+        print(f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "
+              f"finished and are kept in {folder}/ (results.md, results.csv)", file=sys.stderr)
 
 
 def exit_status() -> int:
@@ -100,6 +129,10 @@ def main() -> None:
         _entry()
     except KeyboardInterrupt:
         _interrupted()
+    except SystemExit as e:
+        if e.code == 1:  # Hydra's way out after an exception it reported
+            _launcher_failed()
+        raise
     sys.exit(exit_status())
 
 

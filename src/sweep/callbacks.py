@@ -1,5 +1,8 @@
 """Hydra callback: check the grid before the first job, print the table when the sweep ends.
 
+Before a parallel sweep's first job it also embeds the grid's texts once
+(``sweep.prewarm``), so that jobs running side by side only read the cache.
+
 It runs in the process that launches the jobs (whatever the launcher), so it
 also keeps what the command's exit status and its Ctrl-C handler need to know.
 """
@@ -7,6 +10,7 @@ also keeps what the command's exit status and its Ctrl-C handler need to know.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +19,9 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from sweep import preflight, progress
+from sweep import devices, preflight, progress
 from sweep.loading import DatasetError
+from sweep.prewarm import prewarm_grid
 from sweep.report import write_report
 from sweep.sweepreport import SweepReport
 
@@ -65,11 +70,20 @@ class SweepCallback(Callback):
         progress.set_total(len(jobs))
         _check_start(folder, config.hydra.job.config_name, jobs)
         log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
+        # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
+        # their machine, for their device and thread count (sweep.devices).
+        os.environ[devices.JOBS_ENV] = str(len(jobs))
+        try:
+            prewarm_grid(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra),
+                         folder)
+        except preflight.ConfigError as e:  # a bad embed.prewarm value
+            fail(str(e), folder)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         folder = Path(config.hydra.run.dir)
         state.sweep_dir = folder
         progress.set_total(1)
+        os.environ[devices.JOBS_ENV] = "1"
         _check_start(folder, config.hydra.job.config_name, [list(config.hydra.overrides.task)])
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:

@@ -113,6 +113,11 @@ class HybridRetriever:
         return self.dense.ntotal
 
     @property
+    def search_index(self):
+        """The dense side's FAISS index (what ``ann_recall`` measures)."""
+        return self.dense.search_index
+
+    @property
     def nbytes(self) -> int | None:
         dense = self.dense.nbytes
         return None if dense is None else dense + self.lexical.nbytes

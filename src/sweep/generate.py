@@ -19,11 +19,13 @@ import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
+from sweep import devices
 from sweep.config import build, register
 from sweep.embedding import EmbedderError
 from sweep.generation.output import OutputError, check_output_dir, write_output
 from sweep.generation.run import GenerationError, GenerationResult, generate
 from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
+from sweep.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
 from sweep.loading import DatasetError, load_corpus
@@ -62,7 +64,13 @@ def run(cfg: DictConfig) -> int:
     cache = ResponseCache(_cache_root) if _cache_root is not None else None
     client = LLMClient(llm, api_key, cache, dry_run=settings.dry_run,
                        show_progress=settings.show_progress, count_tokens=_token_counter())
-    embedder = build(cfg.embed)
+    # The sweep's own embed keys (prewarm) are not the embedder's; device=auto means
+    # the GPU when there is one, as in a sweep's job.
+    device = str(cfg.embed.get("device", "cpu"))
+    if device == "auto":
+        device = devices.pick_device(device, 0, 1, devices.machine())
+    node = embedder_node(cfg.embed, device)
+    embedder = build(node)
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              _cache_root or "(cache off)")
     result = generate(documents, settings, client, embedder, dataset=dataset_path)

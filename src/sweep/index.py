@@ -1,19 +1,28 @@
-"""FAISS inner-product indexes over chunk embeddings (exact and HNSW).
+"""FAISS inner-product indexes over chunk embeddings (exact, HNSW and IVF).
 
-Both are plain classes with keyword settings, so Hydra can build them from
+All are plain classes with keyword settings, so Hydra can build them from
 ``index/*.yaml`` with ``_target_`` and a user can plug in another one that has
-the same four members: ``build``, ``search``, ``ntotal``, ``describe``.
+the same four members: ``build``, ``search``, ``ntotal``, ``describe``. An
+index that may miss true neighbours says so with ``approximate = True``; the
+pipeline then measures what it misses (:func:`ann_recall`).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from contextlib import contextmanager
 from typing import Iterator
 
 import numpy as np
 
+from sweep.stages import SearchIndex
+
 
 def _faiss():
+    # faiss reports at INFO that its AVX2 build is absent before it loads the
+    # generic one; on the console (of every worker process, too) that reads like an error.
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - faiss-cpu is a dependency
@@ -45,6 +54,9 @@ def _check_k(k: int) -> int:
 
 class _FaissIndex:
     """Shared build/search plumbing; subclasses make the FAISS index."""
+
+    #: True when search may miss some of the true top k (the row then reports by how much).
+    approximate = False
 
     def __init__(self) -> None:
         self._index = None
@@ -124,6 +136,8 @@ def _single_thread() -> Iterator[None]:
 class HNSWIndex(_FaissIndex):
     """Approximate inner-product search with an HNSW graph (``faiss.IndexHNSWFlat``)."""
 
+    approximate = True
+
     def __init__(self, m: int = 32, ef_construction: int = 200, ef_search: int = 128) -> None:
         super().__init__()
         for name, value in (("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
@@ -154,3 +168,83 @@ class HNSWIndex(_FaissIndex):
     def describe(self) -> str:
         return (f"HNSW(m={self.m}, ef_construction={self.ef_construction}, "
                 f"ef_search={self.ef_search}, dim={self._dim}, n={self.ntotal})")
+
+
+def _positive_int(owner: str, name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+    return value
+
+
+class IVFIndex(_FaissIndex):
+    """Approximate inner-product search over k-means cells (``faiss.IndexIVFFlat``).
+
+    The vectors are clustered into ``nlist`` cells, and a query is compared with
+    the vectors of its ``nprobe`` nearest cells only. ``nlist=None`` picks
+    4·√n; either way it is capped at n/39, because k-means wants about 39
+    training vectors per cell (FAISS warns below that), so a small corpus gets
+    few cells and, with ``nprobe`` ≥ cells, exact results.
+    """
+
+    approximate = True
+    MIN_POINTS_PER_CELL = 39
+
+    def __init__(self, nlist: int | None = None, nprobe: int = 16) -> None:
+        super().__init__()
+        if nlist is not None:
+            _positive_int("IVFIndex", "nlist", nlist)
+        self.nlist = nlist
+        self.nprobe = _positive_int("IVFIndex", "nprobe", nprobe)
+        self._cells = 1
+
+    @classmethod
+    def cells_for(cls, n: int, nlist: int | None) -> int:
+        """The number of cells used for ``n`` vectors."""
+        want = nlist if nlist is not None else int(round(4 * math.sqrt(max(n, 1))))
+        return max(1, min(want, n // cls.MIN_POINTS_PER_CELL))
+
+    def build(self, vectors: np.ndarray) -> None:
+        vectors = _check_vectors("build", vectors, None)
+        self._cells = self.cells_for(vectors.shape[0], self.nlist)
+        super().build(vectors)
+
+    def _make(self, dim: int):
+        faiss = _faiss()
+        quantizer = faiss.IndexFlatIP(dim)
+        # FAISS's Python wrapper keeps the quantizer alive as long as the index.
+        return faiss.IndexIVFFlat(quantizer, dim, self._cells, faiss.METRIC_INNER_PRODUCT)
+
+    def _add(self, index, vectors: np.ndarray) -> None:
+        index.train(vectors)  # k-means with FAISS's fixed seed: the same cells every run
+        index.add(vectors)
+
+    def _configure_search(self) -> None:
+        self._index.nprobe = min(self.nprobe, self._cells)
+
+    def describe(self) -> str:
+        return (f"IVF(nlist={self._cells}, nprobe={min(self.nprobe, self._cells)}, "
+                f"dim={self._dim}, n={self.ntotal})")
+
+
+#: Depth at which an approximate index is compared with exact search.
+ANN_RECALL_K = 10
+
+
+def ann_recall(index: SearchIndex, vectors: np.ndarray, queries: np.ndarray,
+               k: int = ANN_RECALL_K) -> float:
+    """Share of exact search's top ``k`` that ``index`` also returns in its top ``k``,
+    averaged over the queries: what the approximate index costs in neighbours.
+
+    Exact search runs on the same ``vectors``; with fewer than ``k`` vectors every
+    one of them is the target.
+    """
+    vectors = _check_vectors("ann_recall", vectors, None)
+    if queries.shape[0] == 0 or vectors.shape[0] == 0:
+        return float("nan")
+    k = min(_check_k(k), vectors.shape[0])
+    exact = FlatIPIndex()
+    exact.build(vectors)
+    _, truth = exact.search(queries, k)
+    _, found = index.search(queries, k)
+    hits = [len(set(t.tolist()) & set(f.tolist())) for t, f in zip(truth, found)]
+    return float(np.mean(hits) / k)

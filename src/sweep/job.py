@@ -21,12 +21,14 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from sweep import progress
+from sweep import devices, progress
 from sweep.config import cause
 from sweep.data import Chunk, Dataset, Document
 from sweep.diagnostics import twohop_class, twohop_queries
 from sweep.evalconfig import EvalConfig, EvalConfigError
+from sweep.devices import Launch
 from sweep.files import write_text_atomic
+from sweep.index import ANN_RECALL_K
 from sweep.measures import Primary
 from sweep.pipeline import Stats, evaluate_setting
 from sweep.row import DatasetInfo, Row
@@ -68,14 +70,29 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def build_stages(cfg: DictConfig) -> Stages:
+#: Keys of the ``embed`` node that tell the sweep, not the embedder, what to do.
+SWEEP_EMBED_KEYS = ("prewarm",)
+
+
+def embedder_node(node: DictConfig, device: str | None = None) -> DictConfig:
+    """The ``embed`` node as the embedder's constructor takes it: without the sweep's own
+    keys, and with ``device`` (an ``auto`` resolved by ``sweep.devices``) when given."""
+    out = OmegaConf.create(OmegaConf.to_container(node, resolve=True))
+    for key in SWEEP_EMBED_KEYS:
+        out.pop(key, None)
+    if device is not None and "device" in out:
+        out.device = device
+    return out
+
+
+def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     """Instantiate embedder, chunker, retriever (handed the ``index`` group's search index)
     and re-ranker (None for ``rerank=none``); a bad setting raises.
 
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
     (the semantic strategy embeds sentences; the others ignore it).
     """
-    embedder = instantiate(cfg.embed)
+    embedder = instantiate(embedder_node(cfg.embed, device))
     chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not hasattr(chunker, "chunk_documents"):
         chunker = _PerDocument(chunker)
@@ -139,9 +156,27 @@ class _Invalid(Exception):
     pass
 
 
+def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
+    """Resolve ``embed.device=auto`` and split the CPU between parallel jobs; the device
+    to build the embedder on (None: the configured one)."""
+    requested = OmegaConf.select(cfg, "embed.device", default=None)
+    launch = launch or Launch()
+    placement = devices.place(str(requested or "cpu"), job_num, launch,
+                              devices.machine(probe_gpus=requested == "auto"))
+    devices.apply_threads(placement.threads)
+    if requested == "auto" or placement.threads is not None:
+        log.info("job %s: device %s, %s CPU thread(s)", job_num, placement.device,
+                 placement.threads or "all")
+    return placement.device if requested == "auto" else None
+
+
 def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
-            choices: Mapping[str, Any]) -> Row:
-    """Run one job of the sweep and save its row; never raises for a bad setting."""
+            choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
+    """Run one job of the sweep and save its row; never raises for a bad setting.
+
+    ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
+    many CPU threads this job may use (``sweep.devices``).
+    """
     ev = build_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
@@ -154,8 +189,9 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     status, error, notes, stats, summary = "ok", None, (), Stats(), None
     diagnostics = first_stage = None
     try:
+        device = _place(cfg, job_num, launch)
         try:
-            stages = build_stages(cfg)
+            stages = build_stages(cfg, device)
         except Exception as e:  # a bad setting: the row says why, the sweep goes on
             raise _Invalid(one_line(cause(e))) from e
         notes = tuple(stages.chunker.notes)
@@ -165,6 +201,10 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                                   stages.embedder, stages.retriever, ev, stages.reranker)
         stats, summary = result.stats, result.summary
         diagnostics, first_stage = result.diagnostics, result.first_stage
+        if stats.ann_recall is not None:
+            notes += (f"approximate index ({choices.get('index', 'index')}): its top "
+                      f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
+                      f"(ann_recall@{ANN_RECALL_K})",)
         result.scores.write_csv(job_dir / "per_query.csv")
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         write_traces(job_dir / "hits.jsonl",

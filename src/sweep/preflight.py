@@ -23,6 +23,8 @@ log = logging.getLogger("sweep")
 
 #: Files by which a folder is known to hold a sweep already.
 _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
+#: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the table lock.
+_SWEEP_FILES = ("multirun.yaml", "prewarm.json", ".sweep.lock")
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
 
@@ -75,11 +77,12 @@ def check_grid(config_name: str, jobs: Iterable[Sequence[str]]) -> None:
 
 def discard_if_unused(folder: Path) -> None:
     """Remove a sweep folder in which no job saved a row: only what sweep and Hydra put
-    there (multirun.yaml, job folders with their resolved config and logs), nothing else."""
+    there (multirun.yaml, prewarm.json, the table lock, job folders with their resolved
+    config and logs), nothing else."""
     if not folder.is_dir() or any(folder.glob("*/row.json")):
         return
     for path in folder.iterdir():
-        if path.name == "multirun.yaml":
+        if path.name in _SWEEP_FILES:
             path.unlink()
         elif path.is_dir() and path.name.isdigit() and all(
                 p.name in ("resolved_config.yaml", ".hydra") or p.suffix == ".log"

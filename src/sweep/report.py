@@ -12,9 +12,11 @@ import argparse
 import logging
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from sweep import htmlpage
+from sweep.folderlock import locked
 from sweep.results import combine_per_query, write_results
 from sweep.sweepreport import SweepReport, build_report
 from sweep.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
@@ -74,10 +76,13 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
     """
     sweep_dir = Path(sweep_dir)
     try:
-        rep = build_report(sweep_dir)
-        if rep is None:
-            return None
-        files = write_tables(rep)
+        # Jobs of a parallel launcher rebuild the tables at the same time: one at a time,
+        # each from the rows saved when it got the lock (sweep.folderlock).
+        with locked(sweep_dir) if sweep_dir.is_dir() else nullcontext():
+            rep = build_report(sweep_dir)
+            if rep is None:
+                return None
+            files = write_tables(rep)
     except (ValueError, TraceError) as e:  # a damaged per-query file or trace: name it
         raise ReportError(str(e)) from None
     if (not quiet) if html is None else html:

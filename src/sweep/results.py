@@ -82,7 +82,13 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
 def frame(rows: Sequence[Row], decision: SweepDecision) -> pd.DataFrame:
     """One row per setting, settings first, then status, comparison, stats and metrics."""
     settings = setting_columns(rows)
-    df = pd.DataFrame([_record(r, decision, settings) for r in rows])
+    records = [_record(r, decision, settings) for r in rows]
+    df = pd.DataFrame(records)
+    # A count stays a count when an invalid row leaves it empty ("10", not "10.0").
+    for col in df.columns:
+        values = [rec[col] for rec in records if rec.get(col) is not None]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            df[col] = df[col].astype("Int64")
     df.attrs["settings"] = settings
     df.attrs["varied"] = varied_settings([r.settings for r in rows])
     return df

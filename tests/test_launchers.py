@@ -1,0 +1,235 @@
+"""End to end: the same sweep on Hydra's basic, joblib, submitit and Ray launchers.
+
+Every launcher must give the serial sweep's rows: every metric, interval and
+decision (timings and cache counters aside). Parallel launchers prewarm the
+cache, so their jobs embed nothing and the model loads once. Ctrl-C and a
+killed worker keep every finished row in the table.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sweep.config import ROOT
+
+pytestmark = pytest.mark.e2e
+
+#: (32, 48) is an invalid setting (overlap >= size): a row that fails under every launcher.
+GRID = ("chunk.size=32,64", "chunk.overlap=0,48")
+LOADED = "Loading SentenceTransformer model"
+
+
+def _cmd(tmp: Path, name: str, *overrides: str) -> list[str]:
+    return [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp / (name + '-cache')}",
+            f"hydra.sweep.dir={tmp / name}", "embed.show_progress=false", "eval.n_boot=200",
+            *overrides]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env["RAY_DEDUP_LOGS"] = "0"  # every job's log lines, not "[repeated 3x]"
+    return env
+
+
+def _sweep(tmp: Path, name: str, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(_cmd(tmp, name, *overrides), cwd=ROOT, env=_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _frame(folder: Path) -> pd.DataFrame:
+    return pd.read_csv(folder / "results.csv").sort_values("job").reset_index(drop=True)
+
+
+#: Where the runs may differ: wall times and latencies, the command line (cache folder),
+#: and what was cached before (a parallel sweep's jobs find every vector prewarmed).
+_NOT_COMPARED = re.compile(r"(_s$|_ms$|^overrides$|^embedded$|^cache_hits$|^cache_misses$)")
+#: Rank-based numbers: equal to the last digit.
+_EXACT = re.compile(r"^(doc|span)\.|^(status|error|vs_best|diff_from_best|p_value|p_holm|"
+                    r"n_needed|n_chunks|n_vectors|notes)$")
+
+
+def assert_same_rows(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    """Every column but timings and cache counters equal; raw similarity scores (the
+    abstention threshold) may differ in the 7th digit, because the model embeds a text in
+    a batch of another length when the cache was filled in another order."""
+    assert list(got.columns) == list(want.columns)
+    assert list(got["job"]) == list(want["job"])
+    for col in want.columns:
+        if _NOT_COMPARED.search(col):
+            continue
+        a, b = got[col], want[col]
+        if _EXACT.search(col) or not pd.api.types.is_float_dtype(b):
+            pd.testing.assert_series_equal(a, b, check_names=False, obj=col)
+        else:
+            np.testing.assert_allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-5,
+                                       atol=1e-6, err_msg=col)
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("serial")
+    proc = _sweep(tmp, "basic", *GRID)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not (tmp / "basic" / "prewarm.json").exists()  # one process: nothing to prewarm
+    return tmp / "basic"
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+LAUNCHERS = [
+    pytest.param(("hydra/launcher=joblib", "hydra.launcher.n_jobs=2"), id="joblib",
+                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_joblib_launcher"),
+                                          reason="pip install -e '.[joblib]'")),
+    pytest.param(("hydra/launcher=submitit_local",), id="submitit_local",
+                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_submitit_launcher"),
+                                          reason="pip install -e '.[slurm]'")),
+    pytest.param(("hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2",
+                  "+hydra.launcher.ray.init.include_dashboard=false"), id="ray",
+                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_ray_launcher"),
+                                          reason="pip install -e '.[ray]'")),
+]
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_every_launcher_gives_the_serial_table_and_embeds_each_text_once(tmp_path, serial,
+                                                                         launcher):
+    proc = _sweep(tmp_path, "parallel", *GRID, *launcher)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    folder = tmp_path / "parallel"
+    got, want = _frame(folder), _frame(serial)
+    assert list(got["status"]) == ["ok", "invalid", "ok", "ok"]
+    assert_same_rows(got, want)
+    assert (folder / "results.md").read_text().count("\n| ") == (serial / "results.md").read_text().count("\n| ")
+    pq, pq_serial = pd.read_csv(folder / "per_query.csv"), pd.read_csv(serial / "per_query.csv")
+    pd.testing.assert_frame_equal(pq[["job", "query_id", "level", "metric"]],
+                                  pq_serial[["job", "query_id", "level", "metric"]])
+    # Prewarm (on by default under a parallel launcher): the grid's distinct texts were
+    # embedded once, before the jobs, with one model load; the jobs only read the cache.
+    report = json.loads((folder / "prewarm.json").read_text())
+    (group,) = report["groups"]
+    assert group["settings"] == 3  # the invalid setting cannot be chunked
+    assert group["cached"] == 0 and group["embedded"] == group["texts"] > 0
+    assert group["model_loads"] == 1
+    # The serial sweep embedded each distinct text once too: the same texts.
+    assert group["texts"] == int(want["embedded"].fillna(0).sum())
+    assert int(got["embedded"].fillna(0).sum()) == 0
+    assert float(got["model_load_s"].fillna(0).sum()) == 0.0
+    log = proc.stdout + proc.stderr
+    assert log.count(LOADED) == 1, log[-3000:]
+    assert f"need {group['texts']} distinct texts: 0 cached, {group['texts']} embedded" in log
+
+
+def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
+    first = _sweep(tmp_path, "a", "chunk.size=32,64", "hydra/launcher=joblib",
+                   "hydra.launcher.n_jobs=2")
+    assert first.returncode == 0, first.stderr[-3000:]
+    again = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "hydra/launcher=joblib",
+                                "hydra.launcher.n_jobs=2") + [
+        f"embed.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT, env=_env(), capture_output=True,
+        text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    (group,) = json.loads((tmp_path / "b" / "prewarm.json").read_text())["groups"]
+    assert group["embedded"] == 0 and group["cached"] == group["texts"] > 0
+    assert group["model_loads"] == 0 and LOADED not in again.stdout + again.stderr
+
+
+def test_prewarm_can_be_turned_off_and_on(tmp_path):
+    off = _sweep(tmp_path, "off", "chunk.size=32,64", "hydra/launcher=joblib",
+                 "hydra.launcher.n_jobs=2", "embed.prewarm=false")
+    assert off.returncode == 0, off.stderr[-3000:]
+    assert not (tmp_path / "off" / "prewarm.json").exists()
+    assert "embed.prewarm" not in _frame(tmp_path / "off").columns  # not a setting
+    on = _sweep(tmp_path, "on", "chunk.size=32,64", "embed.prewarm=true")  # basic launcher
+    assert on.returncode == 0, on.stderr[-3000:]
+    (group,) = json.loads((tmp_path / "on" / "prewarm.json").read_text())["groups"]
+    assert group["embedded"] == group["texts"] and _frame(tmp_path / "on")["embedded"].sum() == 0
+
+
+def test_a_bad_prewarm_value_stops_the_sweep_with_one_line(tmp_path):
+    proc = _sweep(tmp_path, "bad", "chunk.size=32,64", "embed.prewarm=sometimes", timeout=120)
+    assert proc.returncode == 2
+    assert "sweep: error: embed.prewarm must be true, false or auto, got 'sometimes'" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "bad").exists()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def _loky_workers(pid: int) -> list[int]:
+    out = []
+    for child in _children(pid):
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"popen_loky" in cmdline:
+            out.append(child)
+    return out
+
+
+def _start_long_joblib_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    folder = tmp_path / "long"
+    cmd = _cmd(tmp_path, "long", "chunk.size=16,24,32,40,48,56,64,96", "chunk.overlap=0,8",
+               "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while len(list(folder.glob("*/row.json"))) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
+        time.sleep(0.05)
+    return proc, folder
+
+
+def _table_jobs(folder: Path) -> list[int]:
+    with open(folder / "results.csv", newline="") as f:
+        return sorted(int(r["job"]) for r in csv.DictReader(f))
+
+
+def _saved_jobs(folder: Path) -> list[int]:
+    return sorted(int(p.parent.name) for p in folder.glob("*/row.json"))
+
+
+def test_ctrl_c_under_joblib_keeps_every_finished_row(tmp_path):
+    proc, folder = _start_long_joblib_sweep(tmp_path)
+    workers = _loky_workers(proc.pid)
+    assert workers
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-3000:]
+    assert "finished before the interrupt" in err and "Traceback" not in err
+    saved = _saved_jobs(folder)
+    assert 2 <= len(saved) < 16 and _table_jobs(folder) == saved
+    time.sleep(1)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()], "workers left running"
+
+
+def test_a_killed_worker_loses_no_finished_row(tmp_path):
+    proc, folder = _start_long_joblib_sweep(tmp_path)
+    workers = _loky_workers(proc.pid)
+    assert workers
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err[-3000:]
+    assert "the launcher stopped before every job ended" in err
+    saved = _saved_jobs(folder)
+    assert len(saved) >= 2 and _table_jobs(folder) == saved

@@ -50,6 +50,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
         # Cost columns (issue 18): the index's vectors and bytes, the tokens to embed the corpus.
         assert int(r["n_vectors"]) == int(r["n_chunks"]) and int(r["index_bytes"]) >= 384 * 4 * int(r["n_chunks"])
         assert int(r["embed_tokens"]) > int(r["n_chunks"])
+        assert 0 < float(r["latency_p50_ms"]) <= float(r["latency_p95_ms"])
     # Smaller chunks with overlap make more chunks; the table must show that.
     assert int(rows[1]["n_chunks"]) > int(rows[0]["n_chunks"]) > int(rows[2]["n_chunks"])
     # Queries: 7, one unanswerable (excluded everywhere), one doc-level only (excluded at span).
@@ -58,6 +59,8 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     # Printed table and markdown: one line per setting.
     md = (sweep_dir / "results.md").read_text()
     assert md.count("\n| 32 ") + md.count("\n| 64 ") == 4
+    costs = md[md.index("## What each setting costs"):]
+    assert "latency p50 ms" in costs and costs.count("\n| size=") == 4
     assert "span recall@5" in proc.stdout and str(sweep_dir) in proc.stdout
     # The printed table fits a terminal; the full one is in results.md.
     table = proc.stdout[proc.stdout.index("size  overlap"):].split("\n\n")[0].splitlines()

@@ -73,6 +73,7 @@ class BagOfWordsEmbedder:
     def __init__(self):
         self.stats = _Stats()
         self.calls = []
+        self.encoded = []
 
     def reset_stats(self):
         self.stats = _Stats()
@@ -87,6 +88,11 @@ class BagOfWordsEmbedder:
 
     embed_documents = _vectors
     embed_queries = _vectors
+
+    def encode_query(self, text):
+        self.encoded.append(text)
+        v = np.array([[float(w in text) for w in WORDS]], dtype=np.float32)
+        return v / max(float(np.linalg.norm(v)), 1e-9)
 
 
 def test_fakes_satisfy_the_stage_protocols():
@@ -111,6 +117,18 @@ def test_a_setting_end_to_end_with_fake_stages():
     assert st.tokens(1) == pytest.approx((3 + 5 + 4) / 3)  # what the top chunk costs, per query
     assert st.truncated_share == 0.0 and st.retrieval_depth == 3  # 8 tokens fit 2 chunks, +1
     assert emb.calls[0] == [c.text for c in result.chunks]  # chunks embedded once, in order
+    # Latency: every query encoded afresh (after one warm-up), none of it from the batch call.
+    assert emb.encoded == [q.query for q in queries[:1]] + [q.query for q in queries]
+    assert 0 < st.latency_p50_ms <= st.latency_p95_ms
+
+
+def test_latency_can_be_switched_off():
+    emb = BagOfWordsEmbedder()
+    ev = EvalConfig(k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20, latency_queries=0)
+    q = (Query("q1", "rail?", (Judgment("d", 0, 4),)),)
+    st = evaluate_setting([Document("d", TEXT)], q, WordChunker(), emb,
+                          DenseRetriever(FlatIPIndex()), ev).stats
+    assert emb.encoded == [] and st.latency_p50_ms is None and st.latency_p95_ms is None
 
 
 def test_a_chunker_that_makes_no_chunks_is_an_error():

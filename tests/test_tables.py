@@ -76,3 +76,19 @@ def test_chunker_notes_and_bootstrap_settings_appear_under_the_table(tmp_path):
     notes = footnotes(build_report(tmp_path))
     assert any("overlap is ignored by strategy 'paragraph'" in n and "size=256" in n for n in notes)
     assert any("100 resamples, seed 0" in n for n in notes)
+
+
+def test_the_cost_table_has_a_line_per_ok_setting_and_a_dash_for_what_was_not_measured(tmp_path):
+    from sweep.tables import cost_frame, results_markdown
+
+    make_job(tmp_path, 0, 128, 0, base())
+    make_job(tmp_path, 1, 256, 0, base(seed=1))
+    make_job(tmp_path, 2, 64, 64, None, status="invalid", error="ValueError: x")
+    rep = build_report(tmp_path)
+    df = cost_frame(rep)
+    assert list(df.columns) == ["setting", "vectors", "index MB", "embed tokens", "tok@5",
+                                "latency p50 ms", "latency p95 ms"]
+    assert len(df) == 2 and list(df["tok@5"]) == ["640", "1280"]
+    # The synthetic rows measured no latency and built no index: shown as a dash, not 0 or nan.
+    assert set(df["latency p50 ms"]) == {"–"} and set(df["index MB"]) == {"–"}
+    assert "## What each setting costs" in results_markdown(rep)

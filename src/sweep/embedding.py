@@ -517,6 +517,13 @@ class Embedder:
         """float32 (len(texts), dim), rows aligned with ``texts``."""
         return self._embed(texts, self.query_prefix, "queries")
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """One query, (1, dim), from the model itself and never the cache: what a deployed
+        retriever pays per query. Not counted in :attr:`stats`."""
+        (text,) = self._check_texts([text])
+        vec = self._encoder()([self.query_prefix + text])
+        return np.ascontiguousarray(np.asarray(vec, dtype=np.float32).reshape(1, -1))
+
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """int64 length of each text as embedded (document prefix included) in the
         model's own tokenizer, special tokens included; a text is truncated when

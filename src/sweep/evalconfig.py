@@ -55,6 +55,8 @@ class EvalConfig:
     n_perm: int = 10_000
     #: Power at which "questions needed" is computed for settings that tie with the best.
     power: float = 0.8
+    #: Queries timed one at a time for the latency_p50_ms/latency_p95_ms columns (0: none).
+    latency_queries: int = 200
     #: Seed 002's metric per query type, shown beside the primary in the type breakdown:
     #: a name (its k is the primary's) or a full measure (``mrr@1``); ``"*"``: every other type.
     type_metrics: Any = (("fact", "mrr"), ("multi", "complete"), ("graded", "ndcg"), ("*", "recall"))
@@ -62,7 +64,7 @@ class EvalConfig:
     #: evidence spans (also what a dataset without types gets).
     twohop_types: Any = ("multi",)
     # Keys that only change what is printed, never a score or a verdict.
-    _PRESENTATION = ("table_k", "type_metrics", "twohop_types", "power")
+    _PRESENTATION = ("table_k", "type_metrics", "twohop_types", "power", "latency_queries")
 
     def __post_init__(self) -> None:
         ks = _int_tuple("k", self.k, "[1,3,5,10]", required=True)
@@ -76,6 +78,7 @@ class EvalConfig:
         number("eval.min_coverage", self.min_coverage, 0, 1, open_low=True, error=e)
         number("eval.alpha", self.alpha, 0, 1, open_low=True, error=e)
         number("eval.power", self.power, 0, 0.999, open_low=True, error=e)
+        integer("eval.latency_queries", self.latency_queries, 0, 1_000_000, error=e)
         integer("eval.n_boot", self.n_boot, 1, 1_000_000, error=e)
         integer("eval.n_perm", self.n_perm, 1, 10_000_000, error=e)
         integer("eval.seed", self.seed, 0, _MAX_INT, error=e)

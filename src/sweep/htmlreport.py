@@ -8,9 +8,10 @@ from typing import Sequence
 from sweep import htmlpage
 from sweep.htmlpage import Picture, Section, Table
 from sweep.sweepreport import SweepReport
-from sweep.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, agreement_frame, agreement_line, TWOHOP_NOTE, TYPE_METRIC_NOTE, abstention_caveat,
-                          abstention_frame, breakdown_frame, footnotes, recommendations,
-                          results_frame, row_classes, twohop_frame, twohop_ks)
+from sweep.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, COST_NOTE, TWOHOP_NOTE, TYPE_METRIC_NOTE,
+                          abstention_caveat, abstention_frame, agreement_frame, agreement_line,
+                          breakdown_frame, cost_frame, footnotes, recommendations, results_frame,
+                          row_classes, twohop_frame, twohop_ks)
 
 __all__ = ["render_html", "subtitle"]
 
@@ -63,6 +64,10 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
     table = Table.of(results_frame(rep), row_classes(rep))
     sections.append(Section("Comparison table", htmlpage.table_html(table)
                             + htmlpage.bullets(footnotes(rep))))
+    costs = cost_frame(rep)
+    if costs is not None:
+        sections.append(Section("What each setting costs", htmlpage.paragraphs([COST_NOTE])
+                                + htmlpage.table_html(Table.of(costs, _classes(rep, list(costs["setting"]))))))
     if pictures:
         sections.append(Section("Pictures", '<div class="grid">'
                                 + "".join(htmlpage.picture_html(p) for p in pictures) + "</div>"))

@@ -19,6 +19,8 @@ from sweep.aggregate import Summary, summarize
 from sweep.data import Chunk, Document, Query, Ranking
 from sweep.diagnostics import Diagnostics, diagnose
 from sweep.evalconfig import EvalConfig
+from sweep.index import ANN_RECALL_K, ann_recall
+from sweep.latency import measure_latency
 from sweep.measures import measures_for
 from sweep.scoring import ScoreTable, UnitCredits, credit_units, score_ranked
 from sweep.stages import Chunker, Embedder, Reranker, Retriever
@@ -26,6 +28,9 @@ from sweep.stages import Chunker, Embedder, Reranker, Retriever
 log = logging.getLogger(__name__)
 
 __all__ = ["SettingResult", "Stats", "evaluate_setting", "retrieval_depth"]
+
+
+_ANN_COLUMN = f"ann_recall@{ANN_RECALL_K}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class Stats:
     embed_s: float = 0.0
     index_s: float = 0.0
     retrieve_s: float = 0.0
+    #: Retrieval per query, one at a time with a fresh query encode (sweep.latency);
+    #: None when not measured (eval.latency_queries=0).
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
     #: Chunks per query the re-ranker scored (0: no re-ranker), pairs it ran through
     #: its model (the others came from its cache), and its time.
     rerank_candidates: float = 0.0
@@ -62,6 +71,9 @@ class Stats:
     rerank_s: float = 0.0
     score_s: float = 0.0
     total_s: float = 0.0
+    #: Approximate indexes only (hnsw, ivf): share of exact search's top 10 the index also
+    #: returned, on the same vectors (column ``ann_recall@10``).
+    ann_recall: float | None = None
 
     def tokens(self, k: int) -> float | None:
         value = self.tokens_at.get(int(k))
@@ -73,6 +85,9 @@ class Stats:
         for f in dataclasses.fields(self):
             if f.name == "tokens_at":
                 out.update({f"tokens@{k}": v for k, v in sorted(self.tokens_at.items())})
+            elif f.name == "ann_recall":
+                if self.ann_recall is not None:
+                    out[_ANN_COLUMN] = self.ann_recall
             else:
                 out[f.name] = getattr(self, f.name)
         return out
@@ -85,6 +100,8 @@ class Stats:
         for key, value in columns.items():
             if key.startswith("tokens@"):
                 tokens[int(key.split("@", 1)[1])] = float(value)
+            elif key == _ANN_COLUMN:
+                values["ann_recall"] = None if value is None else float(value)
             elif key in names:
                 values[key] = value
             else:
@@ -183,6 +200,14 @@ def evaluate_setting(
     t0 = time.perf_counter()
     ranking = retriever.retrieve(texts, query_vecs, depth)
     timings["retrieve_s"] = time.perf_counter() - t0
+    # What an approximate index misses, against exact search on the same vectors (cheap
+    # next to embedding them).
+    index = getattr(retriever, "search_index", None)
+    ann = (ann_recall(index, doc_vecs, query_vecs)
+           if getattr(index, "approximate", False) and doc_vecs is not None else None)
+
+    encode = embedder.encode_query if doc_vecs is not None else None
+    latency = measure_latency(texts, retriever, depth, encode, limit=settings.latency_queries)
 
     first_stage = None
     rerank: dict[str, Any] = {}
@@ -233,7 +258,10 @@ def evaluate_setting(
         model_s=float(embed_stats.seconds),
         model_load_s=float(getattr(embed_stats, "load_seconds", 0.0)),
         tokens_at=tokens_at,
+        latency_p50_ms=latency.p50_ms if latency.n else None,
+        latency_p95_ms=latency.p95_ms if latency.n else None,
         **rerank,
+        ann_recall=ann,
         **timings,
     )
     return SettingResult(chunks, ranking, table, summary, credits, diagnostics, stats, first_stage)

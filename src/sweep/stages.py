@@ -57,6 +57,10 @@ class Embedder(Protocol):
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """``(1, dim)`` from the model itself, never a cache (latency is timed on it)."""
+        ...
+
 
 @runtime_checkable
 class SearchIndex(Protocol):

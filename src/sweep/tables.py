@@ -256,6 +256,40 @@ def diagnostics_notes(rep: SweepReport) -> list[str]:
     return notes
 
 
+COST_NOTE = ("What each setting costs to run in production. vectors and index MB: the index "
+             "as built (FAISS's serialized size; BM25's arrays). embed tokens: model tokens to "
+             "embed the whole corpus once, cached or not. tok@k: tokens an LLM reads per query "
+             "from the top k. latency: one query at a time, a fresh query encode plus the "
+             "search, on this machine with a warm model (re-ranking not included).")
+
+
+def cost_frame(rep: SweepReport) -> pd.DataFrame | None:
+    """Per ok setting: index size, embedding cost, context read and latency per query."""
+    ok = [r for r in rep.rows if r.ok]
+    if not ok:
+        return None
+    cost_k = _cost_k(rep)
+    records = []
+    for r in ok:
+        st = r.stats
+        mb = None if st.index_bytes is None else st.index_bytes / 2**20
+        records.append({
+            "setting": rep.labels[r.job],
+            "vectors": fmt(st.n_vectors),
+            "index MB": fmt(mb, 2),
+            "embed tokens": fmt(st.embed_tokens) if st.embed_tokens else "–",
+            f"tok@{cost_k}": fmt(st.tokens(cost_k), 0),
+            "latency p50 ms": fmt(st.latency_p50_ms, 1),
+            "latency p95 ms": fmt(st.latency_p95_ms, 1),
+        })
+    return pd.DataFrame(records)
+
+
+def cost_markdown(rep: SweepReport) -> str | None:
+    df = cost_frame(rep)
+    return None if df is None else f"## What each setting costs\n\n{COST_NOTE}\n\n{markdown(df)}"
+
+
 def recommendations(rep: SweepReport) -> list[str]:
     return [t for d in rep.decision.decisions if (t := d.recommendation_text)]
 
@@ -265,6 +299,9 @@ def results_markdown(rep: SweepReport) -> str:
     parts = [markdown(results_frame(rep))]
     parts += recommendations(rep)
     parts.append("\n".join(f"- {n}" for n in footnotes(rep)))
+    cost = cost_markdown(rep)
+    if cost:
+        parts.append(cost)
     return "\n\n".join(parts)
 
 

@@ -138,10 +138,16 @@ def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
     first = _sweep(tmp_path, "a", "chunk.size=32,64", "hydra/launcher=joblib",
                    "hydra.launcher.n_jobs=2")
     assert first.returncode == 0, first.stderr[-3000:]
+    # The query encodes for the latency columns were timed once, by the prewarm pass with
+    # the model it had loaded; no job loaded the model.
+    assert (first.stdout + first.stderr).count(LOADED) == 1
+    assert (tmp_path / "a" / "query_encode_ms.json").exists()
+    assert _frame(tmp_path / "a")["latency_p50_ms"].gt(0).all()
+    # Warm, and with no latency to time, nothing needs the model at all.
     again = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "hydra/launcher=joblib",
                                 "hydra.launcher.n_jobs=2") + [
-        f"embed.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT, env=_env(), capture_output=True,
-        text=True, timeout=600)
+        f"embed.cache_dir={tmp_path / 'a-cache'}", "eval.latency_queries=0"], cwd=ROOT,
+        env=_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     (group,) = json.loads((tmp_path / "b" / "prewarm.json").read_text())["groups"]
     assert group["embedded"] == 0 and group["cached"] == group["texts"] > 0

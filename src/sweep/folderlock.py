@@ -29,17 +29,18 @@ except ImportError:  # Windows: no flock; parallel launchers there run unlocked
 
 
 @contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold the folder's table lock for the duration of the block (waits for it)."""
+def locked(folder: Path, name: str = LOCK_NAME) -> Iterator[None]:
+    """Hold the folder's lock ``name`` (default: the tables') for the duration of the
+    block (waits for it)."""
     if fcntl is None:
         yield
         return
-    fd = os.open(Path(folder) / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(Path(folder) / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError as e:  # a filesystem without locks (some network mounts)
-            log.debug("no lock on %s (%s); rebuilding the tables unlocked", folder, e)
+            log.debug("no lock on %s (%s); going on unlocked", Path(folder) / name, e)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

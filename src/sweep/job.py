@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
-from functools import partial
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
@@ -24,11 +26,12 @@ from omegaconf import DictConfig, OmegaConf
 from sweep import devices, progress
 from sweep.config import cause
 from sweep.data import Chunk, Dataset, Document
+from sweep.devices import Launch
 from sweep.diagnostics import twohop_class, twohop_queries
 from sweep.evalconfig import EvalConfig, EvalConfigError
-from sweep.devices import Launch
 from sweep.files import write_text_atomic
 from sweep.index import ANN_RECALL_K
+from sweep.latency import EncodeTimes
 from sweep.measures import Primary
 from sweep.pipeline import Stats, evaluate_setting
 from sweep.row import DatasetInfo, Row
@@ -37,7 +40,7 @@ from sweep.stages import Chunker, Embedder, Reranker, Retriever
 from sweep.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
-           "scoring_config"]
+           "scoring_config", "shared_encode_times"]
 
 log = logging.getLogger("sweep")
 
@@ -170,6 +173,18 @@ def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
     return placement.device if requested == "auto" else None
 
 
+def shared_encode_times(embedder: Any, sweep_dir: Path
+                        ) -> Callable[[Sequence[str]], np.ndarray] | None:
+    """The sweep's fresh-encode times for this embedder, measured by the first job (or
+    the prewarm pass) that needs them; None for an embedder without an identity."""
+    identity = getattr(embedder, "identity", None)
+    if not identity:
+        return None
+    store = EncodeTimes(sweep_dir)
+    return lambda texts: store.get_or_measure(identity, texts, embedder.encode_query,
+                                              limit=len(texts))
+
+
 def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
             choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
     """Run one job of the sweep and save its row; never raises for a bad setting.
@@ -198,7 +213,9 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         for note in notes:
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
-                                  stages.embedder, stages.retriever, ev, stages.reranker)
+                                  stages.embedder, stages.retriever, ev, stages.reranker,
+                                  encode_times_of=shared_encode_times(stages.embedder,
+                                                                      job_dir.parent))
         stats, summary = result.stats, result.summary
         diagnostics, first_stage = result.diagnostics, result.first_stage
         if stats.ann_recall is not None:

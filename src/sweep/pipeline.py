@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from sweep.data import Chunk, Document, Query, Ranking
 from sweep.diagnostics import Diagnostics, diagnose
 from sweep.evalconfig import EvalConfig
 from sweep.index import ANN_RECALL_K, ann_recall
-from sweep.latency import measure_latency
+from sweep.latency import Latency, encode_times, search_times
 from sweep.measures import measures_for
 from sweep.scoring import ScoreTable, UnitCredits, credit_units, score_ranked
 from sweep.stages import Chunker, Embedder, Reranker, Retriever
@@ -151,8 +151,13 @@ def evaluate_setting(
     retriever: Retriever,
     settings: EvalConfig,
     reranker: Reranker | None = None,
+    encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
 ) -> SettingResult:
     """Run one configuration end to end and score it (SPEC §2).
+
+    ``encode_times_of`` gives the fresh-encode time (ms) of each query for the latency
+    columns; None: measured here with ``embedder.encode_query``. A sweep passes the
+    times it measured once for all its settings (``sweep.latency.EncodeTimes``).
 
     A retriever that needs no vectors (BM25) gets none: nothing is embedded and
     the embedding model is never loaded (the semantic chunker still embeds sentences).
@@ -206,8 +211,18 @@ def evaluate_setting(
     ann = (ann_recall(index, doc_vecs, query_vecs)
            if getattr(index, "approximate", False) and doc_vecs is not None else None)
 
-    encode = embedder.encode_query if doc_vecs is not None else None
-    latency = measure_latency(texts, retriever, depth, encode, limit=settings.latency_queries)
+    # Latency per query: a fresh query encode (none for a retriever without vectors) plus
+    # this setting's own search, one query at a time (sweep.latency).
+    n_timed = min(len(texts), settings.latency_queries)
+    search_ms = search_times(texts, query_vecs, retriever, depth, limit=n_timed)
+    if doc_vecs is not None and n_timed:
+        encode_ms = (encode_times_of(texts[:n_timed]) if encode_times_of is not None
+                     else encode_times(texts, embedder.encode_query, limit=n_timed))
+        search_ms = search_ms + encode_ms
+    latency = Latency.of_ms(search_ms)
+    if latency.n:
+        log.info("retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms",
+                 latency.n, latency.p50_ms, latency.p95_ms)
 
     first_stage = None
     rerank: dict[str, Any] = {}

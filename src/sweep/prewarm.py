@@ -33,6 +33,7 @@ from sweep.cache import resolve_cache_dir
 from sweep.devices import Launch
 from sweep.files import write_text_atomic
 from sweep.job import ConfigError, build_stages, cause, embedder_node, load_dataset
+from sweep.latency import EncodeTimes
 
 __all__ = ["GroupReport", "PrewarmReport", "REPORT_NAME", "embed_spread", "prewarm_grid",
            "wanted"]
@@ -111,6 +112,8 @@ class _Group:
     settings: int = 0
     sentences: int = 0
     embedders: list[Any] = field(default_factory=list)
+    #: The queries whose fresh-encode time the latency columns need (sweep.latency).
+    latency_queries: list[str] = field(default_factory=list)
 
 
 def _first_line(e: BaseException) -> str:
@@ -168,6 +171,9 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         group.docs.update(dict.fromkeys(c.embedding_input for c in chunks))
         group.queries.update(dict.fromkeys(q.query for q in dataset.queries))
         group.settings += 1
+        limit = int(OmegaConf.select(cfg, "eval.latency_queries", default=0) or 0)
+        if limit > len(group.latency_queries):
+            group.latency_queries = [q.query for q in dataset.queries][:limit]
     return groups, skipped, selected
 
 
@@ -249,6 +255,15 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     reports = []
     for group in groups.values():
         reports.append(_embed_group(group, spread if group.device.startswith("cuda") else []))
+    if folder is not None:
+        # The latency columns' query encodes, timed once here for every job of the group
+        # (with the model this pass loaded) instead of once per job.
+        for group in groups.values():
+            identity = getattr(group.embedder, "identity", None)
+            if group.latency_queries and identity:
+                EncodeTimes(folder).get_or_measure(identity, group.latency_queries,
+                                                   group.embedder.encode_query,
+                                                   limit=len(group.latency_queries))
     report = PrewarmReport(len(jobs), tuple(reports), skipped, collect_s,
                            time.perf_counter() - t0)
     for g in report.groups:

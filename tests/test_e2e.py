@@ -86,6 +86,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     diag = (sweep_dir / "diagnostics.md").read_text()
     assert "Two-hop failures at k=5" in diag and "Only 1 unanswerable question" in diag
     assert "Each type on its own metric" in (sweep_dir / "by_type.md").read_text()
+    assert "two-hop@5" in (sweep_dir / "worst_queries.md").read_text()
     html = (sweep_dir / "report.html").read_text(encoding="utf-8")
     assert "Retrieval diagnostics" in html and (sweep_dir / "plots" / "top_score.png").exists()
     for job in range(4):

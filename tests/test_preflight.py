@@ -37,6 +37,9 @@ def test_an_unused_folder_is_removed_but_nothing_else(tmp_path):
     (run / "multirun.yaml").write_text("x")
     (run / "0" / "resolved_config.yaml").write_text("x")
     (run / "0" / "__main__.log").write_text("x")
+    # What prewarm, the latency timing and the locks leave before the first row.
+    for name in ("prewarm.json", "query_encode_ms.json", ".sweep.lock", ".encode-times.lock"):
+        (run / name).write_text("x")
     preflight.discard_if_unused(run)
     assert not run.exists()
     kept = tmp_path / "kept"

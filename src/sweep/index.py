@@ -52,6 +52,12 @@ def _check_k(k: int) -> int:
     return int(k)
 
 
+def _positive_int(owner: str, name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+    return value
+
+
 class _FaissIndex:
     """Shared build/search plumbing; subclasses make the FAISS index."""
 
@@ -141,8 +147,7 @@ class HNSWIndex(_FaissIndex):
     def __init__(self, m: int = 32, ef_construction: int = 200, ef_search: int = 128) -> None:
         super().__init__()
         for name, value in (("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"HNSWIndex: {name} must be a positive integer, got {value!r}")
+            _positive_int("HNSWIndex", name, value)
         if m < 2:
             raise ValueError(f"HNSWIndex: m must be at least 2, got {m}")
         self.m = m
@@ -168,12 +173,6 @@ class HNSWIndex(_FaissIndex):
     def describe(self) -> str:
         return (f"HNSW(m={self.m}, ef_construction={self.ef_construction}, "
                 f"ef_search={self.ef_search}, dim={self._dim}, n={self.ntotal})")
-
-
-def _positive_int(owner: str, name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
-    return value
 
 
 class IVFIndex(_FaissIndex):

@@ -34,11 +34,11 @@ from sweep.stages import Retriever
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ENCODE_TIMES_NAME", "EncodeTimes", "Latency", "encode_times", "search_times"]
+__all__ = ["ENCODE_TIMES_LOCK", "ENCODE_TIMES_NAME", "EncodeTimes", "Latency", "encode_times", "search_times"]
 
 #: In the sweep folder: per embedder, the fresh-encode time of each query (ms).
 ENCODE_TIMES_NAME = "query_encode_ms.json"
-_LOCK_NAME = ".encode-times.lock"
+ENCODE_TIMES_LOCK = ".encode-times.lock"
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class EncodeTimes:
         if not texts:
             return np.zeros(0)
         self.folder.mkdir(parents=True, exist_ok=True)
-        with locked(self.folder, _LOCK_NAME):
+        with locked(self.folder, ENCODE_TIMES_LOCK):
             data = self._read()
             entry = data.get(identity)
             if isinstance(entry, dict) and entry.get("queries") == texts:

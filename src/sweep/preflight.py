@@ -15,7 +15,10 @@ from typing import Iterable, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.folderlock import LOCK_NAME
 from sweep.job import ConfigError, build_eval, load_dataset, scoring_config
+from sweep.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
+from sweep.prewarm import REPORT_NAME as PREWARM_REPORT
 
 __all__ = ["check_folder", "check_grid", "discard_if_unused", "expand_grid"]
 
@@ -23,8 +26,9 @@ log = logging.getLogger("sweep")
 
 #: Files by which a folder is known to hold a sweep already.
 _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
-#: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the table lock.
-_SWEEP_FILES = ("multirun.yaml", "prewarm.json", ".sweep.lock")
+#: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the query
+#: encode times and the locks.
+_SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
 
@@ -77,8 +81,8 @@ def check_grid(config_name: str, jobs: Iterable[Sequence[str]]) -> None:
 
 def discard_if_unused(folder: Path) -> None:
     """Remove a sweep folder in which no job saved a row: only what sweep and Hydra put
-    there (multirun.yaml, prewarm.json, the table lock, job folders with their resolved
-    config and logs), nothing else."""
+    there (``_SWEEP_FILES``, job folders with their resolved config and logs), nothing
+    else."""
     if not folder.is_dir() or any(folder.glob("*/row.json")):
         return
     for path in folder.iterdir():

@@ -226,6 +226,7 @@ def test_sweep_over_two_strategies_with_heading_prefixes(tmp_path):
     ("eval.alpha=2", "eval.alpha"),
     ("eval.n_boot=0", "eval.n_boot"),
     ("eval.gain=cubic", "gain"),
+    ("eval.latency_queries=-1", "eval.latency_queries"),
     ("dataset.path=/nonexistent/eval-set", "/nonexistent/eval-set"),
 ])
 def test_bad_config_fails_with_one_line_before_any_work(tmp_path, override, words):

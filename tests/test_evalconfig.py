@@ -30,6 +30,8 @@ def test_defaults_and_lists_become_tuples():
     ({"gain": "cubic"}, "gain"),
     ({"min_coverage": 0}, "eval.min_coverage"),
     ({"seed": -1}, "eval.seed"),
+    ({"latency_queries": -1}, "eval.latency_queries"),
+    ({"latency_queries": "all"}, "an integer"),
 ])
 def test_bad_values_fail_with_one_line_naming_the_key(kwargs, words):
     with pytest.raises(EvalConfigError) as e:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from sweep import backends
+from sweep import backends, progress
 from sweep.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 
 log = logging.getLogger(__name__)
@@ -739,10 +739,7 @@ class Embedder:
         order = sorted(range(len(strings)), key=lambda i: -len(strings[i]))
         group = self.batch_size * _STORE_EVERY_BATCHES
         model_seconds = store_seconds = 0.0
-        from tqdm import tqdm
-
-        with tqdm(total=len(strings), desc="embedding", unit="text", file=sys.stderr,
-                  disable=not self.show_progress, leave=False) as bar:
+        with progress.bar(len(strings), "embedding", "text", show=self.show_progress) as bar:
             for lo in range(0, len(order), group):
                 idx = order[lo:lo + group]
                 chunk = [strings[i] for i in idx]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import logging
 import random
-import sys
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
 
+from sweep import progress
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.config import LLMConfig
 from sweep.llm.errors import LLMError, one_line, scrub
@@ -178,13 +178,10 @@ class LLMClient:
         """Answers aligned with ``batch``, requested concurrently, with a progress bar."""
         if not batch:
             return []
-        from tqdm import tqdm
-
         results: list[Answer | None] = [None] * len(batch)
         executor = ThreadPoolExecutor(max_workers=self.config.max_concurrency,
                                       thread_name_prefix="llm")
-        bar = tqdm(total=len(batch), desc=desc, unit="req", file=sys.stderr, leave=False,
-                   disable=not self.show_progress or self.dry_run)
+        bar = progress.bar(len(batch), desc, "req", show=self.show_progress and not self.dry_run)
         futures: dict[Future, int] = {}
         try:
             for i, messages in enumerate(batch):

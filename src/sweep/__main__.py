@@ -24,7 +24,7 @@ from omegaconf.errors import InterpolationResolutionError
 
 from sweep import progress
 from sweep.callbacks import fail, state
-from sweep.config import register
+from sweep.config import CONF_DIR, register
 from sweep.devices import launch_of
 from sweep.job import ConfigError, one_line, run_job
 from sweep.loading import DatasetError
@@ -38,7 +38,7 @@ logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 register()
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _entry(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     if hc.mode == RunMode.RUN:  # hydra.mode=RUN: one job, laid out like a sweep of one

@@ -19,7 +19,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.config import build, register
+from sweep.config import CONF_DIR, build, register
 from sweep.judging.humancheck import LabelError, agreement, agreement_text, export_sample
 from sweep.judging.output import write_outputs
 from sweep.judging.records import read_answers
@@ -113,7 +113,7 @@ def run(cfg: DictConfig) -> int:
     return 0
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="answers")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
 def _entry(cfg: DictConfig) -> None:
     try:
         status = run(cfg)

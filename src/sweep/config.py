@@ -10,14 +10,17 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-#: The source checkout's root: conf/ and corpora/ live there.
-ROOT = Path(__file__).resolve().parents[2]
-CONF_DIR = Path(__file__).resolve().parent / "conf"
+#: The package's own folder: conf/ and corpora/ are shipped in it (the checkout's top-level
+#: conf/ and corpora/ are links to them).
+PACKAGE_DIR = Path(__file__).resolve().parent
+CONF_DIR = PACKAGE_DIR / "conf"
+CORPORA_DIR = PACKAGE_DIR / "corpora"
+ROOT = PACKAGE_DIR.parents[1]  # TODO(issue 21): tests only; move to tests
 
 
 def bundled_corpus(name: str) -> str:
-    """Path of a corpus shipped in ``corpora/`` (``${bundled:kestrel}`` in configs)."""
-    path = ROOT / "corpora" / name
+    """Path of a corpus shipped with sweep (``${bundled:kestrel}`` in configs)."""
+    path = CORPORA_DIR / name
     if not path.is_dir():
         raise ValueError(f"no bundled corpus {name!r} at {path}; set dataset.path=DIR")
     return str(path)

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep import devices
-from sweep.config import build, register
+from sweep.config import CONF_DIR, build, register
 from sweep.embedding import EmbedderError
 from sweep.generation.output import OutputError, check_output_dir, write_output
 from sweep.generation.run import GenerationError, GenerationResult, generate
@@ -104,7 +104,7 @@ def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None
           "question.")
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="generate")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
 def _entry(cfg: DictConfig) -> None:
     try:
         status = run(cfg)

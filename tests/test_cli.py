@@ -68,6 +68,32 @@ def test_reusing_a_folder_on_purpose_is_refused_and_keeps_the_old_rows(tmp_path)
     assert sorted(r["chunk.size"] for r in _rows(out)) == ["-1", "-2", "-3"]
 
 
+def test_bad_input_never_touches_files_that_were_in_the_folder_before(tmp_path):
+    # A folder of the user's: a sweep may neither clean it up nor write its jobs into it.
+    out = tmp_path / "mine"
+    theirs = {"2023/app.log": "a", "0/mylog.log": "b", "7/resolved_config.yaml": "c",
+              "prewarm.json": "d"}
+    for name, text in theirs.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    dup = ROOT / "tests" / "fixtures" / "broken" / "duplicate_query_id"
+    proc = _run(tmp_path, f"hydra.sweep.dir={out}", f"dataset.path={dup}", "chunk.size=-1,-2")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
+    assert f"{out} is not empty (0/, 2023/, 7/ and 1 more)" in line
+    assert {str(p.relative_to(out)): p.read_text() for p in out.rglob("*") if p.is_file()} == theirs
+    assert sorted(p.name for p in out.iterdir()) == ["0", "2023", "7", "prewarm.json"]
+
+
+def test_bad_input_removes_the_empty_folder_it_was_given_and_nothing_else(tmp_path):
+    out = tmp_path / "given"
+    out.mkdir()
+    dup = ROOT / "tests" / "fixtures" / "broken" / "duplicate_query_id"
+    proc = _run(tmp_path, f"hydra.sweep.dir={out}", f"dataset.path={dup}", "chunk.size=-1,-2")
+    assert proc.returncode == 2 and "duplicate" in proc.stderr
+    assert not out.exists() and tmp_path.is_dir()
+
+
 def test_a_sweep_where_nothing_ran_exits_1_and_says_so(tmp_path):
     proc = _run(tmp_path, "chunk.size=abc,-5", "chunk.overlap=0")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -31,6 +31,16 @@ def test_a_folder_that_holds_a_sweep_is_refused(tmp_path):
         preflight.check_folder(tmp_path)
 
 
+def test_a_folder_with_anything_in_it_is_refused_and_named(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match=r"is not empty \(notes.txt\)"):
+        preflight.check_folder(tmp_path)
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    with pytest.raises(ConfigError, match=r"is not empty \(a/, b/, c/ and 1 more\)"):
+        preflight.check_folder(tmp_path)
+
+
 def test_an_unused_folder_is_removed_but_nothing_else(tmp_path):
     run = tmp_path / "run"
     (run / "0" / ".hydra").mkdir(parents=True)

@@ -52,9 +52,12 @@ def _check_start(folder: Path, config_name: str, jobs: list[list[str]]) -> None:
 
     try:
         preflight.check_folder(folder)
+    except preflight.ConfigError as e:  # not this sweep's folder: nothing in it is touched
+        fail(str(e))
+    try:
         preflight.check_grid(config_name, jobs)
     except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
-        fail(str(e), None if preflight.holds_a_sweep(folder) else folder)
+        fail(str(e), folder)
 
 
 class SweepCallback(Callback):

@@ -48,12 +48,22 @@ def holds_a_sweep(folder: Path) -> bool:
 
 
 def check_folder(folder: Path) -> None:
-    """Refuse a folder that already holds a sweep: its rows would land in this one's table."""
+    """Refuse a folder that already holds a sweep (its rows would land in this one's table)
+    or anything else: a sweep writes job folders ``0/``, ``1/``... and its files there, and
+    would overwrite, or on bad input clean up, files that are not its own."""
     if holds_a_sweep(folder):
         n = len(list(folder.glob("*/row.json")))
         raise ConfigError(f"{folder} already holds a sweep ({n} row(s)); a table must only show "
                           "its own sweep's rows: choose another hydra.sweep.dir (or leave it "
                           "unset for a new timestamped folder), or delete that folder")
+    if folder.is_dir():
+        found = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+        if found:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            raise ConfigError(f"{folder} is not empty ({shown}); a sweep writes its job folders "
+                              "and files there and must not mix them with yours: choose a new or "
+                              "empty hydra.sweep.dir (or leave it unset for a new timestamped "
+                              "folder)")
 
 
 def _key(override: str) -> str:
@@ -82,7 +92,8 @@ def check_grid(config_name: str, jobs: Iterable[Sequence[str]]) -> None:
 def discard_if_unused(folder: Path) -> None:
     """Remove a sweep folder in which no job saved a row: only what sweep and Hydra put
     there (``_SWEEP_FILES``, job folders with their resolved config and logs), nothing
-    else."""
+    else. Call it only for a folder that ``check_folder`` passed, i.e. one this sweep
+    made or found empty: then whatever is in it of those kinds is this run's."""
     if not folder.is_dir() or any(folder.glob("*/row.json")):
         return
     for path in folder.iterdir():

@@ -1,6 +1,9 @@
 import matplotlib.image as mpimg
 
-from sweep.plots import Cell, Series, _order, budget_lines, heatmap, heatmap_panels, rank_histograms
+import numpy as np
+
+from sweep.plots import (Cell, ScoreSplit, Series, _order, budget_figure, budget_lines, heatmap,
+                         heatmap_figure, heatmap_panels, rank_figure, rank_histograms, score_figure)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -99,3 +102,36 @@ def test_the_heatmap_draws_the_table_values(tmp_path):
     assert len(best) == 1
     path = heatmap(tmp_path / "h.png", cells, title="t")
     assert path.read_bytes()[:8] == PNG and mpimg.imread(path).ndim == 3
+
+
+def _unlabelled(fig):
+    """The visible axes of a figure that lack a y label, or an x label (own or the figure's)."""
+    shared_x = fig._supxlabel.get_text() if fig._supxlabel is not None else ""
+    # A vertical colour bar has one axis to label: its y axis.
+    return [ax for ax in fig.axes if ax.get_visible()
+            and (not ax.get_ylabel()
+                 or not (ax.get_xlabel() or shared_x or getattr(ax, "_colorbar", None)))]
+
+
+def test_every_picture_labels_its_axes():
+    """Each picture opened full size on its own must say what its axes are (issue 21, item 13)."""
+    ranks = {f"size={s}": {"q1": 1, "q2": 3, "q3": 0} for s in (64, 128, 256, 512, 1024, 2048)}
+    many = {f"size={s}": {"q1": 1, "q2": 0} for s in range(15)}
+    splits = [ScoreSplit(f"size={s}", (0.9, 0.8, 0.7), (0.3,), 0.5) for s in (64, 128)]
+    series = [Series("a", (256, 512), (0.3, 0.5), (0.2, 0.4), (0.4, 0.6))]
+    figures = {"heatmap": heatmap_figure(_grid(), title="t"),
+               "ranks": rank_figure(ranks, k=5, title="t"),
+               "rank matrix": rank_figure(many, k=5, title="t"),
+               "budgets": budget_figure(series, metric="span recall", title="t"),
+               "top scores": score_figure(splits, title="t")}
+    assert {name: len(_unlabelled(fig)) for name, fig in figures.items()} == dict.fromkeys(figures, 0)
+    assert {ax.get_ylabel() for ax in figures["ranks"].axes if ax.get_visible()} == {"questions"}
+
+
+def test_top_score_histograms_count_questions_not_densities():
+    answerable = tuple(np.linspace(0.5, 0.9, 40))
+    fig = score_figure([ScoreSplit("size=64", answerable, (0.2, 0.3, 0.35), 0.4)], title="t")
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    assert ax.get_ylabel() == "questions"
+    heights = [p.get_height() for p in ax.patches]
+    assert sum(heights) == 43 and all(float(h).is_integer() for h in heights)

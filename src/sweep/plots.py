@@ -1,7 +1,8 @@
 """Pictures of a sweep where a person would rather look than read (PNG, no display).
 
-Every function takes plain values and writes one PNG, or returns None when
-there is too little to draw (one setting has no heatmap). Figures are built
+Every ``*_figure`` function takes plain values and returns one Figure, or None
+when there is too little to draw (one setting has no heatmap); the function
+of the same picture without ``_figure`` saves it as a PNG. Figures are built
 with ``matplotlib.figure.Figure`` and never through ``pyplot``, so no GUI
 backend is touched and no global figure state leaks between calls.
 """
@@ -92,6 +93,12 @@ def heatmap_panels(cells: Sequence[Cell]) -> list[Panel]:
 
 
 def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
+    """:func:`heatmap_figure` saved as ``path``; None when there is nothing to draw."""
+    fig = heatmap_figure(cells, title=title)
+    return None if fig is None else _save(fig, path)
+
+
+def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
     """Metric over chunk.size (rows) x chunk.overlap (columns), one panel per facet.
 
     Each cell reads ``mean`` and ``[low, high]``. None when fewer than two
@@ -149,11 +156,11 @@ def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
     for n in range(len(facets), nrows * ncols):
         axes[n // ncols][n % ncols].set_visible(False)
     if image is not None:
-        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8)
+        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="mean")
     marked = any(c.mark for c in cells)
     fig.suptitle(title + ("\nframed: best (solid), not distinguishable from best (dashed)"
                           if marked else ""), fontsize=10)
-    return _save(fig, path)
+    return fig
 
 
 #: Above this many settings the histograms become one matrix: 30 small panels take
@@ -169,6 +176,12 @@ def _rank_counts(ranks: Mapping[str, int], k: int) -> np.ndarray:
 
 def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: int,
                     title: str) -> Path | None:
+    """:func:`rank_figure` saved as ``path``; None when no setting has a ranked query."""
+    fig = rank_figure(ranks, k=k, title=title)
+    return None if fig is None else _save(fig, path)
+
+
+def rank_figure(ranks: Mapping[str, Mapping[str, int]], *, k: int, title: str) -> Figure | None:
     """Per setting, how many queries have their first relevant hit at rank 1..k, or none.
 
     ``ranks[label][query_id]`` is that rank, 0 for none in the top k. The
@@ -181,7 +194,7 @@ def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: in
     counts = {lab: _rank_counts(ranks[lab], k) for lab in labels}
     names = [str(i) for i in range(1, k + 1)] + ["none"]
     if len(labels) > MAX_PANELS:
-        return _rank_matrix(path, labels, counts, names, title)
+        return _rank_matrix(labels, counts, names, title)
     ncols = min(len(labels), 4)
     nrows = math.ceil(len(labels) / ncols)
     fig = Figure(figsize=(3.0 * ncols + 0.4, 2.4 * nrows + 0.9), layout="constrained")
@@ -195,18 +208,18 @@ def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: in
         ax.set_xticks(xs, names, fontsize=7)
         ax.set_title(f"{label}\nfound {int(c[:-1].sum())}/{int(c.sum())}, at rank 1: {int(c[0])}",
                      fontsize=8)
-        if n % ncols == 0:
-            ax.set_ylabel("queries")
+        # Every panel says what it counts: opened full size, one panel is read on its own.
+        ax.set_ylabel("questions", fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
     for n in range(len(labels), nrows * ncols):
         axes[n // ncols][n % ncols].set_visible(False)
     fig.suptitle(title, fontsize=10)
     fig.supxlabel("rank of the first relevant chunk", fontsize=9)
-    return _save(fig, path)
+    return fig
 
 
-def _rank_matrix(path: Path, labels: Sequence[str], counts: Mapping[str, np.ndarray],
-                 names: Sequence[str], title: str) -> Path:
+def _rank_matrix(labels: Sequence[str], counts: Mapping[str, np.ndarray],
+                 names: Sequence[str], title: str) -> Figure:
     grid = np.stack([counts[lab] for lab in labels]).astype(float)
     share = grid / np.maximum(grid.sum(axis=1, keepdims=True), 1)
     fig = Figure(figsize=(0.55 * len(names) + 3.5, 0.28 * len(labels) + 1.6), layout="constrained")
@@ -219,13 +232,20 @@ def _rank_matrix(path: Path, labels: Sequence[str], counts: Mapping[str, np.ndar
     ax.set_xticks(range(len(names)), names, fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.axvline(len(names) - 1.5, color="#555555", linewidth=1)  # "none" stands apart
-    ax.set_xlabel("rank of the first relevant chunk (cell: queries; colour: share of the row)")
+    ax.set_xlabel("rank of the first relevant chunk (cell: questions; colour: share of the row)")
+    ax.set_ylabel("setting")
     ax.set_title(title, fontsize=10)
-    return _save(fig, path)
+    return fig
 
 
 def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
                  title: str) -> Path | None:
+    """:func:`budget_figure` saved as ``path``; None when no series has a value."""
+    fig = budget_figure(series, metric=metric, title=title)
+    return None if fig is None else _save(fig, path)
+
+
+def budget_figure(series: Sequence[Series], *, metric: str, title: str) -> Figure | None:
     """The metric at each token budget, one line per setting, interval as a band."""
     series = [s for s in series if s.budgets and any(not math.isnan(m) for m in s.means)]
     if not series:
@@ -252,7 +272,7 @@ def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
     else:
         ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
-    return _save(fig, path)
+    return fig
 
 
 @dataclass(frozen=True)
@@ -266,6 +286,12 @@ class ScoreSplit:
 
 
 def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str) -> Path | None:
+    """:func:`score_figure` saved as ``path``; None when there is nothing to draw."""
+    fig = score_figure(splits, title=title)
+    return None if fig is None else _save(fig, path)
+
+
+def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
     """Per setting, the two distributions of top-1 scores on shared bins, and the threshold.
 
     At most ``MAX_PANELS`` panels (the caller picks which settings); None when
@@ -283,14 +309,16 @@ def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str) ->
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for n, s in enumerate(splits):
         ax = axes[n // ncols][n % ncols]
-        # Densities, not counts: there are usually ten times more answerable questions.
-        ax.hist(s.answerable, bins=bins, density=True, alpha=0.6, color="#3b75af",
+        # Counts, which a reader can check against the table; the unanswerable bars
+        # are drawn on top so that the (usually far fewer) unanswerable questions stay visible.
+        ax.hist(s.answerable, bins=bins, alpha=0.6, color="#3b75af",
                 label=f"answerable ({len(s.answerable)})")
-        ax.hist(s.unanswerable, bins=bins, density=True, alpha=0.6, color="#e4572e",
+        ax.hist(s.unanswerable, bins=bins, alpha=0.8, color="#e4572e",
                 label=f"unanswerable ({len(s.unanswerable)})")
         if s.threshold is not None and math.isfinite(s.threshold):
             ax.axvline(s.threshold, color="black", linestyle="--", linewidth=1)
         ax.set_title(s.label, fontsize=8)
+        ax.set_ylabel("questions", fontsize=8)
         ax.tick_params(labelsize=7)
         if n == 0:
             ax.legend(fontsize=7)
@@ -299,4 +327,4 @@ def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str) ->
     fig.suptitle(title, fontsize=10)
     fig.supxlabel("top-1 retrieval score (dashed: the threshold of best balanced accuracy)",
                   fontsize=9)
-    return _save(fig, path)
+    return fig

@@ -39,7 +39,7 @@ from sweep.stages import Chunker, Embedder, Reranker, Retriever
 from sweep.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
-           "scoring_config", "shared_encode_times"]
+           "save_failed_row", "scoring_config", "shared_encode_times"]
 
 log = logging.getLogger("sweep")
 
@@ -184,6 +184,26 @@ def shared_encode_times(embedder: Any, sweep_dir: Path
                                               limit=len(texts))
 
 
+def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
+             ) -> tuple[EvalConfig, Dataset]:
+    """The job's folder with its resolved config, its eval config and its dataset."""
+    ev = build_eval(cfg)
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    dataset = load_dataset(cfg.dataset)
+    return scoring_config(dataset, ev, warn=job_num == 0), dataset
+
+
+def save_failed_row(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
+                    choices: Mapping[str, Any], error: str) -> Row:
+    """Save a ``failed`` row for a job that could not save its own (its worker died)."""
+    ev, dataset = _prepare(cfg, job_dir, job_num)
+    row = Row(job_num, "failed", job_settings(cfg, overrides, choices), ev,
+              DatasetInfo.of(dataset), tuple(overrides), error, path=job_dir)
+    row.save(job_dir)
+    return row
+
+
 def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
             choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
     """Run one job of the sweep and save its row; never raises for a bad setting.
@@ -191,11 +211,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
     many CPU threads this job may use (``sweep.devices``).
     """
-    ev = build_eval(cfg)
-    job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    dataset = load_dataset(cfg.dataset)
-    ev = scoring_config(dataset, ev, warn=job_num == 0)
+    ev, dataset = _prepare(cfg, job_dir, job_num)
     settings = job_settings(cfg, overrides, choices)
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)

@@ -60,9 +60,15 @@ def test_report_builds_from_saved_rows_alone(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Recommendation: size=128 overlap=16" in out and "report.html" in out
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "<table>" in html and "Recommendation: size=128 overlap=16" in html
+    assert "<table>" in html and "size=128 overlap=16 has the best span recall@5" in html
     assert html.count('<img alt="') >= 3 and 'src="data:image/png;base64,iVBOR' in html
-    assert not re.search(r'(src|href)="(?!data:)', html)  # nothing outside the file
+    # Every picture opens full size on a click (issue 21, item 13), the wide ones span the page.
+    links = re.findall(r'<figure class="zoom" id="(fig-[0-9a-f]+)"><a href="#\1"[^>]*><img ', html)
+    assert len(links) == html.count('<img alt="')
+    ranks = re.search(r'<div class="picture( wide)?" id="fig-[0-9a-f]+-at">(?:(?!</figure>).)*'
+                      r'Where the first relevant chunk lands', html)
+    assert ranks.group(1) == " wide"  # six panels: a third of the page cannot show them
+    assert not re.search(r'(src|href)="(?!data:|#)', html)  # nothing outside the file
     assert "invalid: ValueError: overlap 64 &gt;= size 64" in html
     assert "Question number 0 &amp; &lt;more&gt;?" in html and "gold evidence" in html
     assert "by query type" in html and "adversarial (n=20)" in html
@@ -128,7 +134,7 @@ def test_several_sweeps_side_by_side(tmp_path, capsys):
     page = (out / "sweep-comparison.html").read_text(encoding="utf-8")
     assert "runs/a" in page and "runs/b" in page
     assert "vs best (all sweeps)" in page and 'src="data:image/png;base64,' in page
-    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert not re.search(r'(src|href)="(?!data:|#)', page)
     # Pooled over both sweeps (same dataset content), b's perfect setting is the best of all.
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", page)
     body = [r for r in rows if "runs/" in r]

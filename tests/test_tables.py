@@ -92,3 +92,63 @@ def test_the_cost_table_has_a_line_per_ok_setting_and_a_dash_for_what_was_not_me
     # The synthetic rows measured no latency and built no index: shown as a dash, not 0 or nan.
     assert set(df["latency p50 ms"]) == {"–"} and set(df["index MB"]) == {"–"}
     assert "## What each setting costs" in results_markdown(rep)
+
+
+def _undecided(tmp_path, n=15):
+    """n questions; two settings a question or two off the best: every row ≈ best."""
+    b = base(n)
+    near, nearer = b.copy(), b.copy()
+    near[np.flatnonzero(b)[:2]] = 0
+    nearer[np.flatnonzero(b)[:1]] = 0
+    make_grid(tmp_path, {(64, 0): near, (128, 0): nearer, (256, 0): b})
+    return build_report(tmp_path)
+
+
+def test_a_set_that_cannot_tell_the_settings_apart_says_so_before_the_pick(tmp_path):
+    from sweep.tables import results_markdown, terminal_text
+
+    rep = _undecided(tmp_path)
+    d = rep.decision.decisions[0]
+    assert {c.verdict for c in d.comparisons.values()} == {"best", "tie"}
+    smallest = min(c.n_needed for c in d.comparisons.values() if c.n_needed is not None)
+    line = (f"These 15 questions cannot tell the settings apart: none differs significantly "
+            f"from the best on span recall@5; about {smallest:,} would be needed to confirm even "
+            "the clearest difference seen")
+    for text in (terminal_text(rep), results_markdown(rep)):
+        assert text.count(line) == 1
+        assert text.index(line) < text.index("Recommendation:")
+
+
+def test_a_set_that_tells_a_setting_apart_gives_its_pick_without_that_caveat(tmp_path):
+    from sweep.tables import terminal_text
+
+    scores = {so: base() for so in GRID}
+    scores[(128, 16)] = np.ones(60)
+    make_grid(tmp_path, scores)
+    text = terminal_text(build_report(tmp_path))
+    assert "cannot tell the settings apart" not in text and "Recommendation:" in text
+
+
+def test_identical_settings_cannot_be_told_apart_by_any_number_of_questions(tmp_path):
+    from sweep.tables import terminal_text
+
+    make_grid(tmp_path, {so: base(15) for so in GRID[:3]})
+    text = terminal_text(build_report(tmp_path))
+    assert ("These 15 questions cannot tell the settings apart: none differs significantly from "
+            "the best on span recall@5, and they show no difference that more such questions "
+            "could confirm.") in text
+
+
+def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_agree(tmp_path, capsys):
+    from sweep.report import write_report
+
+    rng = np.random.default_rng(0)
+    sources = ["synthetic" if i % 2 else None for i in range(60)]
+    scores = {so: (rng.random(60) < 0.3 + 0.1 * i).astype(float) for i, so in enumerate(GRID)}
+    make_grid(tmp_path, scores, sources=sources)
+    write_report(tmp_path, quiet=False, html=False)
+    out = capsys.readouterr().out
+    line = "synthetic vs hand-written questions (30 and 30): Kendall's τ between their rankings"
+    assert out.count(line) == 1
+    # Under the table, before the recommendation.
+    assert out.index("vs best") < out.index(line) < out.index("Recommendation:")

@@ -26,8 +26,8 @@ NO_TYPE = "(no type)"
 class TypeBreakdown:
     """Mean of a metric per query type: ``means[i, j]`` is job ``jobs[i]`` on ``types[j]``.
 
-    ``metrics[j]`` names the metric of type j when each type has its own (seed 002's
-    metric per query type); empty when one metric serves every type.
+    ``metrics[j]`` names the metric of type j when each type has its own
+    (``eval.type_metrics``); empty when one metric serves every type.
     """
 
     jobs: tuple[int, ...]

@@ -2,7 +2,7 @@
 
 Rows are tested against each other only when they were scored on the same
 evaluation set (by content: :meth:`Dataset.fingerprint`) with the same scoring
-settings (``eval.*``, SPEC §2 Aggregation); each such group gets its own best
+settings (the ``eval.*`` keys that change a score); each such group gets its own best
 setting, paired tests (Holm-corrected) and recommendation. A setting that ran
 but whose per-query scores are missing is marked untested, never counted as
 worse, and the recommendation says so.
@@ -21,11 +21,14 @@ from sweep.scoring import ScoreTable
 from sweep.settings import setting_label, varied_settings
 from sweep.stats import Comparison, Recommendation, compare_to_best, recommend
 
-__all__ = ["Decision", "Group", "SMALL_EVAL_SET", "SweepDecision", "decide", "group_rows",
-           "verdict_text"]
+__all__ = ["Decision", "Group", "PICK_MARK", "SMALL_EVAL_SET", "SweepDecision", "decide",
+           "group_rows", "verdict_text"]
 
 #: Below this many compared queries the test can only see large differences: say so.
 SMALL_EVAL_SET = 30
+#: Appended to the recommended setting's verdict (``≈ best (p=0.84), recommended``), so the
+#: pick is marked in every table and not only the best.
+PICK_MARK = "recommended"
 
 
 @dataclass(frozen=True)
@@ -56,14 +59,44 @@ class Decision:
     needed: tuple[str, ...] = ()
 
     @property
+    def recommendation_body(self) -> str:
+        """The pick and why, without the ``Recommendation:`` head; empty without a pick."""
+        if self.recommendation is None:
+            return ""
+        text = self.recommendation.reason
+        if self.n_compared < SMALL_EVAL_SET:
+            text += f" Only {self.n_compared} queries back this: a weak pick."
+        return text
+
+    @property
     def recommendation_text(self) -> str:
         if self.recommendation is None:
             return ""
         head = f"Recommendation ({self.group.label})" if self.group.label else "Recommendation"
-        text = f"{head}: {self.recommendation.reason}"
-        if self.n_compared < SMALL_EVAL_SET:
-            text += f" Only {self.n_compared} queries back this: a weak pick."
-        return text
+        return f"{head}: {self.recommendation_body}"
+
+    @property
+    def indistinguishable(self) -> bool:
+        """Two or more settings were tested and none is significantly worse than the best."""
+        return (len(self.comparisons) > 1
+                and all(c.verdict != "worse" for c in self.comparisons.values()))
+
+    @property
+    def undecided_text(self) -> str:
+        """When no setting could be told from the best, the sentence said before any pick."""
+        if not self.indistinguishable:
+            return ""
+        head = f"{self.group.label}: these" if self.group.label else "These"
+        text = (f"{head} {self.n_compared} questions cannot tell the settings apart: none "
+                f"differs significantly from the best on {self.primary.label}")
+        needed = [c.n_needed for c in self.comparisons.values() if c.n_needed is not None]
+        if not needed:
+            return text + ", and they show no difference that more such questions could confirm."
+        # The smallest number is the one for the clearest difference seen: fewer questions
+        # than that cannot separate any two settings, even if every difference is real.
+        return (text + f"; about {min(needed):,} would be needed to confirm even the clearest "
+                "difference seen (the smallest of the per-setting numbers), so read the pick "
+                "below as a tie-break on cost, not as a verdict.")
 
     @property
     def chosen_job(self) -> int | None:
@@ -87,13 +120,22 @@ class SweepDecision:
         return None if d is None else d.comparisons.get(job)
 
     def verdict(self, row: Row) -> str:
-        """``best`` / ``≈ best (p=0.43)`` / ``worse (p=0.002)`` / ``untested``; ``–`` when not ok."""
+        """``best`` / ``≈ best (p=0.43)`` / ``worse (p=0.002)`` / ``untested``; ``–`` when not ok.
+
+        The recommended setting's verdict ends in ``, recommended`` (:data:`PICK_MARK`).
+        """
         if not row.ok:
             return "–"
         d = self.of(row.job)
         if d is not None and row.job in d.untested:
             return "untested"
-        return verdict_text(self.comparison(row.job))
+        text = verdict_text(self.comparison(row.job))
+        return f"{text}, {PICK_MARK}" if self.is_pick(row.job) else text
+
+    def is_pick(self, job: int) -> bool:
+        """Whether ``job`` is its group's recommended setting."""
+        d = self.of(job)
+        return d is not None and d.recommendation is not None and d.recommendation.job == job
 
     @property
     def primary(self) -> Primary | None:

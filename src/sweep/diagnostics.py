@@ -1,5 +1,5 @@
-"""Why retrieval fails, the way seeds 000 and 002 ask: two-hop failure classes, and whether the
-retriever's top score can tell an unanswerable question.
+"""Why retrieval fails: two-hop failure classes, and whether the retriever's top score can
+tell an unanswerable question.
 
 Pure functions over what a setting's ranking credited (per evidence span, the
 rank at which it was credited anywhere in the retrieved depth) and over the
@@ -8,7 +8,7 @@ top-1 retrieval score of each query.
 Two-hop classes of a query with two or more evidence spans, at cut-off k
 (spans in the order of the query's ``relevant`` list):
 
-- ``complete``: every span credited within k (seed 002's two-hop Recall@k);
+- ``complete``: every span credited within k (two-hop Recall@k);
 - ``ranked_out``: every span credited somewhere in the retrieved depth, not all
   within k — a larger k would fix it;
 - ``hop1_missed``: the first span credited nowhere, every later one somewhere;
@@ -18,7 +18,7 @@ With more than two spans, "hop 2" is any span after the first. A missed span
 is one the ranking never covers: chunking, embedding or the query is at
 fault, not k.
 
-Abstention (seed 000: "should we retrieve at all?"): the top-1 score of the
+Abstention ("should we retrieve at all?"): the top-1 score of the
 answerable and the unanswerable (``relevant: []``) queries; the AUROC of that
 score for telling them apart (ties count half), with a stratified bootstrap
 interval, and the threshold that maximises balanced accuracy.

@@ -9,13 +9,16 @@ not depend on the sweep directory or on anything fetched from the network.
 from __future__ import annotations
 
 import base64
+import hashlib
+import struct
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from sweep.files import write_text_atomic
 from sweep.breakdown import QueryRow
+from sweep.decision import PICK_MARK
+from sweep.files import write_text_atomic
 from sweep.traces import Retrieved
 
 _CSS = """
@@ -27,13 +30,29 @@ h3{font-size:1rem;margin:1.2rem 0 .3rem}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
 th{background:#f4f4f4;position:sticky;top:0}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} td.short{white-space:nowrap}
 tr.best td{background:#e3f4e1;font-weight:600} tr.tie td{background:#f3faf2}
 tr.bad td{background:#fbeaea;color:#7a2e2e}
+tr.pick td{background:#dcebfa;border-top:2px solid #3b75af;border-bottom:2px solid #3b75af}
+tr.pick td:first-child{border-left:5px solid #3b75af}
+.badge{display:inline-block;background:#3b75af;color:#fff;border-radius:3px;padding:0 .35rem;
+ margin-left:.35rem;font-size:.75rem;font-weight:600}
+.legend{font-size:.8rem;color:#444;margin:.3rem 0} .legend span.sw{display:inline-block;width:1.6rem;
+ height:.8rem;vertical-align:middle;margin:0 .3rem 0 .9rem;border:1px solid #ccc}
 .rec{background:#eef5fc;border-left:4px solid #3b75af;padding:.6rem 1rem;margin:1rem 0}
+.rec.warn{background:#fff6e0;border-left-color:#c98a00}
 .note{color:#555;font-size:.85rem} figure{margin:1rem 0} figcaption{color:#555;font-size:.85rem}
-img{max-width:100%;border:1px solid #eee} .scroll{overflow-x:auto}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem}
+img{max-width:100%;height:auto;border:1px solid #eee} .scroll{overflow-x:auto}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem;
+ grid-auto-flow:dense} .grid .picture.wide{grid-column:1/-1}
+figure.zoom>a{cursor:zoom-in} figure.zoom .close{display:none}
+figure.zoom:target{position:fixed;inset:0;z-index:10;margin:0;padding:2.5rem 1rem 1rem;overflow:auto;
+ background:rgba(25,25,25,.97);text-align:center}
+figure.zoom:target img{max-width:none;background:#fff} figure.zoom:target figcaption{color:#eee}
+figure.zoom:target .hint{display:none}
+figure.zoom:target .close{display:block;position:fixed;inset:0;z-index:-1}
+figure.zoom:target .close::after{content:"× close";position:fixed;top:.6rem;right:1.2rem;color:#fff;
+ font-size:1rem}
 .q{border:1px solid #e2e2e2;border-radius:4px;padding:.5rem 1rem;margin:.8rem 0}
 .chunk{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.4rem;max-height:14rem;
  overflow:auto;font-size:.85rem} mark{background:#ffe28a}
@@ -43,7 +62,10 @@ img{max-width:100%;border:1px solid #eee} .scroll{overflow-x:auto}
 
 @dataclass(frozen=True)
 class Table:
-    """A rendered table: text cells, and optionally one CSS class per row (best, tie, bad)."""
+    """A rendered table: text cells, and optionally CSS classes per row (best, tie, pick, bad).
+
+    On a row of class ``pick``, a cell ending in :data:`PICK_MARK` shows it as a badge.
+    """
 
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
@@ -81,24 +103,75 @@ def _numeric(text: str) -> bool:
     return True
 
 
+#: Cells up to this long never wrap: a squeezed wide table would break a verdict such as
+#: "worse (p<0.001)" over two lines; longer prose (a failed row's reason) may wrap.
+SHORT_CELL = 30
+
+
+def _cell(text: str, pick: bool) -> str:
+    if pick and (text.endswith(", " + PICK_MARK) or text == PICK_MARK):
+        head = text[: -len(PICK_MARK)].rstrip(", ")
+        return f'<td class="short">{escape(head)}<span class="badge">{PICK_MARK}</span></td>'
+    if _numeric(text):
+        return f'<td class="num">{escape(text)}</td>'
+    return f'<td class="short">{escape(text)}</td>' if len(text) <= SHORT_CELL else f"<td>{escape(text)}</td>"
+
+
 def table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     body = []
     for i, row in enumerate(table.rows):
         cls = table.classes[i] if i < len(table.classes) and table.classes[i] else ""
-        tds = "".join(f'<td class="num">{escape(c)}</td>' if _numeric(c) else f"<td>{escape(c)}</td>"
-                      for c in row)
+        tds = "".join(_cell(c, "pick" in cls.split()) for c in row)
         body.append(f'<tr class="{cls}">{tds}</tr>' if cls else f"<tr>{tds}</tr>")
     # Wide tables scroll inside their box instead of widening the page.
     return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
+#: A picture wider than this (in pixels) takes a whole row of a grid: at a third of
+#: the page, a figure of many panels cannot be read.
+WIDE_PX = 900
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` from a PNG's header; None when ``data`` is not a PNG."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
 def picture_html(picture: Picture) -> str:
-    """The PNG embedded as a data URI, with its caption."""
-    data = base64.b64encode(Path(picture.path).read_bytes()).decode("ascii")
-    return (f'<figure><img alt="{escape(picture.caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{escape(picture.caption)}</figcaption></figure>")
+    """The PNG embedded as a data URI, with its caption; a click opens it full size.
+
+    Full size is the same ``<figure>`` restyled by CSS ``:target`` as an overlay, so
+    the page needs no script and carries each picture once; a click outside the
+    picture (or on "× close") returns to where it was on the page.
+    """
+    raw = Path(picture.path).read_bytes()
+    data = base64.b64encode(raw).decode("ascii")
+    key = "fig-" + hashlib.sha1(str(picture.path).encode("utf-8")).hexdigest()[:12]
+    size = png_size(raw)
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    wide = " wide" if size and size[0] > WIDE_PX else ""
+    caption = escape(picture.caption)
+    # The wrapper stays in the page when the figure becomes the overlay: closing returns to it.
+    return (f'<div class="picture{wide}" id="{key}-at"><figure class="zoom" id="{key}">'
+            f'<a href="#{key}" title="open full size"><img alt="{caption}"{dims} '
+            f'src="data:image/png;base64,{data}"></a>'
+            f'<a class="close" href="#{key}-at" aria-label="close"></a>'
+            f'<figcaption>{caption}<span class="hint"> (click to enlarge)</span></figcaption>'
+            "</figure></div>")
+
+
+def legend(items: Sequence[tuple[str, str]]) -> str:
+    """A line of ``(CSS row class, meaning)`` swatches that says what a table's row marks mean."""
+    swatch = {"best": "background:#e3f4e1", "tie": "background:#f3faf2",
+              "pick": "background:#dcebfa;border:2px solid #3b75af;border-left-width:5px",
+              "bad": "background:#fbeaea"}
+    return ('<p class="legend">' + "".join(
+        f'<span class="sw" style="{swatch.get(cls, "")}"></span>{escape(text)}' for cls, text in items)
+        + "</p>")
 
 
 def paragraphs(texts: Sequence[str], cls: str = "note") -> str:

@@ -8,10 +8,10 @@ from typing import Sequence
 from sweep import htmlpage
 from sweep.htmlpage import Picture, Section, Table
 from sweep.sweepreport import SweepReport
-from sweep.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, COST_NOTE, TWOHOP_NOTE, TYPE_METRIC_NOTE,
-                          abstention_caveat, abstention_frame, agreement_frame, agreement_line,
-                          breakdown_frame, cost_frame, footnotes, recommendations, results_frame,
-                          row_classes, twohop_frame, twohop_ks)
+from sweep.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, COST_NOTE, ROW_LEGEND, TWOHOP_NOTE,
+                          TYPE_METRIC_NOTE, abstention_caveat, abstention_frame, agreement_frame,
+                          agreement_line, breakdown_frame, cost_frame, footnotes, results_frame,
+                          row_class, row_classes, twohop_frame, twohop_ks)
 
 __all__ = ["render_html", "subtitle"]
 
@@ -31,11 +31,19 @@ def subtitle(rep: SweepReport) -> str:
 
 def _classes(rep: SweepReport, labels: Sequence[str]) -> list[str]:
     jobs = {v: j for j, v in rep.labels.items()}
-    out = []
-    for label in labels:
-        c = rep.decision.comparison(jobs[label]) if label in jobs else None
-        out.append(c.verdict if c and c.verdict != "worse" else "")
-    return out
+    return [row_class(rep, jobs[label]) if label in jobs else "" for label in labels]
+
+
+def _recommendation(rep: SweepReport) -> Section | None:
+    """What the sweep can tell and the pick, each said once, before everything else."""
+    boxes = []
+    for d in rep.decision.decisions:
+        if d.undecided_text:
+            boxes.append(f'<div class="rec warn">{escape(d.undecided_text)}</div>')
+        if d.recommendation_body:
+            where = f"<b>{escape(d.group.label)}:</b> " if d.group.label else ""
+            boxes.append(f'<div class="rec">{where}{escape(d.recommendation_body)}</div>')
+    return Section("Recommendation", "".join(boxes)) if boxes else None
 
 
 def _diagnostics(rep: SweepReport, pictures: Sequence[Picture]) -> Section | None:
@@ -57,13 +65,12 @@ def _diagnostics(rep: SweepReport, pictures: Sequence[Picture]) -> Section | Non
 def render_html(rep: SweepReport, pictures: Sequence[Picture],
                 diagnostics: Sequence[Picture] = ()) -> str:
     sections = []
-    recs = recommendations(rep)
-    if recs:
-        sections.append(Section("Recommendation", "".join(f'<div class="rec">{escape(t)}</div>'
-                                                          for t in recs)))
+    rec = _recommendation(rep)
+    if rec is not None:
+        sections.append(rec)
     table = Table.of(results_frame(rep), row_classes(rep))
-    sections.append(Section("Comparison table", htmlpage.table_html(table)
-                            + htmlpage.bullets(footnotes(rep))))
+    sections.append(Section("Comparison table", htmlpage.legend(ROW_LEGEND)
+                            + htmlpage.table_html(table) + htmlpage.bullets(footnotes(rep))))
     costs = cost_frame(rep)
     if costs is not None:
         sections.append(Section("What each setting costs", htmlpage.paragraphs([COST_NOTE])
@@ -76,8 +83,7 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
         where = f" ({d.group.label})" if d.group.label else ""
         df = breakdown_frame(view, rep)
         if df is not None:
-            classes = [(c.verdict if (c := d.comparisons.get(j)) and c.verdict != "worse" else "")
-                       for j in view.breakdown.jobs]
+            classes = [row_class(rep, j) for j in view.breakdown.jobs]
             own = breakdown_frame(view, rep, per_type=True)
             sections.append(Section(f"{d.primary.label} by query type{where}", htmlpage.paragraphs(
                 ["Mean per query type; n = queries of that type scored at this level."])

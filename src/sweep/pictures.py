@@ -117,13 +117,15 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
             title=f"Rank of the first relevant chunk ({p.level} level, top {k}; "
                   f"none = not in the top {k})")
         if path:
-            pictures.append(Picture(path, "Where the first relevant chunk lands, per setting (seed 004)"))
+            pictures.append(Picture(path, "Where the first relevant chunk lands, per setting: "
+                                          "rank-aware metrics (mrr, ndcg) reward rank 1 most"))
     # The primary metric's heatmap first, then budgets and ranks, then the other heatmaps.
     return heatmaps[:1] + pictures + heatmaps[1:]
 
 
 def write_score_histograms(rep: SweepReport) -> list[Picture]:
-    """Per setting, the top-1 scores of answerable and unanswerable queries (seed 000)."""
+    """Per setting, the top-1 scores of answerable and unanswerable queries: can the top score
+    tell that a question has no answer in the corpus?"""
     from sweep import plots
 
     out = []
@@ -152,5 +154,5 @@ def write_score_histograms(rep: SweepReport) -> list[Picture]:
                                             "questions" + (f" ({d.group.label})" if d.group.label else ""))
         if path:
             out.append(Picture(path, "Can the top score tell an unanswerable question? One panel "
-                                     "per setting (up to 12), densities"))
+                                     "per setting (up to 12): questions per score bin"))
     return out

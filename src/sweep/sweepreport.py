@@ -36,7 +36,7 @@ class GroupView:
     breakdown: TypeBreakdown | None
     worst: tuple[QueryRow, ...]
     worst_setting: str
-    #: each type on its own metric (seed 002): fact mrr, multi complete, graded ndcg...
+    #: each type on its own metric (eval.type_metrics): fact mrr, multi complete, graded ndcg...
     type_metrics: TypeBreakdown | None = None
     #: synthetic vs hand-written questions, when the set mixes them
     agreement: Agreement | None = None

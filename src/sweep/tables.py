@@ -20,8 +20,9 @@ from sweep.row import Row
 from sweep.settings import format_value, label, setting_label
 from sweep.sweepreport import GroupView, SweepReport
 
-__all__ = ["TERMINAL_WIDTH", "breakdown_frame", "breakdown_markdown", "footnotes", "markdown",
-           "results_frame", "results_markdown", "row_classes", "terminal_table",
+__all__ = ["ROW_LEGEND", "TERMINAL_WIDTH", "agreement_lines", "breakdown_frame",
+           "breakdown_markdown", "footnotes", "markdown", "recommendations", "results_frame",
+           "results_markdown", "row_class", "row_classes", "terminal_table", "terminal_text",
            "worst_queries_markdown"]
 
 HEADLINE_METRICS = ("recall", "ndcg")
@@ -85,6 +86,8 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
     for r in rep.rows:
         st = r.stats
         rec = {label(k): format_value(r.settings.get(k)) for k in rep.keys}
+        # The verdict beside the settings: a wide table scrolls, and these are what is read.
+        rec["vs best"] = rep.decision.verdict(r)
         rec.update({
             "chunks": fmt(st.n_chunks) if r.ok else "–",
             "tok/chunk": fmt(st.mean_chunk_tokens, 1) if r.ok else "–",
@@ -93,7 +96,6 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
         })
         rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
         rec.update({f"1st stage {lvl} {m}": _first_stage_cell(r, lvl, m) for lvl, m in first_cols})
-        rec["vs best"] = rep.decision.verdict(r)
         rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
                     "status": _status(r)})
         records.append(rec)
@@ -117,13 +119,23 @@ def _first_stage_cell(row: Row, level: str, metric: str) -> str:
     return f"{fmt(m.mean)} [{fmt(m.ci_low, 2)}, {fmt(m.ci_high, 2)}]"
 
 
+def row_class(rep: SweepReport, job: int) -> str:
+    """CSS classes of a setting's row: best or tie (≈ best), plus pick when it is recommended."""
+    c = rep.decision.comparison(job)
+    verdict = c.verdict if c and c.verdict != "worse" else ""
+    return " ".join(filter(None, [verdict, "pick" if rep.decision.is_pick(job) else ""]))
+
+
 def row_classes(rep: SweepReport) -> tuple[str, ...]:
-    """CSS class per row of :func:`results_frame`: best, tie (≈ best), bad (did not run)."""
-    out = []
-    for r in rep.rows:
-        c = rep.decision.comparison(r.job)
-        out.append("bad" if not r.ok else (c.verdict if c and c.verdict != "worse" else ""))
-    return tuple(out)
+    """CSS classes per row of :func:`results_frame`: :func:`row_class`, or bad (did not run)."""
+    return tuple("bad" if not r.ok else row_class(rep, r.job) for r in rep.rows)
+
+
+#: What the row marks of report.html's tables mean: ``(CSS class, meaning)``.
+ROW_LEGEND = (("best", "best: the highest mean on the primary metric"),
+              ("tie", "≈ best: not distinguishable from the best"),
+              ("pick", "recommended: the cheapest setting not distinguishable from the best"),
+              ("bad", "did not run"))
 
 
 def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
@@ -217,8 +229,7 @@ def footnotes(rep: SweepReport) -> list[str]:
                  "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
                  "so chunk sizes are compared at the same context cost.")
     notes += diagnostics_notes(rep)
-    notes += [agreement_line(v.agreement, rep.labels) + " (by_source.md)" for v in rep.groups
-              if v.agreement is not None]
+    notes += agreement_lines(rep)
     notes += rep.decision.notes
     for d in rep.decision.decisions:
         head = f"{d.group.label}: " if d.group.label else ""
@@ -291,7 +302,14 @@ def cost_markdown(rep: SweepReport) -> str | None:
 
 
 def recommendations(rep: SweepReport) -> list[str]:
-    return [t for d in rep.decision.decisions if (t := d.recommendation_text)]
+    """Per group: that its questions cannot tell the settings apart (when so), then the pick."""
+    return [t for d in rep.decision.decisions for t in (d.undecided_text, d.recommendation_text) if t]
+
+
+def agreement_lines(rep: SweepReport) -> list[str]:
+    """Per group of a set that mixes synthetic and hand-written questions: do they agree?"""
+    return [agreement_line(v.agreement, rep.labels) + " (by_source.md)" for v in rep.groups
+            if v.agreement is not None]
 
 
 def results_markdown(rep: SweepReport) -> str:
@@ -306,10 +324,11 @@ def results_markdown(rep: SweepReport) -> str:
 
 
 def terminal_text(rep: SweepReport) -> str:
-    """What a sweep prints at its end: the narrow table, the recommendation(s), and how many
-    questions it would take to tell the ties from the best."""
+    """What a sweep prints at its end: the narrow table, whether synthetic and hand-written
+    questions agree, the recommendation(s), and how many questions it would take to tell
+    the ties from the best."""
     needed = [n for d in rep.decision.decisions for n in d.needed]
-    return "\n\n".join([terminal_table(rep), *recommendations(rep)]
+    return "\n\n".join([terminal_table(rep), *agreement_lines(rep), *recommendations(rep)]
                        + (["\n".join(needed)] if needed else []))
 
 
@@ -333,10 +352,11 @@ def breakdown_frame(view: GroupView, rep: SweepReport, *, per_type: bool = False
     return pd.DataFrame(records)
 
 
-TYPE_METRIC_NOTE = ("Each query type on the metric seed 002 assigns it (eval.type_metrics): "
-                    "single-fact lookups on mrr (is the one chunk near the top?), multi-hop on "
-                    "complete (are both hops in the top k: two-hop recall), graded on ndcg, "
-                    "the others on recall.")
+TYPE_METRIC_NOTE = ("Each query type on the metric that asks what that type needs "
+                    "(eval.type_metrics): single-fact lookups on mrr (is the one chunk near the "
+                    "top?), multi-hop on complete (are both hops in the top k: two-hop recall), "
+                    "graded on ndcg (Järvelin & Kekäläinen 2002: higher grades count more, and "
+                    "more near the top), the others on recall.")
 
 
 def breakdown_markdown(rep: SweepReport) -> str | None:
@@ -372,9 +392,10 @@ def agreement_line(a, labels) -> str:
             f"(95% bootstrap interval over queries); {same}.")
 
 
-AGREEMENT_NOTE = ("Seed 002 warns against over-fitting to synthetic questions: a low τ, or a "
-                  "different pick, means the synthetic set does not rank the settings as your "
-                  "real questions do; trust the real ones.")
+AGREEMENT_NOTE = ("Generated questions tend to reuse the words of the passage they were "
+                  "written from, so tuning on them alone can over-fit: a low τ, or a different "
+                  "pick, means the synthetic set does not rank the settings as your real "
+                  "questions do; trust the real ones.")
 
 
 def agreement_frame(view: GroupView, rep: SweepReport) -> pd.DataFrame | None:
@@ -404,13 +425,13 @@ def agreement_markdown(rep: SweepReport) -> str | None:
 # ---------------------------------------------------------------- diagnostics
 
 
-TWOHOP_NOTE = ("Two-hop failures (seed 002) of the queries with two or more evidence spans "
+TWOHOP_NOTE = ("Two-hop failures of the queries with two or more evidence spans "
                "(eval.twohop_types), at k: complete = every span in the top k (two-hop "
                "recall@k); ranked_out = every span retrieved, not all within k (a larger k "
                "would fix it); hop1_missed / hop2_missed / both_missed = the first span, a later "
                "span, or both never covered by the retrieved ranking (chunking, embedding or the "
                "query is at fault, not k). Cells: share (count).")
-ABSTAIN_NOTE = ("Should we retrieve at all? (seed 000) The top-1 retrieval score of each "
+ABSTAIN_NOTE = ("Should we retrieve at all? The top-1 retrieval score of each "
                 "answerable and each unanswerable question: AUROC = how often an answerable one "
                 "scores above an unanswerable one (0.5 = chance), with its 95% bootstrap "
                 "interval; at the threshold of best balanced accuracy, the share of unanswerable "

@@ -79,3 +79,15 @@ def test_a_set_that_cannot_tell_the_settings_apart_says_so_first(tmp_path):
     text = _text(render_html(build_report(tmp_path), []))
     said = text.index("These 15 questions cannot tell the settings apart")
     assert said < text.index("size=64 overlap=0 is not distinguishable") < text.index("Comparison table")
+
+
+def test_the_comparison_page_marks_each_sweeps_pick_and_says_recommendation_once(tmp_path):
+    from sweep.comparison import compare_sweeps
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    rep_a = _best_is_not_the_pick(a)
+    make_grid(b, {(512, 0): np.ones(60), (512, 64): base()})
+    html = compare_sweeps([rep_a, build_report(b)], tmp_path / "c.html").read_text(encoding="utf-8")
+    picks = [cells for cls, cells in _rows(html) if "pick" in (cls or "").split()]
+    assert [(cells[0][-1], *cells[1:3]) for cells in picks] == [("a", "64", "0"), ("b", "512", "0")]
+    assert '<p class="legend">' in html and _text(html).count("Recommendation") == 1

@@ -25,7 +25,7 @@ from sweep.row import Row
 from sweep.settings import format_value, label, varied_settings
 from sweep.stats import Comparison, compare_to_best
 from sweep.sweepreport import SweepReport
-from sweep.tables import fmt, with_ci
+from sweep.tables import ROW_LEGEND, fmt, with_ci
 
 __all__ = ["compare_sweeps", "sweep_agreements", "why_not_pooled"]
 
@@ -152,12 +152,17 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
             rec["status"] = r.status if r.ok else f"{r.status}: {r.error or ''}"
             records.append(rec)
             c = across.get((i, r.job)) if across else rep.decision.comparison(r.job)
-            classes.append("bad" if not r.ok else (c.verdict if c and c.verdict != "worse" else ""))
-    recs = [f"{name}: " + (" ".join(d.recommendation_text for d in rep.decision.decisions
-                                      if d.recommendation_text) or "no recommendation")
-            for name, rep in zip(names, reports)]
+            verdict = c.verdict if c and c.verdict != "worse" else ""
+            pick = "pick" if rep.decision.is_pick(r.job) else ""  # each sweep's own pick
+            classes.append("bad" if not r.ok else " ".join(filter(None, [verdict, pick])))
+    # Under the "Recommendations" heading the word is not repeated: each sweep's caveat, then pick.
+    recs = [f"{name}: " + (" ".join(t for d in rep.decision.decisions for t in (
+        d.undecided_text,
+        (f"{d.group.label}: " if d.group.label and d.recommendation_body else "") + d.recommendation_body)
+        if t) or "no recommendation") for name, rep in zip(names, reports)]
     sections = [Section("Recommendations", htmlpage.bullets(recs, cls="")),
-                Section("All settings", htmlpage.table_html(Table.of(pd.DataFrame(records), classes))
+                Section("All settings", htmlpage.legend(ROW_LEGEND)
+                        + htmlpage.table_html(Table.of(pd.DataFrame(records), classes))
                         + htmlpage.bullets(notes))]
     side = []
     for name, rep in zip(names, reports):

@@ -457,7 +457,7 @@ def test_semantic_with_real_minilm() -> None:
         ({"strategy": "semantic", "buffer_size": -1}, "buffer_size"),
         ({"strategy": "semantic", "min_unit_tokens": 0}, "min_unit_tokens must be an integer >= 1, got 0"),
         ({"strategy": "semantic", "min_unit_tokens": 2.5}, "min_unit_tokens must be an integer >= 1, got 2.5"),
-        ({"bogus_option": 1}, "unknown chunk option 'bogus_option'"),
+        ({"bogus_option": 1}, "unknown chunk setting 'bogus_option'"),
     ],
 )
 def test_invalid_settings_raise_one_line(kwargs: dict, needle: str) -> None:

@@ -40,18 +40,19 @@ def test_two_sweeps_started_in_the_same_second_never_share_a_folder(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     procs = [subprocess.Popen(_cmd(tmp_path, base, sizes), cwd=tmp_path, env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for sizes in ("chunk.size=abc,-1", "chunk.size=-7")]
+             for sizes in ("embed.model=/nonexistent-a,/nonexistent-b", "embed.model=/nonexistent-c")]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [1, 1], [e[-1500:] for _, e in outs]
     folders = sorted((tmp_path / "out").iterdir())
     assert [f.name for f in folders] == ["2026-12-01_10-00-00", "2026-12-01_10-00-00-2"]
-    sizes = sorted(sorted(r["chunk.size"] for r in _rows(f)) for f in folders)
-    assert sizes == [["-1", "abc"], ["-7"]]  # each table holds its own sweep's rows only
+    models = sorted(sorted(r["embed.model"] for r in _rows(f)) for f in folders)
+    # each table holds its own sweep's rows only
+    assert models == [["/nonexistent-a", "/nonexistent-b"], ["/nonexistent-c"]]
 
 
 def test_the_default_folder_is_fresh_for_every_sweep(tmp_path):
-    first = _run(tmp_path, "chunk.size=-1")
-    second = _run(tmp_path, "chunk.size=-2")
+    first = _run(tmp_path, "embed.model=/nonexistent-a")
+    second = _run(tmp_path, "embed.model=/nonexistent-b")
     assert first.returncode == second.returncode == 1
     folders = sorted((tmp_path / "outputs" / "sweep").iterdir())
     assert len(folders) == 2 and [len(_rows(f)) for f in folders] == [1, 1]
@@ -59,13 +60,13 @@ def test_the_default_folder_is_fresh_for_every_sweep(tmp_path):
 
 def test_reusing_a_folder_on_purpose_is_refused_and_keeps_the_old_rows(tmp_path):
     out = tmp_path / "collide"
-    first = _run(tmp_path, f"hydra.sweep.dir={out}", "chunk.size=-1,-2,-3")
+    first = _run(tmp_path, f"hydra.sweep.dir={out}", "embed.model=/nonexistent-1,/nonexistent-2,/nonexistent-3")
     assert first.returncode == 1 and len(_rows(out)) == 3
-    second = _run(tmp_path, f"hydra.sweep.dir={out}", "chunk.size=-4,-5")
+    second = _run(tmp_path, f"hydra.sweep.dir={out}", "embed.model=/nonexistent-4")
     assert second.returncode == 2 and "Traceback" not in second.stderr
     (line,) = [ln for ln in second.stderr.splitlines() if ln.startswith("sweep: error:")]
     assert f"{out} already holds a sweep (3 row(s))" in line
-    assert sorted(r["chunk.size"] for r in _rows(out)) == ["-1", "-2", "-3"]
+    assert sorted(r["embed.model"] for r in _rows(out)) == [f"/nonexistent-{i}" for i in (1, 2, 3)]
 
 
 def test_bad_input_never_touches_files_that_were_in_the_folder_before(tmp_path):
@@ -95,18 +96,50 @@ def test_bad_input_removes_the_empty_folder_it_was_given_and_nothing_else(tmp_pa
 
 
 def test_a_sweep_where_nothing_ran_exits_1_and_says_so(tmp_path):
-    proc = _run(tmp_path, "chunk.size=abc,-5", "chunk.overlap=0")
+    proc = _run(tmp_path, "embed.model=/nonexistent-a,/nonexistent-b", "chunk.overlap=0")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "2 setting(s): 0 ok, 2 invalid" in proc.stdout
     statuses = [r["status"] for r in _rows(next((tmp_path / "outputs" / "sweep").iterdir()))]
     assert statuses == ["invalid", "invalid"]
 
 
-def test_invalid_settings_of_every_kind_exit_1(tmp_path):
+def _error_line(proc: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
+    return line
+
+
+def test_a_mistyped_chunk_setting_stops_the_sweep_before_the_first_job(tmp_path):
+    proc = _run(tmp_path, "chunk.strategy=token,sentance", "hydra.sweep.dir=a")
+    assert proc.returncode == 2
+    assert "unknown chunk strategy 'sentance' (did you mean 'sentence'?)" in _error_line(proc)
+    assert "(chunk.strategy=sentance)" in _error_line(proc)
+    proc = _run(tmp_path, "+chunk.sise=128", "hydra.sweep.dir=b")
+    assert proc.returncode == 2
+    line = _error_line(proc)
+    assert "unknown chunk setting 'sise' (did you mean 'size'?)" in line
+    assert "overlap" in line and "size" in line  # the valid keys include the common ones
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_sweep_in_which_no_setting_can_run_stops_before_the_first_job(tmp_path):
     proc = _run(tmp_path, "chunk.overlap=300", "chunk.size=256", "hydra.sweep.dir=a")
-    assert proc.returncode == 1 and "must be smaller than chunk.size" in proc.stdout + proc.stderr
-    proc = _run(tmp_path, "chunk.strategy=nope", "hydra.sweep.dir=b")
-    assert proc.returncode == 1 and "unknown chunk strategy" in proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert ("no setting of this sweep can run: chunk.overlap (300) must be smaller than "
+            "chunk.size (256)") in _error_line(proc)
+    assert not (tmp_path / "a").exists()
+
+
+def test_a_grid_with_some_cells_that_cannot_run_goes_ahead_and_says_so_first(tmp_path):
+    proc = _run(tmp_path, "chunk.size=32,64", "chunk.overlap=0,48", "embed.model=/nonexistent",
+                "hydra.sweep.dir=a")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "1 of 4 settings cannot run and get an invalid row, e.g. chunk.size=32 " \
+           "chunk.overlap=48" in proc.stdout + proc.stderr
+    assert [r["status"] for r in _rows(tmp_path / "a")] == ["invalid"] * 4
+
+
+def test_a_setting_that_fails_in_its_job_gets_an_invalid_row_and_exit_1(tmp_path):
     proc = _run(tmp_path, "embed.model=/nonexistent", "hydra.sweep.dir=c")
     assert proc.returncode == 1 and "/nonexistent" in proc.stdout + proc.stderr
 

@@ -31,6 +31,7 @@ import numpy as np
 import tiktoken
 
 from sweep.data import Chunk, Document
+from sweep.suggest import did_you_mean
 from sweep.tokenization import TokenizedText, count_tokens, get_encoding, tokenize
 
 __all__ = [
@@ -67,6 +68,8 @@ OVERLAP_MEANING = {
 }
 
 # option name -> (strategy that uses it, default)
+#: The settings every strategy takes (build_chunker's own parameters).
+_SETTINGS = ("strategy", "size", "overlap", "tokenizer", "prefix")
 _OPTIONS: dict[str, tuple[str, Any]] = {
     "breakpoint_percentile": ("semantic", 90.0),
     "buffer_size": ("semantic", 1),
@@ -76,6 +79,11 @@ _OPTIONS: dict[str, tuple[str, Any]] = {
 
 class ChunkingSettingsError(ValueError):
     """Invalid chunker settings; str() is one line naming the setting."""
+
+
+class UnknownChunkSetting(ChunkingSettingsError):
+    """A strategy, prefix or option name sweep does not know: a typo, never a grid cell to
+    skip, so a sweep stops on it before its first job."""
 
 
 # --------------------------------------------------------------------------
@@ -477,8 +485,9 @@ class Chunker(ABC):
     ) -> None:
         _check_size_overlap(size, overlap)
         if prefix not in PREFIXES:
-            raise ChunkingSettingsError(
-                f"unknown chunk prefix {prefix!r}; valid: {', '.join(PREFIXES)}"
+            raise UnknownChunkSetting(
+                f"unknown chunk prefix {prefix!r}{did_you_mean(prefix, PREFIXES)}; "
+                f"valid: {', '.join(PREFIXES)}"
             )
         self.size = size
         self.overlap = overlap
@@ -853,13 +862,16 @@ def build_chunker(
     """
     cls = _CLASSES.get(strategy)
     if cls is None:
-        raise ChunkingSettingsError(
-            f"unknown chunk strategy {strategy!r}; valid: {', '.join(STRATEGIES)}"
+        raise UnknownChunkSetting(
+            f"unknown chunk strategy {strategy!r}{did_you_mean(str(strategy), STRATEGIES)}; "
+            f"valid: {', '.join(STRATEGIES)}"
         )
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
-        raise ChunkingSettingsError(
-            f"unknown chunk option {unknown[0]!r}; valid options: {', '.join(sorted(_OPTIONS))}"
+        keys = sorted(_SETTINGS + tuple(_OPTIONS))
+        raise UnknownChunkSetting(
+            f"unknown chunk setting {unknown[0]!r}{did_you_mean(unknown[0], keys)}; "
+            f"valid: {', '.join(keys)}"
         )
     mine = {k: v for k, v in options.items() if _OPTIONS[k][0] == strategy}
     ignored = [

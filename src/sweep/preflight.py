@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.chunking import ChunkingSettingsError, UnknownChunkSetting
+from sweep.config import build
 from sweep.folderlock import LOCK_NAME
 from sweep.job import ConfigError, build_eval, load_dataset, scoring_config
 from sweep.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
@@ -31,6 +33,7 @@ _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
 _SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
+_OWN_CHUNKER = "sweep.chunking.build_chunker"
 
 
 def expand_grid(overrides: Sequence[str]) -> list[list[str]]:
@@ -70,23 +73,71 @@ def _key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
-def check_grid(config_name: str, jobs: Iterable[Sequence[str]]) -> None:
-    """Compose one job per distinct dataset/eval choice of the grid and check it:
-    the eval config builds, the dataset loads and has something to score.
+def _subset(overrides: Sequence[str], groups: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(o for o in overrides if _key(o).split(".", 1)[0].split("/", 1)[0] in groups)
 
+
+def _never_embed(texts: Sequence[str]) -> Any:
+    raise RuntimeError("the settings check embeds nothing")
+
+
+def chunk_problem(node: DictConfig) -> ChunkingSettingsError | None:
+    """What is wrong with a ``chunk`` node of sweep's own chunker, found by building it
+    (cheap: nothing is chunked or embedded); None for a good one or a chunker of the
+    user's own, which only its job can try."""
+    if node.get("_target_") != _OWN_CHUNKER:
+        return None
+    try:
+        build(node, embed_fn=_never_embed)
+    except ChunkingSettingsError as e:
+        return e
+    return None
+
+
+def check_grid(config_name: str, jobs: Sequence[Sequence[str]]) -> None:
+    """Compose the grid's jobs and check them before any work: every distinct dataset/eval
+    choice builds and has something to score, and the chunk settings are sound.
+
+    A chunk setting sweep does not know (a mistyped strategy, prefix or key) stops the
+    sweep, as does a grid none of whose settings can run. A grid in which only some
+    cells cannot run (``chunk.size=128,256 chunk.overlap=0,192``) goes ahead: those
+    cells get an ``invalid`` row, and a warning says so now.
     Loaded datasets are kept for the jobs of this process (``sweep.job.load_dataset``).
     """
     from hydra import compose
 
     seen: set[tuple[str, ...]] = set()
+    chunk_checked: dict[tuple[str, ...], ChunkingSettingsError | None] = {}
+    problems: list[tuple[Sequence[str], ChunkingSettingsError]] = []
     for overrides in jobs:
-        key = tuple(o for o in overrides if _key(o).split(".", 1)[0].split("/", 1)[0] in _CHECKED)
-        if key in seen:
-            continue
-        seen.add(key)
-        cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
-        ev = build_eval(cfg)
-        scoring_config(load_dataset(cfg.dataset), ev, warn=False)
+        data_key = _subset(overrides, _CHECKED)
+        chunk_key = _subset(overrides, ("chunk", "experiment"))
+        if data_key not in seen or chunk_key not in chunk_checked:
+            cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            if data_key not in seen:
+                seen.add(data_key)
+                ev = build_eval(cfg)
+                scoring_config(load_dataset(cfg.dataset), ev, warn=False)
+            if chunk_key not in chunk_checked:
+                chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
+        problem = chunk_checked[chunk_key]
+        if problem is not None:
+            problems.append((overrides, problem))
+    for overrides, problem in problems:
+        if isinstance(problem, UnknownChunkSetting):
+            raise ConfigError(f"{problem} ({_label(overrides)})")
+    if problems and len(problems) == len(jobs):
+        overrides, problem = problems[0]
+        more = f"; {len(jobs) - 1} more setting(s) cannot run either" if len(jobs) > 1 else ""
+        raise ConfigError(f"no setting of this sweep can run: {problem} ({_label(overrides)}){more}")
+    if problems:
+        overrides, problem = problems[0]
+        log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
+                    len(problems), len(jobs), _label(overrides), problem)
+
+
+def _label(overrides: Sequence[str]) -> str:
+    return " ".join(_subset(overrides, ("chunk", "experiment"))) or "the default chunk settings"
 
 
 def discard_if_unused(folder: Path) -> None:

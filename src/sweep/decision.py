@@ -95,8 +95,8 @@ class Decision:
         # The smallest number is the one for the clearest difference seen: fewer questions
         # than that cannot separate any two settings, even if every difference is real.
         return (text + f"; about {min(needed):,} would be needed to confirm even the clearest "
-                "difference seen (the smallest of the per-setting numbers), so read the pick "
-                "below as a tie-break on cost, not as a verdict.")
+                "difference seen (the smallest of the per-setting estimates); the pick below "
+                "only breaks the tie on cost.")
 
     @property
     def chosen_job(self) -> int | None:

@@ -122,6 +122,15 @@ def test_a_mistyped_chunk_setting_stops_the_sweep_before_the_first_job(tmp_path)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+def test_a_mistyped_key_is_named_before_hydra_runs(tmp_path):
+    proc = _run(tmp_path, "chunk.sise=128")
+    assert proc.returncode == 2
+    assert "unknown setting chunk.sise in 'chunk.sise=128' (did you mean chunk.size?)" in \
+        _error_line(proc)
+    assert "+chunk.sise" not in proc.stderr  # not Hydra's advice to add the key
+    assert not (tmp_path / "outputs").exists()
+
+
 def test_a_sweep_in_which_no_setting_can_run_stops_before_the_first_job(tmp_path):
     proc = _run(tmp_path, "chunk.overlap=300", "chunk.size=256", "hydra.sweep.dir=a")
     assert proc.returncode == 2

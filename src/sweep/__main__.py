@@ -28,6 +28,7 @@ from sweep.config import CONF_DIR, register
 from sweep.devices import launch_of
 from sweep.job import ConfigError, one_line, run_job
 from sweep.loading import DatasetError
+from sweep.overrides import UnknownKey, check_overrides
 from sweep.report import summary_line, write_html, write_report
 from sweep.tables import terminal_text
 
@@ -123,6 +124,10 @@ def exit_status() -> int:
 
 
 def main() -> None:
+    try:
+        check_overrides(str(CONF_DIR), "config", sys.argv[1:])
+    except UnknownKey as e:
+        fail(str(e))
     # Ctrl-C can land inside a job or in Hydra between jobs; either way the
     # finished rows get their table.
     try:

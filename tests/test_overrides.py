@@ -1,0 +1,52 @@
+"""``sweep.overrides``: unknown keys and group options on the command line, before Hydra."""
+
+import pytest
+
+from sweep.config import CONF_DIR, register
+from sweep.overrides import UnknownKey, check_overrides, command_overrides
+
+register()
+
+
+def _check(*args: str) -> None:
+    check_overrides(str(CONF_DIR), "config", list(args))
+
+
+@pytest.mark.parametrize("args, message", [
+    (("chunk.sise=128",), "unknown setting chunk.sise in 'chunk.sise=128' (did you mean chunk.size?); "
+                          "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
+    (("chunks.size=3",), "unknown setting chunks in 'chunks.size=3' (did you mean chunk.size?); "
+                         "the top-level keys are: chunk, dataset"),
+    (("eval.kk=3,5",), "unknown setting eval.kk in 'eval.kk=3,5' (did you mean eval.k?)"),
+    (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
+                               "the options are: markdown, paragraph"),
+    (("hydra/launcher=jobilb",), "unknown hydra/launcher option 'jobilb' (did you mean "
+                                 "hydra/launcher=joblib?)"),
+    (("experiment=gird",), "unknown experiment option 'gird' (did you mean experiment=grid?)"),
+])
+def test_a_typo_is_named_with_the_closest_key(args, message):
+    with pytest.raises(UnknownKey) as err:
+        _check(*args)
+    assert str(err.value).startswith(message)
+    assert "_target_" not in str(err.value)
+
+
+@pytest.mark.parametrize("args", [
+    ("chunk.size=128,256", "chunk.overlap=0,64"),
+    ("chunk=semantic", "chunk.breakpoint_percentile=80"),
+    ("experiment=grid",),
+    ("+chunk.extra=1",),            # adding a key on purpose is Hydra's business
+    ("~chunk.buffer_size",),
+    ("hydra.sweep.dir=/tmp/x", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"),
+    ("eval=default", "eval.k=[1,5]"),
+    ("chunk.size=",),               # syntax and empty values: Hydra says what is wrong
+    ("--help",), ("--cfg", "job", "chunk.sise=1"),   # not a run: nothing to check
+])
+def test_valid_and_not_ours_to_check_pass(args):
+    _check(*args)
+
+
+def test_flags_are_not_overrides():
+    assert command_overrides(["-m", "chunk.size=1"]) == ["chunk.size=1"]
+    assert command_overrides(["--hydra-help"]) is None
+    assert command_overrides(["--config-name=other", "x=1"]) is None

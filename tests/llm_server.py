@@ -16,7 +16,9 @@ How a request is answered:
    the token, as real servers do, so tests can check it is never repeated).
 2. The model is not in ``models``: HTTP 404.
 3. A queued :class:`Fault` (or ``always``) applies: a delay, an HTTP status,
-   a raw body, or an answer text.
+   a raw body (with any Content-Type), an answer text, a text quoting the
+   request's Authorization header back (as some proxies and servers do), or
+   a connection closed without an answer.
 4. Otherwise ``classify(request)`` names the prompt kind (by default the
    ``Task: <kind>`` line that starts every sweep system prompt) and
    ``responders[kind](request)`` returns the answer text. An unknown kind
@@ -89,7 +91,17 @@ class Fault:
     status: int | None = None     # answer this HTTP status with an error body
     retry_after: float | None = None
     body: str | None = None       # a raw HTTP 200 body (e.g. not JSON at all)
+    content_type: str = "application/json"  # of ``body``
     content: str | None = None    # the assistant's answer text instead of the responder's
+    # The answer text (or, with ``status``, the error message) with "{authorization}"
+    # replaced by the request's Authorization header: a server quoting the key back.
+    echo: str | None = None
+    drop: bool = False            # close the connection without answering
+
+
+#: A streamed answer (server-sent events), which sweep never asks for.
+SSE_BODY = ('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"stand-in",'
+            '"choices":[{"index":0,"delta":{"content":"{}"}}]}\n\ndata: [DONE]\n\n')
 
 
 def _error(message: str, code: str) -> dict[str, Any]:
@@ -184,17 +196,24 @@ class StandInLLM:
             return _json(404, _error(f"The model `{request.model}` does not exist or you do "
                                      "not have access to it.", "model_not_found"))
         fault = self._next_fault()
+        echoed = None
         if fault is not None:
             if fault.delay:
                 time.sleep(fault.delay)
+            if fault.drop:
+                return 0, {}, b""
+            if fault.echo is not None:
+                echoed = fault.echo.replace("{authorization}", request.authorization or "")
             if fault.status is not None:
                 headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
-                status, _, body = _json(fault.status, _error(f"stand-in fault {fault.status}",
-                                                             "stand_in_fault"))
+                message = echoed or f"stand-in fault {fault.status}"
+                status, _, body = _json(fault.status, _error(message, "stand_in_fault"))
                 return status, headers, body
             if fault.body is not None:
-                return 200, {"Content-Type": "application/json"}, fault.body.encode()
-        if fault is not None and fault.content is not None:
+                return 200, {"Content-Type": fault.content_type}, fault.body.encode()
+        if echoed is not None:
+            content = echoed
+        elif fault is not None and fault.content is not None:
             content = fault.content
         else:
             kind = self.classify(request)
@@ -226,6 +245,9 @@ class StandInLLM:
                 pass
 
             def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+                if status == 0:  # a dropped connection: no status line, no body
+                    self.close_connection = True
+                    return
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))

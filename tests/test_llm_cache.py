@@ -10,6 +10,8 @@ import textwrap
 import threading
 import time
 
+import pytest
+
 from sweep.llm.cache import ResponseCache, Usage, request_key
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.0,
@@ -108,3 +110,15 @@ def test_a_writer_killed_mid_write_leaves_only_whole_entries(tmp_path):
         key = path.stem
         hit = cache.get(key)
         assert hit is not None and len(hit.text) == 2_000_000, path
+
+
+def test_an_empty_answer_is_never_stored_and_an_old_one_is_a_miss(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    for text in ("", "  \n"):
+        with pytest.raises(ValueError, match="never cached"):
+            cache.put(key, REQUEST, text, Usage())
+        # As earlier versions wrote them: a miss, so the request is sent again.
+        cache.path(key).parent.mkdir(parents=True, exist_ok=True)
+        cache.path(key).write_text(json.dumps({"format": 1, "key": key, "text": text}))
+        assert cache.get(key) is None and key not in cache

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import socket
+from urllib.parse import quote
 
 import pytest
-from llm_server import Fault, StandInLLM
+from llm_server import SSE_BODY, Fault, StandInLLM
 
 from sweep.llm import PENDING, Completion, LLMClient, LLMConfig, LLMError, RequestFailed, ResponseCache
+from sweep.llm.cache import Usage, request_key
 
 KEY = "sk-sweep-test-7f3a9c2e1b4d"
 
@@ -125,11 +129,71 @@ def test_always_too_slow_fails_with_the_timeout_as_reason(server):
     assert isinstance(answer, RequestFailed) and "timed out after 0.2 s" in answer.reason
 
 
-def test_an_unreadable_http_body_is_a_counted_failure(server):
-    server.add_faults(Fault(body="<html>gateway error</html>"))
-    client = client_for(server)
+def _completion(**changes) -> str:
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "stand-in",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "{}"}}]}
+    choice = {**body["choices"][0], **changes.pop("choice", {})}
+    return json.dumps({**body, "choices": [choice], **changes})
+
+
+#: HTTP 200 answers that hold no answer, and the words the failure names them with.
+NOT_COMPLETIONS = {
+    "html page": (Fault(body="<html><body>502 Bad Gateway</body></html>",
+                        content_type="text/html"), "an HTML page"),
+    "html sent as json": (Fault(body="<!DOCTYPE html><html>oops</html>"), "an HTML page"),
+    "empty body": (Fault(body=""), "an empty body"),
+    "empty object": (Fault(body="{}"), "an empty JSON object"),
+    "json list": (Fault(body='[{"choices": []}]'), "a JSON list"),
+    "no choices": (Fault(body=_completion(choices=[])), "no choices"),
+    "null content": (Fault(body=_completion(choice={"message": {"role": "assistant",
+                                                                "content": None},
+                                                    "finish_reason": "content_filter"})),
+                     "no message content, finish_reason content_filter"),
+    "empty content": (Fault(content=""), "an empty message"),
+    "streamed": (Fault(body=SSE_BODY, content_type="text/event-stream"),
+                 "a stream of server-sent events, which was not asked for"),
+}
+
+
+@pytest.mark.parametrize("name", NOT_COMPLETIONS)
+def test_an_answer_that_is_not_a_completion_is_a_failure_and_a_rerun_asks_again(
+        server, tmp_path, name):
+    fault, words = NOT_COMPLETIONS[name]
+    server.add_faults(fault)
+    client = client_for(server, tmp_path, max_retries=0)
     answer = client.complete(ask("x"))
-    assert isinstance(answer, RequestFailed) and client.stats.failed == 1
+    assert isinstance(answer, RequestFailed)
+    assert answer.reason == f"the server's answer is not a chat completion ({words}) " \
+                            "(after 0 retries)"
+    assert client.stats.failed == 1 and client.stats.sent == 1
+    assert ResponseCache(tmp_path / "cache").entries() == 0
+    # The server is healthy again: the next run asks again and caches the answer.
+    rerun = client_for(server, tmp_path, max_retries=0)
+    answer = rerun.complete(ask("x"))
+    assert isinstance(answer, Completion) and json.loads(answer.text) == {"said": "x"}
+    assert rerun.stats.sent == 1 and len(server.requests) == 2
+    assert ResponseCache(tmp_path / "cache").entries() == 1
+
+
+@pytest.mark.parametrize("name", ["html page", "null content", "streamed"])
+def test_an_answer_that_is_not_a_completion_is_retried_within_the_run(server, name):
+    server.add_faults(NOT_COMPLETIONS[name][0])
+    client = client_for(server, max_retries=2)
+    assert isinstance(client.complete(ask("x")), Completion)
+    assert client.stats.retries == 1 and client.stats.failed == 0 and client.stats.sent == 1
+
+
+def test_an_empty_answer_cached_by_an_earlier_version_is_asked_again(server, tmp_path):
+    client = client_for(server, tmp_path)
+    key = request_key(client.request(ask("x")))
+    path = ResponseCache(tmp_path / "cache").path(key)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"format": 1, "key": key, "request": {}, "text": "",
+                                "usage": {}}))
+    assert not client.is_cached(ask("x"))
+    assert isinstance(client.complete(ask("x")), Completion) and client.stats.sent == 1
+    assert json.loads(json.loads(path.read_text())["text"]) == {"said": "x"}
 
 
 def test_missing_usage_is_counted(server):
@@ -211,3 +275,100 @@ def test_dry_run_sends_nothing_and_counts_what_it_would_send(server, tmp_path):
     assert stats.would_send == 2 and stats.cached == 1 and stats.sent == 0
     # Words per message (the counter given) plus 4 per message: 7 + 6, then 7 + 7.
     assert stats.would_send_prompt_tokens == (3 + 4) + (2 + 4) + (3 + 4) + (3 + 4)
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+ECHO = "you sent Authorization: {authorization}"
+
+
+def files_text(root) -> str:
+    return "".join(p.read_text() for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("key", [KEY, "Ab3xY9q", "k1"])
+def test_a_key_quoted_back_in_an_answer_is_masked_before_it_is_cached(tmp_path, key):
+    with StandInLLM(api_key=key, responders={"echo": lambda r: "{}"}) as server:
+        server.add_faults(Fault(echo=ECHO))
+        client = client_for(server, tmp_path, key=key)
+        answer = client.complete(ask("x"))
+        assert server.requests[0].authorization == f"Bearer {key}"
+        assert answer.text == "you sent Authorization: Bearer ***"
+        again = client_for(server, tmp_path, key=key).complete(ask("x"))
+        assert again.cached and again.text == answer.text
+    assert key not in files_text(tmp_path / "cache")
+
+
+def test_a_short_key_is_masked_where_it_stands_alone_not_inside_words(server):
+    server.add_faults(Fault(echo="next x, then {authorization}; x-ray"))
+    answer = client_for(server, key="x").complete(ask("x"))
+    assert answer.text == "next ***, then Bearer ***; ***-ray"
+
+
+def test_a_key_cached_by_an_earlier_version_is_masked_when_read(server, tmp_path):
+    client = client_for(server, tmp_path, key=KEY)
+    key = request_key(client.request(ask("x")))
+    ResponseCache(tmp_path / "cache").put(key, {}, f"Bearer {KEY}", Usage())
+    dry = LLMClient(client.config, KEY, ResponseCache(tmp_path / "cache"), dry_run=True,
+                    show_progress=False)
+    assert dry.complete(ask("x")).text == "Bearer ***"
+    assert KEY in files_text(tmp_path / "cache")  # a dry run writes nothing
+    answer = client.complete(ask("x"))
+    assert answer.cached and answer.text == "Bearer ***" and not server.requests
+    assert KEY not in files_text(tmp_path / "cache")
+
+
+@pytest.mark.parametrize("key", [KEY, "Ab3xY9q"])
+@pytest.mark.parametrize("at", [0, 275, 290])
+def test_a_key_quoted_in_an_error_is_masked_before_the_message_is_cut(server, key, at):
+    # A refused request repeats the server's message, cut to 300 characters.
+    server.add_faults(Fault(status=400, echo="x" * at + " {authorization} and more words"))
+    with pytest.raises(LLMError) as e:
+        client_for(server, key=key).complete(ask("x"))
+    message = str(e.value)
+    assert "refused the request (HTTP 400)" in message
+    assert key[:4] not in message, message
+
+
+def test_a_password_in_the_url_is_used_but_never_shown(server, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    password = "pa:ss/w@rd-12345"
+    url = server.url.replace("http://", f"http://me:{quote(password, safe='')}@")
+    config = LLMConfig(base_url=url, model="stand-in", max_retries=0)
+    assert config.endpoint == server.url and password not in json.dumps(config.describe())
+    server.add_faults(Fault(echo="{authorization} " + password))
+    client = LLMClient(config, None, ResponseCache(tmp_path / "cache"), show_progress=False)
+    answer = client.complete(ask("x"))
+    token = base64.b64encode(f"me:{password}".encode()).decode()
+    assert server.requests[0].authorization == f"Basic {token}"  # the URL's credentials, used
+    assert answer.text == "Basic *** ***"
+    wrong = LLMClient(LLMConfig(base_url=url, model="gpt-7", max_retries=0), None, None,
+                      show_progress=False)
+    with pytest.raises(LLMError) as e:
+        wrong.complete(ask("x"))
+    shown = str(e.value) + caplog.text + files_text(tmp_path / "cache")
+    assert server.url in str(e.value) and "HTTP Request: POST" in caplog.text
+    assert "pa" + ":ss" not in shown and quote(password, safe="") not in shown
+    assert token not in shown and "me:" not in shown
+
+
+def test_the_rejected_key_message_never_names_a_pasted_key(tmp_path):
+    pasted = "gsk_live_0123456789abcdef"
+    with StandInLLM(api_key=KEY, responders={"echo": lambda r: "{}"}) as server:
+        for key in (None, "wrong-key-0123456789"):
+            client = client_for(server, key=key, api_key_env=pasted)
+            with pytest.raises(LLMError) as e:
+                client.complete(ask("x"))
+            assert "gsk_" not in str(e.value)
+            assert "the variable named by llm.api_key_env" in str(e.value)
+
+
+def test_a_connection_closed_without_an_answer_is_retried(server, tmp_path):
+    server.add_faults(Fault(drop=True))
+    client = client_for(server, tmp_path, max_retries=1)
+    assert isinstance(client.complete(ask("x")), Completion)
+    assert client.stats.retries == 1 and len(server.requests) == 2
+    server.always = Fault(drop=True)
+    with pytest.raises(LLMError, match="cannot reach the LLM endpoint .*disconnected"):
+        client_for(server, max_retries=1).complete(ask("y"))

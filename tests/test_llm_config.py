@@ -81,3 +81,47 @@ def test_cache_dir_default_off_and_path(tmp_path, monkeypatch):
     assert resolve_cache_dir(None) == tmp_path / "sweep" / "llm"
     assert resolve_cache_dir("off") is None and resolve_cache_dir("") is None
     assert resolve_cache_dir(str(tmp_path / "c")) == tmp_path / "c"
+
+
+@pytest.mark.parametrize("pasted", ["gsk_live0123456789abcdef", "hf_AbCdEf0123456789", "sk_x"])
+def test_a_key_pasted_as_a_lowercase_variable_name_is_never_shown(pasted):
+    cfg = LLMConfig(base_url=REMOTE, model="m", api_key_env=pasted)
+    with pytest.raises(LLMError) as e:
+        resolve_api_key(cfg, {})
+    message = str(e.value)
+    assert pasted not in message and pasted[:4] not in message and "\n" not in message
+    assert "the variable named by llm.api_key_env is not set" in message
+    assert "OPENAI_API_KEY" in message  # what to write instead
+    assert pasted not in str(cfg.describe()) and cfg.describe()["api_key_env"] == "(not shown)"
+    # A local endpoint needs no key, so the run goes on; the report still hides the value.
+    local = LLMConfig(base_url=LOCAL, model="m", api_key_env=pasted)
+    assert resolve_api_key(local, {}) is None and pasted not in str(local.describe())
+
+
+def test_a_set_lowercase_variable_still_gives_its_key():
+    cfg = LLMConfig(base_url=REMOTE, model="m", api_key_env="my_key")
+    assert resolve_api_key(cfg, {"my_key": "secret-value"}) == "secret-value"
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("http://user:hunter2@host:8000/v1/", "http://host:8000/v1"),
+    ("https://:hunter2%40x@api.example.com/v1", "https://api.example.com/v1"),
+    ("http://a@b:hunter2@x@host/v1", "http://host/v1"),
+    ("http://host/v1?next=a@b", "http://host/v1?next=a@b"),
+])
+def test_userinfo_is_never_in_the_url_shown_or_saved(url, shown):
+    cfg = LLMConfig(base_url=url, model="m")
+    assert cfg.endpoint == shown and cfg.describe()["base_url"] == shown
+    assert "hunter2" not in str(cfg.describe())
+
+
+def test_credentials_come_from_the_url_decoded():
+    assert LLMConfig(base_url="http://me:p%40ss@h/v1", model="m").credentials == ("me", "p@ss")
+    assert LLMConfig(base_url=REMOTE, model="m").credentials is None
+
+
+@pytest.mark.parametrize("url", ["ftp://user:hunter2-pw@host/v1", "user:hunter2-pw@host/v1"])
+def test_a_bad_url_with_a_password_is_refused_without_it(url):
+    with pytest.raises(LLMConfigError) as e:
+        LLMConfig(base_url=url, model="m")
+    assert "hunter2" not in str(e.value) and "llm.base_url must be an http" in str(e.value)

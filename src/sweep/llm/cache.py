@@ -10,7 +10,9 @@ and the API key are not part of it (a proxy in front of the same model gives
 the same answers, and a key must never reach a file). An entry is written to
 a unique temporary file and renamed into place, so concurrent writers and a
 kill mid-write leave either no entry or a whole one. An unreadable or
-mismatched entry counts as a miss and is asked again.
+mismatched entry counts as a miss and is asked again, and so does an empty
+answer (see :func:`sweep.llm.completion.completion_text`): earlier versions
+cached what a proxy's error page turned into.
 """
 
 from __future__ import annotations
@@ -92,9 +94,14 @@ class ResponseCache:
                 and data.get("key") == key and isinstance(data.get("text"), str)):
             log.warning("ignoring malformed LLM cache entry %s; asking again", path)
             return None
+        if not data["text"].strip():
+            log.debug("ignoring empty LLM cache entry %s; asking again", path)
+            return None
         return CachedAnswer(data["text"], Usage.from_dict(data.get("usage")))
 
     def put(self, key: str, request: Mapping[str, Any], text: str, usage: Usage) -> None:
+        if not text.strip():
+            raise ValueError("an empty answer is never cached: it would be read as a miss")
         path = self.path(key)
         entry = {"format": FORMAT, "key": key, "request": request, "text": text,
                  "usage": usage.to_dict(), "created": round(time.time(), 3)}

@@ -3,14 +3,22 @@
 The ``openai`` package speaks the protocol; retries are ours (the package's
 own are switched off) so that every retry is counted and the backoff is the
 one documented: ``llm.backoff_s * 2**attempt``, or the server's Retry-After.
-429, 5xx and timeouts are retried. A request still failing after
-``llm.max_retries`` retries is a :class:`RequestFailed` that the caller counts;
-a rejected key, an unknown model, an unreachable endpoint or a request the
-server refuses outright stop the run with an :class:`LLMError`.
+429, 5xx, timeouts and HTTP 200 answers that are not a chat completion (a
+proxy's HTML page, an empty body, no choices, no content) are retried. A
+request still failing after ``llm.max_retries`` retries is a
+:class:`RequestFailed` that the caller counts, and it is not cached, so a
+rerun asks again; a rejected key, an unknown model, an unreachable endpoint
+or a request the server refuses outright stop the run with an
+:class:`LLMError`.
+
+Secrets (the API key, a password in ``llm.base_url``) are masked in
+everything the server sends back, answers included, before it is cached,
+returned or cut short; no URL shown or logged holds a password.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 import threading
@@ -18,11 +26,13 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
+from urllib.parse import quote
 
 from sweep import progress
 from sweep.llm.cache import ResponseCache, Usage, request_key
-from sweep.llm.config import LLMConfig
-from sweep.llm.errors import LLMError, one_line, scrub
+from sweep.llm.completion import completion_text, describe_body
+from sweep.llm.config import UNSHOWN_VARIABLE, LLMConfig, key_variable
+from sweep.llm.errors import MASK, LLMError, clean, mask
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +44,9 @@ Messages = Sequence[Mapping[str, str]]
 NO_KEY = "not-needed"
 _MAX_RETRY_AFTER_S = 60.0
 _MAX_BACKOFF_S = 60.0
+#: Longest server text repeated in a message, counted after masking.
+_DETAIL_CHARS = 300
+_CAUSE_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +82,7 @@ class LLMStats:
 
     sent: int = 0                 # requests sent to the endpoint
     failed: int = 0               # ...of which got no answer after every retry
-    retries: int = 0              # extra attempts after 429, 5xx or a timeout
+    retries: int = 0              # extra attempts after 429, 5xx, a timeout or a non-answer
     cached: int = 0               # requests answered from the cache, nothing sent
     prompt_tokens: int = 0        # usage of the answers received (API's own counts)
     completion_tokens: int = 0
@@ -115,6 +128,8 @@ class LLMClient:
         self.dry_run = dry_run
         self.show_progress = show_progress
         self._secret = api_key
+        self._secrets = _secrets(api_key, config.credentials)
+        self._warned_echo = False
         self._count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
         self._sleep = sleep
         self._counter = _Counter()
@@ -154,7 +169,7 @@ class LLMClient:
         body = self.request(messages)
         key = request_key(body)
         with self._lock_for(key):
-            found = self._lookup(key)
+            found = self._lookup(key, body)
             if found is not None:
                 self._counter.add(cached=1, cached_prompt_tokens=found.usage.prompt_tokens,
                                   cached_completion_tokens=found.usage.completion_tokens)
@@ -171,7 +186,7 @@ class LLMClient:
                         self.cache.put(key, body, answer.text, answer.usage)
                     except OSError as e:  # the answer is still good; only a rerun pays again
                         log.warning("could not cache an answer in %s: %s", self.cache.root,
-                                    one_line(str(e)))
+                                    self._clean(str(e)))
             return answer
 
     def complete_many(self, batch: Sequence[Messages], desc: str = "LLM requests") -> list[Answer]:
@@ -209,7 +224,7 @@ class LLMClient:
         with self._locks_lock:
             return self._key_locks.setdefault(key, threading.Lock())
 
-    def _lookup(self, key: str) -> Completion | None:
+    def _lookup(self, key: str, body: dict[str, Any]) -> Completion | None:
         memo = self._memo.get(key)
         if memo is not None:
             return memo
@@ -218,7 +233,15 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is None:
             return None
-        found = Completion(hit.text, hit.usage, cached=True)
+        text = self._masked(hit.text)
+        # An entry from before answers were masked: masked on disk too (a dry run writes nothing).
+        if text != hit.text and not self.dry_run:
+            try:
+                self.cache.put(key, body, text, hit.usage)
+            except OSError as e:
+                log.warning("could not rewrite a cache entry in %s: %s", self.cache.root,
+                            self._clean(str(e)))
+        found = Completion(text, hit.usage, cached=True)
         self._memo[key] = found
         return found
 
@@ -226,13 +249,19 @@ class LLMClient:
         if self._openai is None:
             import openai
 
+            # A user name and password in llm.base_url go as the Basic auth header httpx
+            # would make of them anyway, so the URL that the HTTP library logs holds none.
+            http_client = None
+            if self.config.credentials is not None:
+                http_client = openai.DefaultHttpxClient(auth=self.config.credentials)
             self._openai = openai.OpenAI(base_url=self.config.endpoint,
                                          api_key=self._secret or NO_KEY,
-                                         timeout=self.config.timeout_s, max_retries=0)
+                                         timeout=self.config.timeout_s, max_retries=0,
+                                         http_client=http_client)
         return self._openai
 
     def _fatal(self, message: str) -> LLMError:
-        return LLMError(message, secrets=[self._secret])
+        return LLMError(message, secrets=self._secrets)
 
     def _send(self, body: dict[str, Any]) -> Completion | RequestFailed:
         import openai
@@ -245,14 +274,15 @@ class LLMClient:
                 self._counter.add(retries=1)
             retry_after: float | None = None
             try:
-                response = self._client().chat.completions.create(**body)
+                raw = self._client().chat.completions.with_raw_response.create(**body)
             except openai.APITimeoutError:
                 reason = f"timed out after {cfg.timeout_s:g} s"
             except openai.APIConnectionError as e:
-                reason = f"cannot connect to {cfg.endpoint} ({_cause(e)})"
+                cause = self._clean(_cause(e), _CAUSE_CHARS) or type(e).__name__
+                reason = f"cannot connect to {cfg.endpoint} ({cause})"
                 if attempt == cfg.max_retries:
                     raise self._fatal(f"cannot reach the LLM endpoint {cfg.endpoint}: "
-                                      f"{_cause(e)} (is the server running, and is "
+                                      f"{cause} (is the server running, and is "
                                       "llm.base_url right?)") from None
             except openai.APIStatusError as e:
                 code = e.status_code
@@ -261,12 +291,12 @@ class LLMClient:
                     retry_after = _retry_after(e)
                 else:
                     raise self._status_error(e) from None
-            except Exception as e:  # an answer the openai package cannot read
-                self._counter.add(failed=1)
-                return RequestFailed(self._scrub(f"unreadable response ({type(e).__name__}: "
-                                                 f"{one_line(str(e))[:200]})"))
             else:
-                return self._completion(response)
+                answer = self._completion(raw)
+                if isinstance(answer, Completion):
+                    return answer
+                # Typically a proxy or an overloaded server for a moment: retried like a 5xx.
+                reason = answer.reason
             if attempt < cfg.max_retries:
                 delay = retry_after if retry_after is not None else \
                     min(cfg.backoff_s * 2 ** attempt, _MAX_BACKOFF_S) * random.uniform(0.8, 1.2)
@@ -274,13 +304,25 @@ class LLMClient:
                 self._sleep(delay)
         self._counter.add(failed=1)
         retries = cfg.max_retries
-        return RequestFailed(self._scrub(f"{reason} (after {retries} "
+        return RequestFailed(self._clean(f"{reason} (after {retries} "
                                          f"{'retry' if retries == 1 else 'retries'})"))
 
-    def _completion(self, response: Any) -> Completion:
-        choices = getattr(response, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        text = getattr(message, "content", None) or ""
+    def _completion(self, raw: Any) -> Completion | RequestFailed:
+        """The answer in an HTTP 200 response, or why there is none (nothing counted yet)."""
+        try:
+            response = raw.parse()
+        except Exception:  # e.g. a JSON content type on an HTML page
+            response = None
+        text = completion_text(response)
+        if text is None:
+            what = describe_body(raw.headers.get("content-type", ""), raw.text)
+            return RequestFailed(f"the server's answer is not a chat completion ({what})")
+        masked = self._masked(text)
+        if masked != text and not self._warned_echo:
+            self._warned_echo = True
+            log.warning("an answer contained the API key or the password in llm.base_url (the "
+                        "server quoted it back, or the key is short enough to be a word of the "
+                        "answer); it is replaced by %s in the answers and the cache", MASK)
         raw_usage = getattr(response, "usage", None)
         if raw_usage is None:
             self._counter.add(usage_missing=1)
@@ -290,22 +332,24 @@ class LLMClient:
                                      "completion_tokens": getattr(raw_usage, "completion_tokens", 0)})
         self._counter.add(prompt_tokens=usage.prompt_tokens,
                           completion_tokens=usage.completion_tokens)
-        return Completion(text if isinstance(text, str) else str(text), usage, cached=False)
+        return Completion(masked, usage, cached=False)
 
     def _status_error(self, e: Any) -> LLMError:
         cfg = self.config
         code = e.status_code
-        detail = _server_message(e)
+        detail = self._clean(_server_message(e), _DETAIL_CHARS)
+        shown = key_variable(cfg.api_key_env or "")
+        variable = shown if shown == UNSHOWN_VARIABLE else f"${shown}"
         if code in (401, 403):
             if self._secret is None:
-                where = (f"${cfg.api_key_env} is not set" if cfg.api_key_env
+                where = (f"{variable} is not set" if cfg.api_key_env
                          else "llm.api_key_env is null")
                 return self._fatal(f"the LLM endpoint {cfg.endpoint} requires an API key (HTTP "
                                    f"{code}) and {where}; put the key in an environment "
                                    "variable and name it with llm.api_key_env")
             # The server's text is left out: it often quotes the key back.
             return self._fatal(f"the LLM endpoint {cfg.endpoint} rejected the API key in "
-                               f"${cfg.api_key_env} (HTTP {code})")
+                               f"{variable} (HTTP {code})")
         if code == 404:
             return self._fatal(f"the LLM endpoint {cfg.endpoint} answered HTTP 404 for model "
                                f"{cfg.model!r}: {detail or 'not found'} (check llm.model, and "
@@ -313,19 +357,33 @@ class LLMClient:
         return self._fatal(f"the LLM endpoint {cfg.endpoint} refused the request (HTTP {code}): "
                            f"{detail or 'no details'}")
 
-    def _scrub(self, text: str) -> str:
-        return one_line(scrub(text, [self._secret]))
+    def _masked(self, text: str) -> str:
+        return mask(text, self._secrets)
+
+    def _clean(self, text: str, limit: int | None = None) -> str:
+        return clean(text, self._secrets, limit)
+
+
+def _secrets(api_key: str | None, credentials: tuple[str, str] | None) -> tuple[str, ...]:
+    """What must never be shown: the key, and a password in the URL in the forms a server
+    may quote back (as typed, and inside a Basic auth header)."""
+    found = [api_key or ""]
+    if credentials is not None:
+        user, password = credentials
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        found += [password, quote(password, safe=""), token]
+    return tuple(s for s in found if s)
 
 
 def _cause(e: BaseException) -> str:
-    """The innermost reason of a connection error, e.g. 'Connection refused'."""
+    """The innermost reason of a connection error, e.g. 'Connection refused' (not masked)."""
     inner: BaseException | None = e
     text = ""
     while inner is not None:
         if str(inner).strip():
-            text = one_line(str(inner))
+            text = str(inner)
         inner = inner.__cause__ or inner.__context__
-    return text[:200] or type(e).__name__
+    return text
 
 
 def _server_message(e: Any) -> str:
@@ -338,7 +396,7 @@ def _server_message(e: Any) -> str:
             message = body.get("message")
     if not message:
         message = getattr(e, "message", "") or ""
-    return one_line(str(message))[:300]
+    return str(message)  # masked and cut by the caller, in that order
 
 
 def _retry_after(e: Any) -> float | None:

@@ -8,14 +8,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from sweep.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "default_cache_dir", "resolve_api_key", "resolve_cache_dir"]
+__all__ = ["LLMConfig", "default_cache_dir", "key_variable", "resolve_api_key",
+           "resolve_cache_dir", "without_userinfo"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What environment variable names look like by convention. A lowercase value
+#: passes as a name but is as likely a pasted key (``gsk_…``, ``hf_…``), so it
+#: is never repeated.
+_CONVENTIONAL_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+#: The variable, when its name cannot be shown.
+UNSHOWN_VARIABLE = "the variable named by llm.api_key_env"
+# The userinfo of a URL ends at the last @ before the first / ? or #, as urlsplit reads it.
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?[^/?#]*@")
 _DISABLED = ("", "none", "off", "false", "no", "0")
 
 
@@ -46,8 +55,10 @@ class LLMConfig:
                                  "https://api.openai.com/v1 or http://localhost:11434/v1")
         parts = urlsplit(self.base_url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise LLMConfigError(f"llm.base_url must be an http:// or https:// URL, got "
-                                 f"{self.base_url!r}")
+            shown = without_userinfo(self.base_url.strip())
+            got = f", got {shown!r}" if "@" not in shown else \
+                " (the value is not shown: it may hold a password)"
+            raise LLMConfigError(f"llm.base_url must be an http:// or https:// URL{got}")
         if not isinstance(self.model, str) or not self.model.strip():
             raise LLMConfigError("llm.model is required: the model name the endpoint serves, "
                                  "e.g. llm.model=gpt-4o-mini or llm.model=qwen2.5:7b")
@@ -72,14 +83,35 @@ class LLMConfig:
 
     @property
     def endpoint(self) -> str:
-        return self.base_url.strip().rstrip("/")
+        """The URL to show and to connect to, without a user name or password in it."""
+        return without_userinfo(self.base_url.strip()).rstrip("/")
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        """User name and password written into ``base_url``, decoded, or None."""
+        parts = urlsplit(self.base_url.strip())
+        if parts.username is None and parts.password is None:
+            return None
+        return unquote(parts.username or ""), unquote(parts.password or "")
 
     def describe(self) -> dict[str, Any]:
-        """The settings for a report: everything but where the cache is, never a key."""
-        return {"base_url": self.endpoint, "model": self.model, "api_key_env": self.api_key_env,
+        """The settings for a report: everything but where the cache is, never a secret."""
+        return {"base_url": self.endpoint, "model": self.model,
+                "api_key_env": key_variable(self.api_key_env, "(not shown)") if self.api_key_env
+                else self.api_key_env,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "json_mode": self.json_mode, "max_concurrency": self.max_concurrency,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries}
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without the ``user:password@`` part: what may be printed or saved."""
+    return _USERINFO.sub(r"\1", url, count=1)
+
+
+def key_variable(name: str, unshown: str | None = UNSHOWN_VARIABLE) -> str | None:
+    """``name`` if it looks like an environment variable's name, else ``unshown``."""
+    return name if _CONVENTIONAL_ENV_NAME.fullmatch(name) else unshown
 
 
 def is_local(base_url: str) -> bool:
@@ -108,6 +140,13 @@ def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) 
         return key.strip()
     if is_local(config.endpoint):
         return None
+    if key_variable(name, None) is None:
+        raise LLMError(f"{UNSHOWN_VARIABLE} is not set; its value is not shown because it does "
+                       "not look like a variable name (capital letters, digits and _) and may "
+                       "be the key itself. Put the key for "
+                       f"{config.endpoint} in an environment variable and set llm.api_key_env "
+                       "to its name, e.g. OPENAI_API_KEY (or llm.api_key_env=null for an "
+                       "endpoint that needs no key)")
     raise LLMError(f"environment variable {name} is not set: it must hold the API key for "
                    f"{config.endpoint} (export {name}=..., or set llm.api_key_env=null for an "
                    "endpoint that needs no key)")

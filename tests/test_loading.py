@@ -124,6 +124,63 @@ def test_no_document_files_says_what_was_skipped(tmp_path):
                                "1 not .md/.markdown/.txt (.rst 1))")
 
 
+def test_a_folder_of_documents_with_its_questions_beside_them_is_a_dataset(tmp_path):
+    # The same rule as sweep.generate's: corpus.jsonl, else docs/, else the folder's own files.
+    (tmp_path / "guide.md").write_text("# Guide\nInstall with pip.\n")
+    (tmp_path / "faq" ).mkdir()
+    (tmp_path / "faq" / "one.txt").write_text("Ask us.\n")
+    write_lines(tmp_path / "queries.jsonl", [{"query_id": "q", "query": "how to install?",
+                                              "relevant": [{"doc_id": "guide.md"}]}])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    ds = load_dataset(tmp_path)
+    assert [d.doc_id for d in ds.documents] == ["faq/one.txt", "guide.md"]
+    assert [d.doc_id for d in load_corpus(tmp_path)] == ["faq/one.txt", "guide.md"]
+    assert len(skipped_files(tmp_path)) == 0  # its questions are not skipped documents
+
+
+def test_documents_without_questions_are_told_the_next_step(tmp_path):
+    (tmp_path / "guide.md").write_text("# Guide\nInstall with pip.\n")
+    (problem,) = check_dataset(tmp_path)
+    assert problem.path == str(tmp_path / "queries.jsonl")
+    assert problem.message.startswith("no such file: the questions to evaluate go there")
+    assert f"python -m sweep.generate dataset.path={tmp_path} generate.out=" in problem.message
+
+
+def _crlf_set(tmp_path: Path, start: int, end: int, quote: str) -> list[Problem]:
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "a.md").write_bytes(b"# Title\r\nfirst line\r\nsecond line here\r\n")
+    write_lines(tmp_path / "queries.jsonl", [{"query_id": "q", "query": "?", "relevant": [
+        {"doc_id": "a.md", "start": start, "end": end, "quote": quote}]}])
+    return check_dataset(tmp_path)
+
+
+def test_a_quote_that_misses_because_of_line_endings_is_told_why(tmp_path):
+    # Offsets counted in open(path).read()'s text: universal newlines dropped every \r.
+    lf = "# Title\nfirst line\nsecond line here\n"
+    start = lf.index("second line")
+    (problem,) = _crlf_set(tmp_path, start, start + 11, "second line")
+    assert "the file has Windows line endings (\\r\\n) and these offsets fit its text with " \
+           "\\n only" in problem.message and "newline=''" in problem.message
+    # A quote copied with \n where the file has \r\n.
+    (problem,) = _crlf_set(tmp_path, 9, 26, "first line\nsecond")
+    assert "they differ only in line endings" in problem.message
+    # Another mistake gets no line-ending hint.
+    (problem,) = _crlf_set(tmp_path, 0, 7, "# Titel")
+    assert "line endings" not in problem.message
+
+
+def test_the_readme_recipe_for_offsets_is_right_on_crlf_files(tmp_path):
+    # The recipe users are given: read with newline="", then index the quote.
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "a.md"
+    path.write_bytes(b"# Title\r\nfirst line\r\nsecond line here\r\n")
+    text = open(path, encoding="utf-8", newline="").read()
+    quote = "second line"
+    start = text.index(quote)
+    assert _crlf_set(tmp_path, start, start + len(quote), quote) == []
+
+
 def test_byte_order_mark_does_not_hide_the_title(tmp_path):
     # Issue 17 item 12: "\ufeff# Title" gave the file name as title.
     (tmp_path / "guide.md").write_bytes("\ufeff# Setup guide\n\nPlug it in.\n".encode("utf-8"))

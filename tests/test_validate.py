@@ -49,7 +49,7 @@ RULES = {
     "empty_document": ("docs/faq.md", None, "document is empty"),
     "no_queries": ("queries.jsonl", None, "no queries"),
     "no_documents": ("corpus.jsonl", None, "no documents"),
-    "no_corpus": ("", None, "no corpus: expected corpus.jsonl or a docs/ folder of .md/.markdown/.txt files"),
+    "no_corpus": ("", None, "no corpus: no corpus.jsonl, no docs/ folder and no .md/.markdown/.txt files in the folder itself"),
     "both_corpora": ("", None, "both corpus.jsonl and docs/ found; keep one so the corpus is unambiguous"),
     "no_doc_files": ("docs", None, "no .md/.markdown/.txt files (skipped 1 file: 1 not .md/.markdown/.txt (.rst 1))"),
     "unknown_doc_id": ("queries.jsonl", 1, "relevant[0]: unknown doc_id 'manuel.md' (did you mean 'manual.md'?)"),

@@ -1,11 +1,12 @@
-"""Read a dataset (documents and evaluation queries) and check every SPEC §1 rule.
+"""Read a dataset (documents and evaluation queries) and check every rule of its format.
 
 Two layouts are read, detected from the files themselves:
 
-- project: ``corpus.jsonl`` rows ``{"doc_id", "title", "text"}`` or a ``docs/``
-  folder of ``.md``/``.markdown``/``.txt`` files (any letter case; hidden files
-  and folders and other extensions are skipped, counted and logged), and
-  ``queries.jsonl`` with one Query per line;
+- project: ``corpus.jsonl`` rows ``{"doc_id", "title", "text"}``, else a ``docs/``
+  folder of ``.md``/``.markdown``/``.txt`` files, else those files in the
+  dataset folder itself (any letter case; hidden files and folders and other
+  extensions are skipped, counted and logged), and ``queries.jsonl`` with one
+  Query per line;
 - BEIR: ``corpus.jsonl`` rows ``{"_id", "title", "text"}``, ``queries.jsonl`` rows
   ``{"_id", "text"}`` and document-level judgments in ``qrels/<split>.tsv``.
 
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 DOCS_DIR = "docs"
+#: What a dataset folder holds besides its documents.
+_DATASET_FILES = (QUERIES_FILE, "qrels")
 #: Document file extensions, compared in lower case (``.MD`` is read too).
 DOC_SUFFIXES = (".md", ".markdown", ".txt")
 _SUFFIX_LIST = "/".join(DOC_SUFFIXES)  # for messages: ".md/.markdown/.txt"
@@ -145,7 +148,7 @@ def skipped_files(path: str | Path) -> SkippedFiles | None:
         return _list_folder(path / DOCS_DIR)[1]
     if not path.is_dir() or (path / CORPUS_FILE).is_file():
         return None
-    return _list_folder(path)[1]
+    return _list_folder(path, dataset_files=True)[1]
 
 
 def load_corpus(path: str | Path) -> tuple[Document, ...]:
@@ -255,7 +258,7 @@ def _scan_dataset(path: Path, split: str) -> tuple[Dataset | None, list[Problem]
     if not path.is_dir():
         report.add(path, None, "not a directory: a dataset is a directory with a corpus and queries.jsonl")
         return None, report.problems
-    corpus = _read_corpus(path, report, dataset_dir=True)
+    corpus = _read_corpus(path, report)
     queries = _read_queries(path, corpus, split, report)
     if report.problems:
         return None, report.sorted()
@@ -377,7 +380,8 @@ def _metadata(row: Mapping[str, Any], known: frozenset[str] | set[str]) -> dict[
 # --------------------------------------------------------------------------- corpus
 
 
-def _read_corpus(path: Path, report: _Report, *, dataset_dir: bool = False) -> _Corpus:
+def _read_corpus(path: Path, report: _Report) -> _Corpus:
+    # One rule for every command: corpus.jsonl, else docs/, else the folder's own files.
     if path.is_dir():
         jsonl, docs = path / CORPUS_FILE, path / DOCS_DIR
         if jsonl.is_file() and docs.is_dir():
@@ -387,10 +391,7 @@ def _read_corpus(path: Path, report: _Report, *, dataset_dir: bool = False) -> _
             return _read_corpus_jsonl(jsonl, report)
         if docs.is_dir():
             return _read_corpus_folder(docs, report)
-        if dataset_dir:
-            report.add(path, None, f"no corpus: expected {CORPUS_FILE} or a {DOCS_DIR}/ folder of {_SUFFIX_LIST} files")
-            return _Corpus.unreadable()
-        return _read_corpus_folder(path, report)
+        return _read_corpus_folder(path, report, dataset_files=True)
     if path.is_file():
         return _read_corpus_jsonl(path, report)
     report.add(path, None, "no such file or directory")
@@ -431,8 +432,10 @@ def _read_corpus_jsonl(path: Path, report: _Report) -> _Corpus:
     return _Corpus.of(documents, frozenset(broken))
 
 
-def _list_folder(folder: Path) -> tuple[list[Path], SkippedFiles]:
-    """Document files under ``folder`` in path order, and the files skipped there."""
+def _list_folder(folder: Path, dataset_files: bool = False) -> tuple[list[Path], SkippedFiles]:
+    """Document files under ``folder`` in path order, and the files skipped there.
+    ``dataset_files``: the folder is the dataset's own, so its questions (``queries.jsonl``,
+    ``qrels/``) are not documents, and not reported as skipped either."""
     files: list[Path] = []
     hidden: list[str] = []
     other: list[str] = []
@@ -440,6 +443,8 @@ def _list_folder(folder: Path) -> tuple[list[Path], SkippedFiles]:
         if not p.is_file():
             continue
         relative = p.relative_to(folder)
+        if dataset_files and relative.parts[0] in _DATASET_FILES:
+            continue
         if any(part.startswith(".") for part in relative.parts):
             hidden.append(relative.as_posix())
         elif p.suffix.lower() in DOC_SUFFIXES:
@@ -449,10 +454,10 @@ def _list_folder(folder: Path) -> tuple[list[Path], SkippedFiles]:
     return sorted(files), SkippedFiles(str(folder), tuple(sorted(hidden)), tuple(sorted(other)))
 
 
-def _read_corpus_folder(folder: Path, report: _Report) -> _Corpus:
+def _read_corpus_folder(folder: Path, report: _Report, dataset_files: bool = False) -> _Corpus:
     documents: list[Document] = []
     broken: set[str] = set()
-    files, skipped = _list_folder(folder)
+    files, skipped = _list_folder(folder, dataset_files)
     if skipped:
         log.warning("%s", skipped.summary())
     for file in files:
@@ -468,7 +473,11 @@ def _read_corpus_folder(folder: Path, report: _Report) -> _Corpus:
         documents.append(Document(doc_id=doc_id, text=text, title=_title_of(text, file)))
     if not files:
         why = f" ({skipped.reasons()})" if skipped else ""
-        report.add(folder, None, f"no {_SUFFIX_LIST} files{why}")
+        if dataset_files:
+            report.add(folder, None, f"no corpus: no {CORPUS_FILE}, no {DOCS_DIR}/ folder and no "
+                                     f"{_SUFFIX_LIST} files in the folder itself{why}")
+        else:
+            report.add(folder, None, f"no {_SUFFIX_LIST} files{why}")
         return _Corpus.unreadable()
     return _Corpus.of(documents, frozenset(broken))
 
@@ -503,7 +512,16 @@ def _title_of(text: str, file: Path) -> str:
 def _read_queries(path: Path, corpus: _Corpus, split: str, report: _Report) -> tuple[Query, ...]:
     file = path / QUERIES_FILE if path.is_dir() else path
     if not file.is_file():
-        report.add(file, None, "no such file" if not file.exists() else "not a file")
+        if file.exists():
+            report.add(file, None, "not a file")
+        elif path.is_dir():
+            report.add(file, None, f"no such file: the questions to evaluate go there, one JSON "
+                                   "object per line (see the README, 'Your own documents and "
+                                   "questions'), or have an LLM write a set: python -m "
+                                   f"sweep.generate dataset.path={path} generate.out=NEW_FOLDER "
+                                   "llm.base_url=URL llm.model=NAME")
+        else:
+            report.add(file, None, "no such file")
         return ()
     problems_before = len(report.problems)
     rows = list(_jsonl_objects(file, report))
@@ -630,12 +648,31 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
             bad("quote without start/end: offsets are required with a quote")
         elif offsets_ok and text is not None and text[start:end] != quote:
             bad(f"quote does not match the text of {doc_id!r} at {start}:{end}: "
-                f"quote {_short(quote, 50)}, text {_short(text[start:end], 50)}")
+                f"quote {_short(quote, 50)}, text {_short(text[start:end], 50)}"
+                f"{_line_end_hint(text, start, end, quote)}")
 
     if len(report.problems) > errors_before or text is None:
         return None
     return Judgment(doc_id=doc_id, start=start if has_start else None, end=end if has_end else None,
                     grade=grade, quote=item.get("quote"))
+
+
+def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:
+    """Why a quote misses when the document has Windows line endings: offsets counted in
+    a copy read with universal newlines (``open(path).read()`` turns ``\r\n`` into
+    ``\n``), or a quote copied with ``\n`` where the file has ``\r\n``."""
+    if "\r" not in text:
+        return ""
+    if text.replace("\r\n", "\n")[start:end] == quote:
+        return ("; the file has Windows line endings (\\r\\n) and these offsets fit its text "
+                "with \\n only: compute offsets on the text read with open(path, "
+                "encoding='utf-8', newline='')")
+    crlf = quote.replace("\r\n", "\n").replace("\n", "\r\n")
+    if text.startswith(crlf, start):
+        return ("; they differ only in line endings: the file has \\r\\n where the quote "
+                "has \\n; copy the quote from the text read with open(path, encoding='utf-8', "
+                "newline='')")
+    return ""
 
 
 def _suggestion(doc_id: str, corpus: _Corpus) -> str:

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from sweep.config import CONF_DIR, ROOT, cause, register
+from sweep.config import CONF_DIR, CORPORA_DIR, ROOT, cause, register
 from sweep.evalconfig import EvalConfig
 from sweep.job import build_eval, build_stages
 
@@ -32,7 +32,7 @@ def test_top_level_conf_is_the_package_conf():
 def test_default_config_is_multirun_on_the_bundled_corpus():
     cfg = _compose()
     assert cfg.hydra.mode.name == "MULTIRUN"
-    assert Path(cfg.dataset.path) == ROOT / "corpora" / "kestrel"
+    assert Path(cfg.dataset.path) == CORPORA_DIR / "kestrel"
     assert cfg.chunk.strategy == "token" and cfg.chunk.tokenizer == "cl100k_base"
 
 

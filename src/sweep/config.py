@@ -50,6 +50,10 @@ def fresh_dir(path: str) -> str:
 def _register_resolvers() -> None:
     if not OmegaConf.has_resolver("bundled"):
         OmegaConf.register_new_resolver("bundled", bundled_corpus)
+    if not OmegaConf.has_resolver("sweep_help"):
+        from sweep.commands import hydra_help_template
+
+        OmegaConf.register_new_resolver("sweep_help", hydra_help_template)
     if not OmegaConf.has_resolver("fresh_dir"):
         OmegaConf.register_new_resolver("fresh_dir", fresh_dir, use_cache=True)
 

@@ -8,7 +8,6 @@ With several folders, a comparison page is written as well.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
@@ -16,6 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from sweep import htmlpage
+from sweep.commands import CommandParser
 from sweep.folderlock import locked
 from sweep.results import combine_per_query, write_results
 from sweep.sweepreport import SweepReport, build_report
@@ -95,10 +95,7 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sweep.report",
-                                 description="Rebuild a sweep's comparison table, pictures and "
-                                             "report.html from its saved rows; with several "
-                                             "sweeps, also a side-by-side comparison page.")
+    ap = CommandParser("sweep.report")
     ap.add_argument("dirs", nargs="+", type=Path, help="sweep directories (outputs/<name>/<time>)")
     ap.add_argument("--out", default="sweep-comparison.html",
                     help="comparison page for several sweeps: an .html file or a directory "

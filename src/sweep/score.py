@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sweep.commands import CommandParser
 from sweep.aggregate import summarize
 from sweep.data import Document, Hit, Query
 from sweep.evalconfig import EvalConfig
@@ -243,10 +244,7 @@ def _coverage(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m sweep.score",
-        description="Score a run file (ranked hits per query) against a corpus and its evaluation queries.",
-    )
+    parser = CommandParser("sweep.score")
     parser.add_argument("--corpus", required=True, help="corpus.jsonl, a folder of .md/.txt files, or a dataset directory")
     parser.add_argument("--queries", required=True, help="queries.jsonl (project or BEIR format) or a dataset directory")
     parser.add_argument("--run", required=True, help="run file: one {\"query_id\", \"hits\"} object per line")

@@ -9,7 +9,6 @@ would cut in two.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
 import statistics
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from sweep.commands import CommandParser
 from sweep.data import Chunk, Dataset
 from sweep.loading import scan_dataset, skipped_files
 
@@ -235,10 +235,7 @@ def format_statistics(stats: DatasetStats) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m sweep.validate",
-        description="Check a dataset (project or BEIR layout) against every SPEC §1 rule; "
-                    "print every problem, or statistics when there is none.")
+    parser = CommandParser("sweep.validate")
     parser.add_argument("dir", type=Path, help="dataset directory")
     parser.add_argument("--split", default="test", help="BEIR qrels split: qrels/<split>.tsv (default: test)")
     args = parser.parse_args(argv)

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -149,6 +150,76 @@ def test_dry_run_sends_and_writes_nothing(tmp_path, stand_in):
     assert not stand_in.requests and not (tmp_path / "out").exists()
 
 
+def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_in, monkeypatch,
+                                                                capsys):
+    from sweep import embedding
+    from sweep.generate import run
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a dry run loaded or ran the embedding model")
+
+    for name in ("embed_documents", "embed_queries", "encode_query", "load", "_ensure_model"):
+        monkeypatch.setattr(embedding.Embedder, name, no_model)
+    monkeypatch.setattr(embedding, "_load_sentence_transformer", no_model)
+    # Every kind: adversarial, multi-hop and unanswerable tasks need neighbour passages.
+    cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", "generate.n=10",
+                  "generate.window_tokens=60", "generate.dry_run=true", "generate.out=null")
+    assert run(cfg) == 0
+    out = capsys.readouterr().out
+    assert ("The first round would send 30 requests (12 for fact, 9 for adversarial, 6 for "
+            "multi, 3 for unanswerable)") in out
+    assert "estimated: the 18 requests for adversarial, multi-hop and unanswerable" in out
+    assert not stand_in.requests and not (tmp_path / "out").exists()
+
+
+def test_every_request_failing_is_an_incomplete_set_and_exit_3(tmp_path, stand_in):
+    stand_in.always = Fault(status=500)
+    proc = generate(tmp_path, stand_in.url, FACT_ONLY, "generate.n=3", "llm.max_retries=0")
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("generate: incomplete:")]
+    assert "9 requests got no answer (9 HTTP 500 (after 0 retries)), so only 0 of 3" in line
+    assert "Run the same command again to retry them" in line
+    # The notes say why it is short: failed requests, not the candidates' limit.
+    assert "fact: 0 of 3 kept (9 of 9 candidates tried got no answer" in proc.stderr
+    assert "max_attempts" not in proc.stdout + proc.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "generation_report.incomplete.json", "generation_report.incomplete.md",
+        "queries.incomplete.jsonl"]
+    report = json.loads((out / "generation_report.incomplete.json").read_text())
+    assert report["status"] == "incomplete" and report["requests"]["failed"] == 9
+    assert "**Incomplete**: 9 requests got no answer" in proc.stdout
+
+
+def test_a_second_ctrl_c_prints_no_threading_traceback(tmp_path, stand_in):
+    stand_in.always = Fault(delay=8)  # requests in flight when Python waits for its threads
+    base = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    cmd = [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
+           f"llm.base_url={stand_in.url}", f"llm.cache_dir={tmp_path / 'llm'}",
+           f"embed.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null", "llm.max_concurrency=2",
+           "generate.show_progress=false", "generate.window_tokens=60", "generate.n=4", FACT_ONLY,
+           f"generate.out={tmp_path / 'out'}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=base, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not stand_in.requests and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    while time.time() < deadline and not any("interrupted;" in ln for ln in err):
+        time.sleep(0.05)
+    time.sleep(0.5)  # in Python's wait for the threads still sending
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    reader.join(timeout=10)
+    text = "".join(err)
+    assert "interrupted again" in text, text[-2000:]
+    assert "Traceback" not in text and "Exception ignored" not in text, text[-2000:]
+
+
 # --------------------------------------------------------------------------- end to end
 
 
@@ -247,6 +318,35 @@ def test_an_interrupted_run_resumes_without_asking_again(tmp_path, stand_in):
     stand_in.reset_log()
     third = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert third.returncode == 0 and not stand_in.requests
+
+
+@pytest.mark.e2e
+def test_a_set_short_of_failed_requests_is_incomplete_until_a_rerun_finishes_it(tmp_path,
+                                                                             stand_in):
+    from llm_server import GenerationResponders
+
+    GenerationResponders(realism=lambda q: 5, answerable=True).install(stand_in)
+    stand_in.add_faults(Fault(status=500), Fault(status=500))  # two of the five drafts
+    args = (FACT_ONLY, "generate.n=5", "generate.max_attempts=1", "llm.max_retries=0",
+            "llm.max_concurrency=1")
+    proc = generate(tmp_path, stand_in.url, *args)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "2 requests got no answer (2 HTTP 500 (after 0 retries)), so only 3 of 5" in proc.stderr
+    out = tmp_path / "out"
+    assert not (out / "queries.jsonl").exists() and not (out / "corpus.jsonl").exists()
+    assert len((out / "queries.incomplete.jsonl").read_text().splitlines()) == 3
+    answered = {r.canonical() for r in stand_in.answered}
+
+    stand_in.reset_log()
+    again = generate(tmp_path, stand_in.url, *args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    # Only what got no answer is asked again: the two drafts and the checks after them.
+    asked = {r.canonical() for r in stand_in.requests}
+    assert len(stand_in.requests) == 2 * 3 and not asked & answered
+    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl", "generation_report.json",
+                                                     "generation_report.md", "queries.jsonl"]
+    report = json.loads((out / "generation_report.json").read_text())
+    assert report["status"] == "finished" and report["kept_total"] == 5
 
 
 def test_nothing_kept_is_an_error_and_leaves_the_folder_alone(tmp_path, stand_in):

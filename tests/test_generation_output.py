@@ -95,3 +95,53 @@ def test_report_markdown_names_every_count():
     assert "Nothing was rejected." in report(rejections=()).to_markdown()
     dry = report(dry_run=True, requests={"would_send": 7, "would_send_prompt_tokens": 900})
     assert "Dry run: 7 requests would be sent now, about 900 prompt tokens." in dry.to_markdown()
+
+
+def short(**kw) -> GenerationReport:
+    """A run left short by requests that got no answer: 1 of 3 kept, 4 failed."""
+    return report(**{"kept": {"fact": 1, "unanswerable": 0},
+                     "rejections": (("draft", "request_failed", "fact", 1),
+                                    ("check", "request_failed", "unanswerable", 1)),
+                     "requests": {"sent": 11, "cached": 0, "failed": 4, "retries": 0}, **kw})
+
+
+def test_a_run_short_of_failed_requests_is_marked_incomplete():
+    assert short().incomplete and short().to_dict()["status"] == "incomplete"
+    md = short().to_markdown()
+    assert md.splitlines()[2].startswith("**Incomplete**: 4 requests got no answer")
+    assert "1 of 3 questions were kept" in md
+    # Short for other reasons (filters), or failures made good by replacements: finished.
+    assert report().to_dict()["status"] == "finished" and not report().incomplete
+    assert not short(kept={"fact": 2, "unanswerable": 1}).incomplete
+    assert not report(kept={"fact": 1, "unanswerable": 0}).incomplete
+    assert "Incomplete" not in report().to_markdown()
+
+
+def test_an_incomplete_run_is_not_a_dataset_and_leaves_a_finished_set_whole(tmp_path):
+    out = tmp_path / "set"
+    write_output(out, DOCS, QUERIES[:1], short())
+    assert sorted(p.name for p in out.iterdir()) == [
+        "generation_report.incomplete.json", "generation_report.incomplete.md",
+        "queries.incomplete.jsonl"]
+    assert json.loads((out / "generation_report.incomplete.json").read_text())["status"] == \
+        "incomplete"
+    assert len((out / "queries.incomplete.jsonl").read_text().splitlines()) == 1
+    with pytest.raises(ValueError):  # no sweep reads it as a finished set
+        load_dataset(out)
+    check_output_dir(out, None, False)  # a rerun may write here
+
+    write_output(out, DOCS, QUERIES, report())  # the rerun finishes: the leftovers go
+    assert sorted(p.name for p in out.iterdir()) == [
+        "corpus.jsonl", "generation_report.json", "generation_report.md", "queries.jsonl"]
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    write_output(out, DOCS, QUERIES[:1], short())  # a later short run: the set stays whole
+    assert {n: (out / n).read_bytes() for n in before} == before
+    assert len(load_dataset(out).queries) == 2
+
+
+def test_files_named_like_the_incomplete_ones_but_not_ours_are_kept(tmp_path):
+    out = tmp_path / "set"
+    out.mkdir()
+    (out / "queries.incomplete.jsonl").write_text("mine\n")
+    write_output(out, DOCS, QUERIES, report())
+    assert (out / "queries.incomplete.jsonl").read_text() == "mine\n"

@@ -6,6 +6,14 @@
 Hydra composes ``conf/generate.yaml`` (groups ``dataset``, ``embed``, ``llm``
 and the ``generate`` node); this module builds the plain objects and hands
 them to :func:`sweep.generation.run.generate`.
+
+Exit status: 0 when the set is written (also when the filters left it short
+of ``generate.n``: a rerun would not change it); 1 when no question was kept
+or the endpoint failed outright (unreachable, a rejected key, an unknown
+model); 2 for bad input found before any request; 3 when requests got no
+answer after their retries and the set is short for that reason: it is
+written as incomplete, and the same command run again sends only what the
+answer cache does not hold; 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -22,9 +30,11 @@ from omegaconf.errors import InterpolationResolutionError
 from sweep import devices
 from sweep.config import CONF_DIR, build, register
 from sweep.embedding import EmbedderError
-from sweep.generation.output import OutputError, check_output_dir, write_output
+from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
+                                     check_output_dir, write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
 from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
+from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
 from sweep.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
@@ -41,6 +51,8 @@ _BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, Em
               InterpolationResolutionError)
 #: Where answers are cached, for the Ctrl-C message outside the run.
 _cache_root: Path | None = None
+#: A set left short by requests that got no answer (written as incomplete).
+INCOMPLETE = 3
 
 
 def _token_counter() -> Any:
@@ -70,7 +82,7 @@ def run(cfg: DictConfig) -> int:
     if device == "auto":
         device = devices.pick_device(device, 0, 1, devices.machine())
     node = embedder_node(cfg.embed, device)
-    embedder = build(node)
+    embedder = build(node)  # checks the embed settings; a dry run never loads the model
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              _cache_root or "(cache off)")
     result = generate(documents, settings, client, embedder, dataset=dataset_path)
@@ -79,6 +91,11 @@ def run(cfg: DictConfig) -> int:
         return 0
     assert out is not None
     print(result.report.to_markdown())
+    if result.report.incomplete:
+        earlier = (out / REPORT_JSON).is_file()
+        write_output(out, documents, result.queries, result.report)
+        print(_incomplete_line(result, out, earlier), file=sys.stderr)
+        return INCOMPLETE
     if not result.queries:
         # Nothing is written: an earlier set in the folder stays whole.
         reasons = ", ".join(f"{n} {r}" for r, n in result.report.rejected.items()) or "none tried"
@@ -89,15 +106,43 @@ def run(cfg: DictConfig) -> int:
     print(f"generate: {sum(kept.values())} questions ("
           + ", ".join(f"{kept[k]} {k}" for k in KINDS if kept.get(k)) + f") written to {out}")
     print(f"generate: check them with: python -m sweep.validate {out}")
+    failed = result.report.requests.get("failed", 0)
+    if failed:
+        print(f"generate: {failed} requests got no answer after their retries; other candidates "
+              "took their place", file=sys.stderr)
     return 0
+
+
+def _incomplete_line(result: GenerationResult, out: Path, earlier: bool) -> str:
+    report = result.report
+    why = ", ".join(f"{n} {reason}" for reason, n in
+                    sorted(result.failures.items(), key=lambda item: -item[1]))
+    kept, asked = sum(report.kept.values()), sum(report.requested.values())
+    where = f"; the finished set already in {out} is unchanged" if earlier else ""
+    again = ("the answers received are cached, so only the requests still unanswered are sent"
+             if _cache_root is not None else
+             "llm.cache_dir is off, so every request is sent again")
+    return (f"generate: incomplete: {report.requests.get('failed', 0)} requests got no answer "
+            f"({why}), so only {kept} of {asked} questions were kept; they are in "
+            f"{out / INCOMPLETE_QUERIES}, not in a queries.jsonl{where}. Run the same command "
+            f"again to retry them: {again}")
 
 
 def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None:
     r = result.report.requests
     per_question = 3  # draft, realism, check
+    planned = result.planned
+    by_kind = ", ".join(f"{planned[k]} for {k}" for k in KINDS if planned.get(k))
     print(f"generate: dry run, nothing sent. The first round would send {r['would_send']} "
-          f"requests (about {r['would_send_prompt_tokens']:,} prompt tokens, cl100k_base "
-          f"estimate); {r['cached']} more are answered by the cache.")
+          f"requests{f' ({by_kind})' if by_kind else ''}, about "
+          f"{r['would_send_prompt_tokens']:,} prompt tokens (cl100k_base estimate); "
+          f"{r['cached']} more are answered by the cache.")
+    paired = sum(n for k, n in planned.items() if k != "fact")
+    if paired:
+        print(f"generate: estimated: the {paired} requests for adversarial, multi-hop and "
+              "unanswerable questions are counted with passages paired by shared words, since a "
+              "dry run loads no embedding model; the real run pairs them by embedding, so their "
+              "prompt tokens differ a little and any of them already cached count as new here.")
     print(f"generate: requests for the checks of questions not written yet are counted once "
           f"each; rounds that replace rejected questions send up to {per_question} requests "
           f"per extra candidate, at most {settings.max_attempts:g} candidates per requested "
@@ -122,13 +167,18 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        if _cache_root is not None:
-            print(f"\ngenerate: interrupted; the answers received so far are cached in "
-                  f"{_cache_root}: run the same command again to continue without asking for "
-                  "them again", file=sys.stderr)
-        else:
-            print("\ngenerate: interrupted (llm.cache_dir is off: a rerun asks everything again)",
-                  file=sys.stderr)
+        # Python still waits for the requests in flight (they finish and are cached); a
+        # second Ctrl-C stops that wait, with one line instead of a threading traceback.
+        quiet_second_interrupt("generate: interrupted again: the requests in flight are "
+                               "dropped; a rerun asks them again")
+        with deaf_to_interrupts():
+            if _cache_root is not None:
+                print(f"\ngenerate: interrupted; the answers received so far are cached in "
+                      f"{_cache_root}: run the same command again to continue without asking "
+                      "for them again", file=sys.stderr)
+            else:
+                print("\ngenerate: interrupted (llm.cache_dir is off: a rerun asks everything "
+                      "again)", file=sys.stderr)
         raise SystemExit(130) from None
 
 

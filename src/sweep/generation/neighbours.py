@@ -1,13 +1,15 @@
 """Which passages go together: distractors, multi-hop partners, retrieval for a question.
 
-All similarities are cosines of the sweep embedder's vectors. Ties break by
-passage index, so the same corpus and seed always give the same prompts
-(and so the same cache keys).
+All similarities are cosines of the sweep embedder's vectors (of word
+counts in a dry run, which loads no model). Ties break by passage index, so
+the same corpus and seed always give the same prompts (and so the same
+cache keys).
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter
 from typing import Sequence
 
@@ -15,7 +17,8 @@ import numpy as np
 
 from sweep.generation.passages import Passage
 
-__all__ = ["distractors", "entity_terms", "multi_partner", "normalize_rows", "top_k"]
+__all__ = ["distractors", "entity_terms", "multi_partner", "normalize_rows", "top_k",
+           "word_vectors"]
 
 #: A neighbour this close is a near copy of the target (a second version of a
 #: manual, say) and most likely states the same fact: never a distractor.
@@ -28,6 +31,20 @@ Not No Yes Do Does Did Is Are Was Were Be Can Could Should Would Will May Must W
 They Their He She His Her I When Where What Which Who Why How After Before During All Any Each
 Every Some Most More Also Only Then There Here Note See Use With Without From By As Please
 Step Table Section Example Examples Yes Q A""".split())
+
+
+_WORDS = re.compile(r"[a-z0-9]{3,}")
+
+
+def word_vectors(texts: Sequence[str], dim: int = 256) -> np.ndarray:
+    """Word counts hashed into ``dim`` buckets: a stand-in for embeddings where no model
+    may load (a dry run), so that similar passages are those that share words. The
+    same on every run (crc32, not Python's salted ``hash``)."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for word in _WORDS.findall(text.lower()):
+            out[i, zlib.crc32(word.encode()) % dim] += 1.0
+    return out
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:

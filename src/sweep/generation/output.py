@@ -4,11 +4,19 @@
 stays valid, whatever the source layout was), ``DIR/queries.jsonl`` the
 questions, and ``DIR/generation_report.{md,json}`` the run's report.
 
+A run left short by requests that got no answer is not a finished set: its
+questions go to ``queries.incomplete.jsonl`` and its report to
+``generation_report.incomplete.{md,json}``, so that the folder is not a
+dataset a sweep would read, an earlier finished set in it stays whole, and
+the questions kept can still be looked at. The finished run that follows
+removes these three files.
+
 Overwriting: ``DIR`` may be new, empty, or the output of an earlier
-generation (it holds a ``generation_report.json`` written by this tool):
-regenerating into it is the normal way to refine a set. Any other non-empty
-folder is refused unless ``generate.overwrite=true``, and even then only the
-four files above are replaced. The dataset's own folder is always refused.
+generation (it holds a ``generation_report.json`` or
+``generation_report.incomplete.json`` written by this tool): regenerating
+into it is the normal way to refine a set. Any other non-empty folder is
+refused unless ``generate.overwrite=true``, and even then only the files
+named above are replaced. The dataset's own folder is always refused.
 """
 
 from __future__ import annotations
@@ -22,25 +30,34 @@ from sweep.data import Document, Query
 from sweep.files import write_text_atomic
 from sweep.generation.runreport import TOOL, GenerationReport
 
-__all__ = ["OUTPUT_FILES", "OutputError", "check_output_dir", "write_output"]
+__all__ = ["INCOMPLETE_FILES", "OUTPUT_FILES", "OutputError", "check_output_dir",
+           "write_output"]
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
 REPORT_MD = "generation_report.md"
 REPORT_JSON = "generation_report.json"
 OUTPUT_FILES = (CORPUS, QUERIES, REPORT_MD, REPORT_JSON)
+INCOMPLETE_QUERIES = "queries.incomplete.jsonl"
+INCOMPLETE_REPORT_MD = "generation_report.incomplete.md"
+INCOMPLETE_REPORT_JSON = "generation_report.incomplete.json"
+INCOMPLETE_FILES = (INCOMPLETE_QUERIES, INCOMPLETE_REPORT_MD, INCOMPLETE_REPORT_JSON)
 
 
 class OutputError(ValueError):
     """``generate.out`` cannot be written; one line."""
 
 
-def _is_generation_output(folder: Path) -> bool:
+def _written_by_us(report: Path) -> bool:
     try:
-        data = json.loads((folder / REPORT_JSON).read_text(encoding="utf-8"))
+        data = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("tool") == TOOL
+
+
+def _is_generation_output(folder: Path) -> bool:
+    return _written_by_us(folder / REPORT_JSON) or _written_by_us(folder / INCOMPLETE_REPORT_JSON)
 
 
 def check_output_dir(out: str | os.PathLike, dataset_path: str | os.PathLike | None,
@@ -64,7 +81,7 @@ def check_output_dir(out: str | os.PathLike, dataset_path: str | os.PathLike | N
         return folder
     raise OutputError(f"generate.out={str(out)!r} is not empty and holds no earlier generation; "
                       "choose a new folder, or set generate.overwrite=true to replace its "
-                      f"{', '.join(OUTPUT_FILES)}")
+                      f"{', '.join(OUTPUT_FILES + INCOMPLETE_FILES)}")
 
 
 def document_row(doc: Document) -> dict[str, Any]:
@@ -97,11 +114,21 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
 
 def write_output(folder: Path, documents: Sequence[Document], queries: Sequence[Query],
                  report: GenerationReport) -> list[Path]:
-    """Write the four files (each atomically; the report last, marking a finished set)."""
+    """Write the set (each file atomically; the report last, marking a finished set), or,
+    for an incomplete run, only its questions and report, under the incomplete names."""
     folder.mkdir(parents=True, exist_ok=True)
-    return [
+    rows = _jsonl([query_row(q) for q in queries])
+    if report.incomplete:
+        return [write_text_atomic(folder / INCOMPLETE_QUERIES, rows),
+                write_text_atomic(folder / INCOMPLETE_REPORT_MD, report.to_markdown()),
+                write_text_atomic(folder / INCOMPLETE_REPORT_JSON, report.to_json())]
+    written = [
         write_text_atomic(folder / CORPUS, _jsonl([document_row(d) for d in documents])),
-        write_text_atomic(folder / QUERIES, _jsonl([query_row(q) for q in queries])),
+        write_text_atomic(folder / QUERIES, rows),
         write_text_atomic(folder / REPORT_MD, report.to_markdown()),
         write_text_atomic(folder / REPORT_JSON, report.to_json()),
     ]
+    if _written_by_us(folder / INCOMPLETE_REPORT_JSON):  # superseded, and never the user's
+        for name in INCOMPLETE_FILES:
+            (folder / name).unlink(missing_ok=True)
+    return written

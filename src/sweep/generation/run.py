@@ -16,6 +16,12 @@ through four stages, each a batch of concurrent requests:
 
 Everything is deterministic given the answers, so a rerun asks the model the
 same requests, which the cache answers.
+
+A dry run plans the first round without sending a request and without
+loading the embedding model: the passages that go with a target passage
+(distractors, multi-hop partners, the passages an unanswerable question is
+checked against) are then chosen by shared words instead of embeddings, so
+those kinds' requests are an estimate (see :attr:`GenerationResult.planned`).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -77,6 +83,10 @@ class Candidate:
 class GenerationResult:
     queries: tuple[Query, ...]
     report: GenerationReport
+    #: Requests that got no answer, by reason (one line each, never a key).
+    failures: Mapping[str, int] = field(default_factory=dict)
+    #: Dry run: requests that would be sent, per kind.
+    planned: Mapping[str, int] = field(default_factory=dict)
 
 
 def generate(documents: Sequence[Document], settings: GenerateSettings, client: LLMClient,
@@ -85,7 +95,8 @@ def generate(documents: Sequence[Document], settings: GenerateSettings, client: 
 
     ``embedder`` is a :class:`sweep.embedding.Embedder` (or anything with its
     ``embed_documents`` and ``embed_queries``). With ``client.dry_run`` only
-    the first round is planned, nothing is sent, and no query is returned.
+    the first round is planned, nothing is sent or embedded (``embedder`` may
+    be None), and no query is returned.
     """
     return _Generation(documents, settings, client, embedder, dataset).run()
 
@@ -108,6 +119,8 @@ class _Generation:
         self.rejections: Counter = Counter()  # (stage, reason, kind) -> count
         self.located: Counter = Counter()  # "exact" / "normalised"
         self.pending = 0
+        self.failures: Counter = Counter()  # reason -> requests
+        self.planned: Counter = Counter()  # dry run: kind -> requests that would be sent
         self._passage_vectors: np.ndarray | None = None
         self._kept_vectors: list[np.ndarray] = []
 
@@ -115,8 +128,13 @@ class _Generation:
 
     def passage_vectors(self) -> np.ndarray:
         if self._passage_vectors is None:
-            log.info("embedding %d passages to find neighbours", len(self.pool))
-            vectors = self.embedder.embed_documents([p.text for p in self.pool])
+            if self.client.dry_run:
+                # Loading the model and embedding every passage takes minutes on a CPU,
+                # for a plan that only counts requests: passages that share words stand in.
+                vectors = neighbours.word_vectors([p.text for p in self.pool])
+            else:
+                log.info("embedding %d passages to find neighbours", len(self.pool))
+                vectors = self.embedder.embed_documents([p.text for p in self.pool])
             self._passage_vectors = neighbours.normalize_rows(np.asarray(vectors))
         return self._passage_vectors
 
@@ -158,7 +176,7 @@ class _Generation:
             log.warning("%s", note)
         report = self.report(rounds, time.perf_counter() - t0, notes)
         queries = () if self.client.dry_run else self.queries()
-        return GenerationResult(queries, report)
+        return GenerationResult(queries, report, dict(self.failures), dict(self.planned))
 
     def round(self, number: int, batch: list[Candidate]) -> None:
         counts = Counter(c.kind for c in batch)
@@ -189,9 +207,11 @@ class _Generation:
         for c, a in zip(cands, answers):
             if a is PENDING:
                 c.pending = True
+                self.planned[c.kind] += 1
             elif isinstance(a, RequestFailed):
                 c.rejected = (stage, "request_failed")
                 failed[a.reason] += 1
+        self.failures.update(failed)
         for reason, n in failed.items():
             log.warning("round %d: %d %s request%s failed: %s", number, n, stage,
                         "s" if n > 1 else "", reason)
@@ -321,7 +341,7 @@ class _Generation:
                 c.rejected = ("check", "not_answerable")
 
     def embed_questions(self, cands: list[Candidate]) -> None:
-        if not cands:
+        if not cands or self.client.dry_run:  # a dry run loads no model
             return
         vectors = neighbours.normalize_rows(
             np.asarray(self.embedder.embed_queries([self.question(c) for c in cands])))
@@ -338,7 +358,7 @@ class _Generation:
 
     def dedup_stage(self, batch: list[Candidate]) -> None:
         todo = [c for c in batch if c.alive]
-        if not todo:
+        if not todo or self.client.dry_run:  # sends nothing; a dry run embeds no question
             return
         earlier = np.stack(self._kept_vectors) if self._kept_vectors else None
         found = filters.near_duplicates(np.stack([c.vector for c in todo]),
@@ -357,8 +377,15 @@ class _Generation:
             short = self.targets[kind] - len(self.kept[kind])
             if short <= 0 or self.client.dry_run:
                 continue
-            why = source.note or (f"{self.attempted[kind]} candidates tried, the limit of "
-                                  f"generate.max_attempts={self.settings.max_attempts:g} per question")
+            lost = sum(n for (_, reason, k), n in self.rejections.items()
+                       if k == kind and reason == "request_failed")
+            if lost:  # not the limit's fault: a rerun asks these again
+                why = (f"{lost} of {self.attempted[kind]} candidates tried got no answer to a "
+                       "request; a rerun retries them")
+            else:
+                why = source.note or (f"{self.attempted[kind]} candidates tried, the limit of "
+                                      f"generate.max_attempts={self.settings.max_attempts:g} "
+                                      "per question")
             notes.append(f"{kind}: {len(self.kept[kind])} of {self.targets[kind]} kept ({why})")
         return notes
 

@@ -53,6 +53,17 @@ class GenerationReport:
     llm: Mapping[str, Any] = field(default_factory=dict)  # the llm.* settings, never a key
 
     @property
+    def incomplete(self) -> bool:
+        """Short because requests got no answer: a rerun may still fill the set, so it is
+        not presented as finished."""
+        return (not self.dry_run and self.requests.get("failed", 0) > 0
+                and sum(self.kept.values()) < sum(self.requested.values()))
+
+    @property
+    def status(self) -> str:
+        return "dry run" if self.dry_run else "incomplete" if self.incomplete else "finished"
+
+    @property
     def rejected(self) -> dict[str, int]:
         """Rejections per reason, all stages and kinds together."""
         out: dict[str, int] = {}
@@ -63,6 +74,7 @@ class GenerationReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tool"] = TOOL
+        data["status"] = self.status
         data["requested_total"] = sum(self.requested.values())
         data["kept_total"] = sum(self.kept.values())
         data["rejected"] = self.rejected
@@ -82,6 +94,12 @@ class GenerationReport:
                  f"{self.prompt_version}, seed {self.settings.get('seed')}.",
                  f"Corpus `{self.dataset}`: {self.n_documents} documents, {self.n_passages} "
                  f"passages of about {self.settings.get('window_tokens')} tokens.", ""]
+        if self.incomplete:  # first, so that nobody takes the set for a finished one
+            lines[2:2] = [f"**Incomplete**: {r.get('failed', 0)} requests got no answer after "
+                          f"their retries, so {sum(self.kept.values())} of "
+                          f"{sum(self.requested.values())} questions were kept. Run the same "
+                          "command again: it sends only the requests the answer cache does not "
+                          "hold.", ""]
         lines += _table(["kind", "requested", "tried", "kept"],
                         [[k, self.requested.get(k, 0), self.attempted.get(k, 0), self.kept.get(k, 0)]
                          for k in kinds]

@@ -294,11 +294,9 @@ def _read_json_list(path: Path) -> list[dict]:
 
 
 @contextmanager
-def _quiet_transformers(quiet: bool) -> Iterator[None]:
-    """Hide transformers' "Loading weights" bar when progress output is off."""
-    if not quiet:
-        yield
-        return
+def quiet_transformers() -> Iterator[None]:
+    """Hide transformers' "Loading weights" bar: it says nothing the log line about the
+    model does not, and in a log file it is a line of control characters."""
     from transformers.utils import logging as hf_logging
 
     was_enabled = hf_logging.is_progress_bar_enabled()
@@ -310,7 +308,7 @@ def _quiet_transformers(quiet: bool) -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _load_sentence_transformer(source: str, device: str, display: str, quiet: bool = False) -> Any:
+def _load_sentence_transformer(source: str, device: str, display: str) -> Any:
     """Load (once per process) a SentenceTransformer from a folder or Hub id."""
     key = (source, device)
     with _MEMO_LOCK:
@@ -323,7 +321,7 @@ def _load_sentence_transformer(source: str, device: str, display: str, quiet: bo
         except ImportError as exc:
             raise EmbedderError(f"cannot load embedding model '{display}': sentence-transformers "
                                 f"is not installed ({exc}); pip install sentence-transformers") from None
-        with _quiet_transformers(quiet):
+        with quiet_transformers():
             try:
                 model = SentenceTransformer(source, device=device, local_files_only=local)
             except Exception as exc:
@@ -573,8 +571,7 @@ class Embedder:
         if self._model is None:
             start = time.perf_counter()
             fresh = (self._source, self.device) not in _MODEL_MEMO
-            model = _load_sentence_transformer(self._source, self.device, self.model_name,
-                                               quiet=not self.show_progress)
+            model = _load_sentence_transformer(self._source, self.device, self.model_name)
             if fresh:
                 self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
             self._model = model
@@ -607,7 +604,7 @@ class Embedder:
                     log.info("exporting %s to ONNX (%s) in %s; done once per model",
                              self.label, backends.precision(self.backend), folder.parent)
                 try:
-                    with _quiet_transformers(not self.show_progress):
+                    with quiet_transformers():
                         folder = onnx_export.ensure_export(files.path, files.fingerprint,
                                                            self.backend, self._onnx_root())
                     encoder = backends.OnnxEncoder(folder, threads=self.threads)

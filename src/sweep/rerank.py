@@ -73,16 +73,16 @@ def resolve_reranker(name: str) -> Path:
                         f"rerank.model=<the folder it prints>")
 
 
-def _load(path: Path, device: str, max_length: int | None, quiet: bool) -> Any:
+def _load(path: Path, device: str, max_length: int | None) -> Any:
     key = (str(path), device, max_length)
     with _LOCK:
         model = _MODELS.get(key)
         if model is None:
             from sentence_transformers import CrossEncoder
 
-            from sweep.embedding import _quiet_transformers
+            from sweep.embedding import quiet_transformers
 
-            with _quiet_transformers(quiet):
+            with quiet_transformers():
                 try:
                     model = CrossEncoder(str(path), device=device, max_length=max_length,
                                          local_files_only=True)
@@ -164,7 +164,7 @@ class CrossEncoderReranker:
         seconds = 0.0
         if len(misses):
             start = time.perf_counter()
-            model = _load(self.path, self.device, self.max_length, quiet=not self.show_progress)
+            model = _load(self.path, self.device, self.max_length)
             todo = [json.loads(unique[i]) for i in misses]
             try:
                 computed = model.predict([tuple(p) for p in todo], batch_size=self.batch_size,

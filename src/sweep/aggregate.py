@@ -1,4 +1,4 @@
-"""Means over queries with bootstrap intervals, per level (SPEC §2, Aggregation).
+"""Means over queries with bootstrap intervals, per level.
 
 A query with no relevance unit at a level is excluded there and counted in
 ``n_excluded``. Intervals are percentile bootstraps over queries with a fixed

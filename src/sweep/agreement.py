@@ -1,6 +1,7 @@
 """Do results on one set of questions hold on another? Rank agreement of the settings.
 
-Seed 002 warns against over-fitting to synthetic data. When an evaluation set
+Generated questions tend to reuse their passage's wording, so tuning on them alone can
+over-fit. When an evaluation set
 mixes synthetic questions (``metadata.source: synthetic``, as
 ``sweep.generate`` writes them) with hand-written ones, or when two sweeps ran
 the same grid on two question sets, the settings are ranked on each by their

@@ -1,4 +1,4 @@
-"""The data model every stage passes around (SPEC §1).
+"""The data model every stage passes around.
 
 All offsets are Python ``str`` indices (code points) into a document's raw
 text, ``end`` exclusive. They never refer to an embedding-time prefix.

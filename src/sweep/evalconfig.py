@@ -36,7 +36,7 @@ def _int_tuple(key: str, value: Any, example: str, *, required: bool) -> tuple[i
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """Scoring (SPEC §2) and the paired comparison of settings.
+    """Scoring and the paired comparison of settings.
 
     Every metric is computed at every ``k`` and ``budgets`` entry; ``table_k``
     picks the printed columns; ``primary`` is the metric settings are tested
@@ -57,7 +57,8 @@ class EvalConfig:
     power: float = 0.8
     #: Queries timed one at a time for the latency_p50_ms/latency_p95_ms columns (0: none).
     latency_queries: int = 200
-    #: Seed 002's metric per query type, shown beside the primary in the type breakdown:
+    #: The metric that fits each query type (a fact: is the first hit right, mrr; two-hop:
+#: are both passages in, complete), shown beside the primary in the type breakdown:
     #: a name (its k is the primary's) or a full measure (``mrr@1``); ``"*"``: every other type.
     type_metrics: Any = (("fact", "mrr"), ("multi", "complete"), ("graded", "ndcg"), ("*", "recall"))
     #: Types whose two-hop failures are classified; null: every query with two or more
@@ -137,7 +138,7 @@ class EvalConfig:
         return Measure(name, k=m.k, budget=m.budget) if name != "precision_omega" else Measure(name)
 
     def type_metric(self, query_type: str | None) -> str | None:
-        """The metric (``mrr@5``) seed 002 assigns to a query type, at the primary's level."""
+        """The metric (``mrr@5``) that fits a query type, at the primary's level."""
         mapping = dict(self.type_metrics)
         name = mapping.get(query_type) if query_type is not None else None
         name = name or mapping.get("*")

@@ -1,7 +1,7 @@
 """Measure names as values: ``recall@5``, ``ndcg@10``, ``cov_iou@5``, ``recall@512t``.
 
 A :class:`Measure` prints and parses losslessly, so the same string is a
-config value, a CSV ``metric`` cell and a dict key (SPEC §2).
+config value, a CSV ``metric`` cell and a dict key.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def parse_measures(texts: Iterable[str]) -> list[Measure]:
 
 
 def measures_for(ks: Sequence[int], budgets: Sequence[int] = ()) -> list[Measure]:
-    """Every measure of SPEC §2 at every k and budget, then ``precision_omega``.
+    """Every measure the scorer computes at every k and budget, then ``precision_omega``.
 
     Ordered by name, then cut-offs as given (ks before budgets).
     """

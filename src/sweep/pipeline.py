@@ -153,7 +153,7 @@ def evaluate_setting(
     reranker: Reranker | None = None,
     encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
 ) -> SettingResult:
-    """Run one configuration end to end and score it (SPEC §2).
+    """Run one configuration end to end and score it.
 
     ``encode_times_of`` gives the fresh-encode time (ms) of each query for the latency
     columns; None: measured here with ``embedder.encode_query``. A sweep passes the

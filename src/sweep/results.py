@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from sweep import csvcells
 from sweep.decision import SweepDecision, decide
 from sweep.files import write_text_atomic
 from sweep.measures import Primary
@@ -142,7 +143,7 @@ def load_per_query(sweep_dir: str | Path) -> pd.DataFrame:
 
 def grid(df: pd.DataFrame, metric: str, *, rows: str = "chunk.size",
          columns: str = "chunk.overlap") -> pd.DataFrame:
-    """Seed 002's view: one metric over chunk size (rows) x overlap (columns), ok settings only.
+    """One metric over chunk size (rows) x overlap (columns), the usual grid, ok settings only.
 
     ``metric`` is a column (``span.recall@5``) or a primary-style name
     (``span/recall@5``). Any other setting that varies becomes an outer row level.
@@ -160,7 +161,7 @@ def grid(df: pd.DataFrame, metric: str, *, rows: str = "chunk.size",
 
 
 def write_results(path: Path, df: pd.DataFrame) -> None:
-    write_text_atomic(path, df.to_csv(index=False))
+    csvcells.write_csv(path, df)  # text a spreadsheet would run as a formula is quoted
 
 
 def combine_per_query(rows: Sequence[Row], out: Path) -> None:

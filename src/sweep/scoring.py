@@ -1,4 +1,4 @@
-"""Per-query scores of ranked retrieval results, exactly as SPEC §2 defines them.
+"""Per-query scores of ranked retrieval results: units credited once, at the first rank that earns them.
 
 Relevance units and crediting:
 
@@ -31,6 +31,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from sweep.csvcells import neutralise, restore
 from sweep.data import Chunk, Hit, Query
 from sweep.measures import LEVELS, PER_CONFIG_NAMES, RANK_NAMES, Measure
 
@@ -129,11 +130,13 @@ class ScoreTable:
         return queries, tuple(self.metric_names[c] for c in metric_codes.tolist()), out
 
     def write_csv(self, path: str | Path) -> None:
-        """Write ``query_id,level,metric,value`` rows (values at full precision)."""
+        """Write ``query_id,level,metric,value`` rows (values at full precision; a query id
+        a spreadsheet would run as a formula is quoted, and :meth:`read_csv` unquotes it)."""
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(CSV_HEADER)
-            writer.writerows(self.rows())
+            writer.writerows((neutralise(q), level, neutralise(m), v)
+                             for q, level, m, v in self.rows())
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "ScoreTable":
@@ -163,8 +166,10 @@ class ScoreTable:
             if mask.any():
                 i = int(np.flatnonzero(mask.to_numpy())[0])
                 raise ValueError(f"{path}:{i + 2}: {problem(df.iloc[i])}")
+        # Restored after factorizing: one call per distinct name, and restore is a bijection.
         q_codes, q_names = pd.factorize(df["query_id"], sort=False)
         m_codes, m_names = pd.factorize(df["metric"], sort=False)
+        q_names, m_names = ([restore(n) for n in names] for names in (q_names, m_names))
         levels = df["level"].map({name: i for i, name in enumerate(LEVELS)}).to_numpy(np.int8)
         return cls(tuple(q_names), tuple(m_names), q_codes.astype(np.int64), levels,
                    m_codes.astype(np.int64), value.to_numpy(np.float64))
@@ -604,7 +609,7 @@ class _Credits:
 
         For a token budget (``budget``) the ideal DCG takes all of the query's
         units, not the first L: a size that fits fewer chunks in the budget
-        must not be rewarded with a smaller ideal (SPEC §2, Token budget).
+        must not be rewarded with a smaller ideal.
         """
         nq = self.n_queries
         inside = self.ev_rank <= cutoff[self.ev_q]
@@ -717,7 +722,7 @@ def score_queries(
     gain: str = "linear",
     chunks: Sequence[Chunk] | None = None,
 ) -> ScoreTable:
-    """Score every query's ranked hits on ``measures`` at both levels (SPEC §2).
+    """Score every query's ranked hits on ``measures`` at both levels.
 
     A query absent from ``runs`` is an empty retrieval. ``chunks`` (all chunks
     of the configuration's index) is needed only for ``precision_omega``, which

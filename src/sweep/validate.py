@@ -125,7 +125,7 @@ def compute_statistics(
     texts = dataset.by_id()
     queries = dataset.queries
 
-    # Evidence spans as SPEC §2 defines them: offsets and a grade above 0.
+    # Evidence spans: judgments with offsets and a grade above 0.
     spans = [(j.doc_id, j.start, j.end) for q in queries for j in q.relevant
              if j.is_span and j.grade > 0]
     per_query = Counter(sum(1 for j in q.relevant if j.is_span and j.grade > 0) for q in queries)

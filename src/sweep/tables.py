@@ -181,8 +181,10 @@ def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
             break
         df[widest] = df[widest].map(lambda s: _ellipsis(s, longest - 1))
     # Why a setting did not run, under the table: prose may wrap, columns may not.
-    reasons = [f"{r.status}: {rep.labels[r.job]}: {r.error or '(no reason saved)'}"
-               for r in rep.rows if not r.ok]
+    # The strategy always: "invalid: size=256 overlap=0" hides that it was strategy=sentance.
+    why_keys = ["chunk.strategy", *(k for k in rep.keys if k != "chunk.strategy")]
+    reasons = [f"{r.status}: {setting_label(r.settings, why_keys)}: "
+               f"{r.error or '(no reason saved)'}" for r in rep.rows if not r.ok]
     return "\n".join([plain(df), *reasons])
 
 

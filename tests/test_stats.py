@@ -92,9 +92,25 @@ def test_questions_needed_gives_the_power_asked_for_in_simulation(mean, sd, comp
 def test_questions_needed_without_a_difference_is_none():
     from sweep.stats import questions_needed
 
-    assert questions_needed(np.zeros(50), alpha=0.05) is None  # no spread
+    assert questions_needed(np.zeros(50), alpha=0.05) is None  # no difference at all
     assert questions_needed(np.array([1.0, -1.0] * 20), alpha=0.05) is None  # no mean difference
     assert questions_needed(np.array([0.5]), alpha=0.05) is None
+
+
+def test_questions_needed_is_never_below_what_the_sign_flip_test_can_reach():
+    from sweep.stats import paired_randomization_test, questions_needed
+
+    # Every query differs by the same amount: a real difference, no spread. The smallest
+    # p of n sign flips is 2 / 2^n: 6 queries reach 0.05, 8 reach 0.05 / 5 comparisons.
+    assert questions_needed(np.full(4, -0.2), alpha=0.05) == 6
+    assert questions_needed(np.full(4, -0.2), alpha=0.05, comparisons=5) == 8
+    # A large difference with little spread: the normal approximation alone says 2 or 3.
+    diffs = np.array([-0.9, -1.0, -1.1, -1.0])
+    assert questions_needed(diffs, alpha=0.05) == 6
+    n = questions_needed(np.full(3, -0.2), alpha=0.05)
+    assert paired_randomization_test(np.full(n, -0.2), np.zeros(n), n_perm=10_000, seed=0) <= 0.05
+    assert paired_randomization_test(np.full(n - 1, -0.2), np.zeros(n - 1), n_perm=10_000,
+                                   seed=0) > 0.05
 
 
 def test_ties_get_the_questions_they_would_need_and_others_do_not():

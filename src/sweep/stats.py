@@ -77,18 +77,24 @@ def questions_needed(diffs: np.ndarray, *, alpha: float, power: float = 0.8,
     Normal approximation of the paired test: n = ((z(1 - a/2) + z(power)) * sd / |mean|)^2
     with sd the standard deviation of the per-query differences and a = alpha /
     comparisons, the strictest step of Holm's correction over the grid (so the
-    number errs on the side of more questions). None when no difference was
-    observed (a mean or a spread of zero): no finite number of questions would do.
+    number errs on the side of more questions). Never fewer than the sign-flip test
+    needs to reach that level at all (its smallest p with n queries is 2 / 2^n), which
+    is also the answer when every query differs by the same amount. None when no
+    difference was observed (a mean of zero): no finite number of questions would do.
     """
     diffs = np.asarray(diffs, dtype=np.float64)
     if diffs.size < 2:
         return None
     mean, sd = float(diffs.mean()), float(diffs.std(ddof=1))
-    if abs(mean) < 1e-12 or sd < 1e-12:
+    if abs(mean) < 1e-12:
         return None
+    level = alpha / max(comparisons, 1)
+    at_least = max(2, math.ceil(math.log2(2 / level)))
+    if sd < 1e-12:
+        return at_least
     z = NormalDist()
-    n = ((z.inv_cdf(1 - alpha / max(comparisons, 1) / 2) + z.inv_cdf(power)) * sd / abs(mean)) ** 2
-    return int(math.ceil(n))
+    n = ((z.inv_cdf(1 - level / 2) + z.inv_cdf(power)) * sd / abs(mean)) ** 2
+    return max(int(math.ceil(n)), at_least)
 
 
 @dataclass(frozen=True)

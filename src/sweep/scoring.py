@@ -22,7 +22,6 @@ takes about a second.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
@@ -31,7 +30,7 @@ from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sweep.csvcells import neutralise, restore
+from sweep.csvcells import restore, write_rows
 from sweep.data import Chunk, Hit, Query
 from sweep.measures import LEVELS, PER_CONFIG_NAMES, RANK_NAMES, Measure
 
@@ -133,10 +132,7 @@ class ScoreTable:
         """Write ``query_id,level,metric,value`` rows (values at full precision; a query id
         a spreadsheet would run as a formula is quoted, and :meth:`read_csv` unquotes it)."""
         with open(path, "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(CSV_HEADER)
-            writer.writerows((neutralise(q), level, neutralise(m), v)
-                             for q, level, m, v in self.rows())
+            write_rows(f, chain([CSV_HEADER], self.rows()))
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "ScoreTable":

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from sweep.csvcells import restore_row, write_rows
 from sweep.files import write_text_atomic
 from sweep.judging.records import AnswerTrace
 
@@ -38,13 +39,14 @@ def export_sample(path: Path, traces: Sequence[AnswerTrace], n: int, seed: int =
     pool = [(t, judge) for t in traces for judge in sorted(t.verdicts)
             if not t.verdicts[judge].reason.startswith("declined")]
     picked = random.Random(seed).sample(pool, min(n, len(pool)))
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    rows: list[Sequence[object]] = [COLUMNS]
     for i, (t, judge) in enumerate(picked, 1):
         context = "\n\n".join(f"[{h.rank}] {h.text}" for h in t.context) if judge == "faithful" else ""
-        w.writerow([i, judge, t.job, t.setting, t.query_id, t.query,
-                    t.reference or "" if judge == "correct" else "", context, t.answer or "", ""])
+        rows.append([i, judge, t.job, t.setting, t.query_id, t.query,
+                     t.reference or "" if judge == "correct" else "", context, t.answer or "", ""])
+    buf = io.StringIO()
+    # An answer such as =HYPERLINK(...) must not run when the file is opened to label it.
+    write_rows(buf, rows)
     write_text_atomic(path, buf.getvalue())
     return len(picked)
 
@@ -63,6 +65,7 @@ def read_labels(path: Path) -> list[tuple[str, int, str, bool]]:
                              f"{', '.join(sorted(need))}), got {reader.fieldnames}")
         out = []
         for line, row in enumerate(reader, 2):
+            row = restore_row(row)
             raw = (row.get("label") or "").strip().lower()
             if not raw:
                 continue

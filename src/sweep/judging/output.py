@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from sweep import csvcells
 from sweep.files import write_text_atomic
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace, write_answers
@@ -90,7 +91,7 @@ def write_outputs(out: Path, traces: Sequence[AnswerTrace], summaries: Sequence[
 
     out.mkdir(parents=True, exist_ok=True)
     write_answers(out / "answers.jsonl", traces)
-    write_text_atomic(out / "answers.csv", settings_frame(summaries).to_csv(index=False))
+    csvcells.write_csv(out / "answers.csv", settings_frame(summaries))
     write_text_atomic(out / "answers.md", answers_markdown(summaries, tests, labels, k=k,
                                                            model=model, stats=stats))
     write_text_atomic(out / "answers.html", answers_page(traces, summaries, tests, labels, k=k,

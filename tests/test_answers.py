@@ -236,18 +236,92 @@ def test_malformed_judge_replies_are_counted_not_a_crash(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     t = _traces(sweep)
     assert t[(0, "q1")]["diagnosis"] == "judge_failed" and t[(0, "q1")]["failures"] == {"faithful": "bad_json"}
-    assert "replies could not be read" in proc.stdout
+    assert "replies could not be read" in proc.stdout and "same replies from the cache" in proc.stdout
 
 
-def test_a_failing_endpoint_is_counted_and_asked_again_next_time(tmp_path, server):
+def test_every_request_failing_is_exit_3_and_writes_nothing(tmp_path, server):
     sweep = _good_and_bad(tmp_path)
     server.always = Fault(status=500)
     proc = _answers(server, sweep, tmp_path / "c", "llm.max_retries=1", "llm.backoff_s=0")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert {t["diagnosis"] for t in _traces(sweep).values()} == {"no_answer"}
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("answers: error:")]
+    assert "none of the 8 requests got an answer (8 HTTP 500 (after 1 retry))" in line
+    assert "nothing was written" in line and "Run the same command again to retry them" in line
+    assert not (sweep / "answers").exists()
     server.always = None
     assert _answers(server, sweep, tmp_path / "c").returncode == 0
     assert "no_answer" not in {t["diagnosis"] for t in _traces(sweep).values()}
+
+
+def test_some_requests_failing_is_exit_3_with_the_results_written(tmp_path, server):
+    sweep = _good_and_bad(tmp_path)
+    server.add_faults(Fault(status=500), Fault(status=500))  # two of the eight answers
+    proc = _answers(server, sweep, tmp_path / "c", "llm.max_retries=0", "llm.max_concurrency=1")
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("answers: incomplete:")]
+    assert "2 of " in line and "requests got no answer (2 HTTP 500 (after 0 retries))" in line
+    assert "Run the same command again to retry them" in line
+    diagnoses = [t["diagnosis"] for t in _traces(sweep).values()]
+    assert diagnoses.count("no_answer") == 2 and len(diagnoses) == 8
+    sent = len(server.requests)
+    again = _answers(server, sweep, tmp_path / "c", "llm.max_concurrency=1")
+    assert again.returncode == 0, again.stderr[-2000:]
+    # The two answers and their judges, nothing else.
+    assert 2 <= len(server.requests) - sent <= 2 * 4
+    assert "no_answer" not in {t["diagnosis"] for t in _traces(sweep).values()}
+
+
+def test_each_setting_keeps_its_results_until_it_is_answered_again(tmp_path, server):
+    sweep = _good_and_bad(tmp_path)
+    assert _answers(server, sweep, tmp_path / "c", "settings=[0]").returncode == 0
+    first = _traces(sweep)
+    second = _answers(server, sweep, tmp_path / "c", "settings=[1]")
+    assert second.returncode == 0, second.stderr[-2000:]
+    both = _traces(sweep)
+    assert {job for job, _ in both} == {0, 1} and len(both) == 8
+    assert {key: t for key, t in both.items() if key[0] == 0} == first
+    rows = list(csv.DictReader(open(sweep / "answers" / "answers.csv")))
+    assert [r["job"] for r in rows] == ["0", "1"]
+    assert "Paired tests" in (sweep / "answers" / "answers.md").read_text()
+    assert (sweep / "answers" / "answers.html").read_text().count('<details class="q"') == 8
+    assert "also hold the settings answered before" in second.stdout
+    # Answered again (here by a model that makes things up): only its own results change.
+    with AnswerResponders(hallucinate=True).install(StandInLLM()) as liar:
+        assert _answers(liar, sweep, tmp_path / "c2", "settings=[0]").returncode == 0
+    now = _traces(sweep)
+    assert now[(0, "q1")]["diagnosis"] == "unfaithful"
+    assert {key: t for key, t in now.items() if key[0] == 1} == \
+        {key: t for key, t in both.items() if key[0] == 1}
+    # A run in which nothing came back leaves every setting's results as they were.
+    server.always = Fault(status=500)
+    failed = _answers(server, sweep, tmp_path / "c3", "settings=[1]", "llm.max_retries=0")
+    assert failed.returncode == 3 and "stay as they were" in failed.stderr
+    assert _traces(sweep) == now
+
+
+def test_settings_answered_by_different_models_are_not_tested_against_each_other(tmp_path,
+                                                                                  server):
+    sweep = _good_and_bad(tmp_path)
+    server.models.add("other")
+    assert _answers(server, sweep, tmp_path / "c", "settings=[0]").returncode == 0
+    assert _answers(server, sweep, tmp_path / "c", "settings=[1]",
+                    "llm.model=other").returncode == 0
+    md = (sweep / "answers" / "answers.md").read_text()
+    assert "k and model per setting" in md and "Paired tests" not in md
+    rows = list(csv.DictReader(open(sweep / "answers" / "answers.csv")))
+    assert [(r["k"], r["model"]) for r in rows] == [("2", "stand-in"), ("2", "other")]
+
+
+def test_unreadable_answers_file_is_one_line_and_kept(tmp_path, server):
+    sweep = _good_and_bad(tmp_path)
+    (sweep / "answers").mkdir()
+    (sweep / "answers" / "answers.jsonl").write_text("not json\n")
+    proc = _answers(server, sweep, tmp_path / "c")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "answers.jsonl:1: not an answer trace" in proc.stderr and "move" in proc.stderr
+    assert (sweep / "answers" / "answers.jsonl").read_text() == "not json\n"
+    assert not server.requests
 
 
 def test_dry_run_sends_nothing(tmp_path, server):

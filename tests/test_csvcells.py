@@ -122,8 +122,8 @@ def test_judge_sample_is_safe_to_open_and_its_labels_read_back(tmp_path):
 def test_answers_csv_quotes_a_setting_label(tmp_path):
     traces = [_trace(0, "q1", FORMULA)]
     write_outputs(tmp_path, traces, summarize_answers(traces, n_boot=50), [], {0: "+size=64"},
-                  k=1, model="m", stats={"sent": 1, "cached": 0, "failed": 0, "retries": 0,
-                                         "prompt_tokens": 1, "completion_tokens": 1})
+                  stats={"sent": 1, "cached": 0, "failed": 0, "retries": 0, "prompt_tokens": 1,
+                         "completion_tokens": 1})
     (row,) = csv.DictReader(open(tmp_path / "answers.csv", newline="", encoding="utf-8"))
     assert row["setting"] == "'+size=64" and float(row["faithful"]) == 0.0
 

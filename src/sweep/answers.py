@@ -6,7 +6,17 @@
 For each chosen setting of a finished sweep, every query is answered by an
 LLM from exactly the chunks that setting retrieved, and every answer is judged
 (faithful, relevant, correct). Writes ``SWEEP_DIR/answers/``; the LLM client,
-its ``llm`` config group and its answer cache are ``sweep.generate``'s.
+its ``llm`` config group and its answer cache are ``sweep.generate``'s. A
+setting's results stay in ``answers/`` until that setting is answered again,
+so the files cover every setting answered so far.
+
+Exit status: 0 when every request got an answer; 2 for bad input found
+before any request; 1 when the endpoint failed outright (unreachable, a
+rejected key, an unknown model); 3 when requests got no answer after their
+retries: the results are written with those queries counted as
+``no_answer`` or ``judge_failed`` (nothing is written when no question got
+an answer at all), and the same command run again sends only the requests
+the cache does not hold; 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -20,9 +30,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.config import CONF_DIR, build, register
+from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
 from sweep.judging.humancheck import LabelError, agreement, agreement_text, export_sample
 from sweep.judging.output import write_outputs
-from sweep.judging.records import read_answers
+from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
 from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSettings
 from sweep.judging.summary import pair_tests, summarize_answers
@@ -38,6 +49,8 @@ register()
 _BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
               InterpolationResolutionError)
 _cache_root: Path | None = None
+#: Requests got no answer: the results are incomplete until a rerun.
+INCOMPLETE = 3
 
 
 def _sweep_report(cfg: DictConfig):
@@ -59,6 +72,22 @@ def _sweep_report(cfg: DictConfig):
     return rep
 
 
+def _answered_before(out: Path) -> list[AnswerTrace]:
+    """The traces already in ``answers/``: every setting keeps its own until it is
+    answered again."""
+    path = out / "answers.jsonl"
+    if not path.exists():
+        return []
+    try:
+        return read_answers(path)
+    except (OSError, ValueError) as e:  # never dropped unread: it is paid-for work
+        raise AnswersError(f"{e}; move {path} away to start afresh") from None
+
+
+def _reasons(reasons: dict[str, int]) -> str:
+    return ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda item: -item[1]))
+
+
 def run(cfg: DictConfig) -> int:
     global _cache_root
     settings: AnswersSettings = build(cfg.answers)
@@ -74,6 +103,7 @@ def run(cfg: DictConfig) -> int:
     llm: LLMConfig = build(cfg.llm)
     spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
     chosen = choose(rep, spec)
+    earlier = [] if settings.dry_run else _answered_before(out)
     k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k
     api_key = resolve_api_key(llm)
     _cache_root = resolve_cache_dir(llm.cache_dir)
@@ -89,11 +119,21 @@ def run(cfg: DictConfig) -> int:
               f"answered by the cache; the {result.pending_judges} answers not cached yet would "
               f"then need up to {3 * result.pending_judges} judge requests.")
         return 0
-    labels = {c.job: c.label for c in chosen}
-    summaries = summarize_answers(result.traces, n_boot=settings.n_boot, seed=settings.seed)
-    tests = pair_tests(result.traces, n_perm=settings.n_perm, seed=settings.seed)
-    files = write_outputs(out, result.traces, summaries, tests, labels, k=k, model=llm.model,
-                          stats=stats)
+    again = ("the replies received are cached, so only the requests still unanswered are sent"
+             if _cache_root else "llm.cache_dir is off, so every request is sent again")
+    if stats["failed"] and not result.answered:
+        kept = f"; the results already in {out} stay as they were" if earlier else ""
+        print(f"answers: error: none of the {stats['failed']} requests got an answer "
+              f"({_reasons(result.failed_requests)}), so nothing was written{kept}. Run the same "
+              f"command again to retry them: {again}", file=sys.stderr)
+        return INCOMPLETE
+    answered = {c.job for c in chosen}
+    traces = sorted([t for t in earlier if t.job not in answered] + list(result.traces),
+                    key=lambda t: t.job)
+    labels = {t.job: t.setting for t in traces}
+    summaries = summarize_answers(traces, n_boot=settings.n_boot, seed=settings.seed)
+    tests = pair_tests(traces, n_perm=settings.n_perm, seed=settings.seed)
+    files = write_outputs(out, traces, summaries, tests, labels, stats=stats)
     print((out / "answers.md").read_text(encoding="utf-8"))
     if judge.export:
         n = export_sample(out / "judge_sample.csv", result.traces, judge.export, settings.seed)
@@ -105,11 +145,20 @@ def run(cfg: DictConfig) -> int:
         write_report(rep.sweep_dir, quiet=True, html=True)
     except Exception as e:  # the answers are written; the link can wait for sweep.report
         log.warning("could not rebuild %s/report.html: %s", rep.sweep_dir, e)
-    print(f"answers: files in {out}/ ({', '.join(p.name for p in files)})")
-    failures = sum(s.failures for s in summaries)
-    if failures:
-        print(f"answers: {failures} replies could not be read or their requests failed; they are "
-              "counted in the diagnosis (no_answer, judge_failed) and a rerun asks them again")
+    kept = sorted({t.job for t in traces} - answered)
+    print(f"answers: files in {out}/ ({', '.join(p.name for p in files)})"
+          + (f"; they also hold the settings answered before: "
+             f"{', '.join(labels[j] for j in kept)}" if kept else ""))
+    if result.unreadable:
+        print(f"answers: {result.unreadable} replies could not be read (not the JSON asked for); "
+              "they are counted in the diagnosis (no_answer, judge_failed), and a rerun gets the "
+              "same replies from the cache")
+    if stats["failed"]:
+        print(f"answers: incomplete: {stats['failed']} of {stats['sent'] + stats['cached']} "
+              f"requests got no answer ({_reasons(result.failed_requests)}); their queries count "
+              f"as no_answer or judge_failed. Run the same command again to retry them: {again}",
+              file=sys.stderr)
+        return INCOMPLETE
     return 0
 
 
@@ -145,9 +194,15 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        where = (f"the replies received so far are cached in {_cache_root}: run the same command "
-                 "again to continue" if _cache_root else "llm.cache_dir is off: a rerun asks again")
-        print(f"\nanswers: interrupted; {where}", file=sys.stderr)
+        # As in sweep.generate: a second Ctrl-C stops Python's wait for the requests in
+        # flight with one line, not a threading traceback.
+        quiet_second_interrupt("answers: interrupted again: the requests in flight are "
+                               "dropped; a rerun asks them again")
+        with deaf_to_interrupts():
+            where = (f"the replies received so far are cached in {_cache_root}: run the same "
+                     "command again to continue" if _cache_root else
+                     "llm.cache_dir is off: a rerun asks again")
+            print(f"\nanswers: interrupted; {where}", file=sys.stderr)
         raise SystemExit(130) from None
 
 

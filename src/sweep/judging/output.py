@@ -11,7 +11,7 @@ from sweep import csvcells
 from sweep.files import write_text_atomic
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace, write_answers
-from sweep.judging.summary import RATES, PairTest, SettingSummary
+from sweep.judging.summary import RATES, PairTest, SettingSummary, setup_text
 from sweep.tables import markdown
 
 __all__ = ["RATE_NAMES", "settings_frame", "tests_frame", "write_outputs"]
@@ -24,7 +24,8 @@ def settings_frame(summaries: Sequence[SettingSummary], *, display: bool = False
     """One row per setting: each rate with its interval and n, then the diagnosis counts."""
     records = []
     for s in summaries:
-        rec: dict[str, Any] = {"job": s.job, "setting": s.setting, "queries": s.n_queries}
+        rec: dict[str, Any] = {"job": s.job, "setting": s.setting, "k": s.k,
+                               "model": s.model or "–", "queries": s.n_queries}
         for rate in RATES:
             r = s.rates.get(rate)
             if display:
@@ -63,9 +64,8 @@ def costs_line(stats: Mapping[str, int]) -> str:
 
 
 def answers_markdown(summaries: Sequence[SettingSummary], tests: Sequence[PairTest],
-                     labels: Mapping[int, str], *, k: int, model: str, stats: Mapping[str, int]
-                     ) -> str:
-    parts = [f"# Do the answers hold up?\n\nEach setting's top {k} chunks handed to {model} "
+                     labels: Mapping[int, str], *, stats: Mapping[str, int]) -> str:
+    parts = [f"# Do the answers hold up?\n\n{setup_text(summaries)} "
              "with a fixed RAG prompt; every answer judged by binary LLM judges (faithful to the "
              "context, relevant to the question, and correct when the query has a reference "
              "answer). Rates: mean [95% bootstrap interval over queries] (n = queries the rate "
@@ -79,21 +79,21 @@ def answers_markdown(summaries: Sequence[SettingSummary], tests: Sequence[PairTe
     if df is not None:
         parts += ["## Paired tests between the settings\n\nPer rate, every pair of settings over "
                   "the queries both have a value for (randomization test), p Holm-adjusted over "
-                  "the pairs.", markdown(df)]
+                  "the pairs; settings answered with another model, k or prompt are not tested "
+                  "against each other.", markdown(df)]
     parts.append(costs_line(stats) + ".")
     return "\n\n".join(parts) + "\n"
 
 
 def write_outputs(out: Path, traces: Sequence[AnswerTrace], summaries: Sequence[SettingSummary],
-                  tests: Sequence[PairTest], labels: Mapping[int, str], *, k: int, model: str,
+                  tests: Sequence[PairTest], labels: Mapping[int, str], *,
                   stats: Mapping[str, int]) -> list[Path]:
     from sweep.judging.page import answers_page
 
     out.mkdir(parents=True, exist_ok=True)
     write_answers(out / "answers.jsonl", traces)
     csvcells.write_csv(out / "answers.csv", settings_frame(summaries))
-    write_text_atomic(out / "answers.md", answers_markdown(summaries, tests, labels, k=k,
-                                                           model=model, stats=stats))
-    write_text_atomic(out / "answers.html", answers_page(traces, summaries, tests, labels, k=k,
-                                                         model=model, stats=stats))
+    write_text_atomic(out / "answers.md", answers_markdown(summaries, tests, labels, stats=stats))
+    write_text_atomic(out / "answers.html", answers_page(traces, summaries, tests, labels,
+                                                         stats=stats))
     return [out / n for n in ("answers.jsonl", "answers.csv", "answers.md", "answers.html")]

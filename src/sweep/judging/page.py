@@ -16,7 +16,7 @@ from sweep import htmlpage
 from sweep.htmlpage import Section, Table
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace
-from sweep.judging.summary import PairTest, SettingSummary
+from sweep.judging.summary import PairTest, SettingSummary, setup_text
 
 __all__ = ["answers_page"]
 
@@ -101,13 +101,13 @@ def _select(key: str, label: str, values: Sequence[str]) -> str:
 
 
 def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSummary],
-                 tests: Sequence[PairTest], labels: Mapping[int, str], *, k: int, model: str,
+                 tests: Sequence[PairTest], labels: Mapping[int, str], *,
                  stats: Mapping[str, int]) -> str:
     from sweep.judging.output import costs_line, diagnosis_frame, settings_frame, tests_frame
 
     sections = [Section("Per setting", htmlpage.table_html(Table.of(settings_frame(summaries, display=True)))
                         + htmlpage.paragraphs([
-                            f"Top {k} chunks of each setting handed to {model}; binary LLM judges. "
+                            f"{setup_text(summaries)}; binary LLM judges. "
                             "Check the judges against your own labels before trusting these rates.",
                             costs_line(stats) + "."]))]
     sections.append(Section("Diagnosis (seed 002)", htmlpage.table_html(Table.of(diagnosis_frame(summaries)))
@@ -141,5 +141,6 @@ def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSumma
         rows.append(f'<details class="q" {attrs}><summary>{head}</summary>{_trace_html(t)}</details>')
     sections.append(Section("Every query", filters + "".join(rows)))
     page = htmlpage.page("sweep: do the answers hold up?", sections,
-                         subtitle=f"{len(traces)} answers, {len(settings)} setting(s), model {model}")
+                         subtitle=f"{len(traces)} answers, {len(settings)} setting(s), model "
+                                  f"{', '.join(sorted({s.model or '–' for s in summaries}))}")
     return page.replace("</head>", _CSS + _SCRIPT + "</head>", 1)

@@ -39,6 +39,8 @@ class AnswerTrace:
     failures: Mapping[str, str] = field(default_factory=dict)
     diagnosis: str = ""
     prompt_version: str = ""
+    k: int = 0                      # chunks the setting could hand over (context may hold fewer)
+    model: str = ""                 # the model that answered
 
     @property
     def answerable(self) -> bool:
@@ -66,7 +68,8 @@ class AnswerTrace:
             declined=obj.get("declined"),
             verdicts={k: Verdict(**v) for k, v in (obj.get("verdicts") or {}).items()},
             failures=dict(obj.get("failures") or {}), diagnosis=str(obj.get("diagnosis", "")),
-            prompt_version=str(obj.get("prompt_version", "")))
+            prompt_version=str(obj.get("prompt_version", "")),
+            k=int(obj.get("k") or len(obj.get("context", ()))), model=str(obj.get("model") or ""))
 
 
 def write_answers(path: Path, traces: Iterable[AnswerTrace]) -> None:

@@ -11,6 +11,7 @@ a reference answer). A reply that cannot be read is a counted failure.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -25,6 +26,8 @@ from sweep.traces import QueryTrace, read_traces
 __all__ = ["AnswersError", "Chosen", "answer_settings", "choose"]
 
 log = logging.getLogger(__name__)
+#: How a step whose request got no answer is recorded in a trace's failures.
+REQUEST_FAILED = "request_failed: "
 
 
 class AnswersError(ValueError):
@@ -90,7 +93,7 @@ def _reply(answer: object) -> tuple[str | None, str | None]:
     if isinstance(answer, Completion):
         return answer.text, None
     if isinstance(answer, RequestFailed):
-        return None, f"request_failed: {answer.reason}"
+        return None, REQUEST_FAILED + answer.reason
     return None, "pending"  # a dry run
 
 
@@ -99,6 +102,24 @@ class AnswerRun:
     traces: tuple[AnswerTrace, ...]
     k: int
     pending_judges: int  # dry run: judge requests that wait on answers not cached yet
+
+    @property
+    def failed_requests(self) -> Counter:
+        """Why requests (answers and judges) got no answer: reason -> count."""
+        return Counter(f.removeprefix(REQUEST_FAILED) for t in self.traces
+                       for f in t.failures.values() if f.startswith(REQUEST_FAILED))
+
+    @property
+    def unreadable(self) -> int:
+        """Replies that came but are not the JSON asked for (cached: a rerun gets them again)."""
+        return sum(1 for t in self.traces for f in t.failures.values()
+                   if not f.startswith(REQUEST_FAILED) and f != "pending")
+
+    @property
+    def answered(self) -> bool:
+        """Whether any question got a reply: without one there is nothing to write."""
+        return any(not t.failures.get("answer", "").startswith(REQUEST_FAILED)
+                   for t in self.traces)
 
 
 def _traces(rep: SweepReport, job: int, k: int) -> dict[str, QueryTrace]:
@@ -127,7 +148,8 @@ def answer_settings(rep: SweepReport, chosen: Sequence[Chosen], k: int,
             context = t.hits[:k]
             drafts.append(AnswerTrace(
                 c.job, c.label, t.query_id, t.query, t.type, t.reference, t.gold, context,
-                context_relevance(_units(t), k), None, None, prompt_version=prompts.PROMPT_VERSION))
+                context_relevance(_units(t), k), None, None, prompt_version=prompts.PROMPT_VERSION,
+                k=k, model=client.config.model or ""))
     log.info("answering %d queries under %d setting(s) with the top %d chunks each",
              len(drafts) // max(len(chosen), 1), len(chosen), k)
     replies = client.complete_many([prompts.answer(d.query, [h.text for h in d.context])

@@ -28,7 +28,7 @@ from sweep.judging.records import AnswerTrace
 from sweep.stats import holm, paired_randomization_test
 
 __all__ = ["PairTest", "RATES", "Rate", "SettingSummary", "pair_tests", "rate_values",
-           "summarize_answers"]
+           "setup_text", "summarize_answers"]
 
 RATES = ("faithful", "relevant", "correct", "declined")
 
@@ -62,6 +62,8 @@ class SettingSummary:
     rates: Mapping[str, Rate | None]
     diagnoses: Mapping[str, int]
     failures: int  # replies that could not be read or requests that failed
+    k: int = 0
+    model: str = ""
 
 
 def summarize_answers(traces: Sequence[AnswerTrace], *, n_boot: int = 1000, seed: int = 0
@@ -81,8 +83,18 @@ def summarize_answers(traces: Sequence[AnswerTrace], *, n_boot: int = 1000, seed
         counts = Counter(t.diagnosis for t in mine)
         out.append(SettingSummary(job, mine[0].setting, len(mine), rates,
                                   {d: counts.get(d, 0) for d in DIAGNOSES},
-                                  sum(len(t.failures) for t in mine)))
+                                  sum(len(t.failures) for t in mine), mine[0].k, mine[0].model))
     return out
+
+
+def setup_text(summaries: Sequence[SettingSummary]) -> str:
+    """What each setting's answers were made from: one phrase, or "per setting" when settings
+    answered in different runs used another k or model."""
+    setups = {(s.k, s.model) for s in summaries}
+    if len(setups) == 1:
+        ((k, model),) = setups
+        return f"Each setting's top {k} chunks handed to {model or 'the model'}"
+    return "Each setting's top k chunks handed to its model (k and model per setting below)"
 
 
 @dataclass(frozen=True)
@@ -106,10 +118,15 @@ def pair_tests(traces: Sequence[AnswerTrace], *, n_perm: int = 10_000, seed: int
             if v is not None:
                 values.setdefault((rate, t.job), {})[t.query_id] = v
     jobs = sorted({t.job for t in traces})
+    # Settings answered in different runs may differ in model, k or prompt: not a pair to test.
+    setup: dict[int, set[tuple[str, int, str]]] = {}
+    for t in traces:
+        setup.setdefault(t.job, set()).add((t.model, t.k, t.prompt_version))
+    pairs = [(a, b) for a, b in combinations(jobs, 2) if setup[a] == setup[b]]
     out = []
     for rate in RATES:
         rows = []
-        for a, b in combinations(jobs, 2):
+        for a, b in pairs:
             va, vb = values.get((rate, a), {}), values.get((rate, b), {})
             common = sorted(set(va) & set(vb))
             if not common:

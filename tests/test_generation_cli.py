@@ -163,7 +163,8 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_
     monkeypatch.setattr(embedding, "_load_sentence_transformer", no_model)
     # Every kind: adversarial, multi-hop and unanswerable tasks need neighbour passages.
     cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", "generate.n=10",
-                  "generate.window_tokens=60", "generate.dry_run=true", "generate.out=null")
+                  "generate.window_tokens=60", "generate.dry_run=true", "generate.out=null",
+                  f"embed.cache_dir={tmp_path / 'emb'}")
     assert run(cfg) == 0
     out = capsys.readouterr().out
     assert ("The first round would send 30 requests (12 for fact, 9 for adversarial, 6 for "

@@ -537,6 +537,20 @@ class Embedder:
         ids = tokenizer(strings, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(strings))
 
+    def cached(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray | None:
+        """The vectors of ``texts`` (documents, or queries) when the cache holds every one,
+        else None; never loads the model (``sweep.generate``'s dry run uses them when an
+        earlier run stored them)."""
+        if self._files is None or self._max_seq_length is None:
+            return None  # only the model itself could say what the cache keys are
+        cache = self._get_cache()
+        if cache is None:
+            return None
+        prefix = self.query_prefix if queries else self.document_prefix
+        strings = [prefix + t for t in self._check_texts(texts)]
+        vectors, found = cache.get_many(self._input_keys(strings))
+        return np.ascontiguousarray(vectors, dtype=np.float32) if found.all() else None
+
     def load(self) -> None:
         """Load the model (exporting it first for an ONNX backend) now instead
         of at the first cache miss."""

@@ -138,11 +138,11 @@ def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None
           f"{r['would_send_prompt_tokens']:,} prompt tokens (cl100k_base estimate); "
           f"{r['cached']} more are answered by the cache.")
     paired = sum(n for k, n in planned.items() if k != "fact")
-    if paired:
+    if paired and result.estimated:
         print(f"generate: estimated: the {paired} requests for adversarial, multi-hop and "
-              "unanswerable questions are counted with passages paired by shared words, since a "
-              "dry run loads no embedding model; the real run pairs them by embedding, so their "
-              "prompt tokens differ a little and any of them already cached count as new here.")
+              "unanswerable questions pair passages by shared words, where the real run pairs "
+              "them by embedding (a dry run loads no embedding model, and no earlier run cached "
+              "these passages' embeddings): their number and prompt tokens are close, not exact.")
     print(f"generate: requests for the checks of questions not written yet are counted once "
           f"each; rounds that replace rejected questions send up to {per_question} requests "
           f"per extra candidate, at most {settings.max_attempts:g} candidates per requested "

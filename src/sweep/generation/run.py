@@ -18,10 +18,11 @@ Everything is deterministic given the answers, so a rerun asks the model the
 same requests, which the cache answers.
 
 A dry run plans the first round without sending a request and without
-loading the embedding model: the passages that go with a target passage
+loading the embedding model. The passages that go with a target passage
 (distractors, multi-hop partners, the passages an unanswerable question is
-checked against) are then chosen by shared words instead of embeddings, so
-those kinds' requests are an estimate (see :attr:`GenerationResult.planned`).
+checked against) are chosen with the embeddings an earlier run cached, or,
+when there are none, by shared words; those kinds' requests are then an
+estimate (:attr:`GenerationResult.estimated`).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ class GenerationResult:
     failures: Mapping[str, int] = field(default_factory=dict)
     #: Dry run: requests that would be sent, per kind.
     planned: Mapping[str, int] = field(default_factory=dict)
+    #: Dry run: passages paired by shared words (no cached embeddings), so the requests of
+    #: every kind but fact are an estimate.
+    estimated: bool = False
 
 
 def generate(documents: Sequence[Document], settings: GenerateSettings, client: LLMClient,
@@ -94,9 +98,9 @@ def generate(documents: Sequence[Document], settings: GenerateSettings, client: 
     """Questions of every kind in ``settings.kinds`` for ``documents``.
 
     ``embedder`` is a :class:`sweep.embedding.Embedder` (or anything with its
-    ``embed_documents`` and ``embed_queries``). With ``client.dry_run`` only
-    the first round is planned, nothing is sent or embedded (``embedder`` may
-    be None), and no query is returned.
+    ``embed_documents``, ``embed_queries`` and ``cached``). With
+    ``client.dry_run`` only the first round is planned, nothing is sent or
+    embedded (``embedder`` may be None), and no query is returned.
     """
     return _Generation(documents, settings, client, embedder, dataset).run()
 
@@ -121,6 +125,7 @@ class _Generation:
         self.pending = 0
         self.failures: Counter = Counter()  # reason -> requests
         self.planned: Counter = Counter()  # dry run: kind -> requests that would be sent
+        self.paired_by_words = False  # dry run: neighbours estimated without embeddings
         self._passage_vectors: np.ndarray | None = None
         self._kept_vectors: list[np.ndarray] = []
 
@@ -129,9 +134,13 @@ class _Generation:
     def passage_vectors(self) -> np.ndarray:
         if self._passage_vectors is None:
             if self.client.dry_run:
-                # Loading the model and embedding every passage takes minutes on a CPU,
-                # for a plan that only counts requests: passages that share words stand in.
-                vectors = neighbours.word_vectors([p.text for p in self.pool])
+                # Loading the model and embedding every passage takes minutes on a CPU, for
+                # a plan that only counts requests: the vectors an earlier run cached, else
+                # passages that share words stand in.
+                texts = [p.text for p in self.pool]
+                cached = None if self.embedder is None else self.embedder.cached(texts)
+                self.paired_by_words = cached is None
+                vectors = neighbours.word_vectors(texts) if cached is None else cached
             else:
                 log.info("embedding %d passages to find neighbours", len(self.pool))
                 vectors = self.embedder.embed_documents([p.text for p in self.pool])
@@ -176,7 +185,8 @@ class _Generation:
             log.warning("%s", note)
         report = self.report(rounds, time.perf_counter() - t0, notes)
         queries = () if self.client.dry_run else self.queries()
-        return GenerationResult(queries, report, dict(self.failures), dict(self.planned))
+        return GenerationResult(queries, report, dict(self.failures), dict(self.planned),
+                                self.paired_by_words)
 
     def round(self, number: int, batch: list[Candidate]) -> None:
         counts = Counter(c.kind for c in batch)
@@ -341,10 +351,17 @@ class _Generation:
                 c.rejected = ("check", "not_answerable")
 
     def embed_questions(self, cands: list[Candidate]) -> None:
-        if not cands or self.client.dry_run:  # a dry run loads no model
+        if not cands:
             return
-        vectors = neighbours.normalize_rows(
-            np.asarray(self.embedder.embed_queries([self.question(c) for c in cands])))
+        questions = [self.question(c) for c in cands]
+        if self.client.dry_run:  # loads no model: the vectors a run cached, or none
+            cached = None if self.embedder is None else self.embedder.cached(questions,
+                                                                             queries=True)
+            if cached is None or self.paired_by_words:  # word vectors are another space
+                return
+            vectors = neighbours.normalize_rows(cached)
+        else:
+            vectors = neighbours.normalize_rows(np.asarray(self.embedder.embed_queries(questions)))
         for c, v in zip(cands, vectors):
             c.vector = v
 

@@ -1,4 +1,4 @@
-"""``sweep.answers``: answers from a setting's chunks, binary judges, seed 002's diagnosis.
+"""``sweep.answers``: answers from a setting's chunks, binary judges, the diagnosis of each query.
 
 The real ``openai`` client talks to the stand-in server (tests/llm_server.py) on
 127.0.0.1; the sweeps are written through sweep's own types (no model).

@@ -1,4 +1,4 @@
-"""``python -m sweep.answers SWEEP_DIR``: do the answers hold up? (seed 002)
+"""``python -m sweep.answers SWEEP_DIR``: do the answers hold up?
 
     python -m sweep.answers outputs/sweep/2026-12-01_10-00-00 llm.base_url=http://localhost:11434/v1 \\
         llm.model=qwen2.5:7b settings=[recommended,best]

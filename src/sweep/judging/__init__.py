@@ -1,2 +1,2 @@
-"""Judge the answers an LLM gives from a setting's retrieved chunks (seed 002): prompts,
+"""Judge the answers an LLM gives from a setting's retrieved chunks: prompts,
 verdicts, the diagnosis of each query, per-setting rates and the check of the judges."""

@@ -1,4 +1,4 @@
-"""Seed 002's diagnosis of one query's end-to-end trace: where does a failure come from?
+"""The diagnosis of one query's end-to-end trace: where does a failure come from?
 
 | context relevant | faithful | answer relevant | diagnosis |
 |---|---|---|---|

@@ -72,7 +72,7 @@ def answers_markdown(summaries: Sequence[SettingSummary], tests: Sequence[PairTe
              "is defined for). Check the judges against your own labels before trusting the "
              "rates (README: judge.export, judge.agreement).",
              markdown(settings_frame(summaries, display=True)),
-             "## Diagnosis (seed 002)\n\n" + "\n".join(f"- `{d}`: {text}"
+             "## Diagnosis: where a failure comes from\n\n" + "\n".join(f"- `{d}`: {text}"
                                                         for d, text in DIAGNOSES.items()),
              markdown(diagnosis_frame(summaries))]
     df = tests_frame(tests, labels)

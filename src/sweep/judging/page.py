@@ -110,7 +110,7 @@ def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSumma
                             f"{setup_text(summaries)}; binary LLM judges. "
                             "Check the judges against your own labels before trusting these rates.",
                             costs_line(stats) + "."]))]
-    sections.append(Section("Diagnosis (seed 002)", htmlpage.table_html(Table.of(diagnosis_frame(summaries)))
+    sections.append(Section("Diagnosis: where a failure comes from", htmlpage.table_html(Table.of(diagnosis_frame(summaries)))
                             + htmlpage.bullets([f"{d}: {text}" for d, text in DIAGNOSES.items()])))
     df = tests_frame(tests, labels)
     if df is not None:

@@ -58,7 +58,7 @@ _JUDGE = ("You are a strict evaluator of answers produced by a retrieval-augment
 
 
 def faithfulness(question: str, chunks: Sequence[str], reply: str) -> Messages:
-    """Is every claim of the answer supported by the context? (seed 002's three failure kinds)"""
+    """Is every claim of the answer supported by the context? (hallucination, omission, misinterpretation)"""
     return _messages(FAITHFULNESS, _JUDGE, f"""\
 Decide whether the answer is faithful to the context: every claim in it must be stated in, or
 follow directly from, the context. Information that may be true but is not in the context

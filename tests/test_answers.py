@@ -11,8 +11,11 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -322,6 +325,33 @@ def test_unreadable_answers_file_is_one_line_and_kept(tmp_path, server):
     assert "answers.jsonl:1: not an answer trace" in proc.stderr and "move" in proc.stderr
     assert (sweep / "answers" / "answers.jsonl").read_text() == "not json\n"
     assert not server.requests
+
+
+def test_a_second_ctrl_c_prints_no_threading_traceback(tmp_path, server):
+    sweep = _good_and_bad(tmp_path)
+    server.always = Fault(delay=8)  # requests in flight when Python waits for its threads
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    cmd = [sys.executable, "-m", "sweep.answers", str(sweep), f"llm.base_url={server.url}",
+           "llm.model=stand-in", "llm.api_key_env=null", f"llm.cache_dir={tmp_path / 'c'}",
+           "answers.show_progress=false", "settings=all", "answers.k=2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not server.requests and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    while time.time() < deadline and not any("interrupted;" in ln for ln in err):
+        time.sleep(0.05)
+    time.sleep(0.5)  # in Python's wait for the threads still sending
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    reader.join(timeout=10)
+    text = "".join(err)
+    assert "interrupted again" in text, text[-2000:]
+    assert "Traceback" not in text and "Exception ignored" not in text, text[-2000:]
 
 
 def test_dry_run_sends_nothing(tmp_path, server):

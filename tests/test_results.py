@@ -60,3 +60,27 @@ def test_load_per_query_is_long_form_with_types(tmp_path):
     one = pq[(pq.job == 1) & (pq.level == "span") & (pq.metric == "recall@5")]
     assert list(one["value"]) == list(base(6, seed=1)) and list(one["type"][:3]) == [
         "fact", "multi", "adversarial"]
+
+
+def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formulas(tmp_path):
+    import csv
+
+    from sweep.csvcells import restore
+    from sweep.row import load_rows
+    from sweep.scoring import ScoreTable
+
+    make_grid(tmp_path, {so: base(3, seed=i) for i, so in enumerate(GRID[:2])})
+    ids = ("two\nlines", "=HYPERLINK(\"x\")", "cr\rhere")
+    odd = ScoreTable(ids, ("recall@5",), np.arange(3, dtype=np.int64),
+                     np.zeros(3, dtype=np.int8), np.zeros(3, dtype=np.int64),
+                     np.array([0.0, 0.5, 1.0]))
+    odd.write_csv(tmp_path / "0" / "per_query.csv")
+    out = tmp_path / "per_query.csv"
+    results.combine_per_query(load_rows(tmp_path), out)
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["job", "query_id", "level", "metric", "value"]
+    job0 = [(r[0], restore(r[1]), r[4]) for r in rows[1:] if r[0] == "0"]
+    assert job0 == [("0", "two\nlines", "0.0"), ("0", '=HYPERLINK("x")', "0.5"),
+                    ("0", "cr\rhere", "1.0")]
+    assert all(r[0] in ("0", "1") and len(r) == 5 for r in rows[1:])

@@ -15,6 +15,7 @@ re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi`
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 from pathlib import Path
@@ -190,11 +191,9 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
         write_text_atomic(out, "job,query_id,level,metric,value\n")
     with open(out, "a", encoding="utf-8", newline="") as f:
         for job, path, _, _ in entries[len(done):]:
-            text = Path(path).read_text(encoding="utf-8")
-            body = text.split("\n", 1)[1] if "\n" in text else ""
-            if body:
-                if not body.endswith("\n"):
-                    body += "\n"
-                prefix = f"{job},"
-                f.write(prefix + body[:-1].replace("\n", "\n" + prefix) + "\n")
+            # Row by row, not line by line: a quoted query id may hold a line break.
+            with open(path, encoding="utf-8", newline="") as src:
+                rows_in = csv.reader(src)
+                next(rows_in, None)  # the header
+                csvcells.write_rows(f, ([job, *map(csvcells.restore, row)] for row in rows_in))
     write_text_atomic(manifest_path, json.dumps({"size": out.stat().st_size, "entries": entries}))

@@ -380,6 +380,13 @@ def test_judges_can_be_checked_against_a_person(tmp_path, server):
     proc = _answers(server, sweep, tmp_path / "c", f"judge.agreement={sample}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Cohen's kappa" in proc.stdout and "raw agreement" in proc.stdout
+    # A new sample would replace the person's labels: refused before any request.
+    labelled = sample.read_text()
+    sent = len(server.requests)
+    again = _answers(server, sweep, tmp_path / "c", "judge.export=6")
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert f"{sample} holds 6 label(s); a new judge.export would replace them" in again.stderr
+    assert sample.read_text() == labelled and len(server.requests) == sent
     rows[1]["label"] = "perhaps"
     with open(sample, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -31,7 +31,8 @@ from omegaconf.errors import InterpolationResolutionError
 
 from sweep.config import CONF_DIR, build, register
 from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
-from sweep.judging.humancheck import LabelError, agreement, agreement_text, export_sample
+from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
+                                      read_labels)
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
@@ -84,6 +85,18 @@ def _answered_before(out: Path) -> list[AnswerTrace]:
         raise AnswersError(f"{e}; move {path} away to start afresh") from None
 
 
+def _keep_labels(path: Path) -> None:
+    """Refuse to draw a new sample over one a person has labelled: their labels are work
+    no rerun gives back. Checked before any request is sent."""
+    if not path.exists():
+        return
+    n = len(read_labels(path))
+    if n:
+        raise AnswersError(f"{path} holds {n} label(s); a new judge.export would replace them: "
+                           f"measure them first (judge.agreement={path}), then move the file "
+                           "away to draw a new sample")
+
+
 def _reasons(reasons: dict[str, int]) -> str:
     return ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda item: -item[1]))
 
@@ -100,6 +113,8 @@ def run(cfg: DictConfig) -> int:
                                "sweep first, then label its judge_sample.csv")
         print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
         return 0
+    if judge.export and not settings.dry_run:
+        _keep_labels(out / "judge_sample.csv")
     llm: LLMConfig = build(cfg.llm)
     spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
     chosen = choose(rep, spec)

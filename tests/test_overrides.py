@@ -50,3 +50,28 @@ def test_flags_are_not_overrides():
     assert command_overrides(["-m", "chunk.size=1"]) == ["chunk.size=1"]
     assert command_overrides(["--hydra-help"]) is None
     assert command_overrides(["--config-name=other", "x=1"]) is None
+
+
+@pytest.mark.parametrize("config, args, message", [
+    ("generate", ("generate.nn=3",), "unknown setting generate.nn in 'generate.nn=3' (did you mean generate.n?)"),
+    ("answers", ("sweep_dir=x", "answers.kk=3"), "unknown setting answers.kk in 'answers.kk=3' (did you mean answers.k?)"),
+    ("answers", ("llm=locl",), "unknown llm option 'locl' (did you mean llm=local?)"),
+])
+def test_generate_and_answers_check_their_own_keys(config, args, message):
+    with pytest.raises(UnknownKey) as err:
+        check_overrides(str(CONF_DIR), config, list(args))
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("command, args, line", [
+    ("sweep.generate", ["generate.nn=3"], "generate: error: unknown setting generate.nn"),
+    ("sweep.answers", ["some/sweep", "answers.kk=3"], "answers: error: unknown setting answers.kk"),
+])
+def test_the_llm_commands_name_a_typo_before_hydra_runs(tmp_path, command, args, line):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", command, *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(line)

@@ -26,6 +26,7 @@ from sweep import progress
 from sweep.callbacks import fail, state
 from sweep.config import CONF_DIR, register
 from sweep.devices import launch_of
+from sweep.interrupts import quiet_second_interrupt
 from sweep.job import ConfigError, one_line, run_job
 from sweep.loading import DatasetError
 from sweep.overrides import UnknownKey, check_overrides
@@ -33,9 +34,6 @@ from sweep.report import summary_line, write_html, write_report
 from sweep.tables import terminal_text
 
 log = logging.getLogger("sweep")
-# faiss reports at INFO that its AVX2 build is absent before it loads the
-# generic one; on the console that reads like an error.
-logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 register()
 
 
@@ -66,18 +64,13 @@ def _entry(cfg: DictConfig) -> None:
                     sweep_dir)
 
 
-def _quiet_about_interrupts(unraisable) -> None:
-    # A second Ctrl-C that lands in a finalizer (__del__) is "ignored" by Python with a
-    # printed traceback; it has done its job (skipping the pictures) and says nothing more.
-    if not issubclass(unraisable.exc_type, KeyboardInterrupt):
-        sys.__unraisablehook__(unraisable)
-
-
 def _interrupted() -> None:
     # Deaf to a second Ctrl-C before anything else: the tables take a moment and are what
     # matters.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.unraisablehook = _quiet_about_interrupts
+    # A second Ctrl-C that lands in a finalizer has done its job (skipping the pictures)
+    # and says nothing more.
+    quiet_second_interrupt()
     print("\nsweep: interrupted", file=sys.stderr)
     folder = state.sweep_dir
     rep = None

@@ -40,6 +40,7 @@ from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSet
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.overrides import UnknownKey, check_overrides
 
 log = logging.getLogger("sweep.answers")
 for _name in ("httpx", "httpcore", "openai"):
@@ -206,6 +207,11 @@ def _positional_sweep_dir(argv: list[str]) -> list[str]:
 
 def main() -> None:
     sys.argv[1:] = _positional_sweep_dir(sys.argv[1:])
+    try:
+        check_overrides(str(CONF_DIR), "answers", sys.argv[1:])
+    except UnknownKey as e:  # a mistyped key, named before Hydra runs
+        print(f"answers: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         _entry()
     except KeyboardInterrupt:

@@ -39,6 +39,7 @@ from sweep.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
 from sweep.loading import DatasetError, load_corpus
+from sweep.overrides import UnknownKey, check_overrides
 
 log = logging.getLogger("sweep.generate")
 # One INFO line per HTTP request would bury the run's own log.
@@ -164,6 +165,11 @@ def _entry(cfg: DictConfig) -> None:
 
 
 def main() -> None:
+    try:
+        check_overrides(str(CONF_DIR), "generate", sys.argv[1:])
+    except UnknownKey as e:  # a mistyped key, named before Hydra runs
+        print(f"generate: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         _entry()
     except KeyboardInterrupt:

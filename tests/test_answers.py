@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from llm_server import AnswerResponders, Fault, StandInLLM
-from sweep.config import ROOT
+from paths import ROOT
 from sweep.judging.diagnosis import context_relevance, diagnose
 from sweep.judging.humancheck import cohen_kappa
 from sweep.judging.replies import BadReply, parse_answer, parse_verdict

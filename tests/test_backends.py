@@ -17,7 +17,7 @@ import pytest
 
 from sweep import onnx_export
 from sweep.backends import BACKENDS, MANIFEST_FILE, check_backend
-from sweep.config import ROOT
+from paths import ROOT
 from sweep.embedding import Embedder, EmbedderError
 
 TEXTS = [

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sweep.config import ROOT
+from paths import ROOT
 
 BROKEN = ROOT / "tests" / "fixtures" / "broken" / "bad_json"
 TINY = ROOT / "corpora" / "tiny"

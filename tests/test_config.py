@@ -9,7 +9,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from sweep.config import CONF_DIR, CORPORA_DIR, ROOT, cause, register
+from paths import ROOT
+from sweep.config import CONF_DIR, CORPORA_DIR, cause, register
 from sweep.evalconfig import EvalConfig
 from sweep.job import build_eval, build_stages
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep.config import ROOT
+from paths import ROOT
 
 pytestmark = pytest.mark.e2e
 

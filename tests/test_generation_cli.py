@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from llm_server import Fault, stand_in  # noqa: F401  (fixture)
 
-from sweep.config import ROOT
+from paths import ROOT
 from sweep.row import Row
 
 KEY = "sk-sweep-e2e-5c0ffee5ecre7"

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from sweep.config import ROOT
+from paths import ROOT
 from sweep.data import Document
 from sweep.generation.passages import cut_passages, sampling_order
 from sweep.loading import load_corpus

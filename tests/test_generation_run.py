@@ -11,7 +11,7 @@ import re
 import pytest
 from llm_server import Fault, GenerationResponders, StandInLLM
 
-from sweep.config import ROOT
+from paths import ROOT
 from sweep.data import Document
 from sweep.embedding import Embedder
 from sweep.generation.output import write_output

@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep.config import PACKAGE_DIR
-
-CHECKOUT = PACKAGE_DIR.parents[1]
+from paths import ROOT as CHECKOUT
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep.config import ROOT
+from paths import ROOT
 
 pytestmark = pytest.mark.e2e
 

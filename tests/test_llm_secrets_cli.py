@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from llm_server import GenerationResponders, StandInLLM
 
-from sweep.config import ROOT
+from paths import ROOT
 
 PASSWORD = "hunter2pw-77"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from llm_server import stand_in  # noqa: F401  (fixture)
 
-from sweep.config import ROOT
+from paths import ROOT
 
 pytestmark = pytest.mark.e2e
 

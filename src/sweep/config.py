@@ -15,7 +15,6 @@ from omegaconf import OmegaConf
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONF_DIR = PACKAGE_DIR / "conf"
 CORPORA_DIR = PACKAGE_DIR / "corpora"
-ROOT = PACKAGE_DIR.parents[1]  # TODO(issue 21): tests only; move to tests
 
 
 def bundled_corpus(name: str) -> str:

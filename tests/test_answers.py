@@ -11,17 +11,15 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from llm_server import AnswerResponders, Fault, StandInLLM
+from interrupting import interrupt_twice
 from paths import ROOT
 from sweep.judging.diagnosis import context_relevance, diagnose
 from sweep.judging.humancheck import cohen_kappa
@@ -334,22 +332,7 @@ def test_a_second_ctrl_c_prints_no_threading_traceback(tmp_path, server):
     cmd = [sys.executable, "-m", "sweep.answers", str(sweep), f"llm.base_url={server.url}",
            "llm.model=stand-in", "llm.api_key_env=null", f"llm.cache_dir={tmp_path / 'c'}",
            "answers.show_progress=false", "settings=all", "answers.k=2"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    err: list[str] = []
-    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
-    reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and not server.requests and proc.poll() is None:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    while time.time() < deadline and not any("interrupted;" in ln for ln in err):
-        time.sleep(0.05)
-    time.sleep(0.5)  # in Python's wait for the threads still sending
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
-    reader.join(timeout=10)
-    text = "".join(err)
+    text = interrupt_twice(cmd, server, ROOT, env)
     assert "interrupted again" in text, text[-2000:]
     assert "Traceback" not in text and "Exception ignored" not in text, text[-2000:]
 

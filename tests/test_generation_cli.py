@@ -11,13 +11,13 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from llm_server import Fault, stand_in  # noqa: F401  (fixture)
 
+from interrupting import interrupt_twice
 from paths import ROOT
 from sweep.row import Row
 
@@ -201,22 +201,7 @@ def test_a_second_ctrl_c_prints_no_threading_traceback(tmp_path, stand_in):
            f"embed.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null", "llm.max_concurrency=2",
            "generate.show_progress=false", "generate.window_tokens=60", "generate.n=4", FACT_ONLY,
            f"generate.out={tmp_path / 'out'}"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=base, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    err: list[str] = []
-    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
-    reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and not stand_in.requests and proc.poll() is None:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    while time.time() < deadline and not any("interrupted;" in ln for ln in err):
-        time.sleep(0.05)
-    time.sleep(0.5)  # in Python's wait for the threads still sending
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
-    reader.join(timeout=10)
-    text = "".join(err)
+    text = interrupt_twice(cmd, stand_in, ROOT, base)
     assert "interrupted again" in text, text[-2000:]
     assert "Traceback" not in text and "Exception ignored" not in text, text[-2000:]
 

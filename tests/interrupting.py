@@ -1,0 +1,32 @@
+"""Ctrl-C twice at a command that is waiting for LLM requests in flight."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+
+def interrupt_twice(cmd: Sequence[str], server, cwd: Path, env: dict[str, str]) -> str:
+    """Start ``cmd``; once ``server`` has a request, send SIGINT, wait for the command's
+    "interrupted;" line, then send a second SIGINT while Python waits for the threads
+    still sending. Asserts exit 130 and returns what it printed on stderr."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not server.requests and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    while time.time() < deadline and not any("interrupted;" in ln for ln in err):
+        time.sleep(0.05)
+    time.sleep(0.5)  # in Python's wait for the threads still sending
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    reader.join(timeout=10)
+    return "".join(err)

@@ -300,10 +300,15 @@ def test_a_key_quoted_back_in_an_answer_is_masked_before_it_is_cached(tmp_path, 
     assert key not in files_text(tmp_path / "cache")
 
 
-def test_a_short_key_is_masked_where_it_stands_alone_not_inside_words(server):
-    server.add_faults(Fault(echo="next x, then {authorization}; x-ray"))
-    answer = client_for(server, key="x").complete(ask("x"))
-    assert answer.text == "next ***, then Bearer ***; ***-ray"
+def test_a_short_key_is_masked_in_an_answer_where_it_is_quoted_as_a_credential(server):
+    # A placeholder key ("x", "4", "ollama") is also a word of ordinary answers: masked
+    # only where the server quotes it as a credential, so {"score": 4} stays valid JSON.
+    server.add_faults(Fault(echo="next x, then {authorization}; x-ray"),
+                      Fault(content='{"score": 4, "reason": "4 of 5"}'))
+    client = client_for(server, key="x")
+    assert client.complete(ask("x")).text == "next x, then Bearer ***; x-ray"
+    four = client_for(server, key="4").complete(ask("y"))
+    assert four.text == '{"score": 4, "reason": "4 of 5"}'
 
 
 def test_a_key_cached_by_an_earlier_version_is_masked_when_read(server, tmp_path):

@@ -125,3 +125,17 @@ def test_a_bad_url_with_a_password_is_refused_without_it(url):
     with pytest.raises(LLMConfigError) as e:
         LLMConfig(base_url=url, model="m")
     assert "hunter2" not in str(e.value) and "llm.base_url must be an http" in str(e.value)
+
+
+@pytest.mark.parametrize("url", ["https://bob:pa#ss@api.example.com/v1",
+                                 "https://bob:pa?ss@api.example.com/v1",
+                                 "https://bob:pa/ss@api.example.com/v1"])
+def test_a_password_with_an_unencoded_separator_is_refused_without_showing_it(url):
+    # urlsplit would read "bob" as the host and keep the password in what is shown.
+    with pytest.raises(LLMConfigError) as err:
+        LLMConfig(base_url=url, model="m")
+    password = url.split(":")[2].split("@")[0]
+    assert password not in str(err.value) and "ss@api" not in str(err.value)
+    assert "percent-encode" in str(err.value)
+    ok = LLMConfig(base_url="https://bob:pa%23ss@api.example.com/v1", model="m")
+    assert ok.endpoint == "https://api.example.com/v1" and ok.credentials == ("bob", "pa#ss")

@@ -13,11 +13,11 @@ def _check(*args: str) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (("chunk.sise=128",), "unknown setting chunk.sise in 'chunk.sise=128' (did you mean chunk.size?); "
+    (("chunk.sise=128",), "unknown setting chunk.sise (did you mean chunk.size?); "
                           "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
-    (("chunks.size=3",), "unknown setting chunks in 'chunks.size=3' (did you mean chunk.size?); "
+    (("chunks.size=3",), "unknown setting chunks (did you mean chunk.size?); "
                          "the top-level keys are: chunk, dataset"),
-    (("eval.kk=3,5",), "unknown setting eval.kk in 'eval.kk=3,5' (did you mean eval.k?)"),
+    (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
     (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
                                "the options are: markdown, paragraph"),
     (("hydra/launcher=jobilb",), "unknown hydra/launcher option 'jobilb' (did you mean "
@@ -53,8 +53,8 @@ def test_flags_are_not_overrides():
 
 
 @pytest.mark.parametrize("config, args, message", [
-    ("generate", ("generate.nn=3",), "unknown setting generate.nn in 'generate.nn=3' (did you mean generate.n?)"),
-    ("answers", ("sweep_dir=x", "answers.kk=3"), "unknown setting answers.kk in 'answers.kk=3' (did you mean answers.k?)"),
+    ("generate", ("generate.nn=3",), "unknown setting generate.nn (did you mean generate.n?)"),
+    ("answers", ("sweep_dir=x", "answers.kk=3"), "unknown setting answers.kk (did you mean answers.k?)"),
     ("answers", ("llm=locl",), "unknown llm option 'locl' (did you mean llm=local?)"),
 ])
 def test_generate_and_answers_check_their_own_keys(config, args, message):
@@ -75,3 +75,11 @@ def test_the_llm_commands_name_a_typo_before_hydra_runs(tmp_path, command, args,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith(line)
+
+
+def test_a_mistyped_key_never_repeats_its_value():
+    # The value may be the secret itself: a URL with a password, a pasted key.
+    for typo in ("llm.base_ur=https://bob:hunter2@h/v1", "llm.api_kye_env=gsk_abc123secret"):
+        with pytest.raises(UnknownKey) as err:
+            check_overrides(str(CONF_DIR), "generate", [typo])
+        assert "hunter2" not in str(err.value) and "gsk_" not in str(err.value)

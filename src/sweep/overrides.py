@@ -131,5 +131,6 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         shown = ", ".join(sorted(names)[:_SHOWN_KEYS]) + (", ..." if len(names) > _SHOWN_KEYS
                                                           else "")
         where = f"{parent} has" if parent else "the top-level keys are"
-        raise UnknownKey(f"unknown setting {missing} in {override.input_line!r}{hint}; "
+        # The key only, never its value: it may be a key or a URL with a password in it.
+        raise UnknownKey(f"unknown setting {missing}{hint}; "
                          f"{where}: {shown}")

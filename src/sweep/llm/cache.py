@@ -100,8 +100,8 @@ class ResponseCache:
         return CachedAnswer(data["text"], Usage.from_dict(data.get("usage")))
 
     def put(self, key: str, request: Mapping[str, Any], text: str, usage: Usage) -> None:
-        if not text.strip():
-            raise ValueError("an empty answer is never cached: it would be read as a miss")
+        if not text.strip():  # never an answer (get reads it as a miss): nothing to keep
+            return
         path = self.path(key)
         entry = {"format": FORMAT, "key": key, "request": request, "text": text,
                  "usage": usage.to_dict(), "created": round(time.time(), 3)}

@@ -358,7 +358,8 @@ class LLMClient:
                            f"{detail or 'no details'}")
 
     def _masked(self, text: str) -> str:
-        return mask(text, self._secrets)
+        """An answer with the secrets masked (a short key only where quoted as one)."""
+        return mask(text, self._secrets, short="credential")
 
     def _clean(self, text: str, limit: int | None = None) -> str:
         return clean(text, self._secrets, limit)

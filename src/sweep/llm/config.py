@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from sweep.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
@@ -23,8 +23,6 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONVENTIONAL_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 #: The variable, when its name cannot be shown.
 UNSHOWN_VARIABLE = "the variable named by llm.api_key_env"
-# The userinfo of a URL ends at the last @ before the first / ? or #, as urlsplit reads it.
-_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?[^/?#]*@")
 _DISABLED = ("", "none", "off", "false", "no", "0")
 
 
@@ -53,9 +51,21 @@ class LLMConfig:
         if not isinstance(self.base_url, str) or not self.base_url.strip():
             raise LLMConfigError("llm.base_url is required: the endpoint's URL, e.g. "
                                  "https://api.openai.com/v1 or http://localhost:11434/v1")
-        parts = urlsplit(self.base_url.strip())
+        url = self.base_url.strip()
+        parts = urlsplit(url)
+        try:
+            parts.port
+        except ValueError:  # "user:pa" read as host and port: not a URL to connect to
+            if "@" in url:
+                # urlsplit ends the user:password part at the first # / or ?: a password
+                # with one of them unencoded would be read as the host and shown.
+                raise LLMConfigError("llm.base_url is not a URL sweep can read: percent-encode "
+                                     "# / ? @ in a password (# is %23), e.g. http://user:"
+                                     "pa%23ss@host/v1 (the value is not shown: it may hold a "
+                                     "password)") from None
+            parts = parts._replace(netloc="")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            shown = without_userinfo(self.base_url.strip())
+            shown = without_userinfo(url)
             got = f", got {shown!r}" if "@" not in shown else \
                 " (the value is not shown: it may hold a password)"
             raise LLMConfigError(f"llm.base_url must be an http:// or https:// URL{got}")
@@ -105,8 +115,12 @@ class LLMConfig:
 
 
 def without_userinfo(url: str) -> str:
-    """``url`` without the ``user:password@`` part: what may be printed or saved."""
-    return _USERINFO.sub(r"\1", url, count=1)
+    """``url`` without the ``user:password@`` part (as urlsplit reads it): what may be
+    printed or saved."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def key_variable(name: str, unshown: str | None = UNSHOWN_VARIABLE) -> str | None:

@@ -18,6 +18,10 @@ MASK = "***"
 #: a longer word, so "next" stays "next" with the key ``x``.
 _MASK_EVERYWHERE_FROM = 8
 _WORD_CHAR = "A-Za-z0-9"
+#: What precedes a credential a server quotes back: "Bearer k1", "Authorization: k1",
+#: '"api_key": "k1"', "password=k1" (the names in any letter case).
+_CREDENTIAL = (r"(?i:\b(?:bearer|basic|token|authorization|api[_-]?key|password|secret)\b"
+               r"[\"']?\s*[:=]?\s*[\"']?\s*(?:bearer\s+)?)")
 
 
 class LLMError(RuntimeError):
@@ -35,12 +39,21 @@ class LLMConfigError(ValueError):
     """A bad ``llm.*`` setting; ``str()`` names the key and the problem on one line."""
 
 
-def mask(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every non-empty secret replaced by :data:`MASK`."""
+def mask(text: str, secrets: Iterable[str | None], *, short: str = "alone") -> str:
+    """``text`` with every non-empty secret replaced by :data:`MASK`.
+
+    A secret shorter than 8 characters is masked where it stands alone
+    (``short="alone"``, for messages), or only where it follows a credential's
+    name, as a server quoting a header does (``short="credential"``, for a model's
+    answers, where a key such as ``4`` or ``ollama`` is also an ordinary word: masking
+    it there would rewrite ``{"score": 4}`` and every cached answer with it)."""
     # Longest first: a password that is part of the key must not split the key's mask.
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         if len(secret) >= _MASK_EVERYWHERE_FROM:
             text = text.replace(secret, MASK)
+        elif short == "credential":
+            text = re.sub(rf"({_CREDENTIAL}){re.escape(secret)}(?![{_WORD_CHAR}])",
+                          rf"\g<1>{MASK}", text)
         else:
             alone = rf"(?<![{_WORD_CHAR}]){re.escape(secret)}(?![{_WORD_CHAR}])"
             text = re.sub(alone, MASK, text)

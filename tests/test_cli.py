@@ -86,13 +86,19 @@ def test_bad_input_never_touches_files_that_were_in_the_folder_before(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["0", "2023", "7", "prewarm.json"]
 
 
-def test_bad_input_removes_the_empty_folder_it_was_given_and_nothing_else(tmp_path):
+def test_bad_input_leaves_an_empty_folder_it_was_given_as_it_was(tmp_path):
     out = tmp_path / "given"
     out.mkdir()
     dup = ROOT / "tests" / "fixtures" / "broken" / "duplicate_query_id"
     proc = _run(tmp_path, f"hydra.sweep.dir={out}", f"dataset.path={dup}", "chunk.size=-1,-2")
     assert proc.returncode == 2 and "duplicate" in proc.stderr
-    assert not out.exists() and tmp_path.is_dir()
+    assert out.is_dir() and not any(out.iterdir())  # the user's folder: kept, and empty
+
+
+def test_bad_input_removes_the_folder_the_sweep_made(tmp_path):
+    dup = ROOT / "tests" / "fixtures" / "broken" / "duplicate_query_id"
+    proc = _run(tmp_path, f"hydra.sweep.dir={tmp_path / 'new'}", f"dataset.path={dup}")
+    assert proc.returncode == 2 and not (tmp_path / "new").exists()
 
 
 def test_a_sweep_where_nothing_ran_exits_1_and_says_so(tmp_path):
@@ -146,6 +152,14 @@ def test_a_grid_with_some_cells_that_cannot_run_goes_ahead_and_says_so_first(tmp
     assert "1 of 4 settings cannot run and get an invalid row, e.g. chunk.size=32 " \
            "chunk.overlap=48" in proc.stdout + proc.stderr
     assert [r["status"] for r in _rows(tmp_path / "a")] == ["invalid"] * 4
+
+
+def test_a_cell_with_an_unknown_tokenizer_gets_an_invalid_row_and_the_grid_goes_ahead(tmp_path):
+    proc = _run(tmp_path, "chunk.tokenizer=cl100k_base,no-such-tok", "embed.model=/nonexistent",
+                "hydra.sweep.dir=a")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "1 of 2 settings cannot run" in proc.stderr
+    assert [r["status"] for r in _rows(tmp_path / "a")] == ["invalid", "invalid"]
 
 
 def test_a_setting_that_fails_in_its_job_gets_an_invalid_row_and_exit_1(tmp_path):

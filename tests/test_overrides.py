@@ -83,3 +83,9 @@ def test_a_mistyped_key_never_repeats_its_value():
         with pytest.raises(UnknownKey) as err:
             check_overrides(str(CONF_DIR), "generate", [typo])
         assert "hunter2" not in str(err.value) and "gsk_" not in str(err.value)
+
+
+def test_configs_of_the_users_own_are_left_to_hydra(tmp_path):
+    (tmp_path / "chunk").mkdir()
+    (tmp_path / "chunk" / "mine.yaml").write_text("_target_: my.Chunker\nwidth: 3\n")
+    _check(f"hydra.searchpath=[file://{tmp_path}]", "chunk=mine", "chunk.width=4")

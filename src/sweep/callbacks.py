@@ -20,6 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from sweep import devices, preflight, progress
+from sweep.config import made_here
 from sweep.loading import DatasetError
 from sweep.prewarm import prewarm_grid
 from sweep.report import write_report
@@ -33,6 +34,8 @@ class _State:
     sweep_dir: Path | None = None
     report: SweepReport | None = None
     finished: bool = False
+    #: The folder was made by this sweep (else it was there, empty, and stays).
+    own_folder: bool = False
 
 
 #: The running sweep, for ``sweep.__main__``'s exit status and Ctrl-C handler.
@@ -40,24 +43,28 @@ state = _State()
 
 
 def fail(message: str, folder: Path | None = None) -> None:
-    """Bad input before any job ran: one line, exit 2, and no empty folder left behind."""
+    """Bad input before any job ran: one line, exit 2, and no folder the sweep made left
+    behind (an empty folder that was there before stays)."""
     print(f"sweep: error: {message}", file=sys.stderr)
     if folder is not None:
-        preflight.discard_if_unused(folder)
+        preflight.discard_if_unused(folder, remove_folder=state.own_folder)
     raise SystemExit(2)
 
 
-def _check_start(folder: Path, config_name: str, jobs: list[list[str]]) -> None:
+def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
+                 ) -> dict[tuple[str, ...], DictConfig]:
     from omegaconf.errors import OmegaConfBaseException
 
+    state.own_folder = made_here(folder) or not folder.exists()
     try:
         preflight.check_folder(folder)
     except preflight.ConfigError as e:  # not this sweep's folder: nothing in it is touched
         fail(str(e))
     try:
-        preflight.check_grid(config_name, jobs)
+        return preflight.check_grid(config_name, jobs)
     except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
         fail(str(e), folder)
+        raise  # not reached: fail exits
 
 
 class SweepCallback(Callback):
@@ -71,14 +78,14 @@ class SweepCallback(Callback):
         state.sweep_dir = folder
         jobs = preflight.expand_grid(overrides)
         progress.set_total(len(jobs))
-        _check_start(folder, config.hydra.job.config_name, jobs)
+        composed = _check_start(folder, config.hydra.job.config_name, jobs)
         log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
         # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
         # their machine, for their device and thread count (sweep.devices).
         os.environ[devices.JOBS_ENV] = str(len(jobs))
         try:
             prewarm_grid(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra),
-                         folder)
+                         folder, composed=composed)
         except preflight.ConfigError as e:  # a bad embed.prewarm value
             fail(str(e), folder)
 

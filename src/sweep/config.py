@@ -42,8 +42,17 @@ def fresh_dir(path: str) -> str:
             os.mkdir(candidate)
         except FileExistsError:
             continue
+        _made.add(candidate.resolve())
         return str(candidate)
     raise RuntimeError(f"no free folder name next to {base}")
+
+
+_made: set[Path] = set()
+
+
+def made_here(path: str | os.PathLike) -> bool:
+    """Whether :func:`fresh_dir` made ``path`` in this process (so it is the sweep's own)."""
+    return Path(path).resolve() in _made
 
 
 def _register_resolvers() -> None:

@@ -137,7 +137,7 @@ def place(requested: str, job_num: int, launch: Launch, machine: Machine) -> Pla
                      cpu_threads(launch, machine.cores))
 
 
-def _cores() -> int:
+def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))  # a cgroup or SLURM allocation, not the whole box
     except (AttributeError, OSError):
@@ -150,19 +150,19 @@ def machine(*, probe_gpus: bool = True) -> Machine:
     Importing torch takes seconds, which a job whose vectors are all cached never
     pays otherwise; on Linux without a GPU driver it is not imported at all.
     """
-    cores = _cores()
+    n_cores = cores()
     if not probe_gpus:
-        return Machine(cores)
+        return Machine(n_cores)
     if sys.platform.startswith("linux") and not (os.path.exists("/proc/driver/nvidia/version")
                                                  or os.path.exists("/dev/kfd")):
-        return Machine(cores)
+        return Machine(n_cores)
     try:
         import torch
     except ImportError:
-        return Machine(cores)
+        return Machine(n_cores)
     cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
     mps = bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
-    return Machine(cores, cuda, mps)
+    return Machine(n_cores, cuda, mps)
 
 
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")

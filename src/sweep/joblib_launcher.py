@@ -13,14 +13,12 @@ A worker still runs job after job, so its imports and loaded models are reused.
 Hydra plugin shell ``hydra_plugins.sweep_launchers.joblib`` (Hydra instantiates
 launchers only from that namespace), which calls :func:`launch`, with the
 joblib plugin's own keys; ``n_jobs`` (joblib's convention: -1 all cores, -2 all
-but one) is what this launcher reads. The others only matter to
-``joblib.Parallel``, which is not used.
+but one) is its one key.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
@@ -29,33 +27,23 @@ from typing import Any, Sequence
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, configure_log, setup_globals
 
-__all__ = ["launch", "worker_count"]
+from sweep import devices
+from sweep.devices import Launch
+
+__all__ = ["launch"]
 
 log = logging.getLogger("sweep")
 
 
-def worker_count(n_jobs: Any, n_tasks: int, cpus: int | None = None) -> int:
-    """Workers for ``n_tasks`` jobs: joblib's ``n_jobs`` (negative counts back from the
-    number of cores), at least 1, at most one per job."""
-    cpus = cpus or os.cpu_count() or 1
-    try:
-        n = int(n_jobs) if n_jobs is not None else -1
-    except (TypeError, ValueError):
-        raise ValueError(f"hydra.launcher.n_jobs must be an integer, got {n_jobs!r}") from None
-    if n == 0:
-        raise ValueError("hydra.launcher.n_jobs must not be 0 (-1 uses every core)")
-    if n < 0:
-        n = cpus + 1 + n
-    return max(1, min(n, n_tasks))
-
-
 def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
            initial_job_idx: int) -> Sequence[JobReturn]:
-    """Run the jobs on ``launcher.joblib["n_jobs"]`` slots; a job whose worker dies gets a
-    ``failed`` row and the others run on."""
+    """Run the jobs on as many slots as ``hydra.launcher.n_jobs`` says (joblib's
+    convention, on this process's cores); a job whose worker dies gets a ``failed`` row
+    and the others run on."""
     try:
         from hydra_plugins.hydra_joblib_launcher._core import execute_job
-        from joblib.externals.loky.process_executor import BrokenProcessPool
+        from joblib.externals.loky.process_executor import (BrokenProcessPool,
+                                                            TerminatedWorkerError)
     except ImportError:
         raise ImportError("hydra/launcher=joblib needs Hydra's joblib launcher: "
                           "pip install 'sweep[joblib]'") from None
@@ -66,12 +54,14 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
     configure_log(launcher.config.hydra.hydra_logging, launcher.config.hydra.verbose)
     sweep_dir = Path(str(launcher.config.hydra.sweep.dir))
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    n_workers = worker_count(launcher.joblib.get("n_jobs"), len(job_overrides))
+    n_workers = devices.concurrent_jobs(Launch("joblib", dict(launcher.joblib),
+                                               len(job_overrides)), devices.cores())
     singleton_state = Singleton.get_state()
     todo = list(enumerate(job_overrides))[::-1]
     slots: list[Any] = [None] * n_workers
     running: dict[Future, tuple[int, int, Sequence[str]]] = {}
     returns: list[JobReturn | None] = [None] * len(job_overrides)
+    requeued: set[int] = set()
     try:
         while todo or running:
             busy = {slot for slot, _, _ in running.values()}
@@ -84,7 +74,7 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
                 try:
                     future = _executor(slots, slot).submit(*args)
                 except BrokenProcessPool:  # its worker died while idle: the job never ran
-                    slots[slot] = None
+                    _discard(slots, slot)
                     future = _executor(slots, slot).submit(*args)
                 running[future] = (slot, i, overrides)
             done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -92,10 +82,15 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
                 slot, i, overrides = running.pop(future)
                 try:
                     returns[i] = future.result()
-                except BrokenProcessPool as e:
-                    slots[slot].shutdown(wait=False, kill_workers=True)
-                    slots[slot] = None
-                    returns[i] = _worker_died(launcher, initial_job_idx + i, overrides, e)
+                except TerminatedWorkerError as e:  # a worker died; other breakage is raised
+                    _discard(slots, slot)
+                    job = initial_job_idx + i
+                    if i not in requeued and not _job_config(launcher, job, overrides)[1].exists():
+                        # It died idle, before this job began (loky had not noticed): once more.
+                        requeued.add(i)
+                        todo.append((i, overrides))
+                    else:
+                        returns[i] = _worker_died(launcher, job, overrides, e)
     finally:
         for executor in slots:
             if executor is not None:
@@ -112,38 +107,53 @@ def _executor(slots: list[Any], slot: int) -> Any:
     return slots[slot]
 
 
-def _worker_died(launcher: Any, job_num: int, overrides: Sequence[str],
-                 error: BaseException) -> JobReturn:
-    """A ``failed`` row for the job whose worker died, and a return Hydra accepts (the
-    sweep goes on; the row says what happened)."""
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import open_dict
+def _discard(slots: list[Any], slot: int) -> None:
+    """Drop a slot's broken executor (its dead worker's siblings, if any, killed)."""
+    slots[slot].shutdown(wait=False, kill_workers=True)
+    slots[slot] = None
 
-    from sweep.job import save_failed_row
+
+def _job_config(launcher: Any, job_num: int, overrides: Sequence[str]) -> tuple[Any, Path]:
+    """The job's full config (as its worker composed it) and its folder."""
+    from omegaconf import open_dict
 
     assert launcher.hydra_context is not None and launcher.config is not None
     cfg = launcher.hydra_context.config_loader.load_sweep_config(launcher.config, list(overrides))
     with open_dict(cfg):
         cfg.hydra.job.num = job_num
+    return cfg, Path(str(cfg.hydra.sweep.dir)) / str(cfg.hydra.sweep.subdir)
+
+
+def _worker_died(launcher: Any, job_num: int, overrides: Sequence[str],
+                 error: BaseException) -> JobReturn:
+    """A ``failed`` row for the job whose worker died, and a return Hydra accepts (the
+    sweep goes on; the row says what happened). A row the job saved before its worker
+    died is kept."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict
+
+    from sweep.job import save_failed_row
+
+    cfg, job_dir = _job_config(launcher, job_num, overrides)
     hc = cfg.hydra
-    job_dir = Path(str(hc.sweep.dir)) / str(hc.sweep.subdir)
-    codes = _exit_codes(error)
-    reason = ("its worker process died" + (f" ({codes})" if codes else "")
-              + ", e.g. killed by the system for lack of memory; the other settings ran on")
-    log.error("job %s (%s): %s", job_num, " ".join(overrides), reason)
     task_cfg = cfg.copy()
     with open_dict(task_cfg):
         del task_cfg["hydra"]
-    # The job's own Hydra config while its row is made (``${hydra:...}`` in the config
-    # reads it), then the launching process's again.
-    saved = HydraConfig.instance().cfg
-    HydraConfig.instance().set_config(cfg)
-    try:
-        save_failed_row(task_cfg, job_dir, job_num, list(overrides),
-                        dict(hc.runtime.choices), reason)
-    finally:
-        if saved is not None:
-            HydraConfig.instance().set_config(saved)
+    if not (job_dir / "row.json").exists():  # died after saving its row: the row stands
+        codes = _exit_codes(error)
+        reason = ("its worker process died" + (f" ({codes})" if codes else "")
+                  + ", e.g. killed by the system for lack of memory; the other settings ran on")
+        log.error("job %s (%s): %s", job_num, " ".join(overrides), reason)
+        # The job's own Hydra config while its row is made (``${hydra:...}`` in the config
+        # reads it), then the launching process's again.
+        saved = HydraConfig.instance().cfg
+        HydraConfig.instance().set_config(cfg)
+        try:
+            save_failed_row(task_cfg, job_dir, job_num, list(overrides),
+                            dict(hc.runtime.choices), reason)
+        finally:
+            if saved is not None:
+                HydraConfig.instance().set_config(saved)
     ret = JobReturn(overrides=list(overrides), cfg=task_cfg, hydra_cfg=cfg,
                     working_dir=str(job_dir), task_name=str(hc.job.name),
                     status=JobStatus.COMPLETED)

@@ -3,8 +3,8 @@ typo, answered with the closest key instead of Hydra's advice to add it with ``+
 
 ``chunk.sise=128`` would make Hydra suggest ``+chunk.sise=128``, which composes,
 and then every job fails on an option its chunker does not know. Here the
-config is composed for each choice of the groups the command line selects, and
-every plain ``key=value`` must name a key one of them has.
+config is composed with the first choice of every group the command line
+selects, and every plain ``key=value`` must name a key it has.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ __all__ = ["UnknownKey", "check_overrides", "command_overrides"]
 _NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", "--info",
               "-sc", "--shell-completion", "-cp", "--config-path", "-cn", "--config-name",
               "-cd", "--config-dir", "--experimental-rerun", "-p", "--package")
-#: Compose at most this many combinations of group choices (a grid over groups is small).
-_MAX_COMBINATIONS = 24
 _SHOWN_KEYS = 12
 
 
@@ -98,6 +96,8 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException:
         return
+    if any(o.key_or_group.startswith("hydra.searchpath") for o in parsed):
+        return  # configs of the user's own: Hydra knows their groups and keys, we do not
     with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()
         groups = set(loader.list_groups(""))
@@ -114,18 +114,18 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         choices = [o.input_line for o in parsed
                    if o.key_or_group.split("/", 1)[0] in groups and not o.is_hydra_override()]
         try:
-            configs = [compose(config_name=config_name, overrides=combo)
-                       for combo in expand_grid(choices)[:_MAX_COMBINATIONS]]
+            # One combination is enough: Hydra applies every key to every job, so a key
+            # this one lacks fails a job anyway.
+            cfg = compose(config_name=config_name, overrides=expand_grid(choices)[0])
         except HydraException:
             return  # a bad group choice: Hydra names the valid ones
     for override in plain:
-        key = override.key_or_group
-        misses = [_missing(cfg, key) for cfg in configs]
-        if not misses or any(m is None for m in misses):
+        found = _missing(cfg, override.key_or_group)
+        if found is None:
             continue
-        missing, parent, names = misses[0]
-        leaves = sorted({k for cfg in configs for k in _leaf_keys(cfg)})
-        match = closest(key, leaves)
+        missing, parent, names = found
+        leaves = sorted(_leaf_keys(cfg))
+        match = closest(override.key_or_group, leaves)
         hint = f" (did you mean {match}?)" if match else ""
         names = [n for n in names if not n.startswith("_")]
         shown = ", ".join(sorted(names)[:_SHOWN_KEYS]) + (", ..." if len(names) > _SHOWN_KEYS

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from omegaconf import DictConfig
 
-from sweep.chunking import ChunkingSettingsError, UnknownChunkSetting
+from sweep.chunking import UnknownChunkSetting
 from sweep.config import build
 from sweep.folderlock import LOCK_NAME
 from sweep.job import ConfigError, build_eval, load_dataset, scoring_config
@@ -81,7 +81,7 @@ def _never_embed(texts: Sequence[str]) -> Any:
     raise RuntimeError("the settings check embeds nothing")
 
 
-def chunk_problem(node: DictConfig) -> ChunkingSettingsError | None:
+def chunk_problem(node: DictConfig) -> Exception | None:
     """What is wrong with a ``chunk`` node of sweep's own chunker, found by building it
     (cheap: nothing is chunked or embedded); None for a good one or a chunker of the
     user's own, which only its job can try."""
@@ -89,12 +89,13 @@ def chunk_problem(node: DictConfig) -> ChunkingSettingsError | None:
         return None
     try:
         build(node, embed_fn=_never_embed)
-    except ChunkingSettingsError as e:
+    except Exception as e:  # an unknown tokenizer, say: that cell's row will say so too
         return e
     return None
 
 
-def check_grid(config_name: str, jobs: Sequence[Sequence[str]]) -> None:
+def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
+               ) -> dict[tuple[str, ...], DictConfig]:
     """Compose the grid's jobs and check them before any work: every distinct dataset/eval
     choice builds and has something to score, and the chunk settings are sound.
 
@@ -102,18 +103,21 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]) -> None:
     sweep, as does a grid none of whose settings can run. A grid in which only some
     cells cannot run (``chunk.size=128,256 chunk.overlap=0,192``) goes ahead: those
     cells get an ``invalid`` row, and a warning says so now.
-    Loaded datasets are kept for the jobs of this process (``sweep.job.load_dataset``).
+    Loaded datasets are kept for the jobs of this process (``sweep.job.load_dataset``);
+    the configs composed are returned by the jobs' overrides, for the prewarm pass.
     """
     from hydra import compose
 
     seen: set[tuple[str, ...]] = set()
-    chunk_checked: dict[tuple[str, ...], ChunkingSettingsError | None] = {}
-    problems: list[tuple[Sequence[str], ChunkingSettingsError]] = []
+    chunk_checked: dict[tuple[str, ...], Exception | None] = {}
+    problems: list[tuple[Sequence[str], Exception]] = []
+    composed: dict[tuple[str, ...], DictConfig] = {}
     for overrides in jobs:
         data_key = _subset(overrides, _CHECKED)
         chunk_key = _subset(overrides, ("chunk", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            composed[tuple(overrides)] = cfg
             if data_key not in seen:
                 seen.add(data_key)
                 ev = build_eval(cfg)
@@ -134,17 +138,19 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]) -> None:
         overrides, problem = problems[0]
         log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
                     len(problems), len(jobs), _label(overrides), problem)
+    return composed
 
 
 def _label(overrides: Sequence[str]) -> str:
     return " ".join(_subset(overrides, ("chunk", "experiment"))) or "the default chunk settings"
 
 
-def discard_if_unused(folder: Path) -> None:
+def discard_if_unused(folder: Path, *, remove_folder: bool = True) -> None:
     """Remove a sweep folder in which no job saved a row: only what sweep and Hydra put
     there (``_SWEEP_FILES``, job folders with their resolved config and logs), nothing
     else. Call it only for a folder that ``check_folder`` passed, i.e. one this sweep
-    made or found empty: then whatever is in it of those kinds is this run's."""
+    made or found empty: then whatever is in it of those kinds is this run's. The folder
+    itself goes too unless ``remove_folder`` is false (it was there before the sweep)."""
     if not folder.is_dir() or any(folder.glob("*/row.json")):
         return
     for path in folder.iterdir():
@@ -154,6 +160,8 @@ def discard_if_unused(folder: Path) -> None:
                 p.name in ("resolved_config.yaml", ".hydra") or p.suffix == ".log"
                 for p in path.iterdir()):
             shutil.rmtree(path)
+    if not remove_folder:  # an empty folder of the user's: it stays
+        return
     try:
         folder.rmdir()
     except OSError:  # something else is in there: leave it

@@ -122,21 +122,25 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _compose(config_name: str, overrides: Sequence[str]) -> DictConfig:
+def _compose(config_name: str, overrides: Sequence[str],
+             composed: Mapping[tuple[str, ...], DictConfig]) -> DictConfig:
     from hydra import compose
 
-    return compose(config_name=config_name, overrides=list(overrides))
+    found = composed.get(tuple(overrides))  # composed by the checks already
+    return found if found is not None else compose(config_name=config_name,
+                                                   overrides=list(overrides))
 
 
 def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
-             machine: devices.Machine) -> tuple[dict[tuple, _Group], dict[int, str], int]:
+             machine: devices.Machine, composed: Mapping[tuple[str, ...], DictConfig]
+             ) -> tuple[dict[tuple, _Group], dict[int, str], int]:
     """Chunk every setting that prewarms; the distinct texts per embedder identity."""
     groups: dict[tuple, _Group] = {}
     skipped: dict[int, str] = {}
     selected = 0
     for num, overrides in enumerate(jobs):
         try:
-            cfg = _compose(config_name, overrides)
+            cfg = _compose(config_name, overrides, composed)
         except Exception as e:  # the job itself will fail to compose and say so
             skipped[num] = f"config: {_first_line(e)}"
             continue
@@ -238,16 +242,19 @@ def _embed_group(group: _Group, spread: Sequence[str]) -> GroupReport:
 
 def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
                  folder: Path | None = None, *,
-                 machine: devices.Machine | None = None) -> PrewarmReport | None:
+                 machine: devices.Machine | None = None,
+                 composed: Mapping[tuple[str, ...], DictConfig] | None = None
+                 ) -> PrewarmReport | None:
     """Fill the embedding cache with every vector the grid's jobs will ask for.
 
     ``jobs`` are the jobs' override lists (``sweep.preflight.expand_grid``), composed
-    here as the jobs will be. None when no job has prewarm on. Writes ``prewarm.json``
+    here as the jobs will be (or taken from ``composed``, by overrides, when the checks
+    before the sweep composed them). None when no job has prewarm on. Writes ``prewarm.json``
     into ``folder`` when given. Raises :class:`ConfigError` for a bad ``embed.prewarm``.
     """
     machine = machine or devices.machine()
     t0 = time.perf_counter()
-    groups, skipped, selected = _collect(config_name, jobs, launch, machine)
+    groups, skipped, selected = _collect(config_name, jobs, launch, machine, composed or {})
     if not selected:
         return None
     collect_s = time.perf_counter() - t0

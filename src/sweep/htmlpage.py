@@ -35,6 +35,7 @@ tr.best td{background:#e3f4e1;font-weight:600} tr.tie td{background:#f3faf2}
 tr.bad td{background:#fbeaea;color:#7a2e2e}
 tr.pick td{background:#dcebfa;border-top:2px solid #3b75af;border-bottom:2px solid #3b75af}
 tr.pick td:first-child{border-left:5px solid #3b75af}
+tr.best.pick td{background:#e3f4e1}
 .badge{display:inline-block;background:#3b75af;color:#fff;border-radius:3px;padding:0 .35rem;
  margin-left:.35rem;font-size:.75rem;font-weight:600}
 .legend{font-size:.8rem;color:#444;margin:.3rem 0} .legend span.sw{display:inline-block;width:1.6rem;
@@ -43,8 +44,8 @@ tr.pick td:first-child{border-left:5px solid #3b75af}
 .rec.warn{background:#fff6e0;border-left-color:#c98a00}
 .note{color:#555;font-size:.85rem} figure{margin:1rem 0} figcaption{color:#555;font-size:.85rem}
 img{max-width:100%;height:auto;border:1px solid #eee} .scroll{overflow-x:auto}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem;
- grid-auto-flow:dense} .grid .picture.wide{grid-column:1/-1}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem}
+.grid .picture.wide{grid-column:1/-1}
 figure.zoom>a{cursor:zoom-in} figure.zoom .close{display:none}
 figure.zoom:target{position:fixed;inset:0;z-index:10;margin:0;padding:2.5rem 1rem 1rem;overflow:auto;
  background:rgba(25,25,25,.97);text-align:center}

@@ -16,7 +16,6 @@ raises one :class:`DatasetError` whose ``str()`` is the first problem on one lin
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import re
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from sweep.data import Dataset, Document, Judgment, Query
+from sweep.suggest import did_you_mean
 
 __all__ = [
     "DatasetError",
@@ -678,8 +678,7 @@ def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:
 def _suggestion(doc_id: str, corpus: _Corpus) -> str:
     if len(corpus.texts) > _SUGGEST_LIMIT:
         return ""
-    close = difflib.get_close_matches(doc_id, list(corpus.texts), n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(doc_id, corpus.texts, cutoff=0.75)
 
 
 # --------------------------------------------------------------------------- BEIR queries

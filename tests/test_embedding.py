@@ -344,8 +344,11 @@ def test_warm_run_does_not_import_the_model_stack(tmp_path):
 
 
 @pytest.mark.e2e
-def test_progress_and_log_line(tmp_path, caplog, capsys):
+def test_progress_and_log_line(tmp_path, caplog, capsys, monkeypatch):
+    from sweep import progress
+
     caplog.set_level("INFO", logger="sweep.embedding")
+    monkeypatch.setattr(progress, "on_terminal", lambda: True)
     e = Embedder(cache_dir=str(tmp_path), show_progress=True)
     e.embed_documents(["progress one", "progress two"], what="chunks")
     e.embed_documents(["progress one", "progress three"], what="sentences")
@@ -355,6 +358,10 @@ def test_progress_and_log_line(tmp_path, caplog, capsys):
     assert "embedding 2 sentences (2 distinct model inputs): 1 cached, 1 to embed" in caplog.text
     assert "embedding 1 queries" in caplog.text
     assert "embedding" in capsys.readouterr().err
+    # Into a file or a pipe, no bar: a log of control characters helps nobody.
+    monkeypatch.setattr(progress, "on_terminal", lambda: False)
+    e.embed_documents(["progress five"], what="chunks")
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.e2e

@@ -43,6 +43,11 @@ class AnswerTrace:
     model: str = ""                 # the model that answered
 
     @property
+    def setup(self) -> tuple[str, int, str]:
+        """What the answer was made with: settings of another setup are not compared."""
+        return (self.model, self.k, self.prompt_version)
+
+    @property
     def answerable(self) -> bool:
         return bool(self.gold)
 
@@ -69,7 +74,9 @@ class AnswerTrace:
             verdicts={k: Verdict(**v) for k, v in (obj.get("verdicts") or {}).items()},
             failures=dict(obj.get("failures") or {}), diagnosis=str(obj.get("diagnosis", "")),
             prompt_version=str(obj.get("prompt_version", "")),
-            k=int(obj.get("k") or len(obj.get("context", ()))), model=str(obj.get("model") or ""))
+            # Traces from before k was recorded: 0, unknown, the same for every query of a
+            # setting (its context length would differ where a query had fewer hits).
+            k=int(obj.get("k") or 0), model=str(obj.get("model") or ""))
 
 
 def write_answers(path: Path, traces: Iterable[AnswerTrace]) -> None:

@@ -93,7 +93,8 @@ def setup_text(summaries: Sequence[SettingSummary]) -> str:
     setups = {(s.k, s.model) for s in summaries}
     if len(setups) == 1:
         ((k, model),) = setups
-        return f"Each setting's top {k} chunks handed to {model or 'the model'}"
+        top = f"top {k}" if k else "top"  # k unknown: answered before it was recorded
+        return f"Each setting's {top} chunks handed to {model or 'the model'}"
     return "Each setting's top k chunks handed to its model (k and model per setting below)"
 
 
@@ -121,7 +122,7 @@ def pair_tests(traces: Sequence[AnswerTrace], *, n_perm: int = 10_000, seed: int
     # Settings answered in different runs may differ in model, k or prompt: not a pair to test.
     setup: dict[int, set[tuple[str, int, str]]] = {}
     for t in traces:
-        setup.setdefault(t.job, set()).add((t.model, t.k, t.prompt_version))
+        setup.setdefault(t.job, set()).add(t.setup)
     pairs = [(a, b) for a, b in combinations(jobs, 2) if setup[a] == setup[b]]
     out = []
     for rate in RATES:

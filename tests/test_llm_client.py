@@ -338,7 +338,8 @@ def test_a_key_quoted_in_an_error_is_masked_before_the_message_is_cut(server, ke
 
 def test_a_password_in_the_url_is_used_but_never_shown(server, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
-    caplog.set_level(logging.DEBUG, logger="httpx")  # a sweep's log config quiets it
+    for name in ("httpx", "httpx2"):  # a sweep's log config quiets them
+        caplog.set_level(logging.DEBUG, logger=name)
     password = "pa:ss/w@rd-12345"
     url = server.url.replace("http://", f"http://me:{quote(password, safe='')}@")
     config = LLMConfig(base_url=url, model="stand-in", max_retries=0)

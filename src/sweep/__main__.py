@@ -29,7 +29,7 @@ from sweep.devices import launch_of
 from sweep.interrupts import quiet_second_interrupt
 from sweep.job import ConfigError, one_line, run_job
 from sweep.loading import DatasetError
-from sweep.overrides import UnknownKey, check_overrides
+from sweep.overrides import check_command_line
 from sweep.report import summary_line, write_html, write_report
 from sweep.tables import terminal_text
 
@@ -117,10 +117,7 @@ def exit_status() -> int:
 
 
 def main() -> None:
-    try:
-        check_overrides(str(CONF_DIR), "config", sys.argv[1:])
-    except UnknownKey as e:
-        fail(str(e))
+    check_command_line("config", "sweep")
     # Ctrl-C can land inside a job or in Hydra between jobs; either way the
     # finished rows get their table.
     try:

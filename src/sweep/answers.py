@@ -40,12 +40,9 @@ from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSet
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
-from sweep.overrides import UnknownKey, check_overrides
+from sweep.overrides import check_command_line
 
 log = logging.getLogger("sweep.answers")
-for _name in ("httpx", "httpcore", "openai"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
-logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 register()
 
 _BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
@@ -207,11 +204,7 @@ def _positional_sweep_dir(argv: list[str]) -> list[str]:
 
 def main() -> None:
     sys.argv[1:] = _positional_sweep_dir(sys.argv[1:])
-    try:
-        check_overrides(str(CONF_DIR), "answers", sys.argv[1:])
-    except UnknownKey as e:  # a mistyped key, named before Hydra runs
-        print(f"answers: error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+    check_command_line("answers", "answers")
     try:
         _entry()
     except KeyboardInterrupt:

@@ -39,13 +39,9 @@ from sweep.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
 from sweep.loading import DatasetError, load_corpus
-from sweep.overrides import UnknownKey, check_overrides
+from sweep.overrides import check_command_line
 
 log = logging.getLogger("sweep.generate")
-# One INFO line per HTTP request would bury the run's own log.
-for _name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
-logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 register()
 
 _BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
@@ -165,11 +161,7 @@ def _entry(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    try:
-        check_overrides(str(CONF_DIR), "generate", sys.argv[1:])
-    except UnknownKey as e:  # a mistyped key, named before Hydra runs
-        print(f"generate: error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+    check_command_line("generate", "generate")
     try:
         _entry()
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from sweep.suggest import closest
 
-__all__ = ["UnknownKey", "check_overrides", "command_overrides"]
+__all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
 
 #: Flags after which Hydra does something other than compose this config and run it
 #: (help, printing the config, another config): nothing to check.
@@ -134,3 +134,17 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         # The key only, never its value: it may be a key or a URL with a password in it.
         raise UnknownKey(f"unknown setting {missing}{hint}; "
                          f"{where}: {shown}")
+
+
+def check_command_line(config_name: str, prog: str) -> None:
+    """:func:`check_overrides` on this process's command line, for a command's ``main``:
+    a typo is ``PROG: error: ...`` on stderr and exit 2, before Hydra runs."""
+    import sys
+
+    from sweep.config import CONF_DIR
+
+    try:
+        check_overrides(str(CONF_DIR), config_name, sys.argv[1:])
+    except UnknownKey as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None

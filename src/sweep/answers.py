@@ -30,7 +30,6 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.config import CONF_DIR, build, register
-from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
 from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
                                       read_labels)
 from sweep.judging.output import write_outputs
@@ -40,6 +39,7 @@ from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSet
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
 from sweep.overrides import check_command_line
 
 log = logging.getLogger("sweep.answers")
@@ -95,10 +95,6 @@ def _keep_labels(path: Path) -> None:
                            "away to draw a new sample")
 
 
-def _reasons(reasons: dict[str, int]) -> str:
-    return ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda item: -item[1]))
-
-
 def run(cfg: DictConfig) -> int:
     global _cache_root
     settings: AnswersSettings = build(cfg.answers)
@@ -132,13 +128,12 @@ def run(cfg: DictConfig) -> int:
               f"answered by the cache; the {result.pending_judges} answers not cached yet would "
               f"then need up to {3 * result.pending_judges} judge requests.")
         return 0
-    again = ("the replies received are cached, so only the requests still unanswered are sent"
-             if _cache_root else "llm.cache_dir is off, so every request is sent again")
+    again = rerun_hint(_cache_root)
     if stats["failed"] and not result.answered:
         kept = f"; the results already in {out} stay as they were" if earlier else ""
         print(f"answers: error: none of the {stats['failed']} requests got an answer "
-              f"({_reasons(result.failed_requests)}), so nothing was written{kept}. Run the same "
-              f"command again to retry them: {again}", file=sys.stderr)
+              f"({failure_counts(result.failed_requests)}), so nothing was written{kept}. "
+              f"Run the same command again to retry them: {again}", file=sys.stderr)
         return INCOMPLETE
     answered = {c.job for c in chosen}
     traces = sorted([t for t in earlier if t.job not in answered] + list(result.traces),
@@ -168,8 +163,9 @@ def run(cfg: DictConfig) -> int:
               "same replies from the cache")
     if stats["failed"]:
         print(f"answers: incomplete: {stats['failed']} of {stats['sent'] + stats['cached']} "
-              f"requests got no answer ({_reasons(result.failed_requests)}); their queries count "
-              f"as no_answer or judge_failed. Run the same command again to retry them: {again}",
+              f"requests got no answer ({failure_counts(result.failed_requests)}); their "
+              "queries count as no_answer or judge_failed. Run the same command again to retry "
+              f"them: {again}",
               file=sys.stderr)
         return INCOMPLETE
     return 0
@@ -208,16 +204,7 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        # As in sweep.generate: a second Ctrl-C stops Python's wait for the requests in
-        # flight with one line, not a threading traceback.
-        quiet_second_interrupt("answers: interrupted again: the requests in flight are "
-                               "dropped; a rerun asks them again")
-        with deaf_to_interrupts():
-            where = (f"the replies received so far are cached in {_cache_root}: run the same "
-                     "command again to continue" if _cache_root else
-                     "llm.cache_dir is off: a rerun asks again")
-            print(f"\nanswers: interrupted; {where}", file=sys.stderr)
-        raise SystemExit(130) from None
+        stop_interrupted("answers", _cache_root)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,10 @@ from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputErro
                                      check_output_dir, write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
 from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
-from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
 from sweep.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
 from sweep.loading import DatasetError, load_corpus
 from sweep.overrides import check_command_line
 
@@ -112,13 +112,10 @@ def run(cfg: DictConfig) -> int:
 
 def _incomplete_line(result: GenerationResult, out: Path, earlier: bool) -> str:
     report = result.report
-    why = ", ".join(f"{n} {reason}" for reason, n in
-                    sorted(result.failures.items(), key=lambda item: -item[1]))
+    why = failure_counts(result.failures)
     kept, asked = sum(report.kept.values()), sum(report.requested.values())
     where = f"; the finished set already in {out} is unchanged" if earlier else ""
-    again = ("the answers received are cached, so only the requests still unanswered are sent"
-             if _cache_root is not None else
-             "llm.cache_dir is off, so every request is sent again")
+    again = rerun_hint(_cache_root)
     return (f"generate: incomplete: {report.requests.get('failed', 0)} requests got no answer "
             f"({why}), so only {kept} of {asked} questions were kept; they are in "
             f"{out / INCOMPLETE_QUERIES}, not in a queries.jsonl{where}. Run the same command "
@@ -165,19 +162,7 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        # Python still waits for the requests in flight (they finish and are cached); a
-        # second Ctrl-C stops that wait, with one line instead of a threading traceback.
-        quiet_second_interrupt("generate: interrupted again: the requests in flight are "
-                               "dropped; a rerun asks them again")
-        with deaf_to_interrupts():
-            if _cache_root is not None:
-                print(f"\ngenerate: interrupted; the answers received so far are cached in "
-                      f"{_cache_root}: run the same command again to continue without asking "
-                      "for them again", file=sys.stderr)
-            else:
-                print("\ngenerate: interrupted (llm.cache_dir is off: a rerun asks everything "
-                      "again)", file=sys.stderr)
-        raise SystemExit(130) from None
+        stop_interrupted("generate", _cache_root)
 
 
 if __name__ == "__main__":

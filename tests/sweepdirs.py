@@ -85,9 +85,9 @@ def make_job(sweep: Path, job: int, size: int, overlap: int, recall, *, status: 
                   total_s=2.0)
     row = Row(job, "ok", row_settings, ev, info, overrides, None, tuple(notes), stats, summary,
               path=d)
-    row.save(d)
-    if scores:
+    if scores:  # before the row, as a job does: a saved row's scores are on disk
         table.write_csv(d / "per_query.csv")
+    row.save(d)
     traces = []
     for i in range(n):
         hits = tuple(Retrieved(r, f"doc{i + r}.md#0", f"doc{i + r}.md", 0, 60, size, 1.0 - r / 20,

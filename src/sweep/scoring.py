@@ -22,6 +22,8 @@ takes about a second.
 
 from __future__ import annotations
 
+import io
+
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
@@ -32,6 +34,7 @@ import numpy as np
 
 from sweep.csvcells import restore, write_rows
 from sweep.data import Chunk, Hit, Query
+from sweep.files import write_text_atomic
 from sweep.measures import LEVELS, PER_CONFIG_NAMES, RANK_NAMES, Measure
 
 __all__ = [
@@ -131,8 +134,10 @@ class ScoreTable:
     def write_csv(self, path: str | Path) -> None:
         """Write ``query_id,level,metric,value`` rows (values at full precision; a query id
         a spreadsheet would run as a formula is quoted, and :meth:`read_csv` unquotes it)."""
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            write_rows(f, chain([CSV_HEADER], self.rows()))
+        buf = io.StringIO()
+        write_rows(buf, chain([CSV_HEADER], self.rows()))
+        # Atomically: a report rebuilt while the job writes must not read half a table.
+        write_text_atomic(Path(path), buf.getvalue())
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "ScoreTable":

@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -42,7 +42,7 @@ class _State:
 state = _State()
 
 
-def fail(message: str, folder: Path | None = None) -> None:
+def fail(message: str, folder: Path | None = None) -> NoReturn:
     """Bad input before any job ran: one line, exit 2, and no folder the sweep made left
     behind (an empty folder that was there before stays)."""
     print(f"sweep: error: {message}", file=sys.stderr)
@@ -64,7 +64,6 @@ def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
         return preflight.check_grid(config_name, jobs)
     except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
         fail(str(e), folder)
-        raise  # not reached: fail exits
 
 
 class SweepCallback(Callback):

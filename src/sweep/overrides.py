@@ -81,9 +81,10 @@ def _leaf_keys(node: DictConfig, prefix: str = "") -> Iterable[str]:
 
 
 def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> None:
-    """Raise :class:`UnknownKey` for a plain ``key=value`` override whose key the config
-    lacks under every combination of the group choices given; anything Hydra reports
-    better itself (syntax errors, ``hydra.*`` keys, ``+``/``~`` overrides) is left to it."""
+    """Raise :class:`UnknownKey` for a group option the group lacks, or a plain
+    ``key=value`` override whose key the config (composed with the first choice of each
+    group given) lacks; anything Hydra reports better itself (syntax errors, ``hydra.*``
+    keys, ``+``/``~`` overrides) is left to it."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -101,18 +102,18 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
     with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()
         groups = set(loader.list_groups(""))
-        for o in parsed:
-            if o.key_or_group.split("/", 1)[0] in groups and not (o.is_delete() or o.package):
+        selects = [o for o in parsed if o.key_or_group.split("/", 1)[0] in groups]
+        for o in selects:
+            if not (o.is_delete() or o.package):
                 _check_choice(o, loader.get_group_options(o.key_or_group))
-        plain = [o for o in parsed if not o.is_hydra_override()
+        plain = [o for o in parsed if o not in selects and not o.is_hydra_override()
                  and not (o.is_add() or o.is_force_add() or o.is_delete())
-                 and o.key_or_group.split("/", 1)[0] not in groups and o.package is None]
+                 and o.package is None]
         if not plain:
             return
         from sweep.preflight import expand_grid
 
-        choices = [o.input_line for o in parsed
-                   if o.key_or_group.split("/", 1)[0] in groups and not o.is_hydra_override()]
+        choices = [o.input_line for o in selects if not o.is_hydra_override()]
         try:
             # One combination is enough: Hydra applies every key to every job, so a key
             # this one lacks fails a job anyway.
@@ -132,8 +133,7 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
                                                           else "")
         where = f"{parent} has" if parent else "the top-level keys are"
         # The key only, never its value: it may be a key or a URL with a password in it.
-        raise UnknownKey(f"unknown setting {missing}{hint}; "
-                         f"{where}: {shown}")
+        raise UnknownKey(f"unknown setting {missing}{hint}; {where}: {shown}")
 
 
 def check_command_line(config_name: str, prog: str) -> None:

@@ -34,9 +34,9 @@ from typing import Callable
 
 import numpy as np
 
-from sweep.chunking import STRATEGIES, build_chunker
-from sweep.data import Document
-from sweep.tokenization import clear_tokenize_cache, get_encoding, tokenize
+from sweep.chunking.chunkers import STRATEGIES, build_chunker
+from sweep.core.types import Document
+from sweep.core.tokenization import clear_tokenize_cache, get_encoding, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCS = ROOT / "corpora" / "kestrel" / "docs"

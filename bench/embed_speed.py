@@ -36,11 +36,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from sweep.backends import BACKENDS  # noqa: E402
-from sweep.chunking import build_chunker  # noqa: E402
-from sweep.embedding import Embedder  # noqa: E402
-from sweep.loading import load_dataset  # noqa: E402
-from sweep.stats import paired_randomization_test  # noqa: E402
+from sweep.embedding.backends import BACKENDS  # noqa: E402
+from sweep.chunking.chunkers import build_chunker  # noqa: E402
+from sweep.embedding.embedder import Embedder  # noqa: E402
+from sweep.datasets.loading import load_dataset  # noqa: E402
+from sweep.decision.significance import paired_randomization_test  # noqa: E402
 
 SIZES, OVERLAPS = "128,256,512", "0,64"
 METRICS = (("span", "recall@5"), ("doc", "ndcg@5"))

@@ -26,10 +26,10 @@ def main(argv: list[str]) -> int:
     import tiktoken
     from sentence_transformers import SentenceTransformer
 
-    from sweep.data import Hit
-    from sweep.loading import load_dataset
-    from sweep.measures import measures_for
-    from sweep.scoring import score_queries
+    from sweep.core.types import Hit
+    from sweep.datasets.loading import load_dataset
+    from sweep.core.measures import measures_for
+    from sweep.scoring.credit import score_queries
 
     path, sizes, overlaps = argv[0], argv[1], argv[2]
     ds = load_dataset(path)

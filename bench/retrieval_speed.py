@@ -4,7 +4,7 @@
                                     [--cache-dir DIR]
 
 For each chunk size (token chunks, no overlap): build a BM25 index
-(``sweep.lexical.BM25Retriever``, stemming and stopwords as in conf/retrieve/bm25.yaml)
+(``sweep.retrieval.lexical.BM25Retriever``, stemming and stopwords as in conf/retrieve/bm25.yaml)
 and a FAISS flat index (``DenseRetriever`` over ``FlatIPIndex``), then rank every
 evaluation query (k=10) with each, and the hybrid (RRF, 100 candidates a side).
 Chunk and query vectors come from the embedding cache (embedded once when
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep.chunking import build_chunker
-from sweep.embedding import Embedder
-from sweep.fusion import HybridRetriever
-from sweep.index import FlatIPIndex
-from sweep.lexical import BM25Retriever
-from sweep.loading import load_dataset
-from sweep.retrieval import DenseRetriever
+from sweep.chunking.chunkers import build_chunker
+from sweep.embedding.embedder import Embedder
+from sweep.retrieval.fusion import HybridRetriever
+from sweep.retrieval.index import FlatIPIndex
+from sweep.retrieval.lexical import BM25Retriever
+from sweep.datasets.loading import load_dataset
+from sweep.retrieval.dense import DenseRetriever
 
 ROOT = Path(__file__).resolve().parents[1]
 

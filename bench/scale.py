@@ -182,8 +182,8 @@ class _Proxy:
 def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter: Meter) -> dict:
     from hydra import compose, initialize_config_dir
 
-    import sweep.job as job
-    from sweep.config import CONF_DIR, register
+    import sweep.jobs.job as job
+    from sweep.jobs.config import CONF_DIR, register
     from sweep.report import write_report
 
     register()

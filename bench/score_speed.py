@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
-from sweep.aggregate import summarize
-from sweep.data import Chunk, Hit, Judgment, Query
-from sweep.measures import measures_for
-from sweep.scoring import score_queries, score_ranked
+from sweep.scoring.aggregate import summarize
+from sweep.core.types import Chunk, Hit, Judgment, Query
+from sweep.core.measures import measures_for
+from sweep.scoring.credit import score_queries, score_ranked
 
 
 def make_data(n_queries: int, n_hits: int, seed: int = 0):

@@ -12,14 +12,14 @@ from typing import Sequence
 
 import numpy as np
 
-from sweep.aggregate import summarize
-from sweep.data import Judgment, Query
-from sweep.evalconfig import EvalConfig
-from sweep.measures import LEVELS
-from sweep.pipeline import Stats
-from sweep.row import DatasetInfo, Row
-from sweep.scoring import ScoreTable
-from sweep.traces import Evidence, QueryTrace, Retrieved, write_traces
+from sweep.scoring.aggregate import summarize
+from sweep.core.types import Judgment, Query
+from sweep.core.evalconfig import EvalConfig
+from sweep.core.measures import LEVELS
+from sweep.pipeline.evaluate import Stats
+from sweep.store.row import DatasetInfo, Row
+from sweep.scoring.credit import ScoreTable
+from sweep.store.traces import Evidence, QueryTrace, Retrieved, write_traces
 
 TYPES = ("fact", "multi", "adversarial")
 GRID = [(s, o) for s in (64, 128, 256) for o in (0, 16)]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.aggregate import bootstrap_means, summarize
-from sweep.data import Hit, Judgment, Query
-from sweep.measures import Measure
-from sweep.scoring import ScoreTable, score_queries
+from sweep.scoring.aggregate import bootstrap_means, summarize
+from sweep.core.types import Hit, Judgment, Query
+from sweep.core.measures import Measure
+from sweep.scoring.credit import ScoreTable, score_queries
 
 
 def seed_003():

@@ -1,13 +1,13 @@
-"""``sweep.agreement``: do two question sets rank the settings alike? (issue 11, item 8)"""
+"""``sweep.decision.agreement``: do two question sets rank the settings alike? (issue 11, item 8)"""
 
 import math
 
 import numpy as np
 import pytest
 
-from sweep.agreement import agreement, kendall_tau, split_by_source
+from sweep.decision.agreement import agreement, kendall_tau, split_by_source
 from sweep.report import main, write_report
-from sweep.sweepreport import build_report
+from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, make_grid
 
 

@@ -24,7 +24,7 @@ from paths import ROOT
 from sweep.judging.diagnosis import context_relevance, diagnose
 from sweep.judging.humancheck import cohen_kappa
 from sweep.judging.replies import BadReply, parse_answer, parse_verdict
-from sweep.traces import Evidence, QueryTrace, Retrieved, write_traces
+from sweep.store.traces import Evidence, QueryTrace, Retrieved, write_traces
 from sweepdirs import make_job
 
 # --------------------------------------------------------------------------- pure parts

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sweep import onnx_export
-from sweep.backends import BACKENDS, MANIFEST_FILE, check_backend
+from sweep.embedding import onnx_export
+from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
 from paths import ROOT
-from sweep.embedding import Embedder, EmbedderError
+from sweep.embedding.embedder import Embedder, EmbedderError
 
 TEXTS = [
     "the pump needs a new seal",
@@ -219,7 +219,7 @@ def test_onnx_run_does_not_import_torch(tmp_path, exports):
     emb(tmp_path, exports, backend="onnx").load()
     script = textwrap.dedent(f"""
         import sys
-        from sweep.embedding import Embedder
+        from sweep.embedding.embedder import Embedder
         e = Embedder(cache_dir="off", onnx_dir={str(exports)!r}, backend="onnx",
                      show_progress=False, threads=1)
         v = e.embed_documents(["no torch here"], what="chunks")

@@ -1,10 +1,10 @@
-"""``sweep.breakdown`` and the worst-queries Markdown."""
+"""``sweep.decision.breakdown`` and the worst-queries Markdown."""
 
 import numpy as np
 
-from sweep.breakdown import NO_TYPE, type_breakdown, worst_first
-from sweep.tables import worst_queries_markdown
-from sweep.traces import Evidence, QueryTrace, Retrieved
+from sweep.decision.breakdown import NO_TYPE, type_breakdown, worst_first
+from sweep.reporting.tables import worst_queries_markdown
+from sweep.store.traces import Evidence, QueryTrace, Retrieved
 
 
 def test_type_breakdown_known_values():
@@ -44,8 +44,8 @@ def test_worst_queries_markdown_shows_query_gold_and_chunks():
 
 
 def test_each_type_on_its_own_metric():
-    from sweep.breakdown import type_metric_breakdown
-    from sweep.evalconfig import EvalConfig
+    from sweep.decision.breakdown import type_metric_breakdown
+    from sweep.core.evalconfig import EvalConfig
     from sweepdirs import score_table
 
     table = score_table({"recall@5": np.array([1.0, 0.0, 1.0, 0.5]),

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.cache import (
+from sweep.embedding.cache import (
     CacheError,
     EmbeddingCache,
     cache_info,
@@ -253,7 +253,7 @@ def test_two_processes_writing_same_and_different_keys(tmp_path):
 
 _KILLED_WRITER = """
 import sys
-from sweep.cache import EmbeddingCache
+from sweep.embedding.cache import EmbeddingCache
 sys.path.insert(0, {tests!r})
 from test_cache import vectors_for
 cache = EmbeddingCache({root!r}, "ns", dim=512)
@@ -367,7 +367,7 @@ def test_cli_errors_are_one_line(tmp_path):
     afile.write_text("x")
     res = _cli("info", "--dir", str(afile))
     assert res.returncode == 2
-    assert res.stderr.strip() == f"sweep.cache: {afile}: not a directory"
+    assert res.stderr.strip() == f"sweep.embedding.cache: {afile}: not a directory"
     res = _cli("clear", "--dir", str(tmp_path), "--namespace", "nope", "--yes")
     assert res.returncode == 2 and "no namespace 'nope'" in res.stderr
     assert "Traceback" not in res.stderr

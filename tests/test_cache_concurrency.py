@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep.cache import EmbeddingCache, _shard_hash
+from sweep.embedding.cache import EmbeddingCache, _shard_hash
 
 NAMESPACE = '{"test": "concurrency"}'
 DIM = 64

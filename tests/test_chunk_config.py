@@ -9,8 +9,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from sweep.chunking import _OPTIONS, SemanticChunker, TokenChunker
-from sweep.config import CONF_DIR, register
+from sweep.chunking.chunkers import _OPTIONS, SemanticChunker, TokenChunker
+from sweep.jobs.config import CONF_DIR, register
 
 register()
 PRESETS = sorted(p.stem for p in (CONF_DIR / "chunk").glob("*.yaml"))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweep.chunking import (
+from sweep.chunking.chunkers import (
     OVERLAP_MEANING,
     PREFIXES,
     STRATEGIES,
@@ -22,8 +22,8 @@ from sweep.chunking import (
     markdown_sections,
     parse_headings,
 )
-from sweep.data import Document
-from sweep.tokenization import count_tokens, get_encoding, tokenize
+from sweep.core.types import Document
+from sweep.core.tokenization import count_tokens, get_encoding, tokenize
 
 ENC = get_encoding("cl100k_base")
 
@@ -42,7 +42,7 @@ def build(strategy: str, size: int, overlap: int = 0, **kw):
 
 
 def check_invariants(doc: Document, chunks, size: int) -> None:
-    """The contract every strategy owes (module docstring of sweep.chunking)."""
+    """The contract every strategy owes (module docstring of sweep.chunking.chunkers)."""
     text = doc.text
     covered = np.zeros(len(text), dtype=bool)
     previous_start = -1
@@ -510,7 +510,7 @@ def test_settings_describe_the_chunker() -> None:
 
 
 def test_chunking_the_same_document_at_many_settings_tokenizes_once(monkeypatch) -> None:
-    from sweep import tokenization
+    from sweep.core import tokenization
 
     text = "Unique text for the memo test. " * 300 + str(time.time_ns())
     doc = Document("memo", text)

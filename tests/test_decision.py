@@ -1,13 +1,13 @@
-"""``sweep.decision``: paired tests against the best, groups of comparable rows, the pick."""
+"""``sweep.decision.decide``: paired tests against the best, groups of comparable rows, the pick."""
 
 import numpy as np
 
-from sweep.decision import decide, group_rows
-from sweep.measures import Primary
-from sweep.results import per_query_tables
-from sweep.row import load_rows
-from sweep.sweepreport import build_report
-from sweep.tables import results_markdown
+from sweep.decision.decide import decide, group_rows
+from sweep.core.measures import Primary
+from sweep.reporting.frames import per_query_tables
+from sweep.store.row import load_rows
+from sweep.reporting.sweepreport import build_report
+from sweep.reporting.tables import results_markdown
 from sweepdirs import GRID, base, make_grid, make_job, score_table
 
 
@@ -144,8 +144,8 @@ def test_ties_say_how_many_questions_would_tell_them_apart(tmp_path):
             f"{c.n_needed:,} questions; you have 60.") in text
     assert "size=256 overlap=0 vs best: no difference observed" in text
     assert "normal approximation" in text and "α = 0.05/2" in text
-    from sweep.results import frame
-    from sweep.tables import terminal_text
+    from sweep.reporting.frames import frame
+    from sweep.reporting.tables import terminal_text
     df = frame(rep.rows, rep.decision)
     assert list(df["n_needed"].isna()) == [True, False, True] and df.loc[1, "n_needed"] == c.n_needed
     assert text in terminal_text(rep)

@@ -1,4 +1,4 @@
-"""Devices and CPU threads per job under each launcher (sweep.devices)."""
+"""Devices and CPU threads per job under each launcher (sweep.jobs.devices)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
-from sweep import devices
-from sweep.devices import Launch, Machine
+from sweep.jobs import devices
+from sweep.jobs.devices import Launch, Machine
 
 
 def test_joblib_splits_the_cores_between_the_jobs_that_run_at_once():

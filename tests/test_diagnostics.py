@@ -1,4 +1,4 @@
-"""``sweep.diagnostics``: two-hop failure classes and abstention (seeds 000 and 002)."""
+"""``sweep.scoring.diagnostics``: two-hop failure classes and abstention (seeds 000 and 002)."""
 
 import itertools
 
@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.data import Chunk, Judgment, Query
-from sweep.diagnostics import (TWOHOP_CLASSES, Diagnostics, abstention, auroc, best_threshold, diagnose,
+from sweep.core.types import Chunk, Judgment, Query
+from sweep.scoring.diagnostics import (TWOHOP_CLASSES, Diagnostics, abstention, auroc, best_threshold, diagnose,
                                twohop_class, twohop_counts, twohop_queries)
-from sweep.scoring import credit_units
+from sweep.scoring.credit import credit_units
 
 
 @pytest.mark.parametrize("ranks,k,cls", [

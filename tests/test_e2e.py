@@ -67,7 +67,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     assert len(table) == 6 and max(map(len, table)) <= 120
     assert "4 setting(s): 4 ok" in proc.stdout
     # The notebook view of the same folder.
-    import sweep.results as results
+    import sweep.reporting.frames as results
 
     grid = results.grid(results.load(sweep_dir), "span.recall@5")
     assert grid.shape == (2, 2) and float(grid.loc[32, 0]) == float(rows[0]["span.recall@5"])

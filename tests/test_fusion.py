@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sweep.data import Chunk, Ranking
-from sweep.fusion import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
-from sweep.index import FlatIPIndex
-from sweep.lexical import BM25Retriever
-from sweep.retrieval import DenseRetriever
-from sweep.stages import Retriever
+from sweep.core.types import Chunk, Ranking
+from sweep.retrieval.fusion import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
+from sweep.retrieval.index import FlatIPIndex
+from sweep.retrieval.lexical import BM25Retriever
+from sweep.retrieval.dense import DenseRetriever
+from sweep.core.protocols import Retriever
 
 
 def ranking(rows, scores=None):

@@ -19,7 +19,7 @@ from llm_server import Fault, stand_in  # noqa: F401  (fixture)
 
 from interrupting import interrupt_twice
 from paths import ROOT
-from sweep.row import Row
+from sweep.store.row import Row
 
 KEY = "sk-sweep-e2e-5c0ffee5ecre7"
 WRONG_KEY = "sk-wrong-e2e-0badc0ffee42"
@@ -52,7 +52,7 @@ def compose(tmp_path: Path, *overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from sweep.config import CONF_DIR, register
+    from sweep.jobs.config import CONF_DIR, register
 
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -85,7 +85,7 @@ def test_the_config_composes_with_every_llm_option(tmp_path):
 ])
 def test_bad_config_values_stop_before_any_work(tmp_path, override, needle):
     from sweep.generate import run
-    from sweep.generation.settings import GenerateConfigError
+    from sweep.generation.config import GenerateConfigError
     from sweep.llm import LLMConfigError
 
     with pytest.raises((GenerateConfigError, LLMConfigError)) as e:
@@ -152,7 +152,7 @@ def test_dry_run_sends_and_writes_nothing(tmp_path, stand_in):
 
 def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_in, monkeypatch,
                                                                 capsys):
-    from sweep import embedding
+    from sweep.embedding import embedder as embedding
     from sweep.generate import run
 
     def no_model(*args, **kwargs):

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from sweep.data import Document, Judgment, Query
+from sweep.core.types import Document, Judgment, Query
 from sweep.generation.output import OutputError, check_output_dir, write_output
 from sweep.generation.runreport import TOOL, GenerationReport
-from sweep.loading import load_dataset
+from sweep.datasets.loading import load_dataset
 
 
 def report(**kw) -> GenerationReport:

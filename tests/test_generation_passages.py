@@ -7,10 +7,10 @@ from collections import Counter
 import pytest
 
 from paths import ROOT
-from sweep.data import Document
+from sweep.core.types import Document
 from sweep.generation.passages import cut_passages, sampling_order
-from sweep.loading import load_corpus
-from sweep.tokenization import count_tokens
+from sweep.datasets.loading import load_corpus
+from sweep.core.tokenization import count_tokens
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,14 @@ import pytest
 from llm_server import Fault, GenerationResponders, StandInLLM
 
 from paths import ROOT
-from sweep.data import Document
-from sweep.embedding import Embedder
+from sweep.core.types import Document
+from sweep.embedding.embedder import Embedder
 from sweep.generation.output import write_output
 from sweep.generation.run import generate
-from sweep.generation.settings import GenerateSettings
+from sweep.generation.config import GenerateSettings
 from sweep.generation.spans import normalize
 from sweep.llm import LLMClient, LLMConfig, ResponseCache
-from sweep.loading import load_corpus, load_dataset
+from sweep.datasets.loading import load_corpus, load_dataset
 
 pytestmark = pytest.mark.e2e
 

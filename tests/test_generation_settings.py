@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
+from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
 
 
 def make(**kw):

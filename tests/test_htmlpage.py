@@ -1,10 +1,10 @@
 import base64
 import re
 
-from sweep.htmlpage import (Picture, Section, Table, marked, page, picture_html, table_html,
+from sweep.reporting.htmlkit import (Picture, Section, Table, marked, page, picture_html, table_html,
                             worst_queries_html, write_page)
-from sweep.breakdown import worst_first
-from sweep.traces import Evidence, QueryTrace, Retrieved
+from sweep.decision.breakdown import worst_first
+from sweep.store.traces import Evidence, QueryTrace, Retrieved
 
 PNG_1x1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 

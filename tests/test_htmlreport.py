@@ -1,12 +1,12 @@
-"""``sweep.htmlreport``: what report.html shows first, and how its rows are marked (no model)."""
+"""``sweep.reporting.html``: what report.html shows first, and how its rows are marked (no model)."""
 
 import re
 from html import unescape
 
 import numpy as np
 
-from sweep.htmlreport import render_html
-from sweep.sweepreport import build_report
+from sweep.reporting.html import render_html
+from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, base, make_grid
 
 
@@ -82,7 +82,7 @@ def test_a_set_that_cannot_tell_the_settings_apart_says_so_first(tmp_path):
 
 
 def test_the_comparison_page_marks_each_sweeps_pick_and_says_recommendation_once(tmp_path):
-    from sweep.comparison import compare_sweeps
+    from sweep.reporting.comparison import compare_sweeps
 
     a, b = tmp_path / "a", tmp_path / "b"
     rep_a = _best_is_not_the_pick(a)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.index import FlatIPIndex, HNSWIndex
+from sweep.retrieval.index import FlatIPIndex, HNSWIndex
 
 
 def unit_rows(rng, n, d):

@@ -1,6 +1,6 @@
-"""``sweep.joblib_launcher``'s pure parts; the launcher itself runs in test_launchers."""
+"""``sweep.jobs.joblib_launcher``'s pure parts; the launcher itself runs in test_launchers."""
 
-from sweep.joblib_launcher import _exit_codes
+from sweep.jobs.joblib_launcher import _exit_codes
 
 
 def test_how_a_worker_ended_reads_as_words():

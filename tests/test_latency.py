@@ -1,4 +1,4 @@
-"""``sweep.latency``: one query at a time, fresh encodes timed once per sweep and embedder."""
+"""``sweep.pipeline.latency``: one query at a time, fresh encodes timed once per sweep and embedder."""
 
 import json
 import math
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from sweep.data import Ranking
-from sweep.latency import ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times, search_times
+from sweep.core.types import Ranking
+from sweep.pipeline.latency import ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times, search_times
 
 
 class CountingRetriever:

@@ -1,4 +1,4 @@
-"""BM25 retrieval (``sweep.lexical``) against a brute-force BM25 written out here."""
+"""BM25 retrieval (``sweep.retrieval.lexical``) against a brute-force BM25 written out here."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.data import Chunk
-from sweep.lexical import BM25Retriever, Tokenizer, top_by_score
-from sweep.stages import Retriever
+from sweep.core.types import Chunk
+from sweep.retrieval.lexical import BM25Retriever, Tokenizer, top_by_score
+from sweep.core.protocols import Retriever
 
 CORPUS = [
     "The meal allowance is 45 euros per day for travel inside the EU.",

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweep.data import Document, Judgment
-from sweep.loading import (
+from sweep.core.types import Document, Judgment
+from sweep.datasets.loading import (
     DatasetError,
     Problem,
     check_dataset,
@@ -96,7 +96,7 @@ def test_folder_keeps_crlf_and_skips_hidden_and_other_files(tmp_path):
 
 def test_folder_reads_upper_case_and_markdown_extensions_and_counts_what_it_skips(caplog):
     # Issue 17 item 12: .MD and hidden folders were skipped without a word.
-    with caplog.at_level("WARNING", logger="sweep.loading"):
+    with caplog.at_level("WARNING", logger="sweep.datasets.loading"):
         ds = load_dataset(PROJECT_SKIPPED)
     assert [d.doc_id for d in ds.documents] == [
         "Setup.MD", "faq.md", "manual.md", "notes/2025-03-04.txt", "notes/release.markdown"]
@@ -209,7 +209,7 @@ def test_hydra_override_with_a_quoted_home_path_loads(tmp_path, monkeypatch):
     from hydra.errors import OverrideParseException
     from hydra.utils import instantiate
 
-    from sweep.config import CONF_DIR, register
+    from sweep.jobs.config import CONF_DIR, register
 
     register()
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -349,7 +349,7 @@ def test_any_span_round_trips_and_a_wrong_quote_is_caught(text, data):
 
 
 def test_grades_beyond_the_exponential_gain_range_are_rejected(tmp_path):
-    from sweep.loading import MAX_GRADE, DatasetError, load_dataset
+    from sweep.datasets.loading import MAX_GRADE, DatasetError, load_dataset
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.measures import (
+from sweep.core.measures import (
     COVERAGE_NAMES,
     LEVELS,
     NAMES,

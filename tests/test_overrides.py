@@ -1,9 +1,9 @@
-"""``sweep.overrides``: unknown keys and group options on the command line, before Hydra."""
+"""``sweep.jobs.overrides``: unknown keys and group options on the command line, before Hydra."""
 
 import pytest
 
-from sweep.config import CONF_DIR, register
-from sweep.overrides import UnknownKey, check_overrides, command_overrides
+from sweep.jobs.config import CONF_DIR, register
+from sweep.jobs.overrides import UnknownKey, check_overrides, command_overrides
 
 register()
 

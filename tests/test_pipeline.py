@@ -1,14 +1,14 @@
-"""``sweep.pipeline``: one setting end to end, with small fake stages (no model)."""
+"""``sweep.pipeline.evaluate``: one setting end to end, with small fake stages (no model)."""
 
 import numpy as np
 import pytest
 
-from sweep.data import Chunk, Document, Judgment, Query
-from sweep.evalconfig import EvalConfig
-from sweep.index import FlatIPIndex
-from sweep.pipeline import Stats, evaluate_setting, retrieval_depth
-from sweep.retrieval import DenseRetriever
-from sweep.stages import Chunker, Embedder, Retriever, SearchIndex
+from sweep.core.types import Chunk, Document, Judgment, Query
+from sweep.core.evalconfig import EvalConfig
+from sweep.retrieval.index import FlatIPIndex
+from sweep.pipeline.evaluate import Stats, evaluate_setting, retrieval_depth
+from sweep.retrieval.dense import DenseRetriever
+from sweep.core.protocols import Chunker, Embedder, Retriever, SearchIndex
 
 
 def _chunks(lengths):

@@ -2,7 +2,7 @@ import matplotlib.image as mpimg
 
 import numpy as np
 
-from sweep.plots import (Cell, ScoreSplit, Series, _order, budget_figure, budget_lines, heatmap,
+from sweep.reporting.drawing import (Cell, ScoreSplit, Series, _order, budget_figure, budget_lines, heatmap,
                          heatmap_figure, heatmap_panels, rank_figure, rank_histograms, score_figure)
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -84,8 +84,8 @@ def test_the_heatmap_draws_the_table_values(tmp_path):
     """What a sweep's heatmap draws is what its table says, cell for cell (issue 10)."""
     import numpy as np
 
-    from sweep.pictures import heatmap_cells
-    from sweep.sweepreport import build_report
+    from sweep.reporting.pictures import heatmap_cells
+    from sweep.reporting.sweepreport import build_report
     from sweepdirs import GRID, base, make_grid
 
     scores = {so: base(seed=i) for i, so in enumerate(GRID)}

@@ -1,8 +1,8 @@
-"""``sweep.preflight``: the grid, the folder, and the checks before the first job."""
+"""``sweep.jobs.preflight``: the grid, the folder, and the checks before the first job."""
 
-from sweep import preflight
-from sweep.job import ConfigError
-from sweep.progress import job_label, set_total
+from sweep.jobs import preflight
+from sweep.jobs.job import ConfigError
+from sweep.core.progress import job_label, set_total
 
 import pytest
 
@@ -66,7 +66,7 @@ def test_an_unused_folder_is_removed_but_nothing_else(tmp_path):
 
 
 def test_fresh_dir_never_hands_out_a_folder_twice(tmp_path):
-    from sweep.config import fresh_dir
+    from sweep.jobs.config import fresh_dir
 
     base = tmp_path / "outputs" / "sweep" / "2026-12-01_10-00-00"
     got = [fresh_dir(str(base)) for _ in range(3)]

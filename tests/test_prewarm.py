@@ -1,4 +1,4 @@
-"""Prewarm (sweep.prewarm): the grid's texts embedded once, before the jobs."""
+"""Prewarm (sweep.jobs.prewarm): the grid's texts embedded once, before the jobs."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from sweep.config import CONF_DIR, register
-from sweep.devices import Launch, Machine
-from sweep.job import ConfigError, build_stages, embedder_node, load_dataset, run_job
-from sweep.prewarm import PrewarmReport, GroupReport, embed_spread, prewarm_grid, wanted
+from sweep.jobs.config import CONF_DIR, register
+from sweep.jobs.devices import Launch, Machine
+from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_dataset, run_job
+from sweep.jobs.prewarm import PrewarmReport, GroupReport, embed_spread, prewarm_grid, wanted
 
 register()
 PARALLEL = Launch("joblib", {"n_jobs": 2}, 4)

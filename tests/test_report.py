@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from sweep.report import main, write_report
-from sweep.sweepreport import build_report
+from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, base, make_grid, make_job
 
 

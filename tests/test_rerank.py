@@ -1,4 +1,4 @@
-"""Cross-encoder re-ranking (``sweep.rerank``) with a real, tiny cross-encoder built from the
+"""Cross-encoder re-ranking (``sweep.retrieval.rerank``) with a real, tiny cross-encoder built from the
 packaged MiniLM weights (random head: its scores mean nothing, the plumbing is what is tested)."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from crossencoder import build_cross_encoder
 
-from sweep.data import Chunk, Document, Judgment, Query, Ranking
-from sweep.evalconfig import EvalConfig
-from sweep.lexical import BM25Retriever
-from sweep.pipeline import evaluate_setting
-from sweep.rerank import CrossEncoderReranker, RerankerError
-from sweep.row import Row
-from sweep.stages import Reranker
-from sweep.stats import Comparison, recommend
+from sweep.core.types import Chunk, Document, Judgment, Query, Ranking
+from sweep.core.evalconfig import EvalConfig
+from sweep.retrieval.lexical import BM25Retriever
+from sweep.pipeline.evaluate import evaluate_setting
+from sweep.retrieval.rerank import CrossEncoderReranker, RerankerError
+from sweep.store.row import Row
+from sweep.core.protocols import Reranker
+from sweep.decision.significance import Comparison, recommend
 
 TEXTS = ["meal allowance is 45 euros", "rail is preferred over flights", "sensor calibration yearly",
          "battery lasts 5 years", "rail is preferred over flights", "travel expenses need approval",

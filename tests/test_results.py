@@ -1,10 +1,10 @@
-"""``sweep.results``: a sweep folder as pandas DataFrames."""
+"""``sweep.reporting.frames``: a sweep folder as pandas DataFrames."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import sweep.results as results
+import sweep.reporting.frames as results
 from sweepdirs import GRID, base, make_grid, make_job
 
 
@@ -65,9 +65,9 @@ def test_load_per_query_is_long_form_with_types(tmp_path):
 def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formulas(tmp_path):
     import csv
 
-    from sweep.csvcells import restore
-    from sweep.row import load_rows
-    from sweep.scoring import ScoreTable
+    from sweep.core.csvcells import restore
+    from sweep.store.row import load_rows
+    from sweep.scoring.credit import ScoreTable
 
     make_grid(tmp_path, {so: base(3, seed=i) for i, so in enumerate(GRID[:2])})
     ids = ("two\nlines", "=HYPERLINK(\"x\")", "cr\rhere")

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sweep.index import FlatIPIndex, HNSWIndex
-from sweep.retrieval import DenseRetriever
+from sweep.retrieval.index import FlatIPIndex, HNSWIndex
+from sweep.retrieval.dense import DenseRetriever
 
 
 def expected_ranking(docs, queries, n):
@@ -136,7 +136,7 @@ def test_scores_come_with_the_ids():
 
 
 def test_a_ranking_row_drops_its_padding():
-    from sweep.data import Ranking
+    from sweep.core.types import Ranking
 
     r = Ranking(np.array([[2, 0, -1], [1, -1, -1]]), np.array([[0.9, 0.1, np.nan], [0.5, np.nan, np.nan]],
                                                              dtype=np.float32))

@@ -1,12 +1,12 @@
-"""``sweep.row``: a job's row survives JSON exactly."""
+"""``sweep.store.row``: a job's row survives JSON exactly."""
 
 import json
 
 import pytest
 
-from sweep.evalconfig import EvalConfig
-from sweep.pipeline import Stats
-from sweep.row import ROW_FORMAT, DatasetInfo, Row, RowError, load_rows
+from sweep.core.evalconfig import EvalConfig
+from sweep.pipeline.evaluate import Stats
+from sweep.store.row import ROW_FORMAT, DatasetInfo, Row, RowError, load_rows
 from sweepdirs import base, make_job
 
 
@@ -62,7 +62,7 @@ def test_stats_columns_round_trip():
 
 
 def test_dataset_info_names_the_content():
-    from sweep.data import Dataset, Document, Judgment, Query
+    from sweep.core.types import Dataset, Document, Judgment, Query
 
     a = Dataset("evalset", (Document("d", "text"),), (Query("q", "?", (Judgment("d", 0, 2),)),))
     b = Dataset("evalset", (Document("d", "text"),), (Query("q", "?", (Judgment("d", 1, 3),)),))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sweep.score import main, read_run
-from sweep.tokenization import count_tokens
+from sweep.core.tokenization import count_tokens
 
 MANUAL = "The AQ-200 sensor measures air quality. Calibrate it every six months. Clean the filter weekly."
 FAQ = "Frequently asked questions. The warranty lasts two years from the date of purchase."
@@ -206,7 +206,7 @@ def test_beir_format(tmp_path: Path, capsys) -> None:
 
 
 def test_read_run_sets_aside_unknown_queries(dataset: Path) -> None:
-    from sweep.loading import load_corpus
+    from sweep.datasets.loading import load_corpus
 
     docs = load_corpus(dataset / "corpus.jsonl")
     path = write_jsonl(dataset / "r.jsonl", [{"query_id": "docs", "hits": ["faq"]}, {"query_id": "zz", "hits": []}])

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweep.data import Chunk, Hit, Judgment, Query
-from sweep.measures import COVERAGE_NAMES, RANK_NAMES, Measure, measures_for
-from sweep.scoring import (
+from sweep.core.types import Chunk, Hit, Judgment, Query
+from sweep.core.measures import COVERAGE_NAMES, RANK_NAMES, Measure, measures_for
+from sweep.scoring.credit import (
     ScoreTable,
     first_relevant_rank,
     first_relevant_ranks,
@@ -707,9 +707,9 @@ def test_cov_recall_equals_character_mask(query, hits, k) -> None:
 
 def test_huge_token_counts_never_wrap_the_budget_prefix():
     # int64 sums of counts near 2^62 would wrap negative and let later hits in.
-    from sweep.data import Hit, Judgment, Query
-    from sweep.measures import Measure
-    from sweep.scoring import score_queries
+    from sweep.core.types import Hit, Judgment, Query
+    from sweep.core.measures import Measure
+    from sweep.scoring.credit import score_queries
 
     q = Query("q", "?", (Judgment("a"), Judgment("b")))
     hits = [Hit("x", n_tokens=1)] + [Hit(d, n_tokens=2**62) for d in "yzw"] + \

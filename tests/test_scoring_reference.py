@@ -12,9 +12,9 @@ import random
 
 import pytest
 
-from sweep.data import Hit, Judgment, Query
-from sweep.measures import Measure
-from sweep.scoring import score_queries
+from sweep.core.types import Hit, Judgment, Query
+from sweep.core.measures import Measure
+from sweep.scoring.credit import score_queries
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -1,9 +1,9 @@
-"""``sweep.settings``: which config keys tell settings apart, and how they are labelled."""
+"""``sweep.core.settings``: which config keys tell settings apart, and how they are labelled."""
 
 from hydra import compose, initialize_config_dir
 
-from sweep.config import CONF_DIR, register
-from sweep.settings import format_value, job_settings, label, setting_label, varied_settings
+from sweep.jobs.config import CONF_DIR, register
+from sweep.core.settings import format_value, job_settings, label, setting_label, varied_settings
 
 register()
 

@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.stats import Comparison, compare_to_best, holm, paired_randomization_test, recommend
+from sweep.decision.significance import Comparison, compare_to_best, holm, paired_randomization_test, recommend
 
 
 def test_identical_settings_are_never_significantly_different():
@@ -75,7 +75,7 @@ def test_questions_needed_gives_the_power_asked_for_in_simulation(mean, sd, comp
     """Simulated paired t-tests at the computed n reject with probability 0.80 ± 0.05."""
     from scipy import stats as st
 
-    from sweep.stats import questions_needed
+    from sweep.decision.significance import questions_needed
 
     rng = np.random.default_rng(1)
     z = rng.standard_normal(2_000)
@@ -90,7 +90,7 @@ def test_questions_needed_gives_the_power_asked_for_in_simulation(mean, sd, comp
 
 
 def test_questions_needed_without_a_difference_is_none():
-    from sweep.stats import questions_needed
+    from sweep.decision.significance import questions_needed
 
     assert questions_needed(np.zeros(50), alpha=0.05) is None  # no difference at all
     assert questions_needed(np.array([1.0, -1.0] * 20), alpha=0.05) is None  # no mean difference
@@ -98,7 +98,7 @@ def test_questions_needed_without_a_difference_is_none():
 
 
 def test_questions_needed_is_never_below_what_the_sign_flip_test_can_reach():
-    from sweep.stats import paired_randomization_test, questions_needed
+    from sweep.decision.significance import paired_randomization_test, questions_needed
 
     # Every query differs by the same amount: a real difference, no spread. The smallest
     # p of n sign flips is 2 / 2^n: 6 queries reach 0.05, 8 reach 0.05 / 5 comparisons.

@@ -1,9 +1,9 @@
-"""``sweep.tables``: the comparison table as text."""
+"""``sweep.reporting.tables``: the comparison table as text."""
 
 import numpy as np
 
-from sweep.sweepreport import build_report
-from sweep.tables import TERMINAL_WIDTH, footnotes, results_frame, terminal_table
+from sweep.reporting.sweepreport import build_report
+from sweep.reporting.tables import TERMINAL_WIDTH, footnotes, results_frame, terminal_table
 from sweepdirs import GRID, base, make_grid, make_job
 
 
@@ -80,7 +80,7 @@ def test_chunker_notes_and_bootstrap_settings_appear_under_the_table(tmp_path):
 
 
 def test_the_cost_table_has_a_line_per_ok_setting_and_a_dash_for_what_was_not_measured(tmp_path):
-    from sweep.tables import cost_frame, results_markdown
+    from sweep.reporting.tables import cost_frame, results_markdown
 
     make_job(tmp_path, 0, 128, 0, base())
     make_job(tmp_path, 1, 256, 0, base(seed=1))
@@ -106,7 +106,7 @@ def _undecided(tmp_path, n=15):
 
 
 def test_a_set_that_cannot_tell_the_settings_apart_says_so_before_the_pick(tmp_path):
-    from sweep.tables import results_markdown, terminal_text
+    from sweep.reporting.tables import results_markdown, terminal_text
 
     rep = _undecided(tmp_path)
     d = rep.decision.decisions[0]
@@ -121,7 +121,7 @@ def test_a_set_that_cannot_tell_the_settings_apart_says_so_before_the_pick(tmp_p
 
 
 def test_a_set_that_tells_a_setting_apart_gives_its_pick_without_that_caveat(tmp_path):
-    from sweep.tables import terminal_text
+    from sweep.reporting.tables import terminal_text
 
     scores = {so: base() for so in GRID}
     scores[(128, 16)] = np.ones(60)
@@ -131,7 +131,7 @@ def test_a_set_that_tells_a_setting_apart_gives_its_pick_without_that_caveat(tmp
 
 
 def test_identical_settings_cannot_be_told_apart_by_any_number_of_questions(tmp_path):
-    from sweep.tables import terminal_text
+    from sweep.reporting.tables import terminal_text
 
     make_grid(tmp_path, {so: base(15) for so in GRID[:3]})
     text = terminal_text(build_report(tmp_path))

@@ -1,7 +1,7 @@
 """The sweep's tables when jobs finish out of order, fail, or rebuild them all at once.
 
 Under a parallel launcher every job saves its row and then rebuilds results.csv,
-results.md and per_query.csv; the folder lock (sweep.folderlock) makes those
+results.md and per_query.csv; the folder lock (sweep.core.folderlock) makes those
 rebuilds take turns. The reference is always a rebuild from scratch of the
 same rows.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sweep.folderlock import LOCK_NAME, locked
+from sweep.core.folderlock import LOCK_NAME, locked
 from sweep.report import write_report
 
 sys.path.insert(0, str(Path(__file__).parent))

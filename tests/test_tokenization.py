@@ -7,8 +7,8 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep import tokenization
-from sweep.tokenization import (
+from sweep.core import tokenization
+from sweep.core.tokenization import (
     TokenizerError,
     available_encodings,
     count_tokens,
@@ -125,7 +125,7 @@ def test_count_tokens_is_encode_ordinary_length(text: str) -> None:
 
 
 def test_the_tokenize_cache_is_bounded_by_tokens_not_documents(monkeypatch):
-    import sweep.tokenization as tok
+    import sweep.core.tokenization as tok
 
     tok.clear_tokenize_cache()
     monkeypatch.setattr(tok, "_TOKENIZE_CACHE_TOKENS", 50)

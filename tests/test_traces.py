@@ -1,13 +1,13 @@
-"""``sweep.traces``: hits.jsonl written and read back."""
+"""``sweep.store.traces``: hits.jsonl written and read back."""
 
 import json
 
 import numpy as np
 import pytest
 
-from sweep.data import Chunk, Dataset, Document, Judgment, Query, Ranking
-from sweep.scoring import credit_units
-from sweep.traces import Evidence, QueryTrace, Retrieved, TraceError, read_traces, traces_of, write_traces
+from sweep.core.types import Chunk, Dataset, Document, Judgment, Query, Ranking
+from sweep.scoring.credit import credit_units
+from sweep.store.traces import Evidence, QueryTrace, Retrieved, TraceError, read_traces, traces_of, write_traces
 
 
 def _trace(i=1, **kw):

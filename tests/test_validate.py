@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.data import Chunk, Dataset, Document, Judgment, Query
-from sweep.loading import DatasetError, check_dataset, load_dataset
+from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
+from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.validate import (
     Distribution,
     compute_statistics,

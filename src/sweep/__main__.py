@@ -1,7 +1,7 @@
 """``python -m sweep chunk.size=128,256,512 chunk.overlap=0,64``: sweep chunking settings.
 
-Hydra composes the config (``conf/``) and expands the grid; ``sweep.callbacks``
-checks the grid before the first job, each job runs ``sweep.job.run_job`` and
+Hydra composes the config (``conf/``) and expands the grid; ``sweep.jobs.callbacks``
+checks the grid before the first job, each job runs ``sweep.jobs.job.run_job`` and
 saves its row, and the table is rebuilt after every job and printed at the end.
 
 Exit status: 0 when at least one setting ran (``ok``), 1 when none did (every
@@ -22,16 +22,16 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep import progress
-from sweep.callbacks import fail, state
-from sweep.config import CONF_DIR, register
-from sweep.devices import launch_of
-from sweep.interrupts import quiet_second_interrupt
-from sweep.job import ConfigError, one_line, run_job
-from sweep.loading import DatasetError
-from sweep.overrides import check_command_line
+from sweep.core import progress
+from sweep.jobs.callbacks import fail, state
+from sweep.jobs.config import CONF_DIR, register
+from sweep.jobs.devices import launch_of
+from sweep.core.interrupts import quiet_second_interrupt
+from sweep.jobs.job import ConfigError, one_line, run_job
+from sweep.datasets.loading import DatasetError
+from sweep.jobs.overrides import check_command_line
 from sweep.report import summary_line, write_html, write_report
-from sweep.tables import terminal_text
+from sweep.reporting.tables import terminal_text
 
 log = logging.getLogger("sweep")
 register()

@@ -29,18 +29,18 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.config import CONF_DIR, build, register
+from sweep.jobs.config import CONF_DIR, build, register
 from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
                                       read_labels)
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
-from sweep.judging.settings import AnswersConfigError, AnswersSettings, JudgeSettings
+from sweep.judging.config import AnswersConfigError, AnswersSettings, JudgeSettings
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
 from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
-from sweep.overrides import check_command_line
+from sweep.jobs.overrides import check_command_line
 
 log = logging.getLogger("sweep.answers")
 register()
@@ -54,7 +54,7 @@ INCOMPLETE = 3
 
 def _sweep_report(cfg: DictConfig):
     from sweep.report import ReportError
-    from sweep.sweepreport import build_report
+    from sweep.reporting.sweepreport import build_report
 
     if not cfg.sweep_dir:
         raise AnswersError("name the sweep folder: python -m sweep.answers outputs/sweep/<time> "

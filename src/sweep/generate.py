@@ -27,19 +27,19 @@ import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep import devices
-from sweep.config import CONF_DIR, build, register
-from sweep.embedding import EmbedderError
+from sweep.jobs import devices
+from sweep.jobs.config import CONF_DIR, build, register
+from sweep.embedding.embedder import EmbedderError
 from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
                                      check_output_dir, write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
-from sweep.generation.settings import KINDS, GenerateConfigError, GenerateSettings
-from sweep.job import embedder_node
+from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
+from sweep.jobs.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
 from sweep.llm.config import resolve_api_key, resolve_cache_dir
 from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
-from sweep.loading import DatasetError, load_corpus
-from sweep.overrides import check_command_line
+from sweep.datasets.loading import DatasetError, load_corpus
+from sweep.jobs.overrides import check_command_line
 
 log = logging.getLogger("sweep.generate")
 register()
@@ -53,7 +53,7 @@ INCOMPLETE = 3
 
 
 def _token_counter() -> Any:
-    from sweep.tokenization import count_tokens, get_encoding
+    from sweep.core.tokenization import count_tokens, get_encoding
 
     encoding = get_encoding("cl100k_base")
     return lambda text: count_tokens(encoding, text)

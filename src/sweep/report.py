@@ -14,14 +14,14 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from sweep import htmlpage
-from sweep.commands import CommandParser
-from sweep.folderlock import locked
-from sweep.results import combine_per_query, write_results
-from sweep.sweepreport import SweepReport, build_report
-from sweep.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
+from sweep.reporting import htmlkit as htmlpage
+from sweep.cli.commands import CommandParser
+from sweep.core.folderlock import locked
+from sweep.reporting.frames import combine_per_query, write_results
+from sweep.reporting.sweepreport import SweepReport, build_report
+from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
                           results_markdown, terminal_text, worst_markdown)
-from sweep.traces import TraceError
+from sweep.store.traces import TraceError
 
 __all__ = ["ReportError", "main", "summary_line", "write_report", "write_tables"]
 
@@ -34,7 +34,7 @@ class ReportError(ValueError):
 
 def write_tables(rep: SweepReport) -> list[str]:
     """results.csv, results.md, per_query.csv, and by_type.md / worst_queries.md when they apply."""
-    from sweep.files import write_text_atomic
+    from sweep.core.files import write_text_atomic
 
     d = rep.sweep_dir
     write_results(d / "results.csv", rep.frame)
@@ -51,8 +51,8 @@ def write_tables(rep: SweepReport) -> list[str]:
 
 def write_html(rep: SweepReport) -> list[str]:
     """plots/ and report.html (seconds: matplotlib)."""
-    from sweep.htmlreport import render_html
-    from sweep.pictures import write_pictures, write_score_histograms
+    from sweep.reporting.html import render_html
+    from sweep.reporting.pictures import write_pictures, write_score_histograms
 
     pictures, scores = write_pictures(rep), write_score_histograms(rep)
     htmlpage.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores))
@@ -77,7 +77,7 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
     sweep_dir = Path(sweep_dir)
     try:
         # Jobs of a parallel launcher rebuild the tables at the same time: one at a time,
-        # each from the rows saved when it got the lock (sweep.folderlock).
+        # each from the rows saved when it got the lock (sweep.core.folderlock).
         with locked(sweep_dir) if sweep_dir.is_dir() else nullcontext():
             rep = build_report(sweep_dir)
             if rep is None:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             done.append(rep)
     if len(args.dirs) > 1 and len(done) > 1:
-        from sweep.comparison import compare_sweeps, sweep_agreements
+        from sweep.reporting.comparison import compare_sweeps, sweep_agreements
 
         if not args.no_html:
             out = Path(args.out)

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from sweep.commands import CommandParser
-from sweep.aggregate import summarize
-from sweep.data import Document, Hit, Query
-from sweep.evalconfig import EvalConfig
-from sweep.loading import DatasetError, load_corpus, load_queries
-from sweep.measures import measures_for
-from sweep.scoring import GAINS, score_queries
-from sweep.tokenization import TokenizerError, count_tokens
+from sweep.cli.commands import CommandParser
+from sweep.scoring.aggregate import summarize
+from sweep.core.types import Document, Hit, Query
+from sweep.core.evalconfig import EvalConfig
+from sweep.datasets.loading import DatasetError, load_corpus, load_queries
+from sweep.core.measures import measures_for
+from sweep.scoring.credit import GAINS, score_queries
+from sweep.core.tokenization import TokenizerError, count_tokens
 
 __all__ = ["RunFile", "RunFileError", "fill_token_counts", "main", "read_run"]
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from sweep.commands import CommandParser
-from sweep.data import Chunk, Dataset
-from sweep.loading import scan_dataset, skipped_files
+from sweep.cli.commands import CommandParser
+from sweep.core.types import Chunk, Dataset
+from sweep.datasets.loading import scan_dataset, skipped_files
 
 __all__ = [
     "DatasetStats",
@@ -96,14 +96,14 @@ def count_straddling(spans: Iterable[tuple[str, int, int]],
 
 
 def _default_counter() -> Callable[[str], int]:
-    from sweep.tokenization import count_tokens, get_encoding
+    from sweep.core.tokenization import count_tokens, get_encoding
 
     encoding = get_encoding(ENCODING)
     return lambda text: count_tokens(encoding, text)
 
 
 def _default_chunker(size: int) -> Any:
-    from sweep.chunking import build_chunker
+    from sweep.chunking.chunkers import build_chunker
 
     return build_chunker(strategy="token", size=size, overlap=0)
 
@@ -241,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # The loader warns about skipped files; here they are printed with the statistics instead.
-    loader_log = logging.getLogger("sweep.loading")
+    loader_log = logging.getLogger("sweep.datasets.loading")
     level = loader_log.level
     loader_log.setLevel(logging.ERROR)
     try:

@@ -1,7 +1,7 @@
 """The launcher class Hydra instantiates for ``hydra/launcher=joblib`` in a sweep.
 
 Only the shell lives here, light to import (Hydra imports every plugin module
-at start-up); the work is in :mod:`sweep.joblib_launcher`.
+at start-up); the work is in :mod:`sweep.jobs.joblib_launcher`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 
 class IsolatingJoblibLauncher(Launcher):
-    """Parallel jobs in loky workers, one executor per slot (see sweep.joblib_launcher)."""
+    """Parallel jobs in loky workers, one executor per slot (see sweep.jobs.joblib_launcher)."""
 
     def __init__(self, **kwargs: Any) -> None:
         self.config: Optional[DictConfig] = None
@@ -31,6 +31,6 @@ class IsolatingJoblibLauncher(Launcher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]],
                initial_job_idx: int) -> Sequence[JobReturn]:
-        from sweep.joblib_launcher import launch
+        from sweep.jobs.joblib_launcher import launch
 
         return launch(self, job_overrides, initial_job_idx)

@@ -26,8 +26,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from sweep.data import Document, Query
-from sweep.files import write_text_atomic
+from sweep.core.types import Document, Query
+from sweep.core.files import write_text_atomic
 from sweep.generation.runreport import TOOL, GenerationReport
 
 __all__ = ["INCOMPLETE_FILES", "OUTPUT_FILES", "OutputError", "check_output_dir",

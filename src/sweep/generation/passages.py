@@ -16,8 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from sweep.chunking import build_chunker
-from sweep.data import Document
+from sweep.chunking.chunkers import build_chunker
+from sweep.core.types import Document
 
 __all__ = ["Passage", "cut_passages", "sampling_order"]
 

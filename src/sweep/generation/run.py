@@ -36,13 +36,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from sweep.data import Document, Judgment, Query
+from sweep.core.types import Document, Judgment, Query
 from sweep.generation import filters, neighbours, prompts
 from sweep.generation.kinds import Task, TaskSource
 from sweep.generation.passages import Passage, cut_passages, sampling_order
 from sweep.generation.replies import Draft, ShapeError, parse_draft, parse_rating, parse_verdict
 from sweep.generation.runreport import GenerationReport
-from sweep.generation.settings import KINDS, GenerateSettings
+from sweep.generation.config import KINDS, GenerateSettings
 from sweep.generation.spans import Located, locate, normalize
 from sweep.llm.client import PENDING, Answer, Completion, LLMClient, RequestFailed
 from sweep.llm.jsonreply import ReplyError
@@ -97,7 +97,7 @@ def generate(documents: Sequence[Document], settings: GenerateSettings, client: 
              embedder: Any, *, dataset: str = "") -> GenerationResult:
     """Questions of every kind in ``settings.kinds`` for ``documents``.
 
-    ``embedder`` is a :class:`sweep.embedding.Embedder` (or anything with its
+    ``embedder`` is a :class:`sweep.embedding.embedder.Embedder` (or anything with its
     ``embed_documents``, ``embed_queries`` and ``cached``). With
     ``client.dry_run`` only the first round is planned, nothing is sent or
     embedded (``embedder`` may be None), and no query is returned.

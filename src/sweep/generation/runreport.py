@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from sweep.generation.settings import KINDS
+from sweep.generation.config import KINDS
 
 __all__ = ["REASONS", "TOOL", "GenerationReport"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sweep.csvcells import restore_row, write_rows
-from sweep.files import write_text_atomic
+from sweep.core.csvcells import restore_row, write_rows
+from sweep.core.files import write_text_atomic
 from sweep.judging.records import AnswerTrace
 
 __all__ = ["Agreement", "LabelError", "agreement", "cohen_kappa", "export_sample", "read_labels"]

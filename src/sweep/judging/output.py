@@ -7,12 +7,12 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from sweep import csvcells
-from sweep.files import write_text_atomic
+from sweep.core import csvcells
+from sweep.core.files import write_text_atomic
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace, write_answers
 from sweep.judging.summary import RATES, PairTest, SettingSummary, setup_text
-from sweep.tables import markdown
+from sweep.reporting.tables import markdown
 
 __all__ = ["RATE_NAMES", "settings_frame", "tests_frame", "write_outputs"]
 

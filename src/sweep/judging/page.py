@@ -12,8 +12,8 @@ from __future__ import annotations
 from html import escape
 from typing import Mapping, Sequence
 
-from sweep import htmlpage
-from sweep.htmlpage import Section, Table
+from sweep.reporting import htmlkit as htmlpage
+from sweep.reporting.htmlkit import Section, Table
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace
 from sweep.judging.summary import PairTest, SettingSummary, setup_text

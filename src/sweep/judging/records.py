@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from sweep.judging.replies import Verdict
-from sweep.traces import Evidence, Retrieved
+from sweep.store.traces import Evidence, Retrieved
 
 __all__ = ["AnswerTrace", "JUDGES", "read_answers", "write_answers"]
 
@@ -80,7 +80,7 @@ class AnswerTrace:
 
 
 def write_answers(path: Path, traces: Iterable[AnswerTrace]) -> None:
-    from sweep.files import write_text_atomic
+    from sweep.core.files import write_text_atomic
 
     write_text_atomic(path, "".join(t.to_json() + "\n" for t in traces))
 

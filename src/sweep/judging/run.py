@@ -20,8 +20,8 @@ from sweep.judging.diagnosis import context_relevance, diagnose
 from sweep.judging.records import AnswerTrace
 from sweep.judging.replies import BadReply, Verdict, parse_answer, parse_verdict
 from sweep.llm.client import Completion, LLMClient, RequestFailed
-from sweep.sweepreport import SweepReport
-from sweep.traces import QueryTrace, read_traces
+from sweep.reporting.sweepreport import SweepReport
+from sweep.store.traces import QueryTrace, read_traces
 
 __all__ = ["AnswersError", "Chosen", "answer_settings", "choose"]
 

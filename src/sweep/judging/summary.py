@@ -22,10 +22,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from sweep.aggregate import bootstrap_means
+from sweep.scoring.aggregate import bootstrap_means
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace
-from sweep.stats import holm, paired_randomization_test
+from sweep.decision.significance import holm, paired_randomization_test
 
 __all__ = ["PairTest", "RATES", "Rate", "SettingSummary", "pair_tests", "rate_values",
            "setup_text", "summarize_answers"]

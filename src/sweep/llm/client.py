@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
 from urllib.parse import quote
 
-from sweep import progress
+from sweep.core import progress
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
 from sweep.llm.config import UNSHOWN_VARIABLE, LLMConfig, key_variable

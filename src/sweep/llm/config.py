@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from sweep.checks import integer, number
+from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
 __all__ = ["LLMConfig", "default_cache_dir", "key_variable", "resolve_api_key",

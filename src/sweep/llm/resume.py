@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, NoReturn
 
-from sweep.interrupts import deaf_to_interrupts, quiet_second_interrupt
+from sweep.core.interrupts import deaf_to_interrupts, quiet_second_interrupt
 
 __all__ = ["failure_counts", "rerun_hint", "stop_interrupted"]
 

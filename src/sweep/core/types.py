@@ -1,0 +1,136 @@
+"""The data model every stage passes around.
+
+All offsets are Python ``str`` indices (code points) into a document's raw
+text, ``end`` exclusive. They never refer to an embedding-time prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    doc_id: str
+    text: str
+    title: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One relevance judgment of a query: a whole document or a span of it."""
+
+    doc_id: str
+    start: int | None = None
+    end: int | None = None
+    grade: int = 1
+    quote: str | None = None
+
+    @property
+    def is_span(self) -> bool:
+        return self.start is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    query_id: str
+    query: str
+    relevant: tuple[Judgment, ...] = ()
+    type: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A corpus and its evaluation queries, validated (see ``sweep.datasets.loading``)."""
+
+    name: str
+    documents: tuple[Document, ...]
+    queries: tuple[Query, ...]
+
+    def by_id(self) -> dict[str, Document]:
+        return {d.doc_id: d for d in self.documents}
+
+    def fingerprint(self) -> str:
+        """A hash of what scores depend on: every document's id, title and text, and every
+        query's id, text and judgments. Two sweeps are comparable only when it matches;
+        a folder's name says nothing about its content."""
+        h = hashlib.sha256()
+        for d in self.documents:
+            h.update(json.dumps(["doc", d.doc_id, d.title, d.text]).encode())
+        for q in self.queries:
+            judgments = [[j.doc_id, j.start, j.end, j.grade] for j in q.relevant]
+            h.update(json.dumps(["query", q.query_id, q.query, judgments]).encode())
+        return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A contiguous piece of one document: ``text == doc.text[start:end]``.
+
+    ``embed_text`` is the string handed to the embedder when it differs from
+    ``text`` (e.g. title and headings prefixed); offsets still describe ``text``.
+    """
+
+    doc_id: str
+    index: int
+    start: int
+    end: int
+    text: str
+    n_tokens: int
+    embed_text: str | None = None
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.doc_id}#{self.index}"
+
+    @property
+    def embedding_input(self) -> str:
+        return self.text if self.embed_text is None else self.embed_text
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved item, in rank order, as the scorer sees it.
+
+    ``start``/``end`` are ``None`` when only the document is known (a run file
+    that lists doc ids); such hits can earn doc-level units only.
+    """
+
+    doc_id: str
+    start: int | None = None
+    end: int | None = None
+    n_tokens: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """What a retriever returns for every query: chunk positions in rank order and their scores.
+
+    Row i belongs to query i; ``ids`` is int64 with -1 padding the tail of a
+    short row, ``scores`` is float32 (higher is better, NaN where padded).
+    """
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.ids.ndim != 2 or self.ids.shape != self.scores.shape:
+            raise ValueError(f"ranking ids {self.ids.shape} and scores {self.scores.shape} must be "
+                             "two arrays of the same (n_queries, depth) shape")
+
+    @property
+    def depth(self) -> int:
+        """The longest ranking of any query."""
+        return int((self.ids >= 0).sum(axis=1).max(initial=0))
+
+    def row(self, i: int) -> np.ndarray:
+        """Query i's chunk positions without padding."""
+        ids = self.ids[i]
+        return ids[ids >= 0]

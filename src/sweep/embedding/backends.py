@@ -1,0 +1,137 @@
+"""Which runtime computes the vectors: torch (sentence-transformers) or ONNX Runtime.
+
+The ONNX backends run an exported copy of the model (see ``sweep.embedding.onnx_export``)
+with ONNX Runtime and the model's own ``tokenizers`` tokenizer, so embedding
+with them imports neither torch nor sentence-transformers once the export
+exists. ``onnx-int8`` is the same graph with its weight matrices quantized to
+int8 per channel (dynamic quantization: activations are quantized per batch),
+which uses the VNNI instructions of recent x86 CPUs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: Modules each backend needs beyond the core install, with the extra that brings them.
+_NEEDS = {"onnx": ("onnxruntime", "onnx"), "onnx-int8": ("onnxruntime", "onnx")}
+INSTALL_HINT = 'pip install -e ".[onnx]"'
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+MANIFEST_FILE = "manifest.json"
+
+
+def check_backend(backend: Any) -> str:
+    """The backend name if it is known and its packages are importable; else a one-line
+    ``ValueError`` naming the config key or the extra to install."""
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    for module in _NEEDS.get(backend, ()):
+        if not _importable(module):
+            raise ValueError(f"embed.backend={backend} needs the '{module}' package: "
+                             f"{INSTALL_HINT}")
+    return backend
+
+
+def precision(backend: str) -> str:
+    return "int8" if backend.endswith("-int8") else "fp32"
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules[module] is None
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What the export recorded about the model (``manifest.json`` beside it)."""
+
+    inputs: tuple[str, ...]
+    output: str
+    dim: int
+    max_seq_length: int | None
+    lowercase: bool
+    pad_id: int
+    pad_token: str
+
+    @classmethod
+    def read(cls, folder: Path) -> "Manifest":
+        data = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+        return cls(inputs=tuple(data["inputs"]), output=str(data["output"]), dim=int(data["dim"]),
+                   max_seq_length=data.get("max_seq_length"), lowercase=bool(data["lowercase"]),
+                   pad_id=int(data["pad_id"]), pad_token=str(data["pad_token"]))
+
+
+class OnnxEncoder:
+    """An exported model folder run by ONNX Runtime on the CPU.
+
+    ``encode`` tokenizes, sorts by token count so each batch pads to about its
+    own length, runs the graph (which includes the model's pooling), and
+    optionally L2-normalizes, like ``SentenceTransformer.encode``.
+    """
+
+    def __init__(self, folder: Path, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.folder = folder
+        self.manifest = Manifest.read(folder)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # 0 lets ONNX Runtime use one thread per physical core.
+        options.intra_op_num_threads = int(threads or 0)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about unused initializers are noise here
+        self._session = ort.InferenceSession(str(folder / MODEL_FILE), options,
+                                             providers=["CPUExecutionProvider"])
+        names = {i.name for i in self._session.get_inputs()}
+        self._inputs = [n for n in self.manifest.inputs if n in names]
+        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        self._tokenizer.no_padding()
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.manifest.dim
+
+    def encode(self, texts: Sequence[str], batch_size: int, max_seq_length: int,
+               normalize: bool) -> np.ndarray:
+        """float32 (len(texts), dim), rows aligned with ``texts``."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        strings = [t.lower() for t in texts] if self.manifest.lowercase else list(texts)
+        with self._lock:  # truncation is tokenizer state, and embedders may differ in it
+            self._tokenizer.enable_truncation(max_length=max_seq_length)
+            encodings = self._tokenizer.encode_batch(strings, add_special_tokens=True)
+        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        for lo in range(0, len(order), batch_size):
+            idx = order[lo:lo + batch_size]
+            batch = [encodings[i] for i in idx]
+            width = max(len(e.ids) for e in batch)
+            ids = np.full((len(batch), width), self.manifest.pad_id, dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            types = np.zeros((len(batch), width), dtype=np.int64)
+            for row, enc in enumerate(batch):
+                n = len(enc.ids)
+                ids[row, :n] = enc.ids
+                mask[row, :n] = 1
+                types[row, :n] = enc.type_ids
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            vecs = self._session.run([self.manifest.output],
+                                     {name: feed[name] for name in self._inputs})[0]
+            out[idx] = vecs
+        if normalize:
+            # As torch.nn.functional.normalize: a zero vector stays zero.
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out /= np.maximum(norms, 1e-12)
+        return out

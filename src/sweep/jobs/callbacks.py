@@ -1,0 +1,113 @@
+"""Hydra callback: check the grid before the first job, print the table when the sweep ends.
+
+Before a parallel sweep's first job it also embeds the grid's texts once
+(``sweep.jobs.prewarm``), so that jobs running side by side only read the cache.
+
+It runs in the process that launches the jobs (whatever the launcher), so it
+also keeps what the command's exit status and its Ctrl-C handler need to know.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from sweep.jobs import devices
+
+from sweep.jobs import preflight
+
+from sweep.core import progress
+from sweep.jobs.config import made_here
+from sweep.datasets.loading import DatasetError
+from sweep.jobs.prewarm import prewarm_grid
+from sweep.report import write_report
+from sweep.reporting.sweepreport import SweepReport
+
+log = logging.getLogger("sweep")
+
+
+@dataclass
+class _State:
+    sweep_dir: Path | None = None
+    report: SweepReport | None = None
+    finished: bool = False
+    #: The folder was made by this sweep (else it was there, empty, and stays).
+    own_folder: bool = False
+
+
+#: The running sweep, for ``sweep.__main__``'s exit status and Ctrl-C handler.
+state = _State()
+
+
+def fail(message: str, folder: Path | None = None) -> NoReturn:
+    """Bad input before any job ran: one line, exit 2, and no folder the sweep made left
+    behind (an empty folder that was there before stays)."""
+    print(f"sweep: error: {message}", file=sys.stderr)
+    if folder is not None:
+        preflight.discard_if_unused(folder, remove_folder=state.own_folder)
+    raise SystemExit(2)
+
+
+def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
+                 ) -> dict[tuple[str, ...], DictConfig]:
+    from omegaconf.errors import OmegaConfBaseException
+
+    state.own_folder = made_here(folder) or not folder.exists()
+    try:
+        preflight.check_folder(folder)
+    except preflight.ConfigError as e:  # not this sweep's folder: nothing in it is touched
+        fail(str(e))
+    try:
+        return preflight.check_grid(config_name, jobs)
+    except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
+        fail(str(e), folder)
+
+
+class SweepCallback(Callback):
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        overrides = list(config.hydra.overrides.task)
+        params = OmegaConf.select(config, "hydra.sweeper.params") or {}
+        given = {o.split("=", 1)[0].lstrip("+~") for o in overrides}
+        # Sweeper params from an experiment apply unless the command line names the key.
+        overrides += [f"{k}={v}" for k, v in params.items() if k not in given]
+        folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.jobs.config.fresh_dir)
+        state.sweep_dir = folder
+        jobs = preflight.expand_grid(overrides)
+        progress.set_total(len(jobs))
+        composed = _check_start(folder, config.hydra.job.config_name, jobs)
+        log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
+        # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
+        # their machine, for their device and thread count (sweep.jobs.devices).
+        os.environ[devices.JOBS_ENV] = str(len(jobs))
+        try:
+            prewarm_grid(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra),
+                         folder, composed=composed)
+        except preflight.ConfigError as e:  # a bad embed.prewarm value
+            fail(str(e), folder)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        folder = Path(config.hydra.run.dir)
+        state.sweep_dir = folder
+        progress.set_total(1)
+        os.environ[devices.JOBS_ENV] = "1"
+        _check_start(folder, config.hydra.job.config_name, [list(config.hydra.overrides.task)])
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._end(Path(config.hydra.sweep.dir))
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._end(Path(config.hydra.run.dir))
+
+    @staticmethod
+    def _end(folder: Path) -> None:
+        state.finished = True
+        state.report = write_report(folder, quiet=False)
+        if state.report is None:
+            print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

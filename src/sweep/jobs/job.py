@@ -1,0 +1,263 @@
+"""One job of a sweep: build its stages from the config, evaluate the setting, save its row.
+
+A bad setting (overlap ≥ size, an unknown model) never stops the sweep: the
+job saves a row with status ``invalid`` and the reason; a crash saves one with
+status ``failed`` and the traceback in ``<job>/error.txt``. Bad input that would
+fail every job alike (the dataset, the eval config) is a :class:`ConfigError`,
+caught before any work (``sweep.jobs.preflight``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from sweep.jobs import devices
+
+from sweep.core import progress
+from sweep.jobs.config import cause
+from sweep.core.types import Chunk, Dataset, Document
+from sweep.jobs.devices import Launch
+from sweep.scoring.diagnostics import twohop_class, twohop_queries
+from sweep.core.evalconfig import EvalConfig, EvalConfigError
+from sweep.core.files import write_text_atomic
+from sweep.retrieval.index import ANN_RECALL_K
+from sweep.pipeline.latency import EncodeTimes
+from sweep.core.measures import Primary
+from sweep.pipeline.evaluate import Stats, evaluate_setting
+from sweep.store.row import DatasetInfo, Row
+from sweep.core.settings import job_settings
+from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
+from sweep.store.traces import traces_of, write_traces
+
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
+           "save_failed_row", "scoring_config", "shared_encode_times"]
+
+log = logging.getLogger("sweep")
+
+
+class ConfigError(ValueError):
+    """Bad input that would fail every job alike: one line, exit 2, before any work."""
+
+
+@dataclass(frozen=True)
+class Stages:
+    embedder: Embedder
+    chunker: Chunker
+    retriever: Retriever
+    reranker: Reranker | None = None
+
+
+class _PerDocument:
+    """A user's chunker that only has ``chunk(doc)``, as the pipeline's :class:`Chunker`."""
+
+    def __init__(self, chunker: Any) -> None:
+        self._chunker = chunker
+        self.notes = tuple(getattr(chunker, "notes", ()) or ())
+
+    def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
+        return [c for d in docs for c in self._chunker.chunk(d)]
+
+
+def one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+#: Keys of the ``embed`` node that tell the sweep, not the embedder, what to do.
+SWEEP_EMBED_KEYS = ("prewarm",)
+
+
+def embedder_node(node: DictConfig, device: str | None = None) -> DictConfig:
+    """The ``embed`` node as the embedder's constructor takes it: without the sweep's own
+    keys, and with ``device`` (an ``auto`` resolved by ``sweep.jobs.devices``) when given."""
+    out = OmegaConf.create(OmegaConf.to_container(node, resolve=True))
+    for key in SWEEP_EMBED_KEYS:
+        out.pop(key, None)
+    if device is not None and "device" in out:
+        out.device = device
+    return out
+
+
+def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
+    """Instantiate embedder, chunker, retriever (handed the ``index`` group's search index)
+    and re-ranker (None for ``rerank=none``); a bad setting raises.
+
+    The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
+    (the semantic strategy embeds sentences; the others ignore it).
+    """
+    embedder = instantiate(embedder_node(cfg.embed, device))
+    chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
+    if not hasattr(chunker, "chunk_documents"):
+        chunker = _PerDocument(chunker)
+    retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
+    rerank = cfg.get("rerank")
+    reranker = instantiate(rerank) if rerank and rerank.get("_target_") else None
+    return Stages(embedder, chunker, retriever, reranker)
+
+
+def build_eval(cfg: DictConfig) -> EvalConfig:
+    try:
+        ev = instantiate(cfg.eval)
+    except InstantiationException as e:
+        raise ConfigError(f"eval: {cause(e)}") from None
+    except EvalConfigError as e:
+        raise ConfigError(f"eval: {e}") from None
+    if not isinstance(ev, EvalConfig):
+        raise ConfigError(f"eval: _target_ must build a sweep.core.evalconfig.EvalConfig, "
+                          f"got {type(ev).__name__}")
+    return ev
+
+
+_datasets: dict[str, Dataset] = {}
+
+
+def load_dataset(node: DictConfig) -> Dataset:
+    """Load (once per process: all jobs of a sweep share it) and validate the dataset."""
+    key = OmegaConf.to_yaml(node, resolve=True)
+    if key not in _datasets:
+        t0 = time.perf_counter()
+        try:
+            _datasets[key] = instantiate(node)
+        except InstantiationException as e:
+            raise cause(e) from None
+        ds = _datasets[key]
+        log.info("dataset %s: %d documents, %d queries (%.1fs)", ds.name, len(ds.documents),
+                 len(ds.queries), time.perf_counter() - t0)
+    return _datasets[key]
+
+
+def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> EvalConfig:
+    """The eval config this dataset is scored with: a span-level primary falls back to the
+    document level when the judgments have no spans (BEIR qrels, say)."""
+    scorable = [q for q in dataset.queries if any(j.grade > 0 for j in q.relevant)]
+    if not scorable:
+        raise ConfigError(f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
+                          "there is nothing to score")
+    primary = ev.primary_metric
+    if primary.level == "span" and not any(j.is_span and j.grade > 0 for q in scorable
+                                           for j in q.relevant):
+        fallback = str(Primary("doc", primary.measure))
+        if warn:
+            log.warning("dataset %s has no evidence spans, only document judgments: span-level "
+                        "metrics stay empty, and the primary metric is %s instead of %s",
+                        dataset.name, fallback, primary)
+        return ev.with_primary(fallback)
+    return ev
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
+    """Resolve ``embed.device=auto`` and split the CPU between parallel jobs; the device
+    to build the embedder on (None: the configured one)."""
+    requested = OmegaConf.select(cfg, "embed.device", default=None)
+    launch = launch or Launch()
+    placement = devices.place(str(requested or "cpu"), job_num, launch,
+                              devices.machine(probe_gpus=requested == "auto"))
+    devices.apply_threads(placement.threads)
+    if requested == "auto" or placement.threads is not None:
+        log.info("job %s: device %s, %s CPU thread(s)", job_num, placement.device,
+                 placement.threads or "all")
+    return placement.device if requested == "auto" else None
+
+
+def shared_encode_times(embedder: Any, sweep_dir: Path
+                        ) -> Callable[[Sequence[str]], np.ndarray] | None:
+    """The sweep's fresh-encode times for this embedder, measured by the first job (or
+    the prewarm pass) that needs them; None for an embedder without an identity."""
+    identity = getattr(embedder, "identity", None)
+    if not identity:
+        return None
+    store = EncodeTimes(sweep_dir)
+    return lambda texts: store.get_or_measure(identity, texts, embedder.encode_query,
+                                              limit=len(texts))
+
+
+def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
+             ) -> tuple[EvalConfig, Dataset]:
+    """The job's folder with its resolved config, its eval config and its dataset."""
+    ev = build_eval(cfg)
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    dataset = load_dataset(cfg.dataset)
+    return scoring_config(dataset, ev, warn=job_num == 0), dataset
+
+
+def save_failed_row(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
+                    choices: Mapping[str, Any], error: str) -> Row:
+    """Save a ``failed`` row for a job that could not save its own (its worker died)."""
+    ev, dataset = _prepare(cfg, job_dir, job_num)
+    row = Row(job_num, "failed", job_settings(cfg, overrides, choices), ev,
+              DatasetInfo.of(dataset), tuple(overrides), error, path=job_dir)
+    row.save(job_dir)
+    return row
+
+
+def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
+            choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
+    """Run one job of the sweep and save its row; never raises for a bad setting.
+
+    ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
+    many CPU threads this job may use (``sweep.jobs.devices``).
+    """
+    ev, dataset = _prepare(cfg, job_dir, job_num)
+    settings = job_settings(cfg, overrides, choices)
+    label = " ".join(overrides) or "(defaults)"
+    log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
+    t0 = time.perf_counter()
+    status, error, notes, stats, summary = "ok", None, (), Stats(), None
+    diagnostics = first_stage = None
+    try:
+        device = _place(cfg, job_num, launch)
+        try:
+            stages = build_stages(cfg, device)
+        except Exception as e:  # a bad setting: the row says why, the sweep goes on
+            raise _Invalid(one_line(cause(e))) from e
+        notes = tuple(stages.chunker.notes)
+        for note in notes:
+            log.warning("%s", note)
+        result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
+                                  stages.embedder, stages.retriever, ev, stages.reranker,
+                                  encode_times_of=shared_encode_times(stages.embedder,
+                                                                      job_dir.parent))
+        stats, summary = result.stats, result.summary
+        diagnostics, first_stage = result.diagnostics, result.first_stage
+        if stats.ann_recall is not None:
+            notes += (f"approximate index ({choices.get('index', 'index')}): its top "
+                      f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
+                      f"(ann_recall@{ANN_RECALL_K})",)
+        result.scores.write_csv(job_dir / "per_query.csv")
+        twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
+        write_traces(job_dir / "hits.jsonl",
+                     traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),
+                               twohop={q: {k: twohop_class(r, k) for k in ev.k}
+                                       for q, r in twohop.items()}))
+    except _Invalid as e:
+        status, error = "invalid", str(e)
+        log.error("invalid setting (%s): %s", label, e)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:
+        status, error, summary = "failed", one_line(e), None
+        write_text_atomic(job_dir / "error.txt", traceback.format_exc())
+        log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
+    ok = status == "ok"
+    row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
+              notes, stats, summary if ok else None, diagnostics if ok else None,
+              first_stage=first_stage if ok else None, path=job_dir)
+    row = row.with_stats(total_s=time.perf_counter() - t0)
+    row.save(job_dir)
+    return row

@@ -1,0 +1,168 @@
+"""Checks before a sweep's first job: its folder is its own, and every dataset and eval config
+of the grid is valid.
+
+A sweep whose third dataset is broken must fail before it embeds anything for
+the first; a folder that already holds another sweep must never take this
+one's rows (the table would mix them).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+from omegaconf import DictConfig
+
+from sweep.chunking.chunkers import UnknownChunkSetting
+from sweep.jobs.config import build
+from sweep.core.folderlock import LOCK_NAME
+from sweep.jobs.job import ConfigError, build_eval, load_dataset, scoring_config
+from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
+from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
+
+__all__ = ["check_folder", "check_grid", "discard_if_unused", "expand_grid"]
+
+log = logging.getLogger("sweep")
+
+#: Files by which a folder is known to hold a sweep already.
+_SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
+#: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the query
+#: encode times and the locks.
+_SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
+#: Override keys whose values change what is loaded or how it is scored.
+_CHECKED = ("dataset", "eval", "experiment")
+_OWN_CHUNKER = "sweep.chunking.chunkers.build_chunker"
+
+
+def expand_grid(overrides: Sequence[str]) -> list[list[str]]:
+    """The override list of every job Hydra's basic sweeper makes of ``overrides``."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+
+
+def holds_a_sweep(folder: Path) -> bool:
+    return folder.is_dir() and (any((folder / m).exists() for m in _SWEEP_MARKS)
+                                or any(folder.glob("*/row.json")))
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse a folder that already holds a sweep (its rows would land in this one's table)
+    or anything else: a sweep writes job folders ``0/``, ``1/``... and its files there, and
+    would overwrite, or on bad input clean up, files that are not its own."""
+    if holds_a_sweep(folder):
+        n = len(list(folder.glob("*/row.json")))
+        raise ConfigError(f"{folder} already holds a sweep ({n} row(s)); a table must only show "
+                          "its own sweep's rows: choose another hydra.sweep.dir (or leave it "
+                          "unset for a new timestamped folder), or delete that folder")
+    if folder.is_dir():
+        found = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+        if found:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            raise ConfigError(f"{folder} is not empty ({shown}); a sweep writes its job folders "
+                              "and files there and must not mix them with yours: choose a new or "
+                              "empty hydra.sweep.dir (or leave it unset for a new timestamped "
+                              "folder)")
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _subset(overrides: Sequence[str], groups: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(o for o in overrides if _key(o).split(".", 1)[0].split("/", 1)[0] in groups)
+
+
+def _never_embed(texts: Sequence[str]) -> Any:
+    raise RuntimeError("the settings check embeds nothing")
+
+
+def chunk_problem(node: DictConfig) -> Exception | None:
+    """What is wrong with a ``chunk`` node of sweep's own chunker, found by building it
+    (cheap: nothing is chunked or embedded); None for a good one or a chunker of the
+    user's own, which only its job can try."""
+    if node.get("_target_") != _OWN_CHUNKER:
+        return None
+    try:
+        build(node, embed_fn=_never_embed)
+    except Exception as e:  # an unknown tokenizer, say: that cell's row will say so too
+        return e
+    return None
+
+
+def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
+               ) -> dict[tuple[str, ...], DictConfig]:
+    """Compose the grid's jobs and check them before any work: every distinct dataset/eval
+    choice builds and has something to score, and the chunk settings are sound.
+
+    A chunk setting sweep does not know (a mistyped strategy, prefix or key) stops the
+    sweep, as does a grid none of whose settings can run. A grid in which only some
+    cells cannot run (``chunk.size=128,256 chunk.overlap=0,192``) goes ahead: those
+    cells get an ``invalid`` row, and a warning says so now.
+    Loaded datasets are kept for the jobs of this process (``sweep.jobs.job.load_dataset``);
+    the configs composed are returned by the jobs' overrides, for the prewarm pass.
+    """
+    from hydra import compose
+
+    seen: set[tuple[str, ...]] = set()
+    chunk_checked: dict[tuple[str, ...], Exception | None] = {}
+    problems: list[tuple[Sequence[str], Exception]] = []
+    composed: dict[tuple[str, ...], DictConfig] = {}
+    for overrides in jobs:
+        data_key = _subset(overrides, _CHECKED)
+        chunk_key = _subset(overrides, ("chunk", "experiment"))
+        if data_key not in seen or chunk_key not in chunk_checked:
+            cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            composed[tuple(overrides)] = cfg
+            if data_key not in seen:
+                seen.add(data_key)
+                ev = build_eval(cfg)
+                scoring_config(load_dataset(cfg.dataset), ev, warn=False)
+            if chunk_key not in chunk_checked:
+                chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
+        problem = chunk_checked[chunk_key]
+        if problem is not None:
+            problems.append((overrides, problem))
+    for overrides, problem in problems:
+        if isinstance(problem, UnknownChunkSetting):
+            raise ConfigError(f"{problem} ({_label(overrides)})")
+    if problems and len(problems) == len(jobs):
+        overrides, problem = problems[0]
+        more = f"; {len(jobs) - 1} more setting(s) cannot run either" if len(jobs) > 1 else ""
+        raise ConfigError(f"no setting of this sweep can run: {problem} ({_label(overrides)}){more}")
+    if problems:
+        overrides, problem = problems[0]
+        log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
+                    len(problems), len(jobs), _label(overrides), problem)
+    return composed
+
+
+def _label(overrides: Sequence[str]) -> str:
+    return " ".join(_subset(overrides, ("chunk", "experiment"))) or "the default chunk settings"
+
+
+def discard_if_unused(folder: Path, *, remove_folder: bool = True) -> None:
+    """Remove a sweep folder in which no job saved a row: only what sweep and Hydra put
+    there (``_SWEEP_FILES``, job folders with their resolved config and logs), nothing
+    else. Call it only for a folder that ``check_folder`` passed, i.e. one this sweep
+    made or found empty: then whatever is in it of those kinds is this run's. The folder
+    itself goes too unless ``remove_folder`` is false (it was there before the sweep)."""
+    if not folder.is_dir() or any(folder.glob("*/row.json")):
+        return
+    for path in folder.iterdir():
+        if path.name in _SWEEP_FILES:
+            path.unlink()
+        elif path.is_dir() and path.name.isdigit() and all(
+                p.name in ("resolved_config.yaml", ".hydra") or p.suffix == ".log"
+                for p in path.iterdir()):
+            shutil.rmtree(path)
+    if not remove_folder:  # an empty folder of the user's: it stays
+        return
+    try:
+        folder.rmdir()
+    except OSError:  # something else is in there: leave it
+        log.debug("kept %s: not empty", folder)

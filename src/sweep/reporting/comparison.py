@@ -1,0 +1,184 @@
+"""Several sweeps side by side on one page, and tested together when they are comparable.
+
+Sweeps are pooled into one paired test only when every one of them scored the
+same evaluation set (same documents and judgments, by content hash) with the
+same scoring settings; a folder's name says nothing about that. Otherwise they
+are shown side by side and the page says why they are not tested together.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from sweep.reporting import htmlkit as htmlpage
+from sweep.decision.agreement import agreement
+from sweep.decision.decide import group_rows, verdict_text
+from sweep.reporting.htmlkit import Picture, Section, Table
+from sweep.reporting.html import subtitle
+from sweep.reporting.pictures import plot_name
+from sweep.store.row import Row
+from sweep.core.settings import format_value, label, varied_settings
+from sweep.decision.significance import Comparison, compare_to_best
+from sweep.reporting.sweepreport import SweepReport
+from sweep.reporting.tables import ROW_LEGEND, fmt, with_ci
+
+__all__ = ["compare_sweeps", "sweep_agreements", "why_not_pooled"]
+
+
+def sweep_name(path: Path) -> str:
+    parts = Path(path).resolve().parts
+    return "/".join(parts[-2:])
+
+
+def why_not_pooled(reports: Sequence[SweepReport]) -> str | None:
+    """Why the sweeps' settings cannot be tested together; None when they can."""
+    rows = [r for rep in reports for r in rep.rows]
+    if len(group_rows(rows)) == 1:
+        return None
+    firsts = [rep.rows[0] for rep in reports]
+    fps = {r.dataset.fingerprint if r.dataset else None for r in firsts}
+    reasons = []
+    if len(fps) > 1:
+        desc = ", ".join(f"{sweep_name(rep.sweep_dir)}: {_dataset(rep.rows[0])}" for rep in reports)
+        reasons.append(f"they scored different evaluation sets (by content: {desc})")
+    keys = [dict(r.eval.scoring_key()) for r in firsts]
+    differ = [k for k in keys[0] if len({repr(kk[k]) for kk in keys}) > 1]
+    if differ:
+        reasons.append("their scoring settings differ (" + "; ".join(
+            f"eval.{k}: " + " vs ".join(str(kk[k]) for kk in keys) for k in differ) + ")")
+    if not reasons:  # the rows of one sweep already fall into several groups
+        reasons.append("their rows were scored on several evaluation sets or scoring settings")
+    return "No test across sweeps: " + " and ".join(reasons) + "; each sweep is tested on its own."
+
+
+def _dataset(row: Row) -> str:
+    return f"{row.dataset.name} #{row.dataset.fingerprint[:8]}" if row.dataset else "unknown"
+
+
+def _setting_key(row: Row) -> str:
+    """A setting without its dataset: how two sweeps of one grid on two question sets pair up."""
+    return json.dumps({k: v for k, v in row.settings.items()
+                       if not (k == "dataset" or k.startswith("dataset."))}, sort_keys=True, default=str)
+
+
+def sweep_agreements(reports: Sequence[SweepReport]) -> list[str]:
+    """For every two sweeps of the same grid on different question sets: do they rank the
+    settings alike, and would they recommend the same one?"""
+    lines = []
+    for i, a in enumerate(reports):
+        for b in reports[i + 1:]:
+            if len(a.decision.decisions) != 1 or len(b.decision.decisions) != 1:
+                continue
+            da, db = a.decision.decisions[0], b.decision.decisions[0]
+            if da.group.dataset is None or db.group.dataset is None or \
+                    da.group.dataset.fingerprint == db.group.dataset.fingerprint or da.primary != db.primary:
+                continue
+            keys_a = {_setting_key(a.row(j)): j for j in da.scores}
+            keys_b = {_setting_key(b.row(j)): j for j in db.scores}
+            pairs = {keys_a[k]: keys_b[k] for k in keys_a if k in keys_b}
+            if len(pairs) < 2 or len(pairs) < len(keys_a):
+                continue  # not the same grid
+            picks = (da.chosen_job, db.chosen_job)
+            names = (sweep_name(a.sweep_dir), sweep_name(b.sweep_dir))
+            ev = da.group.eval
+            agree = agreement(da.scores, db.scores, names=names, picks=picks, pairs=pairs,
+                              n_boot=ev.n_boot, seed=ev.seed)
+            if agree is None:
+                continue
+            pb = a.labels.get(next((j for j, k in pairs.items() if k == picks[1]), -1), "none")
+            same = pairs.get(picks[0]) == picks[1]
+            tau = (f"{agree.tau:.2f} [{agree.tau_low:.2f}, {agree.tau_high:.2f}]"
+                   if agree.tau == agree.tau else "undefined (one side ranks every setting the same)")
+            lines.append(f"{names[0]} vs {names[1]} ({da.group.dataset.name}, {agree.n_queries[0]} "
+                         f"questions; {db.group.dataset.name}, {agree.n_queries[1]}): Kendall's τ "
+                         f"between their rankings of the {len(pairs)} shared settings on "
+                         f"{da.primary.label} = {tau}; "
+                         + (f"both recommend {a.labels[picks[0]]}." if same else
+                            f"{names[0]} recommends {a.labels.get(picks[0], 'none')}, "
+                            f"{names[1]} {pb}."))
+    return lines
+
+
+def _pooled(reports: Sequence[SweepReport]) -> tuple[dict[tuple[int, int], Comparison], list[str]]:
+    pooled, owner = {}, {}
+    for i, rep in enumerate(reports):
+        for d in rep.decision.decisions:
+            for job, sc in d.scores.items():
+                owner[len(pooled)] = (i, job)
+                pooled[len(pooled)] = sc
+    if len(pooled) < 2:
+        return {}, []
+    ev = reports[0].decision.decisions[0].group.eval
+    try:
+        comparisons = compare_to_best(pooled, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed)
+    except ValueError as e:
+        return {}, [f"No test across sweeps: {e}."]
+    primary = reports[0].decision.decisions[0].primary
+    return ({owner[c.job]: c for c in comparisons},
+            [f"vs best (all sweeps): every setting of every sweep against the overall best on "
+             f"{primary.label}, paired over the queries they share, Holm-adjusted over all of them."])
+
+
+def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
+    """Write the comparison page of several sweeps: every setting, each sweep's pick, pictures."""
+    names = [sweep_name(r.sweep_dir) for r in reports]
+    why = why_not_pooled(reports)
+    across, notes = ({}, [why]) if why else _pooled(reports)
+    notes = sweep_agreements(reports) + notes
+    keys: list[str] = []
+    for rep in reports:
+        keys += [k for k in varied_settings([r.settings for r in rep.rows]) if k not in keys]
+    primary = reports[0].decision.primary
+    cost_k = reports[0].decision.decisions[0].group.eval.cost_k if reports[0].decision.decisions else 5
+    records, classes = [], []
+    for i, (name, rep) in enumerate(zip(names, reports)):
+        for r in rep.rows:
+            d = rep.decision.of(r.job)
+            p = d.primary if d else primary
+            rec = {"sweep": name}
+            rec.update({label(k): format_value(r.settings.get(k)) for k in keys})
+            rec.update({"chunks": fmt(r.stats.n_chunks) if r.ok else "–",
+                        "tok/chunk": fmt(r.stats.mean_chunk_tokens, 1) if r.ok else "–",
+                        f"tok@{cost_k}": fmt(r.stats.tokens(cost_k), 0) if r.ok else "–",
+                        (primary.label if primary else "primary"): with_ci(r, p.level, p.metric) if p else "–",
+                        "vs best (own sweep)": rep.decision.verdict(r)})
+            if across:
+                rec["vs best (all sweeps)"] = verdict_text(across.get((i, r.job))) if r.ok else "–"
+            rec["status"] = r.status if r.ok else f"{r.status}: {r.error or ''}"
+            records.append(rec)
+            c = across.get((i, r.job)) if across else rep.decision.comparison(r.job)
+            verdict = c.verdict if c and c.verdict != "worse" else ""
+            pick = "pick" if rep.decision.is_pick(r.job) else ""  # each sweep's own pick
+            classes.append("bad" if not r.ok else " ".join(filter(None, [verdict, pick])))
+    # Under the "Recommendations" heading the word is not repeated: each sweep's caveat, then pick.
+    recs = [f"{name}: " + (" ".join(t for d in rep.decision.decisions for t in (
+        d.undecided_text,
+        (f"{d.group.label}: " if d.group.label and d.recommendation_body else "") + d.recommendation_body)
+        if t) or "no recommendation") for name, rep in zip(names, reports)]
+    sections = [Section("Recommendations", htmlpage.bullets(recs, cls="")),
+                Section("All settings", htmlpage.legend(ROW_LEGEND)
+                        + htmlpage.table_html(Table.of(pd.DataFrame(records), classes))
+                        + htmlpage.bullets(notes))]
+    side = []
+    for name, rep in zip(names, reports):
+        pics = []
+        for d in rep.decision.decisions[:1]:
+            p = d.primary
+            for fname, caption in ((plot_name("heatmap", p.level, p.metric), p.label),
+                                   (plot_name("budget", p.level, p.measure.name),
+                                    f"{p.level} {p.measure.name} by token budget")):
+                path = rep.sweep_dir / "plots" / fname
+                if path.exists():
+                    pics.append(htmlpage.picture_html(Picture(path, f"{name}: {caption}")))
+        side.append(f"<div><h3>{escape(name)}</h3>{''.join(pics) or '<p>(no pictures)</p>'}"
+                    f"{htmlpage.paragraphs([subtitle(rep)])}</div>")
+    sections.append(Section("Side by side", f'<div class="grid">{"".join(side)}</div>'))
+    out = Path(out)
+    htmlpage.write_page(out, htmlpage.page(f"sweep comparison: {len(reports)} sweeps", sections,
+                                           subtitle=" · ".join(names)))
+    return out

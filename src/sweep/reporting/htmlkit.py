@@ -1,0 +1,260 @@
+"""Self-contained HTML pages: one file, inline CSS, pictures embedded as base64 PNG.
+
+(Named htmlpage, not html, so it can never shadow the standard library's html module.)
+
+A report is mailed, attached to a ticket or opened from an archive; it must
+not depend on the sweep directory or on anything fetched from the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import struct
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Sequence
+
+from sweep.decision.breakdown import QueryRow
+from sweep.decision.decide import PICK_MARK
+from sweep.core.files import write_text_atomic
+from sweep.store.traces import Retrieved
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1400px;
+ padding:0 1rem;color:#222;line-height:1.4}
+h1{font-size:1.5rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1rem;margin:1.2rem 0 .3rem}
+.sub{color:#666;margin-top:0}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f4f4f4;position:sticky;top:0}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} td.short{white-space:nowrap}
+tr.best td{background:#e3f4e1;font-weight:600} tr.tie td{background:#f3faf2}
+tr.bad td{background:#fbeaea;color:#7a2e2e}
+tr.pick td{background:#dcebfa;border-top:2px solid #3b75af;border-bottom:2px solid #3b75af}
+tr.pick td:first-child{border-left:5px solid #3b75af}
+tr.best.pick td{background:#e3f4e1}
+.badge{display:inline-block;background:#3b75af;color:#fff;border-radius:3px;padding:0 .35rem;
+ margin-left:.35rem;font-size:.75rem;font-weight:600}
+.legend{font-size:.8rem;color:#444;margin:.3rem 0} .legend span.sw{display:inline-block;width:1.6rem;
+ height:.8rem;vertical-align:middle;margin:0 .3rem 0 .9rem;border:1px solid #ccc}
+.rec{background:#eef5fc;border-left:4px solid #3b75af;padding:.6rem 1rem;margin:1rem 0}
+.rec.warn{background:#fff6e0;border-left-color:#c98a00}
+.note{color:#555;font-size:.85rem} figure{margin:1rem 0} figcaption{color:#555;font-size:.85rem}
+img{max-width:100%;height:auto;border:1px solid #eee} .scroll{overflow-x:auto}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem}
+.grid .picture.wide{grid-column:1/-1}
+figure.zoom>a{cursor:zoom-in} figure.zoom .close{display:none}
+figure.zoom:target{position:fixed;inset:0;z-index:10;margin:0;padding:2.5rem 1rem 1rem;overflow:auto;
+ background:rgba(25,25,25,.97);text-align:center}
+figure.zoom:target img{max-width:none;background:#fff} figure.zoom:target figcaption{color:#eee}
+figure.zoom:target .hint{display:none}
+figure.zoom:target .close{display:block;position:fixed;inset:0;z-index:-1}
+figure.zoom:target .close::after{content:"× close";position:fixed;top:.6rem;right:1.2rem;color:#fff;
+ font-size:1rem}
+.q{border:1px solid #e2e2e2;border-radius:4px;padding:.5rem 1rem;margin:.8rem 0}
+.chunk{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.4rem;max-height:14rem;
+ overflow:auto;font-size:.85rem} mark{background:#ffe28a}
+.rel{color:#1d7a1d} .irr{color:#999}
+"""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A rendered table: text cells, and optionally CSS classes per row (best, tie, pick, bad).
+
+    On a row of class ``pick``, a cell ending in :data:`PICK_MARK` shows it as a badge.
+    """
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    classes: tuple[str, ...] = ()
+
+
+    @classmethod
+    def of(cls, df, classes: Sequence[str] = ()) -> "Table":
+        """A pandas DataFrame of display strings, with a CSS class per row."""
+        return cls(tuple(str(c) for c in df.columns),
+                   tuple(tuple(str(v) for v in row) for row in df.itertuples(index=False)),
+                   tuple(classes))
+
+
+@dataclass(frozen=True)
+class Picture:
+    path: Path
+    caption: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A titled part of a page; ``body`` is HTML built with this module's functions."""
+
+    title: str
+    body: str
+
+
+def _numeric(text: str) -> bool:
+    head = text.split(" ", 1)[0].replace("%", "")
+    try:
+        float(head)
+    except ValueError:
+        return False
+    return True
+
+
+#: Cells up to this long never wrap: a squeezed wide table would break a verdict such as
+#: "worse (p<0.001)" over two lines; longer prose (a failed row's reason) may wrap.
+SHORT_CELL = 30
+
+
+def _cell(text: str, pick: bool) -> str:
+    if pick and (text.endswith(", " + PICK_MARK) or text == PICK_MARK):
+        head = text[: -len(PICK_MARK)].rstrip(", ")
+        return f'<td class="short">{escape(head)}<span class="badge">{PICK_MARK}</span></td>'
+    if _numeric(text):
+        return f'<td class="num">{escape(text)}</td>'
+    return f'<td class="short">{escape(text)}</td>' if len(text) <= SHORT_CELL else f"<td>{escape(text)}</td>"
+
+
+def table_html(table: Table) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
+    body = []
+    for i, row in enumerate(table.rows):
+        cls = table.classes[i] if i < len(table.classes) and table.classes[i] else ""
+        tds = "".join(_cell(c, "pick" in cls.split()) for c in row)
+        body.append(f'<tr class="{cls}">{tds}</tr>' if cls else f"<tr>{tds}</tr>")
+    # Wide tables scroll inside their box instead of widening the page.
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+#: A picture wider than this (in pixels) takes a whole row of a grid: at a third of
+#: the page, a figure of many panels cannot be read.
+WIDE_PX = 900
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` from a PNG's header; None when ``data`` is not a PNG."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def picture_html(picture: Picture) -> str:
+    """The PNG embedded as a data URI, with its caption; a click opens it full size.
+
+    Full size is the same ``<figure>`` restyled by CSS ``:target`` as an overlay, so
+    the page needs no script and carries each picture once; a click outside the
+    picture (or on "× close") returns to where it was on the page.
+    """
+    raw = Path(picture.path).read_bytes()
+    data = base64.b64encode(raw).decode("ascii")
+    key = "fig-" + hashlib.sha1(str(picture.path).encode("utf-8")).hexdigest()[:12]
+    size = png_size(raw)
+    dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+    wide = " wide" if size and size[0] > WIDE_PX else ""
+    caption = escape(picture.caption)
+    # The wrapper stays in the page when the figure becomes the overlay: closing returns to it.
+    return (f'<div class="picture{wide}" id="{key}-at"><figure class="zoom" id="{key}">'
+            f'<a href="#{key}" title="open full size"><img alt="{caption}"{dims} '
+            f'src="data:image/png;base64,{data}"></a>'
+            f'<a class="close" href="#{key}-at" aria-label="close"></a>'
+            f'<figcaption>{caption}<span class="hint"> (click to enlarge)</span></figcaption>'
+            "</figure></div>")
+
+
+def legend(items: Sequence[tuple[str, str]]) -> str:
+    """A line of ``(CSS row class, meaning)`` swatches that says what a table's row marks mean."""
+    swatch = {"best": "background:#e3f4e1", "tie": "background:#f3faf2",
+              "pick": "background:#dcebfa;border:2px solid #3b75af;border-left-width:5px",
+              "bad": "background:#fbeaea"}
+    return ('<p class="legend">' + "".join(
+        f'<span class="sw" style="{swatch.get(cls, "")}"></span>{escape(text)}' for cls, text in items)
+        + "</p>")
+
+
+def paragraphs(texts: Sequence[str], cls: str = "note") -> str:
+    return "".join(f'<p class="{cls}">{escape(t)}</p>' for t in texts)
+
+
+def bullets(texts: Sequence[str], cls: str = "note") -> str:
+    return f'<ul class="{cls}">' + "".join(f"<li>{escape(t)}</li>" for t in texts) + "</ul>"
+
+
+def marked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` escaped, with the gold parts in ``<mark>``."""
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        a, b = max(a, pos), min(b, len(text))
+        if a >= b:
+            continue
+        out += [escape(text[pos:a]), f"<mark>{escape(text[a:b])}</mark>"]
+        pos = b
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def _hit_html(hit: Retrieved, row: QueryRow) -> str:
+    gold = row.trace.gold if row.trace else ()
+    shares = [(j, hit.gold_share(g)) for j, g in enumerate(gold)]
+    rel = [f"{s:.0%} of gold {j + 1}" for j, s in shares if s > 0]
+    tag = (f'<span class="rel">holds {escape(", ".join(rel))}</span>' if rel
+           else '<span class="irr">no gold</span>')
+    head = f"{hit.rank}. {escape(hit.doc_id)} [{hit.start}:{hit.end}], {hit.n_tokens} tokens, {tag}"
+    if hit.text is None:
+        return f"<li>{head}</li>"
+    spans = [p for g in gold if g.start is not None and (p := hit.overlaps(g)) is not None]
+    return f'<li>{head}<div class="chunk">{marked(hit.text, spans)}</div></li>'
+
+
+def worst_queries_html(rows: Sequence[QueryRow], *, metric: str, setting: str,
+                       details: int = 20) -> str:
+    """The worst-first table and, for the worst queries, gold evidence and retrieved chunks."""
+    table = Table(("#", "query_id", "type", metric, "all settings: mean [min, max]", "query"),
+                  tuple((str(i), r.query_id, (r.trace.type or "") if r.trace else "",
+                         f"{r.value:.3f}", f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
+                         r.trace.query if r.trace else "")
+                        for i, r in enumerate(rows, 1)))
+    parts = [f'<p class="note">Setting: {escape(setting)}. Lowest {escape(metric)} first; '
+             "a query low in every setting is a hard question or a bad judgment, one low only "
+             "here is this setting's fault. Gold text inside retrieved chunks is highlighted.</p>",
+             table_html(table)]
+    for i, r in enumerate(rows[:details], 1):
+        rec = r.trace
+        title = f"{i}. {escape(r.query_id)}: {escape(metric)} = {r.value:.3f}"
+        if rec is None:
+            parts.append(f'<div class="q"><h3>{title}</h3><p>(no saved hits)</p></div>')
+            continue
+        if rec.type:
+            title += f" <span class='note'>({escape(rec.type)})</span>"
+        if rec.twohop:
+            k = max(rec.twohop)
+            title += f" <span class='note'>two-hop@{k}: {escape(rec.twohop[k])}</span>"
+        gold = "".join(
+            f"<li>{escape(g.doc_id)} "
+            + (f"[{g.start}:{g.end}]" if g.start is not None else "(whole document)")
+            + f", grade {g.grade}"
+            + (f'<div class="chunk"><mark>{escape(g.text)}</mark></div>' if g.text else "") + "</li>"
+            for g in rec.gold)
+        hits = "".join(_hit_html(h, r) for h in rec.hits)
+        parts.append(f'<div class="q"><h3>{title}</h3><p><b>Query:</b> {escape(rec.query)}</p>'
+                     f"<p><b>Gold evidence</b></p><ul>{gold}</ul>"
+                     f"<p><b>Retrieved</b></p><ol style='list-style:none;padding-left:0'>{hits}</ol></div>")
+    return "".join(parts)
+
+
+def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:
+    """A complete HTML document; nothing in it refers to another file."""
+    body = "".join(f"<section><h2>{escape(s.title)}</h2>{s.body}</section>" if s.title
+                   else f"<section>{s.body}</section>" for s in sections)
+    sub = f'<p class="sub">{escape(subtitle)}</p>' if subtitle else ""
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
+            f"<body><h1>{escape(title)}</h1>{sub}{body}</body></html>\n")
+
+
+def write_page(path: Path, html: str) -> Path:
+    return write_text_atomic(path, html)

@@ -1,0 +1,185 @@
+"""A job's result row: one typed value written as ``<job>/row.json`` and read back by the report.
+
+The job writes it as soon as it ends (atomically), so a crash or Ctrl-C later
+never loses it; the report, the results DataFrame and the tests all go
+through :class:`Row`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from sweep.scoring.aggregate import MetricSummary, Summary
+from sweep.core.types import Dataset
+from sweep.scoring.diagnostics import Diagnostics
+from sweep.core.evalconfig import EvalConfig
+from sweep.core.files import write_text_atomic
+from sweep.pipeline.evaluate import Stats
+
+__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows"]
+
+log = logging.getLogger(__name__)
+
+#: Bumped when the layout changes; rows of another format are not read.
+ROW_FORMAT = 2
+STATUSES = ("ok", "invalid", "failed")
+
+
+class RowError(ValueError):
+    """A row.json that cannot be read; ``str()`` names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Which evaluation set a row was scored on: by name for people, by content for tests."""
+
+    name: str
+    fingerprint: str
+    n_documents: int
+    n_queries: int
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> "DatasetInfo":
+        return cls(dataset.name, dataset.fingerprint(), len(dataset.documents), len(dataset.queries))
+
+
+@dataclass(frozen=True)
+class Row:
+    """What one job of a sweep produced.
+
+    ``status`` is ``ok``, ``invalid`` (a setting that cannot run, ``error`` says
+    why) or ``failed`` (a crash; the traceback is in ``<job>/error.txt``).
+    ``summary`` holds every metric's mean and interval per level (ok rows only);
+    ``eval`` the scoring settings it was scored with (its primary metric may
+    fall back to the document level on a dataset without spans).
+    """
+
+    job: int
+    status: str
+    settings: Mapping[str, Any]
+    eval: EvalConfig
+    dataset: DatasetInfo | None = None
+    overrides: tuple[str, ...] = ()
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+    stats: Stats = field(default_factory=Stats)
+    summary: Summary | None = None
+    #: Two-hop failure classes and abstention (ok rows only).
+    diagnostics: Diagnostics | None = None
+    #: The retriever's own ranking scored, when a re-ranker re-ordered it (see SettingResult).
+    first_stage: Summary | None = None
+    #: The job's folder when read from disk (not saved: folders move).
+    path: Path | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"row status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        if self.status == "ok" and self.summary is None:
+            raise ValueError("an ok row needs its summary")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def interval(self, level: str, metric: str) -> MetricSummary | None:
+        return None if self.summary is None else self.summary.interval(level, metric)
+
+    def mean(self, level: str, metric: str) -> float | None:
+        m = self.interval(level, metric)
+        return None if m is None or math.isnan(m.mean) else m.mean
+
+    def file(self, name: str) -> Path | None:
+        """A per-job file (``per_query.csv``, ``hits.jsonl``) when the row was read from disk
+        and the file exists."""
+        if self.path is None:
+            return None
+        p = self.path / name
+        return p if p.exists() else None
+
+    # -- JSON ------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        data = {
+            "format": ROW_FORMAT,
+            "job": self.job,
+            "status": self.status,
+            "error": self.error,
+            "settings": dict(self.settings),
+            "overrides": list(self.overrides),
+            "notes": list(self.notes),
+            "dataset": None if self.dataset is None else vars(self.dataset),
+            "eval": self.eval.to_dict(),
+            "stats": self.stats.to_columns(),
+            "summary": None if self.summary is None else self.summary.to_dict(),
+            "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
+            "first_stage": None if self.first_stage is None else self.first_stage.to_dict(),
+        }
+        return json.dumps(data, indent=2, default=str)
+
+    @classmethod
+    def from_json(cls, text: str, *, path: Path | None = None) -> "Row":
+        where = str(path / "row.json") if path is not None else "row"
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise RowError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(data, dict):
+            raise RowError(f"{where}: not a row object")
+        if data.get("format") != ROW_FORMAT:
+            raise RowError(f"{where}: written by another version of sweep (row format "
+                           f"{data.get('format', 1)}, this version reads {ROW_FORMAT}); "
+                           "rerun that sweep")
+        try:
+            return cls(
+                job=int(data["job"]),
+                status=str(data["status"]),
+                error=data.get("error"),
+                settings=dict(data["settings"]),
+                overrides=tuple(str(o) for o in data.get("overrides", ())),
+                notes=tuple(str(n) for n in data.get("notes", ())),
+                dataset=None if data.get("dataset") is None else DatasetInfo(**data["dataset"]),
+                eval=EvalConfig.from_dict(data["eval"]),
+                stats=Stats.from_columns(data.get("stats") or {}),
+                summary=None if data.get("summary") is None else Summary.from_dict(data["summary"]),
+                diagnostics=(None if data.get("diagnostics") is None
+                             else Diagnostics.from_dict(data["diagnostics"])),
+                first_stage=(None if data.get("first_stage") is None
+                             else Summary.from_dict(data["first_stage"])),
+                path=path,
+            )
+        except KeyError as e:
+            raise RowError(f"{where}: missing key {e.args[0]!r}") from None
+        except (TypeError, ValueError) as e:
+            raise RowError(f"{where}: {e}") from None
+
+    def save(self, job_dir: Path) -> Path:
+        """Write ``job_dir/row.json`` atomically: a job killed mid-write leaves no half row."""
+        return write_text_atomic(Path(job_dir) / "row.json", self.to_json())
+
+    def with_stats(self, **changes: Any) -> "Row":
+        return replace(self, stats=replace(self.stats, **changes))
+
+
+def load_rows(sweep_dir: Path) -> list[Row]:
+    """Every job's row under a sweep folder, in job order.
+
+    One damaged row (a job killed while writing it, a row of another version)
+    must not cost the table of all the others: it is skipped, with a warning.
+    """
+    rows = []
+    for path in sorted(Path(sweep_dir).glob("*/row.json")):
+        try:
+            rows.append(Row.from_json(path.read_text(encoding="utf-8"), path=path.parent))
+        except (OSError, UnicodeDecodeError, RowError) as e:
+            log.warning("skipped a row: %s", e)
+    rows.sort(key=lambda r: r.job)
+    return rows
+
+
+def jobs_of(rows: Sequence[Row]) -> dict[int, Row]:
+    return {r.job: r for r in rows}

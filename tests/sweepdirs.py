@@ -16,7 +16,7 @@ from sweep.scoring.aggregate import summarize
 from sweep.core.types import Judgment, Query
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import LEVELS
-from sweep.pipeline.evaluate import Stats
+from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
 from sweep.scoring.credit import ScoreTable
 from sweep.store.traces import Evidence, QueryTrace, Retrieved, write_traces

@@ -39,7 +39,7 @@ __all__ = [
     "PREFIXES",
     "OVERLAP_MEANING",
     "ChunkingSettingsError",
-    "Chunker",
+    "BaseChunker",
     "TokenChunker",
     "SentenceChunker",
     "ParagraphChunker",
@@ -467,7 +467,7 @@ class _DocTools:
 # --------------------------------------------------------------------------
 
 
-class Chunker(ABC):
+class BaseChunker(ABC):
     """Splits documents into chunks; subclasses implement ``spans``.
 
     ``settings`` describes the effective settings; ``notes`` are remarks on
@@ -550,7 +550,7 @@ class Chunker(ABC):
         return f"{type(self).__name__}({args})"
 
 
-class TokenChunker(Chunker):
+class TokenChunker(BaseChunker):
     """Fixed windows of ``size`` tokens, consecutive windows sharing ``overlap`` tokens."""
 
     strategy = "token"
@@ -571,7 +571,7 @@ class TokenChunker(Chunker):
         return out
 
 
-class SentenceChunker(Chunker):
+class SentenceChunker(BaseChunker):
     """Whole sentences packed up to ``size``; overlap in whole sentences."""
 
     strategy = "sentence"
@@ -637,7 +637,7 @@ def _semantic_units(tools: _DocTools, a: int, b: int, minimum: int) -> list[Span
     return out
 
 
-class ParagraphChunker(Chunker):
+class ParagraphChunker(BaseChunker):
     """Whole paragraphs (blank-line separated) packed up to ``size``, no overlap."""
 
     strategy = "paragraph"
@@ -652,7 +652,7 @@ class ParagraphChunker(Chunker):
         return self._tools(doc.text).recursive(0, len(doc.text), _PARAGRAPH_LEVELS, 0)
 
 
-class RecursiveChunker(Chunker):
+class RecursiveChunker(BaseChunker):
     """Separator hierarchy (blank line, line, sentence end, space, tokens), merged up to ``size``."""
 
     strategy = "recursive"
@@ -661,7 +661,7 @@ class RecursiveChunker(Chunker):
         return self._tools(doc.text).recursive(0, len(doc.text), _RECURSIVE_LEVELS, self.overlap)
 
 
-class MarkdownChunker(Chunker):
+class MarkdownChunker(BaseChunker):
     """One chunk per Markdown section; sections over ``size`` are split recursively."""
 
     strategy = "markdown"
@@ -708,7 +708,7 @@ def markdown_sections(text: str) -> list[Span]:
     return sections
 
 
-class SemanticChunker(Chunker):
+class SemanticChunker(BaseChunker):
     """Sentence units (merged to ``min_unit_tokens``) grouped where neighbour embeddings stay
     similar; groups over ``size`` are packed."""
 
@@ -818,7 +818,7 @@ class SemanticChunker(Chunker):
         return groups
 
 
-_CLASSES: dict[str, type[Chunker]] = {
+_CLASSES: dict[str, type[BaseChunker]] = {
     "token": TokenChunker,
     "sentence": SentenceChunker,
     "paragraph": ParagraphChunker,
@@ -851,7 +851,7 @@ def build_chunker(
     prefix: str = "none",
     embed_fn: EmbedFn | None = None,
     **options: Any,
-) -> Chunker:
+) -> BaseChunker:
     """Build the chunker for one sweep setting (the ``_target_`` of the chunk config group).
 
     ``embed_fn`` is used by ``semantic`` only; ``options`` are strategy

@@ -15,8 +15,8 @@ import numpy as np
 
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["Chunker", "EmbedStatsLike", "Embedder", "RerankStatsLike", "Reranker", "Retriever",
-           "SearchIndex"]
+__all__ = ["ApproximateIndex", "Chunker", "EmbedStatsLike", "Embedder", "HoldsSearchIndex",
+           "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever"]
 
 
 @runtime_checkable
@@ -93,6 +93,36 @@ class Retriever(Protocol):
         """At least ``depth`` chunks per query (fewer only when fewer are indexed),
         scores higher-is-better."""
         ...
+
+
+# Optional capabilities: a stage that has one gets the extra columns, one without it
+# runs the same (a user's own retriever need not report its size).
+
+
+@runtime_checkable
+class SizedRetriever(Protocol):
+    """A retriever that says how many vectors its index holds and how many bytes they take."""
+
+    @property
+    def ntotal(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int | None: ...
+
+
+@runtime_checkable
+class HoldsSearchIndex(Protocol):
+    """A retriever searching a :class:`SearchIndex` (None before the first ``index`` call)."""
+
+    @property
+    def search_index(self) -> SearchIndex | None: ...
+
+
+@runtime_checkable
+class ApproximateIndex(Protocol):
+    """An index that says whether it may miss true neighbours (HNSW and IVF do)."""
+
+    approximate: bool
 
 
 class RerankStatsLike(Protocol):

@@ -243,7 +243,7 @@ _MEMO_LOCK = threading.RLock()
 #: vector comes from the cache and the model never loads).
 _DEVICE = re.compile(r"(cpu|cuda|mps|xpu|npu|hpu|xla|meta|mtia)(:\d+)?")
 #: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
-#: key). Process-wide, because every job of a sweep builds its own Embedder.
+#: key). Process-wide, because every job of a sweep builds its own SentenceTransformerEmbedder.
 _TOKEN_MEMO: dict[tuple[str, bool, int], dict[str, tuple[int, str | None]]] = {}
 _TOKEN_MEMO_SIZE = 500_000
 
@@ -367,7 +367,7 @@ class EmbedStats:
     load_seconds: float = 0.0  # importing and loading the model, when this embedder did it
 
 
-class Embedder:
+class SentenceTransformerEmbedder:
     """A sentence-transformers model behind a content-addressed embedding cache.
 
     ``backend`` picks the runtime: ``torch`` (sentence-transformers), ``onnx``
@@ -815,7 +815,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also embed TEXT (without the cache) and print the first values")
     args = parser.parse_args(argv)
     try:
-        emb = Embedder(args.model, device=args.device, max_seq_length=args.max_seq_length,
+        emb = SentenceTransformerEmbedder(args.model, device=args.device, max_seq_length=args.max_seq_length,
                        cache_dir="off", show_progress=False, backend=args.backend)
         emb.load()
         print(f"model: {args.model}")

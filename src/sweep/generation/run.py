@@ -97,7 +97,7 @@ def generate(documents: Sequence[Document], settings: GenerateSettings, client: 
              embedder: Any, *, dataset: str = "") -> GenerationResult:
     """Questions of every kind in ``settings.kinds`` for ``documents``.
 
-    ``embedder`` is a :class:`sweep.embedding.embedder.Embedder` (or anything with its
+    ``embedder`` is a :class:`sweep.embedding.embedder.SentenceTransformerEmbedder` (or anything with its
     ``embed_documents``, ``embed_queries`` and ``cached``). With
     ``client.dry_run`` only the first round is planned, nothing is sent or
     embedded (``embedder`` may be None), and no query is returned.

@@ -34,7 +34,8 @@ from sweep.core.files import write_text_atomic
 from sweep.retrieval.index import ANN_RECALL_K
 from sweep.pipeline.latency import EncodeTimes
 from sweep.core.measures import Primary
-from sweep.pipeline.evaluate import Stats, evaluate_setting
+from sweep.pipeline.evaluate import evaluate_setting
+from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever

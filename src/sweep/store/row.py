@@ -19,7 +19,7 @@ from sweep.core.types import Dataset
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
-from sweep.pipeline.evaluate import Stats
+from sweep.store.stats import Stats
 
 __all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows"]
 

@@ -6,7 +6,9 @@ import pytest
 from sweep.core.types import Chunk, Document, Judgment, Query
 from sweep.core.evalconfig import EvalConfig
 from sweep.retrieval.index import FlatIPIndex
-from sweep.pipeline.evaluate import Stats, evaluate_setting, retrieval_depth
+from sweep.pipeline.evaluate import evaluate_setting
+from sweep.pipeline.steps import retrieval_depth
+from sweep.store.stats import Stats
 from sweep.retrieval.dense import DenseRetriever
 from sweep.core.protocols import Chunker, Embedder, Retriever, SearchIndex
 

@@ -159,7 +159,7 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_
         raise AssertionError("a dry run loaded or ran the embedding model")
 
     for name in ("embed_documents", "embed_queries", "encode_query", "load", "_ensure_model"):
-        monkeypatch.setattr(embedding.Embedder, name, no_model)
+        monkeypatch.setattr(embedding.SentenceTransformerEmbedder, name, no_model)
     monkeypatch.setattr(embedding, "_load_sentence_transformer", no_model)
     # Every kind: adversarial, multi-hop and unanswerable tasks need neighbour passages.
     cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", "generate.n=10",

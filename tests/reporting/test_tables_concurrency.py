@@ -22,7 +22,7 @@ import pandas as pd
 from sweep.core.folderlock import LOCK_NAME, locked
 from sweep.report import write_report
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from sweepdirs import base, make_job  # noqa: E402
 
 GRID = [(s, o) for s in (64, 128, 256, 512) for o in (0, 16)]

@@ -18,7 +18,7 @@ import pytest
 from sweep.embedding import onnx_export
 from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
 from paths import ROOT
-from sweep.embedding.embedder import Embedder, EmbedderError
+from sweep.embedding.embedder import SentenceTransformerEmbedder, EmbedderError
 
 TEXTS = [
     "the pump needs a new seal",
@@ -36,10 +36,10 @@ def exports(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("onnx-exports")
 
 
-def emb(cache_dir, exports=None, **kw) -> Embedder:
+def emb(cache_dir, exports=None, **kw) -> SentenceTransformerEmbedder:
     if exports is not None:
         kw["onnx_dir"] = str(exports)
-    return Embedder(cache_dir=str(cache_dir), show_progress=False, **kw)
+    return SentenceTransformerEmbedder(cache_dir=str(cache_dir), show_progress=False, **kw)
 
 
 def one_line(exc: pytest.ExceptionInfo) -> str:
@@ -104,7 +104,7 @@ def test_check_backend_passes_known_names():
 def test_export_folder_default_follows_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert emb(tmp_path / "c", backend="onnx")._onnx_root() == tmp_path / "c" / "onnx"
-    off = Embedder(cache_dir="off", backend="onnx", show_progress=False)
+    off = SentenceTransformerEmbedder(cache_dir="off", backend="onnx", show_progress=False)
     assert off._onnx_root() == tmp_path / "xdg" / "sweep" / "onnx"
     assert emb(tmp_path, tmp_path / "mine", backend="onnx")._onnx_root() == tmp_path / "mine"
 
@@ -219,8 +219,8 @@ def test_onnx_run_does_not_import_torch(tmp_path, exports):
     emb(tmp_path, exports, backend="onnx").load()
     script = textwrap.dedent(f"""
         import sys
-        from sweep.embedding.embedder import Embedder
-        e = Embedder(cache_dir="off", onnx_dir={str(exports)!r}, backend="onnx",
+        from sweep.embedding.embedder import SentenceTransformerEmbedder
+        e = SentenceTransformerEmbedder(cache_dir="off", onnx_dir={str(exports)!r}, backend="onnx",
                      show_progress=False, threads=1)
         v = e.embed_documents(["no torch here"], what="chunks")
         assert v.shape == (1, 384) and e.stats.embedded == 1
@@ -236,7 +236,7 @@ def test_export_failure_is_an_embedder_error(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    e = Embedder(str(folder), cache_dir="off", max_seq_length=16, backend="onnx",
+    e = SentenceTransformerEmbedder(str(folder), cache_dir="off", max_seq_length=16, backend="onnx",
                  onnx_dir=str(tmp_path / "exports"), show_progress=False)
     with pytest.raises(EmbedderError) as err:
         e.embed_documents(["x"])

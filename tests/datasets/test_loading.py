@@ -22,7 +22,9 @@ from sweep.datasets.loading import (
     skipped_files,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from paths import ROOT  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
 PROJECT_JSONL = FIXTURES / "project_jsonl"
 PROJECT_DOCS = FIXTURES / "project_docs"
 BEIR = FIXTURES / "beir"

@@ -21,9 +21,11 @@ from sweep.validate import (
     main,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from paths import ROOT  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
 BROKEN = FIXTURES / "broken"
-KESTREL = Path(__file__).resolve().parents[1] / "corpora" / "kestrel"
+KESTREL = ROOT / "corpora" / "kestrel"
 
 # fixture -> (file inside it, line, exact message). One rule broken per fixture.
 RULES = {

@@ -1,0 +1,260 @@
+"""The steps of one setting, each a function returning a small frozen record.
+
+Each record carries what the next step needs and the :class:`~sweep.store.stats.Stats`
+columns it measured (``columns()``); :func:`sweep.pipeline.evaluate.evaluate_setting`
+runs them in order and composes ``Stats`` from their columns.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from sweep.core.evalconfig import EvalConfig
+from sweep.core.measures import measures_for
+from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSearchIndex, Reranker,
+                                  Retriever, SizedRetriever)
+from sweep.core.types import Chunk, Document, Query, Ranking
+from sweep.pipeline.latency import Latency, encode_times, search_times
+from sweep.retrieval.index import ann_recall
+from sweep.scoring.aggregate import Summary, summarize
+from sweep.scoring.credit import ScoreTable, UnitCredits, credit_units, score_ranked
+from sweep.scoring.diagnostics import Diagnostics, diagnose
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Chunked", "Embedded", "Indexed", "Reranked", "Scored", "Searched", "chunk", "embed",
+           "index", "rerank", "retrieval_depth", "score", "search"]
+
+
+@dataclass(frozen=True)
+class Chunked:
+    chunks: list[Chunk]
+    n_tokens: np.ndarray  # per chunk, in the chunker's tokens
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"n_chunks": len(self.chunks), "mean_chunk_tokens": float(self.n_tokens.mean()),
+                "max_chunk_tokens": int(self.n_tokens.max()), "chunk_s": self.seconds}
+
+
+def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
+    t0 = time.perf_counter()
+    chunks = list(chunker.chunk_documents(documents))
+    seconds = time.perf_counter() - t0
+    if not chunks:
+        raise ValueError("the chunker produced no chunks")
+    log.info("chunked %d documents into %d chunks (%.2fs)", len(documents), len(chunks), seconds)
+    n_tokens = np.fromiter((c.n_tokens for c in chunks), dtype=np.int64, count=len(chunks))
+    return Chunked(chunks, n_tokens, seconds)
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Chunk and query vectors; both None for a retriever that needs none (BM25)."""
+
+    doc_vecs: np.ndarray | None
+    query_vecs: np.ndarray | None
+    model_tokens: np.ndarray  # per chunk, in the model's tokens (zeros when nothing is embedded)
+    max_seq_length: int
+    truncated_share: float
+    embedded: int
+    cache_hits: int
+    cache_misses: int
+    model_s: float
+    model_load_s: float
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"mean_model_tokens": float(self.model_tokens.mean()),
+                "truncated_share": self.truncated_share, "max_seq_length": self.max_seq_length,
+                # what embedding the corpus costs: every chunk, cached or not, as the model
+                # sees it (truncated at max_seq_length)
+                "embed_tokens": int(np.minimum(self.model_tokens, self.max_seq_length).sum()),
+                "embedded": self.embedded, "cache_hits": self.cache_hits,
+                "cache_misses": self.cache_misses, "model_s": self.model_s,
+                "model_load_s": self.model_load_s, "embed_s": self.seconds}
+
+
+def embed(embedder: Embedder, chunks: Sequence[Chunk], queries: Sequence[str], *,
+          needs_vectors: bool) -> Embedded:
+    """The embedder's stats count from its last ``reset_stats`` (before chunking, so the
+    semantic chunker's sentence embeddings count too)."""
+    doc_vecs = query_vecs = None
+    model_tokens, max_len, truncated_share = np.zeros(len(chunks)), 0, 0.0
+    t0 = time.perf_counter()
+    if needs_vectors:
+        inputs = [c.embedding_input for c in chunks]
+        model_tokens = np.asarray(embedder.count_model_tokens(inputs))
+        max_len = int(embedder.max_seq_length)
+        truncated_share = float((model_tokens > max_len).mean())
+        if truncated_share > 0:
+            log.warning(
+                "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
+                "(longest %d); their tails are never embedded, so this row partly measures "
+                "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
+        t0 = time.perf_counter()
+        doc_vecs = np.ascontiguousarray(embedder.embed_documents(inputs, what="chunks"),
+                                        dtype=np.float32)
+        query_vecs = np.ascontiguousarray(embedder.embed_queries(queries), dtype=np.float32)
+    seconds = time.perf_counter() - t0
+    s = embedder.stats
+    return Embedded(doc_vecs, query_vecs, model_tokens, max_len, truncated_share,
+                    int(s.embedded), int(s.cache_hits), int(s.cache_misses), float(s.seconds),
+                    float(s.load_seconds), seconds)
+
+
+@dataclass(frozen=True)
+class Indexed:
+    n_vectors: int
+    index_bytes: int | None
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"n_vectors": self.n_vectors, "index_bytes": self.index_bytes,
+                "index_s": self.seconds}
+
+
+def index(retriever: Retriever, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> Indexed:
+    t0 = time.perf_counter()
+    retriever.index(chunks, vectors)
+    seconds = time.perf_counter() - t0
+    if isinstance(retriever, SizedRetriever):
+        nbytes = retriever.nbytes
+        return Indexed(int(retriever.ntotal), None if nbytes is None else int(nbytes), seconds)
+    return Indexed(len(chunks), None, seconds)
+
+
+def retrieval_depth(chunks: Sequence[Chunk], ks: Sequence[int], budgets: Sequence[int]) -> int:
+    """How many chunks to retrieve so every @k and @Bt measure sees a full ranking.
+
+    A budget B can be filled by at most as many chunks as the shortest chunks
+    add up to B, plus one (the chunk that no longer fits ends the prefix).
+    A retriever's own ``depth`` can only deepen this, never cut it.
+    """
+    need = max(ks, default=1)
+    if budgets and chunks:
+        lengths = np.sort(np.fromiter((max(c.n_tokens, 1) for c in chunks), dtype=np.int64))
+        fit = int(np.searchsorted(np.cumsum(lengths), max(budgets), side="right"))
+        need = max(need, fit + 1)
+    return max(1, min(need, len(chunks)))
+
+
+@dataclass(frozen=True)
+class Searched:
+    ranking: Ranking
+    depth: int
+    latency: Latency
+    #: Approximate indexes only: share of exact search's top 10 the index also returned.
+    ann_recall: float | None
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        n = self.latency.n
+        return {"retrieval_depth": self.ranking.depth, "retrieve_s": self.seconds,
+                "latency_p50_ms": self.latency.p50_ms if n else None,
+                "latency_p95_ms": self.latency.p95_ms if n else None,
+                "ann_recall": self.ann_recall}
+
+
+def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], embedded: Embedded,
+           depth: int, *, latency_queries: int,
+           encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None) -> Searched:
+    """Rank ``depth`` chunks per query, then time queries one at a time for the latency columns.
+
+    Latency per query is a fresh query encode (none for a retriever without vectors) plus
+    this setting's own search (sweep.pipeline.latency); ``encode_times_of`` gives the
+    encode times a sweep measured once for all its settings, else they are measured here.
+    """
+    t0 = time.perf_counter()
+    ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
+    seconds = time.perf_counter() - t0
+    # What an approximate index misses, against exact search on the same vectors (cheap
+    # next to embedding them).
+    ann = None
+    found = retriever.search_index if isinstance(retriever, HoldsSearchIndex) else None
+    if (isinstance(found, ApproximateIndex) and found.approximate
+            and embedded.doc_vecs is not None):
+        ann = ann_recall(found, embedded.doc_vecs, embedded.query_vecs)
+
+    n_timed = min(len(queries), latency_queries)
+    search_ms = search_times(queries, embedded.query_vecs, retriever, depth, limit=n_timed)
+    if embedded.doc_vecs is not None and n_timed:
+        encode_ms = (encode_times_of(queries[:n_timed]) if encode_times_of is not None
+                     else encode_times(queries, embedder.encode_query, limit=n_timed))
+        search_ms = search_ms + encode_ms
+    latency = Latency.of_ms(search_ms)
+    if latency.n:
+        log.info("retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms",
+                 latency.n, latency.p50_ms, latency.p95_ms)
+    return Searched(ranking, depth, latency, ann, seconds)
+
+
+@dataclass(frozen=True)
+class Reranked:
+    ranking: Ranking
+    #: The retriever's own ranking summarized: every eval measure, plus each at k = top_n.
+    first_stage: Summary
+    candidates: float  # chunks per query the re-ranker scored
+    computed: int      # pairs it ran through its model (the others came from its cache)
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"rerank_candidates": self.candidates, "rerank_computed": self.computed,
+                "rerank_s": self.seconds}
+
+
+def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk], first: Ranking,
+           settings: EvalConfig) -> Reranked:
+    texts = [q.query for q in queries]
+    top_n = int(reranker.top_n)
+    reranker.reset_stats()
+    t0 = time.perf_counter()
+    ranking = reranker.rerank(texts, chunks, first, top_n)
+    seconds = time.perf_counter() - t0
+    n = min(top_n, first.ids.shape[1])
+    candidates = float((first.ids[:, :n] >= 0).sum(axis=1).mean()) if len(queries) else 0.0
+    ceiling = measures_for(sorted({*settings.k, top_n}), settings.budgets)
+    first_table = score_ranked(queries, first.ids, chunks, ceiling,
+                               min_coverage=settings.min_coverage, gain=settings.gain)
+    first_stage = summarize(first_table, queries, n_boot=settings.n_boot, seed=settings.seed)
+    return Reranked(ranking, first_stage, candidates, int(reranker.stats.computed), seconds)
+
+
+@dataclass(frozen=True)
+class Scored:
+    table: ScoreTable
+    summary: Summary
+    credits: UnitCredits
+    diagnostics: Diagnostics
+    #: k -> mean tokens of the top k chunks per query: what an LLM would read.
+    tokens_at: dict[int, float]
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"tokens_at": self.tokens_at, "score_s": self.seconds}
+
+
+def score(queries: Sequence[Query], chunked: Chunked, ranking: Ranking,
+          settings: EvalConfig) -> Scored:
+    t0 = time.perf_counter()
+    chunks = chunked.chunks
+    table = score_ranked(queries, ranking.ids, chunks, settings.measures,
+                         min_coverage=settings.min_coverage, gain=settings.gain)
+    summary = summarize(table, queries, n_boot=settings.n_boot, seed=settings.seed)
+    credits = credit_units(queries, ranking.ids, chunks, min_coverage=settings.min_coverage)
+    top = ranking.scores[:, 0] if ranking.scores.shape[1] else np.full(len(queries), np.nan)
+    diagnostics = diagnose(queries, credits, top, ks=settings.k, twohop_types=settings.twohop_types,
+                           n_boot=settings.n_boot, seed=settings.seed)
+    seconds = time.perf_counter() - t0
+    # The context an LLM would be handed at each k: the cost side of the trade-off.
+    n_tokens = chunked.n_tokens
+    padded = np.where(ranking.ids >= 0, n_tokens[np.maximum(ranking.ids, 0)], 0)
+    tokens_at = {k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan
+                 for k in settings.k}
+    return Scored(table, summary, credits, diagnostics, tokens_at, seconds)

@@ -1,0 +1,94 @@
+"""What one setting measured besides its scores: its index, embedding cost, where the time went.
+
+Saved with the row (``row.json``'s ``stats``) and shown as results.csv's cost columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from sweep.retrieval.index import ANN_RECALL_K
+
+__all__ = ["ANN_COLUMN", "Stats"]
+
+#: results.csv's column for :attr:`Stats.ann_recall`.
+ANN_COLUMN = f"ann_recall@{ANN_RECALL_K}"
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A setting's non-metric columns: its index, what embedding cost, where the time went."""
+
+    n_chunks: int = 0
+    mean_chunk_tokens: float = 0.0
+    max_chunk_tokens: int = 0
+    mean_model_tokens: float = 0.0
+    truncated_share: float = 0.0
+    max_seq_length: int = 0
+    #: What the setting costs to run: vectors and bytes of its index, model tokens to embed
+    #: the corpus (every chunk, cached or not, as the model sees it: truncated at max_seq_length).
+    n_vectors: int = 0
+    index_bytes: int | None = None
+    embed_tokens: int = 0
+    retrieval_depth: int = 0
+    embedded: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    model_s: float = 0.0
+    model_load_s: float = 0.0
+    #: k -> mean tokens of the top k chunks per query: what an LLM would read.
+    tokens_at: Mapping[int, float] = field(default_factory=dict)
+    chunk_s: float = 0.0
+    embed_s: float = 0.0
+    index_s: float = 0.0
+    retrieve_s: float = 0.0
+    #: Retrieval per query, one at a time with a fresh query encode (sweep.pipeline.latency);
+    #: None when not measured (eval.latency_queries=0).
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    #: Chunks per query the re-ranker scored (0: no re-ranker), pairs it ran through
+    #: its model (the others came from its cache), and its time.
+    rerank_candidates: float = 0.0
+    rerank_computed: int = 0
+    rerank_s: float = 0.0
+    score_s: float = 0.0
+    total_s: float = 0.0
+    #: Approximate indexes only (hnsw, ivf): share of exact search's top 10 the index also
+    #: returned, on the same vectors (column ``ann_recall@10``).
+    ann_recall: float | None = None
+
+    def tokens(self, k: int) -> float | None:
+        value = self.tokens_at.get(int(k))
+        return None if value is None or math.isnan(value) else float(value)
+
+    def to_columns(self) -> dict[str, Any]:
+        """Flat ``name -> value`` as results.csv has them (``tokens@5``...)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "tokens_at":
+                out.update({f"tokens@{k}": v for k, v in sorted(self.tokens_at.items())})
+            elif f.name == "ann_recall":
+                if self.ann_recall is not None:
+                    out[ANN_COLUMN] = self.ann_recall
+            else:
+                out[f.name] = getattr(self, f.name)
+        return out
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> "Stats":
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        tokens: dict[int, float] = {}
+        for key, value in columns.items():
+            if key.startswith("tokens@"):
+                tokens[int(key.split("@", 1)[1])] = float(value)
+            elif key == ANN_COLUMN:
+                values["ann_recall"] = None if value is None else float(value)
+            elif key in names:
+                values[key] = value
+            else:
+                raise ValueError(f"unknown stats column {key!r}")
+        return cls(**values, tokens_at=tokens)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from sweep.embedding.backends import BACKENDS  # noqa: E402
 from sweep.chunking.chunkers import build_chunker  # noqa: E402
-from sweep.embedding.embedder import Embedder  # noqa: E402
+from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
 from sweep.datasets.loading import load_dataset  # noqa: E402
 from sweep.decision.significance import paired_randomization_test  # noqa: E402
 
@@ -55,7 +55,7 @@ def prepare(onnx_dir: Path) -> dict[str, float]:
     seconds = {}
     for backend in BACKENDS[1:]:
         t0 = time.perf_counter()
-        Embedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False).load()
+        SentenceTransformerEmbedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False).load()
         seconds[backend] = time.perf_counter() - t0
     return seconds
 
@@ -64,7 +64,7 @@ def measure(backend: str, dataset: str, onnx_dir: Path, sizes: list[int],
             batch_size: int, limit: int | None) -> dict[int, float]:
     """Texts per second of one backend at each chunk size (run in a process of its own)."""
     docs = load_dataset(dataset).documents
-    e = Embedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False,
+    e = SentenceTransformerEmbedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False,
                  batch_size=batch_size)
     e.load()
     e.embed_documents(["warm up the runtime"])

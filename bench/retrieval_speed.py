@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sweep.chunking.chunkers import build_chunker
-from sweep.embedding.embedder import Embedder
+from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import FlatIPIndex
 from sweep.retrieval.lexical import BM25Retriever
@@ -51,7 +51,7 @@ def main() -> int:
     args = parser.parse_args()
     ds = load_dataset(args.dataset)
     queries = [q.query for q in ds.queries]
-    emb = Embedder(cache_dir=args.cache_dir, show_progress=False)
+    emb = SentenceTransformerEmbedder(cache_dir=args.cache_dir, show_progress=False)
     query_vecs = emb.embed_queries(queries)
     print(f"{ds.name}: {len(ds.documents)} documents, {len(queries)} queries; "
           f"medians of {args.repeats}; k=10")

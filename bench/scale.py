@@ -184,7 +184,7 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
 
     import sweep.jobs.job as job
     from sweep.jobs.config import CONF_DIR, register
-    from sweep.report import write_report
+    from sweep.reporting.write import write_report
 
     register()
     build = job.build_stages

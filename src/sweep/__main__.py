@@ -27,10 +27,11 @@ from sweep.jobs.callbacks import fail, state
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import launch_of
 from sweep.core.interrupts import quiet_second_interrupt
-from sweep.jobs.job import ConfigError, one_line, run_job
+from sweep.core.messages import first_line
+from sweep.jobs.job import ConfigError, run_job
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.overrides import check_command_line
-from sweep.report import summary_line, write_html, write_report
+from sweep.reporting.write import summary_line, write_html, write_report
 from sweep.reporting.tables import terminal_text
 
 log = logging.getLogger("sweep")
@@ -60,7 +61,7 @@ def _entry(cfg: DictConfig) -> None:
     try:
         write_report(sweep_dir, quiet=True)
     except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
-        log.warning("could not update the sweep table (%s); rows are kept in %s", one_line(e),
+        log.warning("could not update the sweep table (%s); rows are kept in %s", first_line(e, with_type=True),
                     sweep_dir)
 
 
@@ -102,7 +103,7 @@ def _launcher_failed() -> None:
     try:
         rep = write_report(folder, quiet=True, html=False)
     except Exception as e:  # the rows are on disk; sweep.report can try again
-        log.warning("could not update the sweep table (%s)", one_line(e))
+        log.warning("could not update the sweep table (%s)", first_line(e, with_type=True))
         return
     if rep is not None:
         print(f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "

@@ -53,7 +53,7 @@ INCOMPLETE = 3
 
 
 def _sweep_report(cfg: DictConfig):
-    from sweep.report import ReportError
+    from sweep.reporting.write import ReportError
     from sweep.reporting.sweepreport import build_report
 
     if not cfg.sweep_dir:
@@ -148,7 +148,7 @@ def run(cfg: DictConfig) -> int:
         print(f"answers: {n} verdicts to label in {out / 'judge_sample.csv'} (fill the label "
               f"column with yes or no, then: judge.agreement={out / 'judge_sample.csv'})")
     try:  # report.html links the answers page
-        from sweep.report import write_report
+        from sweep.reporting.write import write_report
 
         write_report(rep.sweep_dir, quiet=True, html=True)
     except Exception as e:  # the answers are written; the link can wait for sweep.report

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from sweep.decision.agreement import agreement, kendall_tau, split_by_source
-from sweep.report import main, write_report
+from sweep.report import main
+from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, make_grid
 

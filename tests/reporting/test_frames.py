@@ -24,7 +24,7 @@ def test_load_gives_one_row_per_setting_with_settings_first_and_intervals(tmp_pa
 
 
 def test_results_csv_is_the_frame(tmp_path):
-    from sweep.report import write_report
+    from sweep.reporting.write import write_report
 
     make_grid(tmp_path, {so: base(seed=i) for i, so in enumerate(GRID[:3])})
     write_report(tmp_path, quiet=True)

@@ -5,7 +5,8 @@ import re
 
 import numpy as np
 
-from sweep.report import main, write_report
+from sweep.report import main
+from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, base, make_grid, make_job
 

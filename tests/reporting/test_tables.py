@@ -141,7 +141,7 @@ def test_identical_settings_cannot_be_told_apart_by_any_number_of_questions(tmp_
 
 
 def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_agree(tmp_path, capsys):
-    from sweep.report import write_report
+    from sweep.reporting.write import write_report
 
     rng = np.random.default_rng(0)
     sources = ["synthetic" if i % 2 else None for i in range(60)]

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sweep.core.folderlock import LOCK_NAME, locked
-from sweep.report import write_report
+from sweep.reporting.write import write_report
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from sweepdirs import base, make_job  # noqa: E402

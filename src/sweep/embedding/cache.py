@@ -32,6 +32,8 @@ from typing import IO, Callable, Sequence
 
 import numpy as np
 
+from sweep.core import cachedirs
+
 log = logging.getLogger(__name__)
 
 FORMAT_DIR = "v1"
@@ -44,32 +46,18 @@ _TMP_PREFIX = ".tmp-"
 # younger ones may belong to a writer that is still running.
 _STALE_TMP_SECONDS = 24 * 3600
 
-DISABLED_VALUES = ("", "none", "off", "false", "no", "0")
-
-
 class CacheError(ValueError):
     """A one-line message about a cache directory or a cache command."""
 
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/sweep/embeddings``, else ``~/.cache/sweep/embeddings``."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "sweep" / "embeddings"
+    return cachedirs.default_cache_dir("embeddings")
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
-    """Map a configured ``embed.cache_dir`` to a directory; None means disabled.
-
-    ``None`` selects :func:`default_cache_dir`; ``""``, ``"none"`` or ``"off"``
-    disable the cache.
-    """
-    if cache_dir is None:
-        return default_cache_dir()
-    text = os.fspath(cache_dir)
-    if text.strip().lower() in DISABLED_VALUES:
-        return None
-    return Path(os.path.expanduser(text))
+    """The folder ``embed.cache_dir`` names (None: the default); None when it is ``off``."""
+    return cachedirs.resolve_cache_dir(cache_dir, "embeddings")
 
 
 def namespace_dirname(namespace: str) -> str:

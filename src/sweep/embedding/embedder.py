@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from sweep.core.messages import first_line
 from sweep.embedding import backends
 
 from sweep.core import progress
@@ -56,14 +57,6 @@ class EmbedderError(ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return type(exc).__name__
 
 
 def _is_true(value: str | None) -> bool:
@@ -140,7 +133,7 @@ def _probe_hub(repo_id: str) -> None:
         reason = getattr(exc, "reason", exc)
         raise EmbedderError(
             f"cannot load embedding model '{repo_id}': not in the local Hugging Face cache and "
-            f"the Hub is unreachable ({_first_line(reason) if isinstance(reason, BaseException) else reason}); "
+            f"the Hub is unreachable ({first_line(reason) if isinstance(reason, BaseException) else reason}); "
             f"get it with `huggingface-cli download {repo_id}` and set embed.model=<the folder it prints>"
         ) from None
 
@@ -260,7 +253,7 @@ def _model_files(model_dir: Path) -> _ModelFiles:
     try:
         fingerprint = model_fingerprint(model_dir)
     except OSError as exc:
-        raise EmbedderError(f"cannot load embedding model '{model_dir}': {_first_line(exc)}") from None
+        raise EmbedderError(f"cannot load embedding model '{model_dir}': {first_line(exc)}") from None
     transformer_dir = model_dir
     for module in _read_json_list(model_dir / "modules.json"):
         if str(module.get("type", "")).rsplit(".", 1)[-1] == "Transformer":
@@ -328,7 +321,7 @@ def _load_sentence_transformer(source: str, device: str, display: str) -> Any:
                 model = SentenceTransformer(source, device=device, local_files_only=local)
             except Exception as exc:
                 raise EmbedderError(
-                    f"cannot load embedding model '{display}': {_first_line(exc)}") from None
+                    f"cannot load embedding model '{display}': {first_line(exc)}") from None
         model.eval()
         _MODEL_MEMO[key] = model
         return model
@@ -626,7 +619,7 @@ class SentenceTransformerEmbedder:
                     encoder = backends.OnnxEncoder(folder, threads=self.threads)
                 except Exception as exc:
                     raise EmbedderError(f"cannot run '{self.model_name}' with "
-                                        f"embed.backend={self.backend}: {_first_line(exc)}") from None
+                                        f"embed.backend={self.backend}: {first_line(exc)}") from None
                 _ONNX_MEMO[key] = encoder
                 self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
         self._onnx = encoder
@@ -761,7 +754,7 @@ class SentenceTransformerEmbedder:
                     vecs = encode(chunk)
                 except Exception as exc:  # e.g. out of memory, a bad max_seq_length
                     raise EmbedderError(f"embedding with '{self.model_name}' failed: "
-                                        f"{_first_line(exc)}") from None
+                                        f"{first_line(exc)}") from None
                 model_seconds += time.perf_counter() - start
                 vecs = np.asarray(vecs, dtype=np.float32)
                 out[where[idx]] = vecs

@@ -27,7 +27,7 @@ from sweep.core import progress
 from sweep.jobs.config import made_here
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.prewarm import prewarm_grid
-from sweep.report import write_report
+from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import SweepReport
 
 log = logging.getLogger("sweep")

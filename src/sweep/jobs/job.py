@@ -22,6 +22,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from sweep.core.messages import first_line
 from sweep.jobs import devices
 
 from sweep.core import progress
@@ -68,11 +69,6 @@ class _PerDocument:
 
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         return [c for d in docs for c in self._chunker.chunk(d)]
-
-
-def one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 #: Keys of the ``embed`` node that tell the sweep, not the embedder, what to do.
@@ -226,7 +222,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         try:
             stages = build_stages(cfg, device)
         except Exception as e:  # a bad setting: the row says why, the sweep goes on
-            raise _Invalid(one_line(cause(e))) from e
+            raise _Invalid(first_line(cause(e), with_type=True)) from e
         notes = tuple(stages.chunker.notes)
         for note in notes:
             log.warning("%s", note)
@@ -252,7 +248,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     except KeyboardInterrupt:
         raise
     except Exception as e:
-        status, error, summary = "failed", one_line(e), None
+        status, error, summary = "failed", first_line(e, with_type=True), None
         write_text_atomic(job_dir / "error.txt", traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"

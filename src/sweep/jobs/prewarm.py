@@ -28,6 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
+from sweep.core.messages import first_line
 from sweep.jobs import devices
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.jobs.devices import Launch
@@ -116,12 +117,6 @@ class _Group:
     latency_queries: list[str] = field(default_factory=list)
 
 
-def _first_line(e: BaseException) -> str:
-    e = cause(e)
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
 def _compose(config_name: str, overrides: Sequence[str],
              composed: Mapping[tuple[str, ...], DictConfig]) -> DictConfig:
     from hydra import compose
@@ -142,7 +137,7 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         try:
             cfg = _compose(config_name, overrides, composed)
         except Exception as e:  # the job itself will fail to compose and say so
-            skipped[num] = f"config: {_first_line(e)}"
+            skipped[num] = f"config: {first_line(cause(e))}"
             continue
         if not wanted(OmegaConf.select(cfg, "embed.prewarm", default="auto"), launch,
                       machine.cores):
@@ -161,14 +156,14 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
             key = (identity, str(resolve_cache_dir(node.get("cache_dir"))), device)
             dataset = load_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
-            skipped[num] = _first_line(e)
+            skipped[num] = first_line(cause(e))
             continue
         group = groups.setdefault(key, _Group(stages.embedder, node, device))
         stages.embedder.reset_stats()
         try:
             chunks = stages.chunker.chunk_documents(dataset.documents)
         except Exception as e:
-            skipped[num] = _first_line(e)
+            skipped[num] = first_line(cause(e))
             continue
         group.sentences += int(stages.embedder.stats.embedded)
         group.embedders.append(stages.embedder)

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 from sweep.reporting import htmlkit as htmlpage
 from sweep.reporting.htmlkit import Section, Table
 from sweep.judging.diagnosis import DIAGNOSES
+from sweep.judging.frames import costs_line, diagnosis_frame, settings_frame, tests_frame
 from sweep.judging.records import AnswerTrace
 from sweep.judging.summary import PairTest, SettingSummary, setup_text
 
@@ -103,8 +104,6 @@ def _select(key: str, label: str, values: Sequence[str]) -> str:
 def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSummary],
                  tests: Sequence[PairTest], labels: Mapping[int, str], *,
                  stats: Mapping[str, int]) -> str:
-    from sweep.judging.output import costs_line, diagnosis_frame, settings_frame, tests_frame
-
     sections = [Section("Per setting", htmlpage.table_html(Table.of(settings_frame(summaries, display=True)))
                         + htmlpage.paragraphs([
                             f"{setup_text(summaries)}; binary LLM judges. "

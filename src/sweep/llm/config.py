@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
@@ -23,7 +24,6 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONVENTIONAL_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 #: The variable, when its name cannot be shown.
 UNSHOWN_VARIABLE = "the variable named by llm.api_key_env"
-_DISABLED = ("", "none", "off", "false", "no", "0")
 
 
 @dataclass(frozen=True)
@@ -168,16 +168,9 @@ def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) 
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/sweep/llm``, else ``~/.cache/sweep/llm``."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "sweep" / "llm"
+    return cachedirs.default_cache_dir("llm")
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
-    """``None`` is the default location; ``off`` (or ``""``, ``none``) disables the cache."""
-    if cache_dir is None:
-        return default_cache_dir()
-    text = os.fspath(cache_dir)
-    if text.strip().lower() in _DISABLED:
-        return None
-    return Path(os.path.expanduser(text))
+    """The folder ``llm.cache_dir`` names (None: the default); None when it is ``off``."""
+    return cachedirs.resolve_cache_dir(cache_dir, "llm")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-__all__ = ["MASK", "LLMConfigError", "LLMError", "clean", "clip", "mask", "one_line"]
+from sweep.core.messages import one_line
+
+__all__ = ["MASK", "LLMConfigError", "LLMError", "clean", "clip", "mask"]
 
 MASK = "***"
 #: Keys this long are masked wherever they occur. Shorter ones are often
@@ -73,5 +75,3 @@ def clean(text: str, secrets: Iterable[str | None], limit: int | None = None) ->
     return text if limit is None else clip(text, limit)
 
 
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())

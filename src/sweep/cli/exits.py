@@ -1,0 +1,40 @@
+"""How a command ends: each kind of error is one line on stderr and an exit status.
+
+Every command maps its errors the same way, so ``sweep.report: error: ...`` and
+``generate: error: ...`` look alike and no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Mapping
+
+from sweep.core.messages import one_line
+
+__all__ = ["BAD_INPUT", "FAILED", "report_error", "run_with_exits"]
+
+#: Bad input found before any work was done.
+BAD_INPUT = 2
+#: The work could not be done (an endpoint down, nothing kept).
+FAILED = 1
+
+ErrorTypes = type[BaseException] | tuple[type[BaseException], ...]
+
+
+def report_error(prog: str, error: BaseException | str) -> None:
+    """``prog: error: message`` on one line of stderr."""
+    print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+
+
+def run_with_exits(prog: str, call: Callable[[], int | None],
+                   errors: Mapping[ErrorTypes, int]) -> int:
+    """``call()``'s exit status; an error of a type in ``errors`` is reported and becomes
+    its status (the first entry that matches wins). Other errors propagate: they are bugs."""
+    try:
+        return call() or 0
+    except tuple(t for types in errors for t in (types if isinstance(types, tuple) else (types,))) as e:
+        for types, status in errors.items():
+            if isinstance(e, types):
+                report_error(prog, e)
+                return status
+        raise  # pragma: no cover - the except clause matched one of them

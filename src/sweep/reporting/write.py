@@ -1,0 +1,149 @@
+"""A sweep's tables, pictures and report.html, written from its saved rows.
+
+The sweep calls :func:`write_report` after every job (``quiet=True``: tables
+only, they are cheap), so an interrupted sweep still has a table of the rows it
+finished, and once more at the end (pictures and ``report.html`` too).
+:func:`rebuild_reports` does it again for finished sweeps, and puts several side
+by side on one comparison page.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Sequence
+
+from sweep.core.files import write_text_atomic
+from sweep.core.folderlock import locked
+from sweep.reporting import htmlkit
+from sweep.reporting.frames import combine_per_query, write_results
+from sweep.reporting.sweepreport import SweepReport, build_report
+from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
+                                    results_markdown, terminal_text, worst_markdown)
+from sweep.store.traces import TraceError
+
+__all__ = ["ReportError", "rebuild_reports", "summary_line", "write_html", "write_report",
+           "write_tables"]
+
+log = logging.getLogger(__name__)
+
+
+class ReportError(ValueError):
+    """A saved file of a sweep cannot be read; ``str()`` names the file, line and problem."""
+
+
+def write_tables(rep: SweepReport) -> list[str]:
+    """results.csv, results.md, per_query.csv, and by_type.md / worst_queries.md when they apply."""
+    d = rep.sweep_dir
+    write_results(d / "results.csv", rep.frame)
+    write_text_atomic(d / "results.md", results_markdown(rep) + "\n")
+    combine_per_query(rep.rows, d / "per_query.csv")
+    files = ["results.csv", "results.md", "per_query.csv"]
+    for name, text in (("by_type.md", breakdown_markdown(rep)), ("diagnostics.md", diagnostics_markdown(rep)),
+                       ("by_source.md", agreement_markdown(rep)), ("worst_queries.md", worst_markdown(rep))):
+        if text is not None:
+            write_text_atomic(d / name, text)
+            files.append(name)
+    return files
+
+
+def write_html(rep: SweepReport) -> list[str]:
+    """plots/ and report.html (seconds: matplotlib)."""
+    from sweep.reporting.html import render_html
+    from sweep.reporting.pictures import write_pictures, write_score_histograms
+
+    pictures, scores = write_pictures(rep), write_score_histograms(rep)
+    htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores))
+    return ["report.html"] + (["plots/"] if pictures or scores else [])
+
+
+def summary_line(rep: SweepReport) -> str:
+    """``6 setting(s): 5 ok, 1 invalid``: the last line a sweep prints says what did not run."""
+    counts = {s: sum(r.status == s for r in rep.rows) for s in ("ok", "invalid", "failed")}
+    parts = [f"{n} {s}" for s, n in counts.items() if n or s == "ok"]
+    return f"{len(rep.rows)} setting(s): {', '.join(parts)}"
+
+
+def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = None
+                 ) -> SweepReport | None:
+    """(Re)write the tables; unless quiet also print them and draw plots/ and report.html.
+
+    ``html`` overrides whether pictures and report.html are made (default: ``not quiet``,
+    because drawing takes seconds and the sweep calls this after every job).
+    Returns None when no job has finished.
+    """
+    sweep_dir = Path(sweep_dir)
+    try:
+        # Jobs of a parallel launcher rebuild the tables at the same time: one at a time,
+        # each from the rows saved when it got the lock (sweep.core.folderlock).
+        with locked(sweep_dir) if sweep_dir.is_dir() else nullcontext():
+            rep = build_report(sweep_dir)
+            if rep is None:
+                return None
+            files = write_tables(rep)
+    except (ValueError, TraceError) as e:  # a damaged per-query file or trace: name it
+        raise ReportError(str(e)) from None
+    if (not quiet) if html is None else html:
+        files += write_html(rep)
+    if not quiet:
+        print("\n" + terminal_text(rep) + "\n")
+        print(f"sweep: {summary_line(rep)}; files in {sweep_dir}/ ({', '.join(files)}, "
+              "<job>/row.json); the full table and notes are in results.md")
+    return rep
+
+
+def comparison_path(out: str) -> Path:
+    """The comparison page's file: ``out`` itself when it names an .html file, else
+    ``sweep-comparison.html`` inside it."""
+    path = Path(out)
+    if path.is_dir() or out.endswith(("/", os.sep)) or path.suffix.lower() not in (".html", ".htm"):
+        path = path / "sweep-comparison.html"
+    return path
+
+
+def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
+                    html: bool = True) -> int:
+    """Rewrite each sweep's report and, for several, the comparison page; the exit status.
+
+    0 when every folder had rows; 1 when one had none yet; 2 when one is not a sweep
+    folder, a saved file is damaged or the comparison page cannot be written. Every
+    folder is tried, whatever happened to the one before it.
+    """
+    from sweep.cli.exits import report_error
+
+    status = 0
+    done: list[SweepReport] = []
+    for d in dirs:
+        if not d.is_dir():
+            report_error("sweep.report", f"{d}: not a directory")
+            status = 2
+            continue
+        try:
+            rep = write_report(d, quiet=False, html=html)
+        except ReportError as e:
+            report_error("sweep.report", e)
+            status = 2
+            continue
+        if rep is None:
+            print(f"sweep.report: {d}: no finished rows", file=sys.stderr)
+            status = max(status, 1)
+        else:
+            done.append(rep)
+    if len(dirs) > 1 and len(done) > 1:
+        from sweep.reporting.comparison import compare_sweeps, sweep_agreements
+
+        if html:
+            page = comparison_path(out)
+            try:
+                page.parent.mkdir(parents=True, exist_ok=True)
+                print(f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, page)}")
+            except OSError as e:
+                report_error("sweep.report", e)
+                status = 2
+        # Whether the sweeps agree is text: it does not need the HTML page.
+        for line in sweep_agreements(done):
+            print(f"sweep.report: {line}")
+    return status

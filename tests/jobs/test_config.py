@@ -10,7 +10,8 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from paths import ROOT
-from sweep.jobs.config import CONF_DIR, CORPORA_DIR, cause, register
+from sweep.datasets.bundled import CORPORA_DIR
+from sweep.jobs.config import CONF_DIR, cause, register
 from sweep.core.evalconfig import EvalConfig
 from sweep.jobs.job import build_eval, build_stages
 

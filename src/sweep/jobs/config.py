@@ -10,19 +10,12 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from sweep.datasets.bundled import bundled_corpus
+
 #: The package's own folder: conf/ and corpora/ are shipped in it (the checkout's top-level
 #: conf/ and corpora/ are links to them).
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 CONF_DIR = PACKAGE_DIR / "conf"
-CORPORA_DIR = PACKAGE_DIR / "corpora"
-
-
-def bundled_corpus(name: str) -> str:
-    """Path of a corpus shipped with sweep (``${bundled:kestrel}`` in configs)."""
-    path = CORPORA_DIR / name
-    if not path.is_dir():
-        raise ValueError(f"no bundled corpus {name!r} at {path}; set dataset.path=DIR")
-    return str(path)
 
 
 def fresh_dir(path: str) -> str:

@@ -48,7 +48,7 @@ def evaluate_setting(
     chunker: Chunker,
     embedder: Embedder,
     retriever: Retriever,
-    settings: EvalConfig,
+    config: EvalConfig,
     reranker: Reranker | None = None,
     encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
 ) -> SettingResult:
@@ -67,16 +67,16 @@ def evaluate_setting(
     chunked = steps.chunk(chunker, documents)
     embedded = steps.embed(embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors)
     indexed = steps.index(retriever, chunked.chunks, embedded.doc_vecs)
-    depth = steps.retrieval_depth(chunked.chunks, settings.k, settings.budgets)
+    depth = steps.retrieval_depth(chunked.chunks, config.k, config.budgets)
     if reranker is not None:  # the re-ranker must see its full top N
         depth = max(depth, min(int(reranker.top_n), len(chunked.chunks)))
     searched = steps.search(retriever, embedder, texts, embedded, depth,
-                            latency_queries=settings.latency_queries,
+                            latency_queries=config.latency_queries,
                             encode_times_of=encode_times_of)
-    reranked = (steps.rerank(reranker, queries, chunked.chunks, searched.ranking, settings)
+    reranked = (steps.rerank(reranker, queries, chunked.chunks, searched.ranking, config)
                 if reranker is not None else None)
     ranking = reranked.ranking if reranked is not None else searched.ranking
-    scored = steps.score(queries, chunked, ranking, settings)
+    scored = steps.score(queries, chunked, ranking, config)
     parts = [chunked, embedded, indexed, searched, scored] + ([reranked] if reranked else [])
     stats = Stats(**{name: value for part in parts for name, value in part.columns().items()})
     return SettingResult(chunked.chunks, ranking, scored.table, scored.summary, scored.credits,

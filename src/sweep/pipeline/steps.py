@@ -210,7 +210,7 @@ class Reranked:
 
 
 def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk], first: Ranking,
-           settings: EvalConfig) -> Reranked:
+           config: EvalConfig) -> Reranked:
     texts = [q.query for q in queries]
     top_n = int(reranker.top_n)
     reranker.reset_stats()
@@ -219,10 +219,10 @@ def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk]
     seconds = time.perf_counter() - t0
     n = min(top_n, first.ids.shape[1])
     candidates = float((first.ids[:, :n] >= 0).sum(axis=1).mean()) if len(queries) else 0.0
-    ceiling = measures_for(sorted({*settings.k, top_n}), settings.budgets)
+    ceiling = measures_for(sorted({*config.k, top_n}), config.budgets)
     first_table = score_ranked(queries, first.ids, chunks, ceiling,
-                               min_coverage=settings.min_coverage, gain=settings.gain)
-    first_stage = summarize(first_table, queries, n_boot=settings.n_boot, seed=settings.seed)
+                               min_coverage=config.min_coverage, gain=config.gain)
+    first_stage = summarize(first_table, queries, n_boot=config.n_boot, seed=config.seed)
     return Reranked(ranking, first_stage, candidates, int(reranker.stats.computed), seconds)
 
 
@@ -241,20 +241,20 @@ class Scored:
 
 
 def score(queries: Sequence[Query], chunked: Chunked, ranking: Ranking,
-          settings: EvalConfig) -> Scored:
+          config: EvalConfig) -> Scored:
     t0 = time.perf_counter()
     chunks = chunked.chunks
-    table = score_ranked(queries, ranking.ids, chunks, settings.measures,
-                         min_coverage=settings.min_coverage, gain=settings.gain)
-    summary = summarize(table, queries, n_boot=settings.n_boot, seed=settings.seed)
-    credits = credit_units(queries, ranking.ids, chunks, min_coverage=settings.min_coverage)
+    table = score_ranked(queries, ranking.ids, chunks, config.measures,
+                         min_coverage=config.min_coverage, gain=config.gain)
+    summary = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
+    credits = credit_units(queries, ranking.ids, chunks, min_coverage=config.min_coverage)
     top = ranking.scores[:, 0] if ranking.scores.shape[1] else np.full(len(queries), np.nan)
-    diagnostics = diagnose(queries, credits, top, ks=settings.k, twohop_types=settings.twohop_types,
-                           n_boot=settings.n_boot, seed=settings.seed)
+    diagnostics = diagnose(queries, credits, top, ks=config.k, twohop_types=config.twohop_types,
+                           n_boot=config.n_boot, seed=config.seed)
     seconds = time.perf_counter() - t0
     # The context an LLM would be handed at each k: the cost side of the trade-off.
     n_tokens = chunked.n_tokens
     padded = np.where(ranking.ids >= 0, n_tokens[np.maximum(ranking.ids, 0)], 0)
     tokens_at = {k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan
-                 for k in settings.k}
+                 for k in config.k}
     return Scored(table, summary, credits, diagnostics, tokens_at, seconds)

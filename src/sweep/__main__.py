@@ -11,110 +11,21 @@ dataset, the eval config, a folder that holds another sweep), 130 on Ctrl-C.
 
 from __future__ import annotations
 
-import logging
-import signal
 import sys
-from pathlib import Path
 
 import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
 from omegaconf import DictConfig
-from omegaconf.errors import InterpolationResolutionError
 
-from sweep.core import progress
-from sweep.jobs.callbacks import fail, state
 from sweep.jobs.config import CONF_DIR, register
-from sweep.jobs.devices import launch_of
-from sweep.core.interrupts import quiet_second_interrupt
-from sweep.core.messages import first_line
-from sweep.jobs.job import ConfigError, run_job
-from sweep.datasets.loading import DatasetError
+from sweep.jobs.entry import exit_status, on_interrupt, on_launcher_failure, run_hydra_job
 from sweep.jobs.overrides import check_command_line
-from sweep.reporting.write import summary_line, write_html, write_report
-from sweep.reporting.tables import terminal_text
 
-log = logging.getLogger("sweep")
 register()
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _entry(cfg: DictConfig) -> None:
-    hc = HydraConfig.get()
-    if hc.mode == RunMode.RUN:  # hydra.mode=RUN: one job, laid out like a sweep of one
-        sweep_dir = Path(hc.run.dir)
-        job_dir = sweep_dir / "0"
-    else:
-        sweep_dir = Path(hc.sweep.dir)
-        job_dir = Path(hc.runtime.output_dir)
-    state.sweep_dir = sweep_dir
-    job_num = int(hc.job.num) if hc.job.get("num") is not None else 0
-    launch = launch_of(hc)
-    if launch.n_jobs and launch.separate_processes:  # a worker: "[3/6]" in its log lines too
-        progress.set_total(launch.n_jobs)
-    try:
-        run_job(cfg, job_dir, job_num, list(hc.overrides.task), dict(hc.runtime.choices), launch)
-    except (DatasetError, ConfigError, InterpolationResolutionError) as e:
-        # Bad input the checks before the sweep could not see: one line, no traceback.
-        fail(str(e), sweep_dir)
-    # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
-    try:
-        write_report(sweep_dir, quiet=True)
-    except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
-        log.warning("could not update the sweep table (%s); rows are kept in %s", first_line(e, with_type=True),
-                    sweep_dir)
-
-
-def _interrupted() -> None:
-    # Deaf to a second Ctrl-C before anything else: the tables take a moment and are what
-    # matters.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A second Ctrl-C that lands in a finalizer has done its job (skipping the pictures)
-    # and says nothing more.
-    quiet_second_interrupt()
-    print("\nsweep: interrupted", file=sys.stderr)
-    folder = state.sweep_dir
-    rep = None
-    if folder is not None and folder.is_dir():
-        rep = write_report(folder, quiet=True, html=False)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    if rep is None:
-        where = f" in {folder}" if folder is not None else ""
-        print(f"sweep: no setting had finished; nothing to report{where}", file=sys.stderr)
-        raise SystemExit(130)
-    try:
-        write_html(rep)
-    except KeyboardInterrupt:
-        print("sweep: interrupted again: pictures and report.html skipped "
-              f"(python -m sweep.report {folder} draws them)", file=sys.stderr)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    print("\n" + terminal_text(rep) + "\n")
-    print(f"sweep: {summary_line(rep)} finished before the interrupt; they are kept in "
-          f"{folder}/ (results.md, results.csv)", file=sys.stderr)
-    raise SystemExit(130)
-
-
-def _launcher_failed() -> None:
-    """The launcher raised (a joblib worker killed, a Ray node lost) and Hydra has said
-    so: the rows that finished get their table all the same."""
-    folder = state.sweep_dir
-    if state.finished or folder is None or not folder.is_dir():
-        return
-    try:
-        rep = write_report(folder, quiet=True, html=False)
-    except Exception as e:  # the rows are on disk; sweep.report can try again
-        log.warning("could not update the sweep table (%s)", first_line(e, with_type=True))
-        return
-    if rep is not None:
-        print(f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "
-              f"finished and are kept in {folder}/ (results.md, results.csv)", file=sys.stderr)
-
-
-def exit_status() -> int:
-    """0 when a sweep ended with at least one ok setting (or ran none: --help, --cfg), else 1."""
-    if not state.finished:
-        return 0
-    return 0 if state.report is not None and state.report.ok else 1
+    run_hydra_job(cfg)
 
 
 def main() -> None:
@@ -124,10 +35,10 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        _interrupted()
+        on_interrupt()
     except SystemExit as e:
         if e.code == 1:  # Hydra's way out after an exception it reported
-            _launcher_failed()
+            on_launcher_failure()
         raise
     sys.exit(exit_status())
 

@@ -21,166 +21,25 @@ the cache does not hold; 130 on Ctrl-C.
 
 from __future__ import annotations
 
-import logging
 import sys
-from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError
+from omegaconf import DictConfig
 
-from sweep.jobs.config import CONF_DIR, build, register
-from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
-                                      read_labels)
-from sweep.judging.output import write_outputs
-from sweep.judging.records import AnswerTrace, read_answers
-from sweep.judging.run import AnswersError, answer_settings, choose
-from sweep.judging.config import AnswersConfigError, AnswersSettings, JudgeSettings
-from sweep.judging.summary import pair_tests, summarize_answers
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
-from sweep.llm.config import resolve_api_key, resolve_cache_dir
-from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
+from sweep.cli.exits import BAD_INPUT, FAILED, run_with_exits
+from sweep.jobs import answering
+from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
+from sweep.llm import LLMError
+from sweep.llm.resume import stop_interrupted
 
-log = logging.getLogger("sweep.answers")
 register()
-
-_BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
-              InterpolationResolutionError)
-_cache_root: Path | None = None
-#: Requests got no answer: the results are incomplete until a rerun.
-INCOMPLETE = 3
-
-
-def _sweep_report(cfg: DictConfig):
-    from sweep.reporting.write import ReportError
-    from sweep.reporting.sweepreport import build_report
-
-    if not cfg.sweep_dir:
-        raise AnswersError("name the sweep folder: python -m sweep.answers outputs/sweep/<time> "
-                           "llm.base_url=... llm.model=...")
-    sweep_dir = Path(str(cfg.sweep_dir))
-    if not sweep_dir.is_dir():
-        raise AnswersError(f"{sweep_dir}: not a directory")
-    try:
-        rep = build_report(sweep_dir)
-    except ValueError as e:
-        raise AnswersError(str(ReportError(str(e)))) from None
-    if rep is None:
-        raise AnswersError(f"{sweep_dir}: no finished rows (is it a sweep folder?)")
-    return rep
-
-
-def _answered_before(out: Path) -> list[AnswerTrace]:
-    """The traces already in ``answers/``: every setting keeps its own until it is
-    answered again."""
-    path = out / "answers.jsonl"
-    if not path.exists():
-        return []
-    try:
-        return read_answers(path)
-    except (OSError, ValueError) as e:  # never dropped unread: it is paid-for work
-        raise AnswersError(f"{e}; move {path} away to start afresh") from None
-
-
-def _keep_labels(path: Path) -> None:
-    """Refuse to draw a new sample over one a person has labelled: their labels are work
-    no rerun gives back. Checked before any request is sent."""
-    if not path.exists():
-        return
-    n = len(read_labels(path))
-    if n:
-        raise AnswersError(f"{path} holds {n} label(s); a new judge.export would replace them: "
-                           f"measure them first (judge.agreement={path}), then move the file "
-                           "away to draw a new sample")
-
-
-def run(cfg: DictConfig) -> int:
-    global _cache_root
-    settings: AnswersSettings = build(cfg.answers)
-    judge: JudgeSettings = build(cfg.judge)
-    rep = _sweep_report(cfg)
-    out = rep.sweep_dir / "answers"
-    if judge.agreement:
-        if not (out / "answers.jsonl").exists():
-            raise AnswersError(f"{out / 'answers.jsonl'} is missing: run sweep.answers on this "
-                               "sweep first, then label its judge_sample.csv")
-        print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
-        return 0
-    if judge.export and not settings.dry_run:
-        _keep_labels(out / "judge_sample.csv")
-    llm: LLMConfig = build(cfg.llm)
-    spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
-    chosen = choose(rep, spec)
-    earlier = [] if settings.dry_run else _answered_before(out)
-    k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k
-    api_key = resolve_api_key(llm)
-    _cache_root = resolve_cache_dir(llm.cache_dir)
-    client = LLMClient(llm, api_key, ResponseCache(_cache_root) if _cache_root else None,
-                       dry_run=settings.dry_run, show_progress=settings.show_progress)
-    log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
-             ", ".join(f"{c.label} ({c.why})" for c in chosen), _cache_root or "(cache off)")
-    result = answer_settings(rep, chosen, k, client)
-    stats = client.stats.to_dict()
-    if settings.dry_run:
-        print(f"answers: dry run, nothing sent. {stats['would_send']} requests would be sent "
-              f"(about {stats['would_send_prompt_tokens']:,} prompt tokens), {stats['cached']} are "
-              f"answered by the cache; the {result.pending_judges} answers not cached yet would "
-              f"then need up to {3 * result.pending_judges} judge requests.")
-        return 0
-    again = rerun_hint(_cache_root)
-    if stats["failed"] and not result.answered:
-        kept = f"; the results already in {out} stay as they were" if earlier else ""
-        print(f"answers: error: none of the {stats['failed']} requests got an answer "
-              f"({failure_counts(result.failed_requests)}), so nothing was written{kept}. "
-              f"Run the same command again to retry them: {again}", file=sys.stderr)
-        return INCOMPLETE
-    answered = {c.job for c in chosen}
-    traces = sorted([t for t in earlier if t.job not in answered] + list(result.traces),
-                    key=lambda t: t.job)
-    labels = {t.job: t.setting for t in traces}
-    summaries = summarize_answers(traces, n_boot=settings.n_boot, seed=settings.seed)
-    tests = pair_tests(traces, n_perm=settings.n_perm, seed=settings.seed)
-    files = write_outputs(out, traces, summaries, tests, labels, stats=stats)
-    print((out / "answers.md").read_text(encoding="utf-8"))
-    if judge.export:
-        n = export_sample(out / "judge_sample.csv", result.traces, judge.export, settings.seed)
-        print(f"answers: {n} verdicts to label in {out / 'judge_sample.csv'} (fill the label "
-              f"column with yes or no, then: judge.agreement={out / 'judge_sample.csv'})")
-    try:  # report.html links the answers page
-        from sweep.reporting.write import write_report
-
-        write_report(rep.sweep_dir, quiet=True, html=True)
-    except Exception as e:  # the answers are written; the link can wait for sweep.report
-        log.warning("could not rebuild %s/report.html: %s", rep.sweep_dir, e)
-    kept = sorted({t.job for t in traces} - answered)
-    print(f"answers: files in {out}/ ({', '.join(p.name for p in files)})"
-          + (f"; they also hold the settings answered before: "
-             f"{', '.join(labels[j] for j in kept)}" if kept else ""))
-    if result.unreadable:
-        print(f"answers: {result.unreadable} replies could not be read (not the JSON asked for); "
-              "they are counted in the diagnosis (no_answer, judge_failed), and a rerun gets the "
-              "same replies from the cache")
-    if stats["failed"]:
-        print(f"answers: incomplete: {stats['failed']} of {stats['sent'] + stats['cached']} "
-              f"requests got no answer ({failure_counts(result.failed_requests)}); their "
-              "queries count as no_answer or judge_failed. Run the same command again to retry "
-              f"them: {again}",
-              file=sys.stderr)
-        return INCOMPLETE
-    return 0
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
 def _entry(cfg: DictConfig) -> None:
-    try:
-        status = run(cfg)
-    except _BAD_INPUT as e:
-        print(f"answers: error: {' '.join(str(e).split())}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except LLMError as e:
-        print(f"answers: error: {' '.join(str(e).split())}", file=sys.stderr)
-        raise SystemExit(1) from None
+    status = run_with_exits("answers", lambda: answering.run(cfg),
+                            {answering.BAD_INPUT: BAD_INPUT, LLMError: FAILED})
     if status:
         raise SystemExit(status)
 
@@ -204,7 +63,7 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        stop_interrupted("answers", _cache_root)
+        stop_interrupted("answers", answering.cache_root)
 
 
 if __name__ == "__main__":

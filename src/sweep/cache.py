@@ -1,8 +1,72 @@
-"""``python -m sweep.cache``: show or clear the embedding cache."""
+"""``python -m sweep.cache info|clear``: show the embedding cache, or clear it."""
 
+from __future__ import annotations
+
+import argparse
+import json
+import os
 import sys
+from pathlib import Path
+from typing import Sequence
 
-from sweep.embedding.cache import main
+from sweep.cli.commands import CommandParser
+from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.embedding.cache import (CacheError, cache_info, clear_cache, default_cache_dir,
+                                   describe_namespace, human_bytes, namespace_dirname)
+
+
+def _info(root: Path, as_json: bool) -> int:
+    info = cache_info(root)
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"embedding cache: {root}")
+    print(f"entries: {info['entries']}  size: {human_bytes(info['bytes'])}  "
+          f"namespaces: {len(info['namespaces'])}")
+    for ns in info["namespaces"]:
+        print(f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
+              f"dim={ns['dim']}  {describe_namespace(ns)}")
+    return 0
+
+
+def _clear(root: Path, namespace: str | None, yes: bool) -> int:
+    targets = cache_info(root)["namespaces"]
+    if namespace is not None:
+        targets = [ns for ns in targets if ns["id"] in {namespace, namespace_dirname(namespace)}]
+        if not targets:
+            raise CacheError(f"{root}: no namespace {namespace!r} (see `info`)")
+    entries, size = sum(ns["entries"] for ns in targets), sum(ns["bytes"] for ns in targets)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CacheError("refusing to clear without --yes (stdin is not a terminal)")
+        if input(f"delete {entries} cached embeddings ({human_bytes(size)}) from {root}? "
+                 "[y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 1
+    removed = clear_cache(root, namespace)
+    print(f"cleared {removed['entries']} entries ({human_bytes(removed['bytes'])}) from {root}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = CommandParser("sweep.cache")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
+    info = sub.add_parser("info", help="show location, entries and size")
+    info.add_argument("--json", action="store_true", help="print JSON")
+    clear = sub.add_parser("clear", help="delete cached embeddings")
+    clear.add_argument("--namespace", help="only this namespace (id shown by `info`)")
+    clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    for p in (info, clear):
+        p.add_argument("--dir", default=str(default_cache_dir()), help="cache directory (default: %(default)s)")
+    a = ap.parse_args(argv)
+    root = Path(os.path.expanduser(a.dir))
+
+    def call() -> int:
+        if root.exists() and not root.is_dir():
+            raise CacheError(f"{root}: not a directory")
+        return _info(root, a.json) if a.command == "info" else _clear(root, a.namespace, a.yes)
+    return run_with_exits("sweep.cache", call, {(CacheError, OSError): BAD_INPUT})
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,141 +18,24 @@ answer cache does not hold; 130 on Ctrl-C.
 
 from __future__ import annotations
 
-import logging
-import sys
-from pathlib import Path
-from typing import Any
-
 import hydra
 from omegaconf import DictConfig
-from omegaconf.errors import InterpolationResolutionError
 
-from sweep.jobs import devices
-from sweep.jobs.config import CONF_DIR, build, register
-from sweep.embedding.embedder import EmbedderError
-from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
-                                     check_output_dir, write_output)
-from sweep.generation.run import GenerationError, GenerationResult, generate
-from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
-from sweep.jobs.job import embedder_node
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError, LLMError, ResponseCache
-from sweep.llm.config import resolve_api_key, resolve_cache_dir
-from sweep.llm.resume import failure_counts, rerun_hint, stop_interrupted
-from sweep.datasets.loading import DatasetError, load_corpus
+from sweep.cli.exits import BAD_INPUT, FAILED, run_with_exits
+from sweep.generation.run import GenerationError
+from sweep.jobs import generating
+from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
+from sweep.llm import LLMError
+from sweep.llm.resume import stop_interrupted
 
-log = logging.getLogger("sweep.generate")
 register()
-
-_BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
-              InterpolationResolutionError)
-#: Where answers are cached, for the Ctrl-C message outside the run.
-_cache_root: Path | None = None
-#: A set left short by requests that got no answer (written as incomplete).
-INCOMPLETE = 3
-
-
-def _token_counter() -> Any:
-    from sweep.core.tokenization import count_tokens, get_encoding
-
-    encoding = get_encoding("cl100k_base")
-    return lambda text: count_tokens(encoding, text)
-
-
-def run(cfg: DictConfig) -> int:
-    """One generation run; returns the exit status."""
-    global _cache_root
-    settings: GenerateSettings = build(cfg.generate)
-    llm: LLMConfig = build(cfg.llm)
-    dataset_path = str(cfg.dataset.path)
-    documents = load_corpus(dataset_path)
-    out = None if settings.dry_run else check_output_dir(settings.out, dataset_path,
-                                                         settings.overwrite)
-    api_key = resolve_api_key(llm)
-    _cache_root = resolve_cache_dir(llm.cache_dir)
-    cache = ResponseCache(_cache_root) if _cache_root is not None else None
-    client = LLMClient(llm, api_key, cache, dry_run=settings.dry_run,
-                       show_progress=settings.show_progress, count_tokens=_token_counter())
-    # The sweep's own embed keys (prewarm) are not the embedder's; device=auto means
-    # the GPU when there is one, as in a sweep's job.
-    device = str(cfg.embed.get("device", "cpu"))
-    if device == "auto":
-        device = devices.pick_device(device, 0, 1, devices.machine())
-    node = embedder_node(cfg.embed, device)
-    embedder = build(node)  # checks the embed settings; a dry run never loads the model
-    log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
-             _cache_root or "(cache off)")
-    result = generate(documents, settings, client, embedder, dataset=dataset_path)
-    if settings.dry_run:
-        _print_dry_run(result, settings)
-        return 0
-    assert out is not None
-    print(result.report.to_markdown())
-    if result.report.incomplete:
-        earlier = (out / REPORT_JSON).is_file()
-        write_output(out, documents, result.queries, result.report)
-        print(_incomplete_line(result, out, earlier), file=sys.stderr)
-        return INCOMPLETE
-    if not result.queries:
-        # Nothing is written: an earlier set in the folder stays whole.
-        reasons = ", ".join(f"{n} {r}" for r, n in result.report.rejected.items()) or "none tried"
-        raise GenerationError(f"no question was kept (rejected: {reasons}); the report above "
-                              f"says why, and {out} is unchanged")
-    write_output(out, documents, result.queries, result.report)
-    kept = result.report.kept
-    print(f"generate: {sum(kept.values())} questions ("
-          + ", ".join(f"{kept[k]} {k}" for k in KINDS if kept.get(k)) + f") written to {out}")
-    print(f"generate: check them with: python -m sweep.validate {out}")
-    failed = result.report.requests.get("failed", 0)
-    if failed:
-        print(f"generate: {failed} requests got no answer after their retries; other candidates "
-              "took their place", file=sys.stderr)
-    return 0
-
-
-def _incomplete_line(result: GenerationResult, out: Path, earlier: bool) -> str:
-    report = result.report
-    why = failure_counts(result.failures)
-    kept, asked = sum(report.kept.values()), sum(report.requested.values())
-    where = f"; the finished set already in {out} is unchanged" if earlier else ""
-    again = rerun_hint(_cache_root)
-    return (f"generate: incomplete: {report.requests.get('failed', 0)} requests got no answer "
-            f"({why}), so only {kept} of {asked} questions were kept; they are in "
-            f"{out / INCOMPLETE_QUERIES}, not in a queries.jsonl{where}. Run the same command "
-            f"again to retry them: {again}")
-
-
-def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None:
-    r = result.report.requests
-    per_question = 3  # draft, realism, check
-    planned = result.planned
-    by_kind = ", ".join(f"{planned[k]} for {k}" for k in KINDS if planned.get(k))
-    print(f"generate: dry run, nothing sent. The first round would send {r['would_send']} "
-          f"requests{f' ({by_kind})' if by_kind else ''}, about "
-          f"{r['would_send_prompt_tokens']:,} prompt tokens (cl100k_base estimate); "
-          f"{r['cached']} more are answered by the cache.")
-    paired = sum(n for k, n in planned.items() if k != "fact")
-    if paired and result.estimated:
-        print(f"generate: estimated: the {paired} requests for adversarial, multi-hop and "
-              "unanswerable questions pair passages by shared words, where the real run pairs "
-              "them by embedding (a dry run loads no embedding model, and no earlier run cached "
-              "these passages' embeddings): their number and prompt tokens are close, not exact.")
-    print(f"generate: requests for the checks of questions not written yet are counted once "
-          f"each; rounds that replace rejected questions send up to {per_question} requests "
-          f"per extra candidate, at most {settings.max_attempts:g} candidates per requested "
-          "question.")
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
 def _entry(cfg: DictConfig) -> None:
-    try:
-        status = run(cfg)
-    except _BAD_INPUT as e:
-        print(f"generate: error: {' '.join(str(e).split())}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except (LLMError, GenerationError) as e:
-        print(f"generate: error: {' '.join(str(e).split())}", file=sys.stderr)
-        raise SystemExit(1) from None
+    status = run_with_exits("generate", lambda: generating.run(cfg),
+                            {generating.BAD_INPUT: BAD_INPUT, (LLMError, GenerationError): FAILED})
     if status:
         raise SystemExit(status)
 
@@ -162,7 +45,7 @@ def main() -> None:
     try:
         _entry()
     except KeyboardInterrupt:
-        stop_interrupted("generate", _cache_root)
+        stop_interrupted("generate", generating.cache_root)
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ def test_the_config_composes_with_every_llm_option(tmp_path):
     ("generate.out=null", "generate.out is required"),
 ])
 def test_bad_config_values_stop_before_any_work(tmp_path, override, needle):
-    from sweep.generate import run
+    from sweep.jobs.generating import run
     from sweep.generation.config import GenerateConfigError
     from sweep.llm import LLMConfigError
 
@@ -153,7 +153,7 @@ def test_dry_run_sends_and_writes_nothing(tmp_path, stand_in):
 def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_in, monkeypatch,
                                                                 capsys):
     from sweep.embedding import embedder as embedding
-    from sweep.generate import run
+    from sweep.jobs.generating import run
 
     def no_model(*args, **kwargs):
         raise AssertionError("a dry run loaded or ran the embedding model")
@@ -338,7 +338,7 @@ def test_a_set_short_of_failed_requests_is_incomplete_until_a_rerun_finishes_it(
 def test_nothing_kept_is_an_error_and_leaves_the_folder_alone(tmp_path, stand_in):
     from llm_server import GenerationResponders
 
-    from sweep.generate import run
+    from sweep.jobs.generating import run
     from sweep.generation.run import GenerationError
 
     GenerationResponders(quote_mode="missing").install(stand_in)

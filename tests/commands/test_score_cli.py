@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sweep.score import main, read_run
+from sweep.datasets.runfiles import read_run
+from sweep.score import main
 from sweep.core.tokenization import count_tokens
 
 MANUAL = "The AQ-200 sensor measures air quality. Calibrate it every six months. Clean the filter weekly."

@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
-from sweep.validate import (
+from sweep.chunking.chunkers import build_chunker
+from sweep.datasets.statistics import (
     Distribution,
     compute_statistics,
     count_straddling,
     format_statistics,
-    main,
 )
+from sweep.validate import main
 
 from paths import ROOT  # noqa: E402
 
@@ -198,7 +199,8 @@ def test_format_statistics_is_aligned_text():
 
 
 def test_statistics_with_the_real_token_chunker():
-    stats = compute_statistics(load_dataset(FIXTURES / "project_jsonl"))
+    stats = compute_statistics(load_dataset(FIXTURES / "project_jsonl"),
+                               make_chunker=lambda size: build_chunker("token", size=size))
     # Every fixture document is shorter than 128 tokens: one chunk each, nothing cut.
     assert [(s.size, s.n_chunks, s.straddling, s.n_spans) for s in stats.straddle] == [
         (128, 3, 0, 3), (256, 3, 0, 3), (512, 3, 0, 3)]

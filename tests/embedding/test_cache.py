@@ -367,7 +367,7 @@ def test_cli_errors_are_one_line(tmp_path):
     afile.write_text("x")
     res = _cli("info", "--dir", str(afile))
     assert res.returncode == 2
-    assert res.stderr.strip() == f"sweep.embedding.cache: {afile}: not a directory"
+    assert res.stderr.strip() == f"sweep.cache: error: {afile}: not a directory"
     res = _cli("clear", "--dir", str(tmp_path), "--namespace", "nope", "--yes")
     assert res.returncode == 2 and "no namespace 'nope'" in res.stderr
     assert "Traceback" not in res.stderr

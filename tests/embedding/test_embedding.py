@@ -124,7 +124,7 @@ def test_cli_unknown_model_is_one_line_without_traceback(tmp_path):
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert lines == [lines[0]] and lines[0].startswith(
-        "sweep.embedding.embedder: cannot load embedding model 'no-such-org/no-such-model'")
+        "sweep.embedding: error: cannot load embedding model 'no-such-org/no-such-model'")
 
 
 @pytest.mark.e2e

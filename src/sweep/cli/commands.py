@@ -74,6 +74,19 @@ COMMANDS = (
              "--k 1,5,10 --budgets 512,1024",
              "python -m sweep.score --corpus beir/scifact --queries beir/scifact "
              "--run bm25.jsonl --split test")),
+    Command("sweep.cache", "show or clear the embedding cache",
+            "Show where sweep's embedding cache is, how many embeddings it holds per model "
+            "and how big it is, or clear it (all of it, or one model's namespace).",
+            ("python -m sweep.cache info",
+             "python -m sweep.cache info --json",
+             "python -m sweep.cache clear --namespace NAMESPACE --yes")),
+    Command("sweep.embedding", "check that an embedding model loads offline",
+            "Load an embedding model the way a sweep would (the bundled all-MiniLM-L6-v2, "
+            "a local folder or a Hub id already on disk), and show where it came from, its "
+            "dimension, its maximum length and the identity its cached embeddings are kept under.",
+            ("python -m sweep.embedding sentence-transformers/all-MiniLM-L6-v2",
+             "python -m sweep.embedding /models/bge-small-en-v1.5 --embed 'hello world'",
+             "python -m sweep.embedding --backend onnx")),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
 

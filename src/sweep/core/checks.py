@@ -6,14 +6,29 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["integer", "number"]
+import numpy as np
+
+__all__ = ["integer", "is_int", "number", "positive_int"]
+
+
+def is_int(value: Any) -> bool:
+    """An integer, NumPy's included, and not a bool (``True`` is an ``int`` to Python)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def positive_int(key: str, value: Any, *, error: type[Exception] = ValueError) -> int:
+    """``value`` as an ``int`` if it is a positive integer; else ``key must be a positive
+    integer, got ...``."""
+    if not is_int(value) or value < 1:
+        raise error(f"{key} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def integer(key: str, value: Any, low: int, high: int, *, error: type[Exception] = ValueError,
             allow_null: bool = False) -> None:
     if allow_null and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if not is_int(value) or not low <= value <= high:
         null = " or null" if allow_null else ""
         raise error(f"{key} must be an integer in [{low}, {high}]{null}, got {value!r}")
 

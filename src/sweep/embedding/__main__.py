@@ -1,8 +1,43 @@
-"""``python -m sweep.embedding MODEL``: check that a model loads, show its identity."""
+"""``python -m sweep.embedding [MODEL]``: check that a model loads, show its identity."""
+
+from __future__ import annotations
 
 import sys
+from typing import Sequence
 
-from sweep.embedding.embedder import main
+from sweep.cli.commands import CommandParser
+from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.embedding.embedder import DEFAULT_MODEL, EmbedderError, SentenceTransformerEmbedder
+
+
+def _show(model: str, device: str, backend: str, max_seq_length: int | None,
+          texts: Sequence[str]) -> int:
+    emb = SentenceTransformerEmbedder(model, device=device, max_seq_length=max_seq_length,
+                                      cache_dir="off", show_progress=False, backend=backend)
+    emb.load()
+    print(f"model: {model}")
+    print(f"loaded from: {emb.source}")
+    if emb.backend != "torch":
+        print(f"export: {emb.onnx_folder()}")
+    print(f"dim: {emb.dim}  max_seq_length: {emb.max_seq_length}")
+    print(f"identity: {emb.identity}")
+    for text, vec in zip(texts, emb.embed_documents(list(texts)) if texts else ()):
+        print(f"{text!r}: [{', '.join(f'{v:.4f}' for v in vec[:4])}, ...]")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = CommandParser("sweep.embedding")
+    ap.add_argument("model", nargs="?", default=DEFAULT_MODEL)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--backend", default="torch", help="torch, onnx or onnx-int8")
+    ap.add_argument("--max-seq-length", type=int, default=None)
+    ap.add_argument("--embed", metavar="TEXT", action="append", default=[],
+                    help="also embed TEXT (without the cache) and print the first values")
+    a = ap.parse_args(argv)
+    return run_with_exits("sweep.embedding", lambda: _show(
+        a.model, a.device, a.backend, a.max_seq_length, a.embed), {EmbedderError: BAD_INPUT})
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,12 +18,10 @@ corrupt is ignored (its strings are recomputed) and removed.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import os
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -462,7 +460,7 @@ def clear_cache(root: str | os.PathLike, namespace: str | None = None) -> dict:
 
 # -- command line -------------------------------------------------------------
 
-def _human_bytes(n: int) -> str:
+def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
@@ -471,7 +469,7 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _describe_namespace(ns: dict) -> str:
+def describe_namespace(ns: dict) -> str:
     try:
         ident = json.loads(ns["namespace"])
     except (TypeError, ValueError):
@@ -484,67 +482,3 @@ def _describe_namespace(ns: dict) -> str:
         if key in ident:
             parts.append(f"{key}={ident[key]}")
     return " ".join(parts)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m sweep.cache",
-        description="Show the size of sweep's embedding cache, or clear it.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_info = sub.add_parser("info", help="show location, entries and size")
-    p_info.add_argument("--dir", help="cache directory (default: %(default)s)",
-                        default=str(default_cache_dir()))
-    p_info.add_argument("--json", action="store_true", help="print JSON")
-    p_clear = sub.add_parser("clear", help="delete cached embeddings")
-    p_clear.add_argument("--dir", help="cache directory (default: %(default)s)",
-                         default=str(default_cache_dir()))
-    p_clear.add_argument("--namespace", help="only this namespace (id shown by `info`)")
-    p_clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    args = parser.parse_args(argv)
-    root = Path(os.path.expanduser(args.dir))
-    try:
-        if root.exists() and not root.is_dir():
-            raise CacheError(f"{root}: not a directory")
-        if args.command == "info":
-            info = cache_info(root)
-            if args.json:
-                print(json.dumps(info, indent=2))
-                return 0
-            print(f"embedding cache: {root}")
-            print(f"entries: {info['entries']}  size: {_human_bytes(info['bytes'])}  "
-                  f"namespaces: {len(info['namespaces'])}")
-            for ns in info["namespaces"]:
-                print(f"  {ns['id']}  {ns['entries']:>8} entries  {_human_bytes(ns['bytes']):>9}  "
-                      f"dim={ns['dim']}  {_describe_namespace(ns)}")
-            return 0
-        info = cache_info(root)
-        targets = info["namespaces"]
-        if args.namespace is not None:
-            wanted = {args.namespace, namespace_dirname(args.namespace)}
-            targets = [ns for ns in targets if ns["id"] in wanted]
-            if not targets:
-                raise CacheError(f"{root}: no namespace {args.namespace!r} (see `info`)")
-        entries = sum(ns["entries"] for ns in targets)
-        size = sum(ns["bytes"] for ns in targets)
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise CacheError("refusing to clear without --yes (stdin is not a terminal)")
-            answer = input(f"delete {entries} cached embeddings ({_human_bytes(size)}) "
-                           f"from {root}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                print("nothing deleted")
-                return 1
-        removed = clear_cache(root, args.namespace)
-        print(f"cleared {removed['entries']} entries ({_human_bytes(removed['bytes'])}) "
-              f"from {root}")
-        return 0
-    except CacheError as exc:
-        print(f"sweep.embedding.cache: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"sweep.embedding.cache: {root}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

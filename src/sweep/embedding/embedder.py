@@ -10,13 +10,11 @@ multirun share one.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import os
 import re
-import sys
 import threading
 import time
 import urllib.error
@@ -596,6 +594,15 @@ class SentenceTransformerEmbedder:
             return self._cache_root / "onnx"
         return default_cache_dir().parent / "onnx"
 
+    @property
+    def source(self) -> str:
+        """Where the model is loaded from: the bundled MiniLM's folder, a directory, or a Hub id."""
+        return self._source
+
+    def onnx_folder(self) -> Path:
+        """The ONNX export this backend runs (exported now if it is not on disk yet)."""
+        return self._ensure_onnx().folder
+
     def _ensure_onnx(self) -> backends.OnnxEncoder:
         """The ONNX Runtime session for this backend, exporting the model first if needed."""
         if self._onnx is not None:
@@ -794,38 +801,3 @@ class SentenceTransformerEmbedder:
 def _bump(stats: EmbedStats, **add: float) -> EmbedStats:
     values = {f.name: getattr(stats, f.name) + add.get(f.name, 0) for f in fields(EmbedStats)}
     return EmbedStats(**values)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m sweep.embedding MODEL``: check that a model loads, show its identity."""
-    parser = argparse.ArgumentParser(prog="python -m sweep.embedding",
-                                     description="Check an embedding model and show its identity.")
-    parser.add_argument("model", nargs="?", default=DEFAULT_MODEL)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--backend", default="torch", help="torch, onnx or onnx-int8")
-    parser.add_argument("--max-seq-length", type=int, default=None)
-    parser.add_argument("--embed", metavar="TEXT", action="append", default=[],
-                        help="also embed TEXT (without the cache) and print the first values")
-    args = parser.parse_args(argv)
-    try:
-        emb = SentenceTransformerEmbedder(args.model, device=args.device, max_seq_length=args.max_seq_length,
-                       cache_dir="off", show_progress=False, backend=args.backend)
-        emb.load()
-        print(f"model: {args.model}")
-        print(f"loaded from: {emb._source}")
-        if emb.backend != "torch":
-            print(f"export: {emb._ensure_onnx().folder}")
-        print(f"dim: {emb.dim}  max_seq_length: {emb.max_seq_length}")
-        print(f"identity: {emb.identity}")
-        if args.embed:
-            vecs = emb.embed_documents(args.embed)
-            for text, vec in zip(args.embed, vecs):
-                print(f"{text!r}: [{', '.join(f'{v:.4f}' for v in vec[:4])}, ...]")
-        return 0
-    except EmbedderError as exc:
-        print(f"sweep.embedding.embedder: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -42,7 +42,7 @@ class _State:
     own_folder: bool = False
 
 
-#: The running sweep, for ``sweep.__main__``'s exit status and Ctrl-C handler.
+#: The running sweep, for ``sweep.jobs.entry``'s exit status and Ctrl-C handler.
 state = _State()
 
 

@@ -16,11 +16,15 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def positive_int(key: str, value: Any, *, error: type[Exception] = ValueError) -> int:
-    """``value`` as an ``int`` if it is a positive integer; else ``key must be a positive
-    integer, got ...``."""
+def positive_int(key: str, value: Any, *, error: type[Exception] = ValueError,
+                 allow_null: bool = False) -> Any:
+    """``value`` as an ``int`` if it is a positive integer (or None with ``allow_null``);
+    else ``key must be a positive integer, got ...``."""
+    if allow_null and value is None:
+        return None
     if not is_int(value) or value < 1:
-        raise error(f"{key} must be a positive integer, got {value!r}")
+        null = " or null" if allow_null else ""
+        raise error(f"{key} must be a positive integer{null}, got {value!r}")
     return int(value)
 
 

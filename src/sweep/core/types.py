@@ -45,6 +45,16 @@ class Query:
     type: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
+    def has_unit(self, level: str) -> bool:
+        """Whether the query has something to find at ``level``: a relevant (grade > 0)
+        document for ``doc``, a relevant judgment with offsets for ``span``. A query
+        without one is left out of that level's means."""
+        if level == "doc":
+            return any(j.grade > 0 for j in self.relevant)
+        if level == "span":
+            return any(j.grade > 0 and j.is_span for j in self.relevant)
+        raise ValueError(f"unknown level {level!r}; levels: doc, span")
+
 
 @dataclass(frozen=True, slots=True)
 class Dataset:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from sweep.core.types import Dataset, Document, Judgment, Query
+from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
 
 __all__ = [
@@ -346,10 +347,6 @@ def _jsonl_objects(path: Path, report: _Report) -> Iterator[tuple[int, dict[str,
         yield lineno, obj
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _required_str(row: Mapping[str, Any], key: str, where: tuple[Path, int], report: _Report,
                   *, what: str | None = None) -> str | None:
     """``row[key]`` if it is a non-blank string, else report and return None."""
@@ -612,7 +609,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
         bad(f"unknown doc_id {doc_id!r}{_suggestion(doc_id, corpus)}")
 
     grade = item.get("grade", 1)
-    if not _is_int(grade) or grade < 0:
+    if not is_int(grade) or grade < 0:
         bad(f"grade must be an integer >= 0, got {_describe(grade)}")
     elif grade > MAX_GRADE:
         bad(f"grade {grade} is larger than {MAX_GRADE} (exponential gain 2^grade would overflow)")
@@ -626,7 +623,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
     elif has_start:
         offsets_ok = True
         for key, value in (("start", start), ("end", end)):
-            if not _is_int(value):
+            if not is_int(value):
                 bad(f"{key} must be an integer, got {_describe(value)}")
                 offsets_ok = False
         if offsets_ok:

@@ -232,7 +232,7 @@ _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
 #: Device names torch accepts (checked here so a typo is caught even when every
 #: vector comes from the cache and the model never loads).
-_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|npu|hpu|xla|meta|mtia)(:\d+)?")
+DEVICE_PATTERN = re.compile(r"(cpu|cuda|mps|xpu|npu|hpu|xla|meta|mtia)(:\d+)?")
 #: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
 #: key). Process-wide, because every job of a sweep builds its own SentenceTransformerEmbedder.
 _TOKEN_MEMO: dict[tuple[str, bool, int], dict[str, tuple[int, str | None]]] = {}
@@ -388,7 +388,7 @@ class SentenceTransformerEmbedder:
                                            or isinstance(max_seq_length, bool) or max_seq_length < 1):
             raise EmbedderError(
                 f"embed.max_seq_length must be a positive integer or null, got {max_seq_length!r}")
-        if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
             raise EmbedderError(f"embed.device must be a torch device name like cpu, cuda, "
                                 f"cuda:1 or mps, got {device!r}")
         if self.backend != "torch" and device != "cpu":

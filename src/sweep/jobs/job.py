@@ -137,13 +137,12 @@ def load_dataset(node: DictConfig) -> Dataset:
 def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> EvalConfig:
     """The eval config this dataset is scored with: a span-level primary falls back to the
     document level when the judgments have no spans (BEIR qrels, say)."""
-    scorable = [q for q in dataset.queries if any(j.grade > 0 for j in q.relevant)]
+    scorable = [q for q in dataset.queries if q.has_unit("doc")]
     if not scorable:
         raise ConfigError(f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
                           "there is nothing to score")
     primary = ev.primary_metric
-    if primary.level == "span" and not any(j.is_span and j.grade > 0 for q in scorable
-                                           for j in q.relevant):
+    if primary.level == "span" and not any(q.has_unit("span") for q in scorable):
         fallback = str(Primary("doc", primary.measure))
         if warn:
             log.warning("dataset %s has no evidence spans, only document judgments: span-level "

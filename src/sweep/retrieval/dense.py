@@ -7,21 +7,18 @@ from typing import Sequence
 import numpy as np
 
 from sweep.core.types import Chunk, Ranking
+from sweep.core.checks import positive_int
 from sweep.core.protocols import SearchIndex
 
 __all__ = ["DenseRetriever", "check_depth"]
 
 
 def check_depth(depth: int | None) -> int | None:
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"retrieve.depth must be a positive integer or null, got {depth!r}")
-    return depth
+    return positive_int("retrieve.depth", depth, allow_null=True)
 
 
 def check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"retrieve: k must be a positive integer, got {k!r}")
-    return int(k)
+    return positive_int("retrieve: k", k)
 
 
 class DenseRetriever:

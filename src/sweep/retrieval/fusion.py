@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from sweep.core.types import Chunk, Ranking
+from sweep.core.checks import positive_int
 from sweep.retrieval.lexical import BM25Retriever
 from sweep.retrieval.dense import DenseRetriever, check_depth, check_k
 from sweep.core.protocols import SearchIndex
@@ -100,8 +101,7 @@ class HybridRetriever:
             raise ValueError(f"retrieve.rrf_k must be a number ≥ 0, got {rrf_k!r}")
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
             raise ValueError(f"retrieve.alpha must be a number in [0, 1], got {alpha!r}")
-        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-            raise ValueError(f"retrieve.candidates must be a positive integer, got {candidates!r}")
+        positive_int("retrieve.candidates", candidates)
         self.fusion, self.rrf_k, self.alpha = fusion, float(rrf_k), float(alpha)
         self.candidates = candidates
         self.depth = check_depth(depth)

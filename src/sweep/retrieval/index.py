@@ -17,6 +17,7 @@ from typing import Iterator
 import numpy as np
 
 from sweep.core.protocols import SearchIndex
+from sweep.core.checks import positive_int
 
 
 def _faiss():
@@ -44,18 +45,6 @@ def _check_vectors(name: str, vectors: np.ndarray, dim: int | None) -> np.ndarra
     if not np.isfinite(vectors).all():
         raise ValueError(f"{name}: vectors contain NaN or infinity")
     return np.ascontiguousarray(vectors)
-
-
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"search: k must be a positive integer, got {k!r}")
-    return int(k)
-
-
-def _positive_int(owner: str, name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
-    return value
 
 
 class _FaissIndex:
@@ -105,7 +94,7 @@ class _FaissIndex:
         """Top-k by inner product: (float32 scores, int64 ids), each (nq, k); id -1 where fewer than k."""
         if self._index is None:
             raise ValueError("search: the index is not built; call build(vectors) first")
-        k = _check_k(k)
+        k = positive_int("search: k", k)
         queries = _check_vectors("search", queries, self._dim)
         if queries.shape[0] == 0 or self._index.ntotal == 0:
             return (np.full((queries.shape[0], k), np.finfo(np.float32).min, dtype=np.float32),
@@ -147,7 +136,7 @@ class HNSWIndex(_FaissIndex):
     def __init__(self, m: int = 32, ef_construction: int = 200, ef_search: int = 128) -> None:
         super().__init__()
         for name, value in (("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
-            _positive_int("HNSWIndex", name, value)
+            positive_int(f"HNSWIndex: {name}", value)
         if m < 2:
             raise ValueError(f"HNSWIndex: m must be at least 2, got {m}")
         self.m = m
@@ -191,9 +180,9 @@ class IVFIndex(_FaissIndex):
     def __init__(self, nlist: int | None = None, nprobe: int = 16) -> None:
         super().__init__()
         if nlist is not None:
-            _positive_int("IVFIndex", "nlist", nlist)
+            positive_int("IVFIndex: nlist", nlist)
         self.nlist = nlist
-        self.nprobe = _positive_int("IVFIndex", "nprobe", nprobe)
+        self.nprobe = positive_int("IVFIndex: nprobe", nprobe)
         self._cells = 1
 
     @classmethod
@@ -240,7 +229,7 @@ def ann_recall(index: SearchIndex, vectors: np.ndarray, queries: np.ndarray,
     vectors = _check_vectors("ann_recall", vectors, None)
     if queries.shape[0] == 0 or vectors.shape[0] == 0:
         return float("nan")
-    k = min(_check_k(k), vectors.shape[0])
+    k = min(positive_int("search: k", k), vectors.shape[0])
     exact = FlatIPIndex()
     exact.build(vectors)
     _, truth = exact.search(queries, k)

@@ -25,8 +25,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
+from sweep.core.checks import positive_int
 from sweep.core.types import Chunk, Ranking
-from sweep.embedding.embedder import _DEVICE, model_fingerprint
+from sweep.embedding.embedder import DEVICE_PATTERN, model_fingerprint
 
 __all__ = ["CrossEncoderReranker", "RerankStats", "RerankerError", "resolve_reranker"]
 
@@ -93,15 +94,6 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
         return model
 
 
-def _positive_int(key: str, value: Any, *, none_ok: bool = False) -> int | None:
-    if value is None and none_ok:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RerankerError(f"rerank.{key} must be a positive integer{' or null' if none_ok else ''}, "
-                            f"got {value!r}")
-    return value
-
-
 class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` that re-orders the first ``top_n`` chunks.
 
@@ -113,10 +105,10 @@ class CrossEncoderReranker:
     def __init__(self, model: str, top_n: int = 20, batch_size: int = 32,
                  max_length: int | None = None, device: str = "cpu", cache_dir: str | None = None,
                  show_progress: bool = True) -> None:
-        self.top_n = _positive_int("top_n", top_n)
-        self.batch_size = _positive_int("batch_size", batch_size)
-        self.max_length = _positive_int("max_length", max_length, none_ok=True)
-        if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        self.top_n = positive_int("rerank.top_n", top_n, error=RerankerError)
+        self.batch_size = positive_int("rerank.batch_size", batch_size, error=RerankerError)
+        self.max_length = positive_int("rerank.max_length", max_length, error=RerankerError, allow_null=True)
+        if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
             raise RerankerError(f"rerank.device must be a torch device name like cpu or cuda, "
                                 f"got {device!r}")
         self.device = device

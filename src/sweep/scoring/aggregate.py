@@ -132,12 +132,6 @@ def bootstrap_means(values: np.ndarray, *, n_boot: int, seed: Sequence[int] | in
     return low, high
 
 
-def _has_unit(query: Query, level: str) -> bool:
-    if level == "doc":
-        return any(j.grade > 0 for j in query.relevant)
-    return any(j.grade > 0 and j.start is not None for j in query.relevant)
-
-
 def summarize(table: ScoreTable, queries: Sequence[Query], *, n_boot: int = 1000,
               confidence: float = 0.95, seed: int = 0) -> Summary:
     """Per level: counts, and every metric's mean with its bootstrap interval.
@@ -156,7 +150,7 @@ def summarize(table: ScoreTable, queries: Sequence[Query], *, n_boot: int = 1000
                              "which is not among the queries")
     levels: dict[str, LevelSummary] = {}
     for level_index, level in enumerate(LEVELS):
-        included = {q.query_id for q in queries if _has_unit(q, level)}
+        included = {q.query_id for q in queries if q.has_unit(level)}
         codes, names, values = table.matrix(level)
         row_ids = [table.query_ids[c] for c in codes.tolist()]
         stray = next((qid for qid in row_ids if qid not in included), None)

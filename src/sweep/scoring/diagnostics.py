@@ -207,7 +207,7 @@ def diagnose(queries: Sequence[Query], credits: UnitCredits, top_scores: np.ndar
     """A setting's diagnostics; ``top_scores[i]`` is query i's top-1 retrieval score."""
     multi = twohop_queries(queries, credits, twohop_types)
     twohop = tuple(twohop_counts(multi, k) for k in ks) if multi else ()
-    answerable = np.array([any(j.grade > 0 for j in q.relevant) for q in queries], dtype=bool)
+    answerable = np.array([q.has_unit("doc") for q in queries], dtype=bool)
     scores = np.asarray(top_scores, dtype=np.float64)
     return Diagnostics(twohop, abstention(scores[answerable], scores[~answerable], n_boot=n_boot,
                                           seed=seed))

@@ -33,7 +33,7 @@ def _doc_id_hits_at_span_level(queries: Sequence[Query], hits: Mapping[str, Sequ
     """Per query scored at span level: how many of its hits have no offsets (and so earn nothing there)."""
     out: dict[str, int] = {}
     for q in queries:
-        if q.query_id in hits and any(j.is_span and j.grade > 0 for j in q.relevant):
+        if q.query_id in hits and q.has_unit("span"):
             n = sum(1 for h in hits[q.query_id] if h.start is None)
             if n:
                 out[q.query_id] = n

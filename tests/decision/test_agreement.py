@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from sweep.scoring.perquery import PerQueryScores
 from sweep.decision.agreement import agreement, kendall_tau, split_by_source
 from sweep.report import main
 from sweep.reporting.write import write_report
@@ -21,7 +22,8 @@ def test_kendall_tau_known_values():
 
 def _scores(means, n, seed):
     rng = np.random.default_rng(seed)
-    return {j: {f"q{i}": float(v) for i, v in enumerate(rng.random(n) < m)} for j, m in enumerate(means)}
+    return PerQueryScores.from_mapping({j: {f"q{i}": float(v) for i, v in enumerate(rng.random(n) < m)}
+                                        for j, m in enumerate(means)})
 
 
 def test_the_same_ranking_on_two_sets_agrees_and_a_reversed_one_does_not():
@@ -31,11 +33,11 @@ def test_the_same_ranking_on_two_sets_agrees_and_a_reversed_one_does_not():
     assert agree.tau == pytest.approx(1.0) and agree.tau_low > 0.3 and agree.same_pick
     rev = agreement(a, _scores([0.9, 0.5, 0.2], 300, 2), names=("x", "y"), picks=(2, 0), n_boot=200)
     assert rev.tau == pytest.approx(-1.0) and rev.tau_high < 0 and not rev.same_pick
-    assert agreement({0: a[0]}, {0: a[0]}, names=("x", "y"), picks=(0, 0)) is None
+    assert agreement(a.select([0]), a.select([0]), names=("x", "y"), picks=(0, 0)) is None
 
 
 def test_split_by_source_needs_both_kinds():
-    scores = {0: {"a": 1.0, "b": 0.0, "c": 1.0}}
+    scores = PerQueryScores.from_mapping({0: {"a": 1.0, "b": 0.0, "c": 1.0}})
     a, b = split_by_source(scores, {"a": "synthetic", "b": None, "c": "synthetic"})
     assert a == {0: {"a": 1.0, "c": 1.0}} and b == {0: {"b": 0.0}}
     assert split_by_source(scores, {"a": None, "b": None, "c": None}) is None

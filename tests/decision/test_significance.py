@@ -3,13 +3,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sweep.scoring.perquery import PerQueryScores
 from sweep.decision.significance import Comparison, compare_to_best, holm, paired_randomization_test, recommend
+
+P = PerQueryScores.from_mapping
 
 
 def test_identical_settings_are_never_significantly_different():
     a = np.random.default_rng(1).random(150)
     assert paired_randomization_test(a, a.copy()) == 1.0
-    res = compare_to_best({0: dict(enumerate(a)), 1: dict(enumerate(a))})
+    res = compare_to_best(P({0: dict(enumerate(a)), 1: dict(enumerate(a))}))
     assert {c.verdict for c in res} == {"best", "tie"}
 
 
@@ -19,7 +22,7 @@ def test_a_strongly_better_setting_is_significant():
     better = np.clip(base + 0.3, 0, 1)
     p = paired_randomization_test(better, base, n_perm=5000)
     assert p < 0.001
-    res = compare_to_best({0: dict(enumerate(base)), 1: dict(enumerate(better))})
+    res = compare_to_best(P({0: dict(enumerate(base)), 1: dict(enumerate(better))}))
     assert [c.verdict for c in res] == ["worse", "best"]
 
 
@@ -53,7 +56,7 @@ def test_holm_is_monotone_bounded_and_never_below_raw(ps):
 
 
 def test_only_common_queries_are_compared():
-    res = compare_to_best({0: {"a": 1.0, "b": 0.0, "extra": 1.0}, 1: {"a": 1.0, "b": 0.0}})
+    res = compare_to_best(P({0: {"a": 1.0, "b": 0.0, "extra": 1.0}, 1: {"a": 1.0, "b": 0.0}}))
     assert all(c.mean == 0.5 for c in res)
 
 
@@ -119,10 +122,10 @@ def test_ties_get_the_questions_they_would_need_and_others_do_not():
     near = base.copy()
     near[np.flatnonzero(base)[:4]] = 0  # a small real difference
     far = np.zeros(200)
-    cmp = {c.job: c for c in compare_to_best({0: {str(i): v for i, v in enumerate(base)},
+    cmp = {c.job: c for c in compare_to_best(P({0: {str(i): v for i, v in enumerate(base)},
                                               1: {str(i): v for i, v in enumerate(near)},
                                               2: {str(i): v for i, v in enumerate(base)},
-                                              3: {str(i): v for i, v in enumerate(far)}}, n_perm=2000)}
+                                              3: {str(i): v for i, v in enumerate(far)}}), n_perm=2000)}
     assert cmp[0].verdict == "best" and cmp[0].n_needed is None
     assert cmp[3].verdict == "worse" and cmp[3].n_needed is None
     assert cmp[1].verdict == "tie" and cmp[1].n_needed > 200 and cmp[1].n_compared == 200

@@ -18,6 +18,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from sweep.scoring.perquery import PerQueryScores
+
 __all__ = ["Agreement", "SYNTHETIC", "agreement", "kendall_tau", "split_by_source"]
 
 SYNTHETIC = "synthetic"
@@ -52,20 +54,19 @@ class Agreement:
         return self.picks[0] is not None and self.picks[0] == self.picks[1]
 
 
-def _matrix(scores: Mapping[int, Mapping[str, float]], jobs: Sequence[int]) -> np.ndarray:
-    """Queries x settings, the queries every setting scored."""
-    common = sorted(set.intersection(*(set(scores[j]) for j in jobs)))
-    return np.array([[scores[j][q] for j in jobs] for q in common], dtype=np.float64).reshape(
-        len(common), len(jobs))
+def _matrix(scores: PerQueryScores, jobs: Sequence[int]) -> np.ndarray:
+    """Queries x settings, the queries every setting scored (in query-id order)."""
+    common, values = scores.common(jobs)
+    return values[:, np.argsort(np.asarray(common, dtype=object))].T.reshape(len(common), len(jobs))
 
 
-def agreement(a: Mapping[int, Mapping[str, float]], b: Mapping[int, Mapping[str, float]], *,
+def agreement(a: PerQueryScores, b: PerQueryScores, *,
               names: tuple[str, str], picks: tuple[int | None, int | None], n_boot: int = 1000,
               seed: int = 0, confidence: float = 0.95, pairs: Mapping[int, int] | None = None
               ) -> Agreement | None:
     """Rank agreement of the settings between two question sets.
 
-    ``a`` and ``b`` map a job to its per-query primary metric on each set;
+    ``a`` and ``b`` hold each job's per-query primary metric on each set;
     ``pairs`` maps a job of ``a`` to the same setting's job in ``b`` (the same
     job when both come from one sweep). None with fewer than two settings
     scored on both sets.
@@ -92,14 +93,14 @@ def agreement(a: Mapping[int, Mapping[str, float]], b: Mapping[int, Mapping[str,
                      tau, float(low), float(high), picks)
 
 
-def split_by_source(scores: Mapping[int, Mapping[str, float]], sources: Mapping[str, str | None]
-                    ) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, float]]] | None:
+def split_by_source(scores: PerQueryScores, sources: Mapping[str, str | None]
+                    ) -> tuple[PerQueryScores, PerQueryScores] | None:
     """Per-query scores of the synthetic and of the other questions; None unless both exist."""
     synthetic = {q for q, s in sources.items() if s == SYNTHETIC}
     if not synthetic or len(synthetic) == len(sources):
         return None
-    a = {j: {q: v for q, v in s.items() if q in synthetic} for j, s in scores.items()}
-    b = {j: {q: v for q, v in s.items() if q not in synthetic} for j, s in scores.items()}
-    if not any(a.values()) or not any(b.values()):
+    a = scores.restrict(synthetic)
+    b = scores.restrict(set(scores.query_ids) - synthetic)
+    if not a.scored().any() or not b.scored().any():
         return None
     return a, b

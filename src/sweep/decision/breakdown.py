@@ -1,6 +1,6 @@
 """Per-query views of a decided sweep: the primary metric per query type, the worst queries.
 
-Pure functions over per-query scores (``job -> query_id -> value``) and traces;
+Pure functions over per-query scores (:class:`PerQueryScores`) and traces;
 the report renders them as Markdown and HTML.
 """
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.scoring.credit import ScoreTable
+from sweep.scoring.perquery import PerQueryScores
 from sweep.store.traces import QueryTrace
 
 __all__ = ["NO_TYPE", "QueryRow", "TypeBreakdown", "type_breakdown", "type_metric_breakdown",
@@ -37,21 +38,24 @@ class TypeBreakdown:
     metrics: tuple[str, ...] = ()
 
 
-def type_breakdown(scores: Mapping[int, Mapping[str, float]],
+def type_breakdown(scores: PerQueryScores,
                    types: Mapping[str, str | None]) -> TypeBreakdown | None:
     """Per-type means; None when no query of the evaluation set has a type."""
     if not scores or all(t is None for t in types.values()):
         return None
-    label = {q: (t if t is not None else NO_TYPE) for q, t in types.items()}
-    scored = set().union(*(set(v) for v in scores.values()))
-    names = sorted({label.get(q, NO_TYPE) for q in scored}, key=lambda t: (t == NO_TYPE, t))
     jobs = tuple(sorted(scores))
-    counts = tuple(sum(1 for q in scored if label.get(q, NO_TYPE) == t) for t in names)
+    values = scores.select(jobs).values
+    kind = np.array([t if (t := types.get(q)) is not None else NO_TYPE for q in scores.query_ids],
+                    dtype=object)
+    scored = scores.scored()
+    names = sorted(set(kind[scored].tolist()), key=lambda t: (t == NO_TYPE, t))
+    counts = tuple(int((scored & (kind == t)).sum()) for t in names)
     means = np.full((len(jobs), len(names)), np.nan)
-    for i, job in enumerate(jobs):
-        for j, t in enumerate(names):
-            vals = [v for q, v in scores[job].items() if label.get(q, NO_TYPE) == t]
-            if vals:
+    for j, t in enumerate(names):
+        of_type = values[:, kind == t]
+        for i in range(len(jobs)):
+            vals = of_type[i][~np.isnan(of_type[i])]
+            if vals.size:
                 means[i, j] = float(np.mean(vals))
     return TypeBreakdown(jobs, tuple(names), counts, means)
 
@@ -99,12 +103,14 @@ class QueryRow:
     trace: QueryTrace | None     # None when hits.jsonl has no line for it
 
 
-def worst_first(chosen: Mapping[str, float], all_scores: Mapping[int, Mapping[str, float]],
+def worst_first(scores: PerQueryScores, job: int,
                 traces: Mapping[str, QueryTrace]) -> list[QueryRow]:
-    """The chosen setting's queries, lowest score first; ties: hardest across settings first."""
+    """Job ``job``'s queries, lowest score first; ties: hardest across settings first."""
     rows = []
-    for q, v in chosen.items():
-        across = [s[q] for s in all_scores.values() if q in s] or [v]
+    column = {q: c for c, q in enumerate(scores.query_ids)}
+    for q, v in scores[job].items():
+        others = scores.values[:, column[q]]
+        across = others[~np.isnan(others)].tolist() or [v]
         rows.append(QueryRow(q, v, float(np.mean(across)), float(min(across)), float(max(across)),
                              traces.get(q)))
     return sorted(rows, key=lambda r: (r.value, r.across_mean, r.query_id))

@@ -10,6 +10,7 @@ from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import Primary
 from sweep.decision.significance import compare_to_best
 from sweep.scoring.credit import ScoreTable
+from sweep.scoring.perquery import PerQueryScores
 
 __all__ = ["compare"]
 
@@ -31,14 +32,14 @@ def compare(tables: Mapping[str, ScoreTable], config: EvalConfig | None = None) 
         raise ValueError("compare: no settings given")
     primary = Primary.parse(config.primary)
     names = list(tables)
-    per_query = {}
+    per_query: dict[int, dict[str, float]] = {}
     for job, name in enumerate(names):
         values = tables[name].values(primary.level, primary.metric)
         if not values:
             raise ValueError(f"compare: setting {name!r} has no {primary} scores "
                              f"(its metrics: {', '.join(tables[name].metric_names)})")
         per_query[job] = values
-    comparisons = compare_to_best(per_query, alpha=config.alpha, n_perm=config.n_perm,
+    comparisons = compare_to_best(PerQueryScores.from_mapping(per_query), alpha=config.alpha, n_perm=config.n_perm,
                                   seed=config.seed, power=config.power)
     frame = pd.DataFrame(
         [{"setting": names[c.job], "mean": c.mean, "diff": c.diff, "p_value": c.p_value,

@@ -10,14 +10,16 @@ worse, and the recommendation says so.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
+
+import numpy as np
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import Primary
 from sweep.store.row import DatasetInfo, Row
 from sweep.scoring.credit import ScoreTable
+from sweep.scoring.perquery import PerQueryScores
 from sweep.core.settings import setting_label, varied_settings
 from sweep.decision.significance import Comparison, Recommendation, compare_to_best, recommend
 
@@ -51,8 +53,8 @@ class Decision:
     comparisons: Mapping[int, Comparison] = field(default_factory=dict)
     untested: tuple[int, ...] = ()
     recommendation: Recommendation | None = None
-    #: job -> query_id -> the primary metric (the tested settings' per-query scores)
-    scores: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
+    #: The tested settings' per-query primary metric.
+    scores: PerQueryScores = field(default_factory=lambda: PerQueryScores((), (), np.empty((0, 0))))
     notes: tuple[str, ...] = ()
     n_compared: int = 0
     #: For every setting that ties with the best: how many questions would tell them apart.
@@ -207,16 +209,12 @@ def decide(rows: Sequence[Row], tables: Mapping[int, ScoreTable]) -> SweepDecisi
     return SweepDecision(decisions, notes)
 
 
-def _scores_of(table: ScoreTable, primary: Primary) -> dict[str, float]:
-    return {q: v for q, v in table.values(primary.level, primary.metric).items() if not math.isnan(v)}
-
-
 def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreTable],
                   labels: Mapping[int, str]) -> Decision:
     ev = group.eval
     primary = ev.primary_metric
     ok = [r for r in rows if r.ok]
-    scores = {r.job: s for r in ok if r.job in tables and (s := _scores_of(tables[r.job], primary))}
+    scores = PerQueryScores.from_tables(tables, primary.level, primary.metric, [r.job for r in ok])
     untested = tuple(r.job for r in ok if r.job not in scores)
     if len(ok) < 2:
         note = ("One setting ran: nothing to compare it with.",) if ok else ()
@@ -236,7 +234,7 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
     except ValueError as e:
         notes.append(f"No significance test: {e}.")
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
-    n_common = len(set.intersection(*(set(v) for v in scores.values())))
+    n_common = len(scores.common()[0])
     notes.append(f"vs best: each setting against the best on {primary.label}, paired over the "
                  f"{n_common} queries scored in every setting (randomization test, {ev.n_perm:,} "
                  f"sign flips, seed {ev.seed}), p Holm-adjusted over {len(comparisons) - 1} "
@@ -279,7 +277,7 @@ def costs(rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
     return out
 
 
-def pick(scores: Mapping[int, Mapping[str, float]], rows: Mapping[int, Row], ev: EvalConfig
+def pick(scores: PerQueryScores, rows: Mapping[int, Row], ev: EvalConfig
          ) -> int | None:
     """The job a decision on just these per-query scores would recommend (else its best)."""
     if len(scores) < 2:

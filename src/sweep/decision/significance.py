@@ -14,6 +14,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from sweep.scoring.perquery import PerQueryScores
+
 
 def paired_randomization_test(a: np.ndarray, b: np.ndarray, *, n_perm: int = 10_000,
                               seed: int = 0) -> float:
@@ -113,21 +115,23 @@ class Comparison:
     n_compared: int = 0   # queries the test paired
 
 
-def compare_to_best(per_query: Mapping[int, Mapping[str, float]], *, alpha: float = 0.05,
+def compare_to_best(per_query: PerQueryScores, *, alpha: float = 0.05,
                     n_perm: int = 10_000, seed: int = 0, power: float = 0.8) -> list[Comparison]:
     """Test every setting against the one with the highest mean, Holm-corrected.
 
-    ``per_query`` maps a job to its per-query scores on one metric. Only the
+    ``per_query`` holds each job's per-query scores on one metric. Only the
     queries scored in every setting are compared (they are the same queries
     whenever the settings ran on one evaluation set).
     """
     if not per_query:
         return []
-    common = sorted(set.intersection(*(set(v) for v in per_query.values())))
+    jobs = sorted(per_query)
+    common, matrix = per_query.common(jobs)
     if not common:
         raise ValueError("the settings share no scored query")
-    jobs = sorted(per_query)
-    scores = {j: np.array([per_query[j][q] for q in common]) for j in jobs}
+    # Paired in query-id order, so the permutations do not depend on the order queries came in.
+    order = np.argsort(np.asarray(common, dtype=object))
+    scores = {j: matrix[i, order] for i, j in enumerate(jobs)}
     means = {j: float(scores[j].mean()) for j in jobs}
     best = max(jobs, key=lambda j: (means[j], -j))
     others = [j for j in jobs if j != best]

@@ -24,6 +24,7 @@ from sweep.reporting.pictures import plot_name
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, varied_settings
 from sweep.decision.significance import Comparison, compare_to_best
+from sweep.scoring.perquery import PerQueryScores
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import ROW_LEGEND, fmt, with_ci
 
@@ -115,7 +116,8 @@ def _pooled(reports: Sequence[SweepReport]) -> tuple[dict[tuple[int, int], Compa
         return {}, []
     ev = reports[0].decision.decisions[0].group.eval
     try:
-        comparisons = compare_to_best(pooled, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed)
+        comparisons = compare_to_best(PerQueryScores.from_mapping(pooled), alpha=ev.alpha,
+                                      n_perm=ev.n_perm, seed=ev.seed)
     except ValueError as e:
         return {}, [f"No test across sweeps: {e}."]
     primary = reports[0].decision.decisions[0].primary

@@ -85,7 +85,7 @@ def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str],
                           n_boot=ev.n_boot, seed=ev.seed)
     worst: tuple[QueryRow, ...] = ()
     if job is not None and job in d.scores:
-        worst = tuple(worst_first(d.scores[job], d.scores, chosen))
+        worst = tuple(worst_first(d.scores, job, chosen))
     return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type,
                      agree)
 

@@ -26,7 +26,7 @@ register()
 def _isolated(monkeypatch):
     """The callback's module state, the progress total, the jobs' environment variable and
     the loaded datasets are process globals: each test starts from fresh ones."""
-    monkeypatch.setattr(callbacks, "state", callbacks._State())
+    monkeypatch.setattr(callbacks, "state", type(callbacks.state)())
     monkeypatch.setattr(progress, "_total", None)
     monkeypatch.setattr(jobmod, "_datasets", {})
     monkeypatch.delenv(devices.JOBS_ENV, raising=False)

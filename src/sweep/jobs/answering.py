@@ -22,8 +22,7 @@ from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
 from sweep.judging.config import AnswersConfigError, AnswersSettings, JudgeSettings
 from sweep.judging.summary import pair_tests, summarize_answers
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError, ResponseCache
-from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import failure_counts, rerun_hint
 
 log = logging.getLogger("sweep.answers")
@@ -99,10 +98,8 @@ def run(cfg: DictConfig) -> int:
     chosen = choose(rep, spec)
     earlier = [] if settings.dry_run else _answered_before(out)
     k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k
-    api_key = resolve_api_key(llm)
-    cache_root = resolve_cache_dir(llm.cache_dir)
-    client = LLMClient(llm, api_key, ResponseCache(cache_root) if cache_root else None,
-                       dry_run=settings.dry_run, show_progress=settings.show_progress)
+    client = LLMClient.open(llm, dry_run=settings.dry_run, show_progress=settings.show_progress)
+    cache_root = client.cache.root if client.cache is not None else None
     log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
              ", ".join(f"{c.label} ({c.why})" for c in chosen), cache_root or "(cache off)")
     result = answer_settings(rep, chosen, k, client)

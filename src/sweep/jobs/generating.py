@@ -22,8 +22,7 @@ from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputErro
 from sweep.generation.run import GenerationError, GenerationResult, generate
 from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
 from sweep.jobs.job import embedder_node
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError, ResponseCache
-from sweep.llm.config import resolve_api_key, resolve_cache_dir
+from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import failure_counts, rerun_hint
 from sweep.datasets.loading import DatasetError, load_corpus
 
@@ -54,11 +53,9 @@ def run(cfg: DictConfig) -> int:
     documents = load_corpus(dataset_path)
     out = None if settings.dry_run else check_output_dir(settings.out, dataset_path,
                                                          settings.overwrite)
-    api_key = resolve_api_key(llm)
-    cache_root = resolve_cache_dir(llm.cache_dir)
-    cache = ResponseCache(cache_root) if cache_root is not None else None
-    client = LLMClient(llm, api_key, cache, dry_run=settings.dry_run,
-                       show_progress=settings.show_progress, count_tokens=_token_counter())
+    client = LLMClient.open(llm, dry_run=settings.dry_run, show_progress=settings.show_progress,
+                            count_tokens=_token_counter())
+    cache_root = client.cache.root if client.cache is not None else None
     # The sweep's own embed keys (prewarm) are not the embedder's; device=auto means
     # the GPU when there is one, as in a sweep's job.
     device = str(cfg.embed.get("device", "cpu"))

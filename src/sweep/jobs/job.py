@@ -98,8 +98,7 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     if not hasattr(chunker, "chunk_documents"):
         chunker = _PerDocument(chunker)
     retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
-    rerank = cfg.get("rerank")
-    reranker = instantiate(rerank) if rerank and rerank.get("_target_") else None
+    reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
     return Stages(embedder, chunker, retriever, reranker)
 
 

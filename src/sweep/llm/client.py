@@ -31,7 +31,7 @@ from urllib.parse import quote
 from sweep.core import progress
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
-from sweep.llm.config import UNSHOWN_VARIABLE, LLMConfig, key_variable
+from sweep.llm.config import UNSHOWN_VARIABLE, LLMConfig, key_variable, resolve_api_key, resolve_cache_dir
 from sweep.llm.errors import MASK, LLMError, clean, mask
 
 log = logging.getLogger(__name__)
@@ -118,6 +118,15 @@ class LLMClient:
     request returns :data:`PENDING` and is counted in ``stats.would_send``.
     ``count_tokens`` estimates a prompt's tokens for the dry run.
     """
+
+    @classmethod
+    def open(cls, config: LLMConfig, *, dry_run: bool = False, show_progress: bool = True,
+             count_tokens: Callable[[str], int] | None = None) -> "LLMClient":
+        """The client every command uses: the key read from the variable ``config.api_key_env``
+        names, replies cached in ``config.cache_dir`` (null: the user's cache folder; off: none)."""
+        root = resolve_cache_dir(config.cache_dir)
+        return cls(config, resolve_api_key(config), ResponseCache(root) if root is not None else None,
+                   dry_run=dry_run, show_progress=show_progress, count_tokens=count_tokens)
 
     def __init__(self, config: LLMConfig, api_key: str | None, cache: ResponseCache | None, *,
                  dry_run: bool = False, show_progress: bool = True,

@@ -29,7 +29,7 @@ from sweep.core.checks import positive_int
 from sweep.core.types import Chunk, Ranking
 from sweep.embedding.embedder import DEVICE_PATTERN, model_fingerprint
 
-__all__ = ["CrossEncoderReranker", "RerankStats", "RerankerError", "resolve_reranker"]
+__all__ = ["CrossEncoderReranker", "RerankStats", "RerankerError", "no_reranker", "resolve_reranker"]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,16 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
                     raise RerankerError(f"cannot load re-ranking model {path}: {first}") from None
             _MODELS[key] = model
         return model
+
+
+def no_reranker(model: Any = None, top_n: Any = None, batch_size: Any = None,
+                max_length: Any = None) -> None:
+    """``rerank=none``: no re-ranker; the retriever's ranking is scored as it is.
+
+    It takes ``cross_encoder``'s keys and ignores them, so that one command can sweep
+    both (``rerank=none,cross_encoder rerank.top_n=50`` sets ``top_n`` on both arms).
+    """
+    return None
 
 
 class CrossEncoderReranker:

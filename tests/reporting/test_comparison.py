@@ -174,9 +174,6 @@ def test_each_sweeps_pictures_are_embedded_when_they_were_drawn(tmp_path):
     assert not re.search(r'(src|href)="(?!data:|#)', html)  # nothing outside the file
 
 
-@pytest.mark.xfail(strict=True, reason="comparison.py looks for budget_<level>_<measure>.png, but "
-                   "write_pictures names it budget_<level>_<measure>_1.png when a sweep has "
-                   "several groups, so that sweep's budget picture is left off the page")
 def test_a_sweep_with_several_groups_keeps_its_budget_picture_on_the_page(tmp_path):
     from sweep.reporting.pictures import write_pictures
 

@@ -20,7 +20,7 @@ from sweep.decision.agreement import agreement
 from sweep.decision.decide import group_rows, verdict_text
 from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.html import subtitle
-from sweep.reporting.pictures import plot_name
+from sweep.reporting.pictures import budget_picture_name, plot_name
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, varied_settings
 from sweep.decision.significance import Comparison, compare_to_best
@@ -172,7 +172,7 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
         for d in rep.decision.decisions[:1]:
             p = d.primary
             for fname, caption in ((plot_name("heatmap", p.level, p.metric), p.label),
-                                   (plot_name("budget", p.level, p.measure.name),
+                                   (budget_picture_name(rep, d),
                                     f"{p.level} {p.measure.name} by token budget")):
                 path = rep.sweep_dir / "plots" / fname
                 if path.exists():

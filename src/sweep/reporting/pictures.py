@@ -11,11 +11,19 @@ from typing import Any
 from sweep.reporting.htmlkit import Picture
 from sweep.core.measures import LEVELS
 from sweep.core.settings import setting_label
+from sweep.decision.decide import Decision
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import HEADLINE_METRICS, budget_metrics
 from sweep.store.traces import read_traces
 
-__all__ = ["heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures", "write_score_histograms"]
+__all__ = ["budget_picture_name", "heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures", "write_score_histograms"]
+
+
+def budget_picture_name(rep: SweepReport, d: Decision) -> str:
+    """File name of a group's primary metric by token budget (numbered when a sweep has
+    several groups of comparable rows)."""
+    suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
+    return plot_name("budget", d.primary.level, d.primary.measure.name + suffix)
 
 
 def plot_name(kind: str, level: str, metric: str) -> str:
@@ -98,7 +106,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
                                            tuple(m.ci_high for _, m in pts)))
         suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
         path = plots.budget_lines(
-            out_dir / plot_name("budget", p.level, p.measure.name + suffix), series, metric=name,
+            out_dir / budget_picture_name(rep, d), series, metric=name,
             title=f"{name} at equal context cost" + (f" ({d.group.label})" if d.group.label else ""))
         if path:
             pictures.append(Picture(path, f"{name} at each token budget, one line per setting "

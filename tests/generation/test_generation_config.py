@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
+from sweep.generation.config import KINDS, GenerateConfigError, GenerateConfig
 
 
 def make(**kw):
-    return GenerateSettings(**{"out": "o", **kw})
+    return GenerateConfig(**{"out": "o", **kw})
 
 
 def test_defaults_split_n_by_the_default_shares():
@@ -48,7 +48,7 @@ def test_bad_values(kw, needle):
 
 
 def test_out_is_optional_for_a_dry_run():
-    assert GenerateSettings(out=None, dry_run=True).out is None
+    assert GenerateConfig(out=None, dry_run=True).out is None
 
 
 def test_kinds_left_out_get_share_zero():

@@ -16,7 +16,7 @@ from sweep.core.types import Document
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.generation.output import write_output
 from sweep.generation.run import generate
-from sweep.generation.config import GenerateSettings
+from sweep.generation.config import GenerateConfig
 from sweep.generation.spans import normalize
 from sweep.llm import LLMClient, LLMConfig, ResponseCache
 from sweep.datasets.loading import load_corpus, load_dataset
@@ -44,7 +44,7 @@ def behaving(**faults) -> GenerationResponders:
 
 
 def run(server, tmp_path, embedder, documents=TINY, dry_run=False, llm=None, **settings):
-    settings = GenerateSettings(**{"n": 6, "window_tokens": 60, "out": "unused",
+    settings = GenerateConfig(**{"n": 6, "window_tokens": 60, "out": "unused",
                                    "show_progress": False, "dry_run": dry_run, **settings})
     config = LLMConfig(base_url=server.url, model="stand-in", backoff_s=0.01, max_retries=1,
                        **(llm or {}))

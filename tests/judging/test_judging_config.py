@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.judging.config import AnswersConfigError, AnswersSettings, JudgeSettings
+from sweep.judging.config import AnswersConfigError, AnswersConfig, JudgeConfig
 
 
 def test_the_defaults_are_valid():
-    s = AnswersSettings()
+    s = AnswersConfig()
     assert (s.k, s.dry_run, s.show_progress, s.seed, s.n_boot, s.n_perm) == \
         (None, False, True, 0, 1000, 10_000)
-    assert JudgeSettings() == JudgeSettings(export=0, agreement=None)
+    assert JudgeConfig() == JudgeConfig(export=0, agreement=None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.k = 3
 
@@ -25,39 +25,39 @@ def test_the_defaults_are_valid():
                                                ("n_perm", 1, 10_000_000, False),
                                                ("seed", 0, 2**31 - 1, False)])
 def test_each_integer_has_its_range_and_the_message_names_the_key(key, low, high, null):
-    assert getattr(AnswersSettings(**{key: low}), key) == low
-    assert getattr(AnswersSettings(**{key: high}), key) == high
+    assert getattr(AnswersConfig(**{key: low}), key) == low
+    assert getattr(AnswersConfig(**{key: high}), key) == high
     tail = " or null" if null else ""
     for bad in (low - 1, high + 1, True, 2.0, "5"):
         with pytest.raises(AnswersConfigError) as e:
-            AnswersSettings(**{key: bad})
+            AnswersConfig(**{key: bad})
         assert str(e.value) == f"answers.{key} must be an integer in [{low}, {high}]{tail}, got {bad!r}"
     if not null:
         with pytest.raises(AnswersConfigError):
-            AnswersSettings(**{key: None})
+            AnswersConfig(**{key: None})
 
 
 @given(st.integers(-100, 20_000))
 def test_k_is_accepted_exactly_inside_its_range(k):
     if 1 <= k <= 10_000:
-        assert AnswersSettings(k=k).k == k
+        assert AnswersConfig(k=k).k == k
     else:
         with pytest.raises(AnswersConfigError, match=r"^answers\.k "):
-            AnswersSettings(k=k)
+            AnswersConfig(k=k)
 
 
 @pytest.mark.parametrize("key", ["dry_run", "show_progress"])
 @pytest.mark.parametrize("bad", ["yes", 1, 0, None])
 def test_switches_must_be_booleans(key, bad):
     with pytest.raises(AnswersConfigError) as e:
-        AnswersSettings(**{key: bad})
+        AnswersConfig(**{key: bad})
     assert str(e.value) == f"answers.{key} must be true or false, got {bad!r}"
 
 
 def test_judge_settings():
-    assert JudgeSettings(export=25, agreement="labels.csv").agreement == "labels.csv"
+    assert JudgeConfig(export=25, agreement="labels.csv").agreement == "labels.csv"
     with pytest.raises(AnswersConfigError, match=r"judge\.export must be an integer in \[0, 1000000\], got -1"):
-        JudgeSettings(export=-1)
+        JudgeConfig(export=-1)
     with pytest.raises(AnswersConfigError, match="judge.agreement must be a path, got 3"):
-        JudgeSettings(agreement=3)
+        JudgeConfig(agreement=3)
     assert issubclass(AnswersConfigError, ValueError)

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from sweep.core.checks import integer, number
 
-__all__ = ["DEFAULT_KINDS", "KINDS", "GenerateConfigError", "GenerateSettings"]
+__all__ = ["DEFAULT_KINDS", "KINDS", "GenerateConfigError", "GenerateConfig"]
 
 #: Question kinds, in the order they are planned, written and reported.
 KINDS = ("fact", "adversarial", "multi", "unanswerable")
@@ -20,7 +20,7 @@ class GenerateConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class GenerateSettings:
+class GenerateConfig:
     n: int = 100
     kinds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_KINDS))
     window_tokens: int = 300

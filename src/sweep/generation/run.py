@@ -42,7 +42,7 @@ from sweep.generation.kinds import Task, TaskSource
 from sweep.generation.passages import Passage, cut_passages, sampling_order
 from sweep.generation.replies import Draft, ShapeError, parse_draft, parse_rating, parse_verdict
 from sweep.generation.runreport import GenerationReport
-from sweep.generation.config import KINDS, GenerateSettings
+from sweep.generation.config import KINDS, GenerateConfig
 from sweep.generation.spans import Located, locate, normalize
 from sweep.llm.client import PENDING, Answer, Completion, LLMClient, RequestFailed
 from sweep.llm.jsonreply import ReplyError
@@ -93,7 +93,7 @@ class GenerationResult:
     estimated: bool = False
 
 
-def generate(documents: Sequence[Document], settings: GenerateSettings, client: LLMClient,
+def generate(documents: Sequence[Document], settings: GenerateConfig, client: LLMClient,
              embedder: Any, *, dataset: str = "") -> GenerationResult:
     """Questions of every kind in ``settings.kinds`` for ``documents``.
 
@@ -106,7 +106,7 @@ def generate(documents: Sequence[Document], settings: GenerateSettings, client: 
 
 
 class _Generation:
-    def __init__(self, documents: Sequence[Document], settings: GenerateSettings,
+    def __init__(self, documents: Sequence[Document], settings: GenerateConfig,
                  client: LLMClient, embedder: Any, dataset: str) -> None:
         self.documents = {d.doc_id: d for d in documents}
         self.settings = settings

@@ -20,7 +20,7 @@ from sweep.judging.humancheck import (LabelError, agreement, agreement_text, exp
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
-from sweep.judging.config import AnswersConfigError, AnswersSettings, JudgeSettings
+from sweep.judging.config import AnswersConfigError, AnswersConfig, JudgeConfig
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import failure_counts, rerun_hint
@@ -81,8 +81,8 @@ def _keep_labels(path: Path) -> None:
 
 def run(cfg: DictConfig) -> int:
     global cache_root
-    settings: AnswersSettings = build(cfg.answers)
-    judge: JudgeSettings = build(cfg.judge)
+    conf: AnswersConfig = build(cfg.answers)
+    judge: JudgeConfig = build(cfg.judge)
     rep = _sweep_report(cfg)
     out = rep.sweep_dir / "answers"
     if judge.agreement:
@@ -91,20 +91,20 @@ def run(cfg: DictConfig) -> int:
                                "sweep first, then label its judge_sample.csv")
         print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
         return 0
-    if judge.export and not settings.dry_run:
+    if judge.export and not conf.dry_run:
         _keep_labels(out / "judge_sample.csv")
     llm: LLMConfig = build(cfg.llm)
     spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
     chosen = choose(rep, spec)
-    earlier = [] if settings.dry_run else _answered_before(out)
-    k = settings.k or rep.decision.of(chosen[0].job).group.eval.cost_k
-    client = LLMClient.open(llm, dry_run=settings.dry_run, show_progress=settings.show_progress)
+    earlier = [] if conf.dry_run else _answered_before(out)
+    k = conf.k or rep.decision.of(chosen[0].job).group.eval.cost_k
+    client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress)
     cache_root = client.cache.root if client.cache is not None else None
     log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
              ", ".join(f"{c.label} ({c.why})" for c in chosen), cache_root or "(cache off)")
     result = answer_settings(rep, chosen, k, client)
     stats = client.stats.to_dict()
-    if settings.dry_run:
+    if conf.dry_run:
         print(f"answers: dry run, nothing sent. {stats['would_send']} requests would be sent "
               f"(about {stats['would_send_prompt_tokens']:,} prompt tokens), {stats['cached']} are "
               f"answered by the cache; the {result.pending_judges} answers not cached yet would "
@@ -121,12 +121,12 @@ def run(cfg: DictConfig) -> int:
     traces = sorted([t for t in earlier if t.job not in answered] + list(result.traces),
                     key=lambda t: t.job)
     labels = {t.job: t.setting for t in traces}
-    summaries = summarize_answers(traces, n_boot=settings.n_boot, seed=settings.seed)
-    tests = pair_tests(traces, n_perm=settings.n_perm, seed=settings.seed)
+    summaries = summarize_answers(traces, n_boot=conf.n_boot, seed=conf.seed)
+    tests = pair_tests(traces, n_perm=conf.n_perm, seed=conf.seed)
     files = write_outputs(out, traces, summaries, tests, labels, stats=stats)
     print((out / "answers.md").read_text(encoding="utf-8"))
     if judge.export:
-        n = export_sample(out / "judge_sample.csv", result.traces, judge.export, settings.seed)
+        n = export_sample(out / "judge_sample.csv", result.traces, judge.export, conf.seed)
         print(f"answers: {n} verdicts to label in {out / 'judge_sample.csv'} (fill the label "
               f"column with yes or no, then: judge.agreement={out / 'judge_sample.csv'})")
     try:  # report.html links the answers page

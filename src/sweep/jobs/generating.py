@@ -20,7 +20,7 @@ from sweep.embedding.embedder import EmbedderError
 from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
                                      check_output_dir, write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
-from sweep.generation.config import KINDS, GenerateConfigError, GenerateSettings
+from sweep.generation.config import KINDS, GenerateConfigError, GenerateConfig
 from sweep.jobs.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import failure_counts, rerun_hint
@@ -47,13 +47,13 @@ def _token_counter() -> Any:
 def run(cfg: DictConfig) -> int:
     """One generation run; returns the exit status."""
     global cache_root
-    settings: GenerateSettings = build(cfg.generate)
+    conf: GenerateConfig = build(cfg.generate)
     llm: LLMConfig = build(cfg.llm)
     dataset_path = str(cfg.dataset.path)
     documents = load_corpus(dataset_path)
-    out = None if settings.dry_run else check_output_dir(settings.out, dataset_path,
-                                                         settings.overwrite)
-    client = LLMClient.open(llm, dry_run=settings.dry_run, show_progress=settings.show_progress,
+    out = None if conf.dry_run else check_output_dir(conf.out, dataset_path,
+                                                         conf.overwrite)
+    client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress,
                             count_tokens=_token_counter())
     cache_root = client.cache.root if client.cache is not None else None
     # The sweep's own embed keys (prewarm) are not the embedder's; device=auto means
@@ -65,9 +65,9 @@ def run(cfg: DictConfig) -> int:
     embedder = build(node)  # checks the embed settings; a dry run never loads the model
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              cache_root or "(cache off)")
-    result = generate(documents, settings, client, embedder, dataset=dataset_path)
-    if settings.dry_run:
-        _print_dry_run(result, settings)
+    result = generate(documents, conf, client, embedder, dataset=dataset_path)
+    if conf.dry_run:
+        _print_dry_run(result, conf)
         return 0
     assert out is not None
     print(result.report.to_markdown())
@@ -105,7 +105,7 @@ def _incomplete_line(result: GenerationResult, out: Path, earlier: bool) -> str:
             f"again to retry them: {again}")
 
 
-def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None:
+def _print_dry_run(result: GenerationResult, conf: GenerateConfig) -> None:
     r = result.report.requests
     per_question = 3  # draft, realism, check
     planned = result.planned
@@ -122,5 +122,5 @@ def _print_dry_run(result: GenerationResult, settings: GenerateSettings) -> None
               "these passages' embeddings): their number and prompt tokens are close, not exact.")
     print(f"generate: requests for the checks of questions not written yet are counted once "
           f"each; rounds that replace rejected questions send up to {per_question} requests "
-          f"per extra candidate, at most {settings.max_attempts:g} candidates per requested "
+          f"per extra candidate, at most {conf.max_attempts:g} candidates per requested "
           "question.")

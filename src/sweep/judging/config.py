@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sweep.core.checks import integer
 
-__all__ = ["AnswersConfigError", "AnswersSettings", "JudgeSettings"]
+__all__ = ["AnswersConfigError", "AnswersConfig", "JudgeConfig"]
 
 
 class AnswersConfigError(ValueError):
@@ -14,7 +14,7 @@ class AnswersConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class AnswersSettings:
+class AnswersConfig:
     #: Chunks handed to the model per query; null: the sweep's primary k.
     k: int | None = None
     #: Count the requests the run would send; send nothing.
@@ -37,7 +37,7 @@ class AnswersSettings:
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class JudgeConfig:
     #: Write answers/judge_sample.csv with this many random verdicts to label (0: none).
     export: int = 0
     #: A labelled judge_sample.csv: report Cohen's kappa per judge.

@@ -24,7 +24,7 @@ ErrorTypes = type[BaseException] | tuple[type[BaseException], ...]
 def report_error(prog: str, error: BaseException | str) -> None:
     """``prog: error: message`` on one line of stderr."""
     if isinstance(error, OSError) and error.strerror:  # not "[Errno 2] ...": the file, then why
-        error = f"{error.filename or ''}: {error.strerror}"
+        error = f"{error.filename}: {error.strerror}" if error.filename else error.strerror
     print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
 
 

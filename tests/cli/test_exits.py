@@ -1,0 +1,38 @@
+"""``sweep.cli.exits``: one line on stderr and an exit status per kind of error."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from sweep.cli.exits import BAD_INPUT, FAILED, report_error, run_with_exits
+
+
+def test_an_error_is_one_line_naming_the_command(capsys):
+    report_error("sweep.x", ValueError("bad\n  value"))
+    assert capsys.readouterr().err == "sweep.x: error: bad value\n"
+
+
+def test_an_os_error_names_its_file_then_why_and_no_errno(capsys):
+    report_error("sweep.x", FileNotFoundError(errno.ENOENT, "No such file or directory", "/a/b"))
+    report_error("sweep.x", OSError(errno.ENOSPC, "No space left on device"))
+    assert capsys.readouterr().err.splitlines() == [
+        "sweep.x: error: /a/b: No such file or directory",
+        "sweep.x: error: No space left on device"]
+
+
+def test_each_error_type_gets_its_status_and_others_propagate(capsys):
+    def fail(e):
+        def call():
+            raise e
+        return call
+
+    errors = {(KeyError, ValueError): BAD_INPUT, RuntimeError: FAILED}
+    assert run_with_exits("p", fail(ValueError("v")), errors) == BAD_INPUT
+    assert run_with_exits("p", fail(RuntimeError("r")), errors) == FAILED
+    assert run_with_exits("p", lambda: None, errors) == 0
+    assert run_with_exits("p", lambda: 3, errors) == 3
+    with pytest.raises(TypeError):
+        run_with_exits("p", fail(TypeError("a bug")), errors)
+    assert capsys.readouterr().err.splitlines() == ["p: error: v", "p: error: r"]

@@ -42,10 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n-boot", type=int_in(1), default=ev.n_boot, help=f"bootstrap resamples (default {ev.n_boot})")
     ap.add_argument("--seed", type=int_in(0), default=ev.seed, help=f"bootstrap seed (default {ev.seed})")
     a = ap.parse_args(argv)
-    return run_with_exits("sweep.score", lambda: score_run(
-        a.corpus, a.queries, a.run, out=a.out, k=a.k, budgets=a.budgets, gain=a.gain,
-        min_coverage=a.min_coverage, split=a.split, tokenizer=a.tokenizer, n_boot=a.n_boot,
-        seed=a.seed) and 0, {(DatasetError, RunFileError, TokenizerError, OSError): BAD_INPUT})
+
+    def call() -> None:
+        score_run(a.corpus, a.queries, a.run, out=a.out, k=a.k, budgets=a.budgets, gain=a.gain,
+                  min_coverage=a.min_coverage, split=a.split, tokenizer=a.tokenizer,
+                  n_boot=a.n_boot, seed=a.seed)
+    return run_with_exits("sweep.score", call,
+                          {(DatasetError, RunFileError, TokenizerError, OSError): BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -56,8 +56,7 @@ class Agreement:
 
 def _matrix(scores: PerQueryScores, jobs: Sequence[int]) -> np.ndarray:
     """Queries x settings, the queries every setting scored (in query-id order)."""
-    common, values = scores.common(jobs)
-    return values[:, np.argsort(np.asarray(common, dtype=object))].T.reshape(len(common), len(jobs))
+    return scores.common(jobs)[1].T
 
 
 def agreement(a: PerQueryScores, b: PerQueryScores, *,

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import pandas as pd
 
 from sweep.core.evalconfig import EvalConfig
-from sweep.core.measures import Primary
 from sweep.decision.significance import compare_to_best
 from sweep.scoring.credit import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
@@ -30,16 +29,15 @@ def compare(tables: Mapping[str, ScoreTable], config: EvalConfig | None = None) 
     config = config or EvalConfig()
     if not tables:
         raise ValueError("compare: no settings given")
-    primary = Primary.parse(config.primary)
+    primary = config.primary_metric
     names = list(tables)
-    per_query: dict[int, dict[str, float]] = {}
-    for job, name in enumerate(names):
-        values = tables[name].values(primary.level, primary.metric)
-        if not values:
-            raise ValueError(f"compare: setting {name!r} has no {primary} scores "
-                             f"(its metrics: {', '.join(tables[name].metric_names)})")
-        per_query[job] = values
-    comparisons = compare_to_best(PerQueryScores.from_mapping(per_query), alpha=config.alpha, n_perm=config.n_perm,
+    per_query = PerQueryScores.from_tables(dict(enumerate(tables.values())), primary.level,
+                                           primary.metric)
+    missing = next((job for job in range(len(names)) if job not in per_query), None)
+    if missing is not None:
+        raise ValueError(f"compare: setting {names[missing]!r} has no {primary} scores "
+                         f"(its metrics: {', '.join(tables[names[missing]].metric_names)})")
+    comparisons = compare_to_best(per_query, alpha=config.alpha, n_perm=config.n_perm,
                                   seed=config.seed, power=config.power)
     frame = pd.DataFrame(
         [{"setting": names[c.job], "mean": c.mean, "diff": c.diff, "p_value": c.p_value,

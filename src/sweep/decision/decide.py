@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
-
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import Primary
 from sweep.store.row import DatasetInfo, Row
@@ -54,7 +52,7 @@ class Decision:
     untested: tuple[int, ...] = ()
     recommendation: Recommendation | None = None
     #: The tested settings' per-query primary metric.
-    scores: PerQueryScores = field(default_factory=lambda: PerQueryScores((), (), np.empty((0, 0))))
+    scores: PerQueryScores = field(default_factory=lambda: PerQueryScores.from_mapping({}))
     notes: tuple[str, ...] = ()
     n_compared: int = 0
     #: For every setting that ties with the best: how many questions would tell them apart.

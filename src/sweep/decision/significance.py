@@ -129,9 +129,7 @@ def compare_to_best(per_query: PerQueryScores, *, alpha: float = 0.05,
     common, matrix = per_query.common(jobs)
     if not common:
         raise ValueError("the settings share no scored query")
-    # Paired in query-id order, so the permutations do not depend on the order queries came in.
-    order = np.argsort(np.asarray(common, dtype=object))
-    scores = {j: matrix[i, order] for i, j in enumerate(jobs)}
+    scores = {j: matrix[i] for i, j in enumerate(jobs)}
     means = {j: float(scores[j].mean()) for j in jobs}
     best = max(jobs, key=lambda j: (means[j], -j))
     others = [j for j in jobs if j != best]

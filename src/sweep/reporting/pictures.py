@@ -16,14 +16,18 @@ from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import HEADLINE_METRICS, budget_metrics
 from sweep.store.traces import read_traces
 
-__all__ = ["budget_picture_name", "heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures", "write_score_histograms"]
+__all__ = ["budget_picture_name", "heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures",
+           "write_score_histograms"]
+
+
+def _group_suffix(rep: SweepReport, d: Decision) -> str:
+    """``_2`` for group 2 of a sweep whose rows fall into several groups; else nothing."""
+    return f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
 
 
 def budget_picture_name(rep: SweepReport, d: Decision) -> str:
-    """File name of a group's primary metric by token budget (numbered when a sweep has
-    several groups of comparable rows)."""
-    suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
-    return plot_name("budget", d.primary.level, d.primary.measure.name + suffix)
+    """File name of a group's primary metric by token budget."""
+    return plot_name("budget", d.primary.level, d.primary.measure.name + _group_suffix(rep, d))
 
 
 def plot_name(kind: str, level: str, metric: str) -> str:
@@ -104,7 +108,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
                                            tuple(m.mean for _, m in pts),
                                            tuple(m.ci_low for _, m in pts),
                                            tuple(m.ci_high for _, m in pts)))
-        suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
+        suffix = _group_suffix(rep, d)
         path = plots.budget_lines(
             out_dir / budget_picture_name(rep, d), series, metric=name,
             title=f"{name} at equal context cost" + (f" ({d.group.label})" if d.group.label else ""))
@@ -156,8 +160,8 @@ def write_score_histograms(rep: SweepReport) -> list[Picture]:
                 tuple(t.top_score for t in traces if t.gold and t.top_score is not None),
                 tuple(t.top_score for t in traces if not t.gold and t.top_score is not None),
                 a.threshold))
-        suffix = f"_{d.group.number}" if len(rep.decision.decisions) > 1 else ""
-        path = plots.score_histograms(rep.sweep_dir / "plots" / f"top_score{suffix}.png", splits,
+        path = plots.score_histograms(rep.sweep_dir / "plots" / f"top_score{_group_suffix(rep, d)}.png",
+                                      splits,
                                       title="Top-1 retrieval score: answerable vs unanswerable "
                                             "questions" + (f" ({d.group.label})" if d.group.label else ""))
         if path:

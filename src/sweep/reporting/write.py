@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
+from sweep.cli.exits import report_error
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.reporting import htmlkit
@@ -112,8 +113,6 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
     folder, a saved file is damaged or the comparison page cannot be written. Every
     folder is tried, whatever happened to the one before it.
     """
-    from sweep.cli.exits import report_error
-
     status = 0
     done: list[SweepReport] = []
     for d in dirs:

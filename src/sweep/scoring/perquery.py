@@ -87,8 +87,10 @@ class PerQueryScores(Mapping[int, Mapping[str, float]]):
         return ~np.isnan(self.values).all(axis=0)
 
     def common(self, jobs: Iterable[int] | None = None) -> tuple[tuple[str, ...], np.ndarray]:
-        """The queries every one of ``jobs`` (default: all) scored, and their
+        """The queries every one of ``jobs`` (default: all) scored, in query-id order (so a
+        paired test does not depend on the order the queries came in), and their
         ``len(jobs) × len(queries)`` scores."""
         sub = self if jobs is None else self.select(jobs)
-        keep = ~np.isnan(sub.values).any(axis=0)
-        return tuple(q for q, k in zip(sub.query_ids, keep) if k), sub.values[:, keep]
+        kept = np.flatnonzero(~np.isnan(sub.values).any(axis=0))
+        order = sorted(kept.tolist(), key=sub.query_ids.__getitem__)
+        return tuple(sub.query_ids[c] for c in order), sub.values[:, order]

@@ -26,7 +26,7 @@ from sweep.scoring.runs import score_run
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = CommandParser("sweep.score")
-    ap.add_argument("--corpus", required=True, help="corpus.jsonl, a folder of .md/.txt files, or a dataset directory")
+    ap.add_argument("--corpus", required=True, help="corpus.jsonl, a folder of documents (PDF, HTML, DOCX, Markdown, text), or a dataset directory")
     ap.add_argument("--queries", required=True, help="queries.jsonl (project or BEIR format) or a dataset directory")
     ap.add_argument("--run", required=True, help="run file: one {\"query_id\", \"hits\"} object per line")
     ev = EvalConfig()  # the sweep's scoring defaults: one place for them

@@ -38,13 +38,13 @@ RULES = {
     "bad_utf8_doc": ("docs/faq.md", 4, "not valid UTF-8 (byte 0xff)"),
     "missing_key": ("queries.jsonl", 2, "missing key 'query'"),
     "missing_relevant": ("queries.jsonl", 2,
-                         "missing key 'relevant' (use [] for a question with no answer in the corpus)"),
+                         "missing key 'relevant' (use [] for a question with no answer in the corpus; python -m sweep.evidence proposes passages)"),
     "wrong_type": ("queries.jsonl", 2, "query_id must be a string, got number 2"),
     "answer_not_string": ("queries.jsonl", 2, "answer must be a non-empty string, got array ['two', 'years']"),
     "relevant_not_list": ("queries.jsonl", 2, "relevant must be a list, got object {'doc_id': 'faq.md'}"),
     "title_not_string": ("corpus.jsonl", 3, "title must be a string, got array ['x']"),
     "unknown_judgment_key": ("queries.jsonl", 1,
-                             "relevant[0]: unknown key 'grad' (allowed: doc_id, start, end, grade, quote)"),
+                             "relevant[0]: unknown key 'grad' (allowed: doc_id, start, end, grade, quote, occurrence, context)"),
     "duplicate_doc_id": ("corpus.jsonl", 4, "duplicate doc_id 'manual.md' (first at line 1)"),
     "duplicate_query_id": ("queries.jsonl", 5, "duplicate query_id 'q1' (first at line 1)"),
     "empty_text": ("corpus.jsonl", 3, "text of 'notes/2025-03-04.txt' is empty"),
@@ -52,9 +52,9 @@ RULES = {
     "empty_document": ("docs/faq.md", None, "document is empty"),
     "no_queries": ("queries.jsonl", None, "no queries"),
     "no_documents": ("corpus.jsonl", None, "no documents"),
-    "no_corpus": ("", None, "no corpus: no corpus.jsonl, no docs/ folder and no .md/.markdown/.txt files in the folder itself"),
+    "no_corpus": ("", None, "no corpus: no corpus.jsonl, no docs/ folder and no text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files in the folder itself"),
     "both_corpora": ("", None, "both corpus.jsonl and docs/ found; keep one so the corpus is unambiguous"),
-    "no_doc_files": ("docs", None, "no .md/.markdown/.txt files (skipped 1 file: 1 not .md/.markdown/.txt (.rst 1))"),
+    "no_doc_files": ("docs", None, "no text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files (skipped 1 file: 1 not a document format (.epub 1))"),
     "unknown_doc_id": ("queries.jsonl", 1, "relevant[0]: unknown doc_id 'manuel.md' (did you mean 'manual.md'?)"),
     "start_without_end": ("queries.jsonl", 1, "relevant[0]: start without end: give both offsets for a span, "
                                               "or neither for a whole-document judgment"),
@@ -67,8 +67,11 @@ RULES = {
                        "relevant[0]: quote does not match the text of 'manual.md' at 86:130: "
                        "quote 'The AQ-200 samples the air every 30 seconds.', "
                        "text 'The AQ-200 samples the air every 60 seconds.'"),
-    "quote_without_offsets": ("queries.jsonl", 1,
-                              "relevant[0]: quote without start/end: offsets are required with a quote"),
+    "quote_not_located": ("queries.jsonl", 1,
+                          "relevant[0]: quote not located in 'manual.md': quote not found; closest "
+                          "passage (similarity 0.97, a number: quote has \"90\", text has \"60\"): "
+                          "\"The AQ-200 samples the air every 60 seconds.\" (dataset.fuzzy=0.9 "
+                          "accepts close matches)"),
     "bad_grade": ("queries.jsonl", 1, "relevant[0]: grade must be an integer >= 0, got number -1"),
     "grade_not_int": ("queries.jsonl", 1, "relevant[0]: grade must be an integer >= 0, got number 1.5"),
     "beir_no_qrels": ("qrels/test.tsv", None,
@@ -259,7 +262,7 @@ def test_cli_says_which_files_of_docs_it_skipped():
     assert result.stdout.splitlines()[:2] == [
         f"{FIXTURES / 'project_docs_skipped'}: valid (project_docs_skipped)",
         f"{docs}: skipped 6 files: 3 hidden (.obsidian/ 2, .draft.md 1); "
-        "3 not .md/.markdown/.txt ((no extension) 1, .pdf 1, .png 1); only .md/.markdown/.txt files are read",
+        "3 not a document format ((no extension) 1, .png 1, .zip 1); only text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files are read",
     ]
     assert "documents   5" in result.stdout  # Setup.MD and release.markdown are read
     assert result.stderr == ""  # said once, not again by the loader's logger

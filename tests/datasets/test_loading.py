@@ -84,7 +84,7 @@ def test_folder_titles_ids_and_raw_text():
 
 def test_folder_keeps_crlf_and_skips_hidden_and_other_files(tmp_path):
     (tmp_path / "a.md").write_bytes(b"# Title A\r\nline one\r\nline two\r\n")
-    (tmp_path / "b.rst").write_bytes(b"not a document")
+    (tmp_path / "b.epub").write_bytes(b"not a document")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "x.md").write_bytes(b"# hidden")
     (tmp_path / "# odd.txt").write_bytes(b"#not a heading\n")
@@ -104,11 +104,11 @@ def test_folder_reads_upper_case_and_markdown_extensions_and_counts_what_it_skip
         "Setup.MD", "faq.md", "manual.md", "notes/2025-03-04.txt", "notes/release.markdown"]
     docs = PROJECT_SKIPPED / "docs"
     expected = (f"{docs}: skipped 6 files: 3 hidden (.obsidian/ 2, .draft.md 1); "
-                "3 not .md/.markdown/.txt ((no extension) 1, .pdf 1, .png 1); "
-                "only .md/.markdown/.txt files are read")
+                "3 not a document format ((no extension) 1, .png 1, .zip 1); "
+                "only text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files are read")
     skipped = skipped_files(PROJECT_SKIPPED)
     assert skipped.hidden == (".obsidian/app.json", ".obsidian/workspace.json", "notes/.draft.md")
-    assert skipped.other == ("LICENSE", "diagram.png", "spec.PDF")
+    assert skipped.other == ("LICENSE", "diagram.png", "spec.ZIP")
     assert [r.getMessage() for r in caplog.records] == [skipped.summary()]
     assert skipped.summary() == expected
     assert skipped_files(PROJECT_SKIPPED / "docs") == skipped
@@ -119,11 +119,11 @@ def test_folder_reads_upper_case_and_markdown_extensions_and_counts_what_it_skip
 def test_no_document_files_says_what_was_skipped(tmp_path):
     (tmp_path / "docs" / ".git").mkdir(parents=True)
     (tmp_path / "docs" / ".git" / "HEAD").write_text("ref")
-    (tmp_path / "docs" / "guide.rst").write_text("Guide")
+    (tmp_path / "docs" / "guide.epub").write_text("Guide")
     write_lines(tmp_path / "queries.jsonl", [{"query_id": "q", "query": "?", "relevant": []}])
     (problem,) = check_dataset(tmp_path)
-    assert problem.message == ("no .md/.markdown/.txt files (skipped 2 files: 1 hidden (.git/ 1); "
-                               "1 not .md/.markdown/.txt (.rst 1))")
+    assert problem.message == ("no text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files (skipped 2 "
+                               "files: 1 hidden (.git/ 1); 1 not a document format (.epub 1))")
 
 
 def test_a_folder_of_documents_with_its_questions_beside_them_is_a_dataset(tmp_path):

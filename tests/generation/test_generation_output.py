@@ -145,3 +145,16 @@ def test_files_named_like_the_incomplete_ones_but_not_ours_are_kept(tmp_path):
     (out / "queries.incomplete.jsonl").write_text("mine\n")
     write_output(out, DOCS, QUERIES, report())
     assert (out / "queries.incomplete.jsonl").read_text() == "mine\n"
+
+
+def test_evidence_is_written_as_quotes_that_any_parser_relocates(tmp_path):
+    # A quote survives a change of parser; offsets index one reader's text only.
+    text = "ask Ana first. Then ask Ana again."
+    docs = (Document("n.md", text, "N"),)
+    second = text.index("ask Ana", 5)
+    queries = (Query("q1", "Who?", (Judgment("n.md", second, second + 7, 1, "ask Ana"),), "fact"),)
+    write_output(tmp_path, docs, queries, report())
+    row = json.loads((tmp_path / "queries.jsonl").read_text(encoding="utf-8"))
+    assert row["relevant"] == [{"doc_id": "n.md", "quote": "ask Ana", "occurrence": 2, "grade": 1}]
+    (q,) = load_dataset(tmp_path).queries
+    assert (q.relevant[0].start, q.relevant[0].end) == (second, second + 7)

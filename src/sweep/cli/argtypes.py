@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-__all__ = ["MAX_INT", "fraction", "int_in", "int_list"]
+__all__ = ["MAX_INT", "add_reading_options", "fraction", "int_in", "int_list", "reader_choice",
+           "reading_options"]
 
 #: Bound for counts and cut-offs read from the command line: beyond it NumPy's int64
 #: sums could wrap around.
@@ -44,3 +45,35 @@ def fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
     return value
+
+
+def reader_choice(text: str) -> tuple[str, str]:
+    """``--reader pdf=pdfplumber``: a document format and the reader to read it with."""
+    fmt, sep, name = text.partition("=")
+    if not sep or not fmt.strip() or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected FORMAT=READER (e.g. pdf=pdfplumber), got {text!r}")
+    return fmt.strip().lower(), name.strip()
+
+
+def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True) -> None:
+    """The options that say how a dataset's documents are read, as ``dataset.*`` does in a
+    sweep; ``quotes``: also how its quotes are located (``--fuzzy``)."""
+    parser.add_argument("--reader", type=reader_choice, action="append", default=[],
+                        metavar="FORMAT=READER",
+                        help="reader of a document format, e.g. pdf=pdfplumber (repeatable; "
+                             "the same choice as dataset.reader.pdf=pdfplumber in a sweep)")
+    parser.add_argument("--skip-unreadable", action="store_true",
+                        help="leave out files no reader can read, instead of stopping")
+    if not quotes:
+        return
+    parser.add_argument("--fuzzy", type=fraction, default=None, metavar="SIMILARITY",
+                        help="accept a quote found only approximately from this similarity "
+                             "(e.g. 0.9; default: exact or normalised matches only)")
+
+
+def reading_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``load_dataset`` that :func:`add_reading_options` parsed."""
+    options = {"reader": dict(args.reader) or None, "skip_unreadable": args.skip_unreadable}
+    if hasattr(args, "fuzzy"):
+        options["fuzzy"] = args.fuzzy
+    return options

@@ -60,6 +60,13 @@ COMMANDS = (
             ("python -m sweep.validate ~/data/my-set",
              "python -m sweep.validate corpora/kestrel",
              "python -m sweep.validate ~/data/scifact --split test")),
+    Command("sweep.evidence", "propose evidence passages for questions without labels",
+            "For every question without evidence, propose the passages of your documents "
+            "that BM25 ranks best, in a draft queries file: keep the right ones as "
+            "'relevant', then validate and sweep. No model, no endpoint.",
+            ("python -m sweep.evidence ~/data/my-set",
+             "python -m sweep.evidence ~/data/my-set --questions questions.txt --top 5",
+             "python -m sweep.evidence ~/data/my-set --out draft.jsonl --force")),
     Command("sweep.report", "rebuild or compare sweep reports",
             "Rebuild a sweep's table, pictures and report.html from its saved rows, or put "
             "several sweeps side by side on one page.",
@@ -74,6 +81,13 @@ COMMANDS = (
              "--k 1,5,10 --budgets 512,1024",
              "python -m sweep.score --corpus beir/scifact --queries beir/scifact "
              "--run bm25.jsonl --split test")),
+    Command("sweep.extract", "write the text each document was read as",
+            "Write the text sweep reads from every document (PDF, web page, Word file, "
+            "Markdown), one file each: offsets and quotes index this text, so label "
+            "against it and check what the parser did to tables, headers and hyphenation.",
+            ("python -m sweep.extract ~/data/my-set extracted/",
+             "python -m sweep.extract ~/data/my-set extracted-plumber/ --reader pdf=pdfplumber",
+             "python -m sweep.extract corpora/documents extracted/")),
     Command("sweep.cache", "show or clear the embedding cache",
             "Show where sweep's embedding cache is, how many embeddings it holds per model "
             "and how big it is, or clear it (all of it, or one model's namespace).",

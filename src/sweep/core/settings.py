@@ -38,6 +38,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retrieve", "retriever", group=True),
     Setting("rerank", "reranker", group=True),
     Setting("dataset", "dataset", group=True),
+    Setting("dataset.reader.pdf", "pdf reader"),
+    Setting("dataset.reader.html", "html reader"),
+    Setting("dataset.reader.docx", "docx reader"),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
 #: Override keys that change where or how loudly a job runs, not what it measures.

@@ -24,13 +24,22 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class Judgment:
-    """One relevance judgment of a query: a whole document or a span of it."""
+    """One relevance judgment of a query: a whole document or a span of it.
+
+    A span given as a quote is located in the document's text when the dataset is
+    read: ``located`` says how (``exact``, ``normalised``, ``fuzzy``), and
+    ``occurrence``/``context`` are the hints that chose among repeats. A span given by
+    offsets has ``located`` None.
+    """
 
     doc_id: str
     start: int | None = None
     end: int | None = None
     grade: int = 1
     quote: str | None = None
+    occurrence: int | None = None
+    context: str | None = None
+    located: str | None = None
 
     @property
     def is_span(self) -> bool:
@@ -76,6 +85,29 @@ class Dataset:
             h.update(json.dumps(["doc", d.doc_id, d.title, d.text]).encode())
         for q in self.queries:
             judgments = [[j.doc_id, j.start, j.end, j.grade] for j in q.relevant]
+            h.update(json.dumps(["query", q.query_id, q.query, judgments]).encode())
+        return h.hexdigest()[:16]
+
+    def evaluation_key(self) -> str:
+        """A hash of the questions as they were written, independent of how the documents
+        were parsed: the documents' source content (``metadata["source_sha256"]``, else
+        their text), and every judgment as its quote and hints when it was given as a
+        quote. Rows of a sweep over readers share it, so they are compared on the same
+        questions; offsets into a parsed text (a PDF's, say) mean something only for that
+        reader, so such a judgment includes the reader."""
+        h = hashlib.sha256()
+        readers = {}
+        for d in self.documents:
+            source = d.metadata.get("source_sha256") if isinstance(d.metadata, Mapping) else None
+            if source is None:
+                source = hashlib.sha256(d.text.encode("utf-8", "surrogatepass")).hexdigest()
+            readers[d.doc_id] = d.metadata.get("reader") if isinstance(d.metadata, Mapping) else None
+            h.update(json.dumps(["doc", d.doc_id, source]).encode())
+        for q in self.queries:
+            judgments = [
+                [j.doc_id, j.grade, "quote", j.quote, j.occurrence, j.context] if j.located
+                else [j.doc_id, j.start, j.end, j.grade, readers.get(j.doc_id) or "text"]
+                for j in q.relevant]
             h.update(json.dumps(["query", q.query_id, q.query, judgments]).encode())
         return h.hexdigest()[:16]
 

@@ -1,4 +1,5 @@
-"""The corpora shipped inside the package (``kestrel``, the default; ``tiny``, for tests)."""
+"""The corpora shipped inside the package (``kestrel``, the default; ``tiny``, for tests;
+``documents``, the same kind of documents as PDF, HTML and DOCX files)."""
 
 from __future__ import annotations
 

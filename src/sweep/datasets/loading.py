@@ -3,10 +3,13 @@
 Two layouts are read, detected from the files themselves:
 
 - project: ``corpus.jsonl`` rows ``{"doc_id", "title", "text"}``, else a ``docs/``
-  folder of ``.md``/``.markdown``/``.txt`` files, else those files in the
-  dataset folder itself (any letter case; hidden files and folders and other
-  extensions are skipped, counted and logged), and ``queries.jsonl`` with one
-  Query per line;
+  folder of documents, else the documents in the dataset folder itself: plain
+  text and Markdown (``.md``, ``.txt``, ``.rst``, ...) read as they are, PDF,
+  HTML, DOCX, PPTX and XLSX through a reader (:mod:`sweep.datasets.readers`;
+  any letter case; hidden files and folders and other extensions are skipped,
+  counted and logged), and ``queries.jsonl`` with one Query per line; evidence
+  is given by offsets or by a quote, which is located in the document's text
+  (:mod:`sweep.datasets.quotes`);
 - BEIR: ``corpus.jsonl`` rows ``{"_id", "title", "text"}``, ``queries.jsonl`` rows
   ``{"_id", "text"}`` and document-level judgments in ``qrels/<split>.tsv``.
 
@@ -16,26 +19,36 @@ raises one :class:`DatasetError` whose ``str()`` is the first problem on one lin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from sweep.core.types import Dataset, Document, Judgment, Query
+from sweep.core.cachedirs import resolve_cache_dir
 from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
+from sweep.core.types import Dataset, Document, Judgment, Query
+from sweep.datasets.extraction import extract
+from sweep.datasets.quotes import Located, QuoteIndex
+from sweep.datasets.readers.base import Reader, UnreadableFile
+from sweep.datasets.readers.registry import format_of, resolve_readers
 
 __all__ = [
+    "BadJsonLine",
     "DatasetError",
     "Problem",
+    "ReadOptions",
     "SkippedFiles",
     "check_dataset",
+    "describe_value",
     "load_corpus",
     "load_dataset",
     "load_queries",
+    "parse_json_object",
     "scan_dataset",
     "skipped_files",
 ]
@@ -46,12 +59,15 @@ CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 DOCS_DIR = "docs"
 #: What a dataset folder holds besides its documents.
-_DATASET_FILES = (QUERIES_FILE, "qrels")
-#: Document file extensions, compared in lower case (``.MD`` is read too).
-DOC_SUFFIXES = (".md", ".markdown", ".txt")
-_SUFFIX_LIST = "/".join(DOC_SUFFIXES)  # for messages: ".md/.markdown/.txt"
+_DATASET_FILES = (QUERIES_FILE, "qrels", "queries.draft.jsonl")  # the last: sweep.evidence's draft
+#: What a documents folder may hold, for messages (extensions: sweep.datasets.readers.registry).
+_READABLE = "text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
-_JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote"})
+# "score" is a proposal's BM25 score from sweep.evidence, kept when a proposal is moved into
+# "relevant" as it is; it says nothing about relevance and is ignored.
+_JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote", "occurrence", "context",
+                            "score"})
+_ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context"
 # difflib over every id of a big BEIR corpus would make each error slow.
 _SUGGEST_LIMIT = 20_000
 _UNSIGNED = re.compile(r"[0-9]+")
@@ -111,10 +127,10 @@ class SkippedFiles:
 
     def summary(self) -> str:
         """One line: the folder, how many files were skipped and why."""
-        return f"{self.folder}: {self.reasons()}; only {_SUFFIX_LIST} files are read"
+        return f"{self.folder}: {self.reasons()}; only {_READABLE} files are read"
 
     def reasons(self, limit: int = 4) -> str:
-        """``skipped 814 files: 812 hidden (.git/ 812); 2 not .md/.markdown/.txt (.pdf 2)``."""
+        """``skipped 814 files: 812 hidden (.git/ 812); 2 not a document format (.zip 2)``."""
         def groups(counts: Counter) -> str:
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             shown = [f"{name} {n:,}" for name, n in ranked[:limit]]
@@ -126,7 +142,7 @@ class SkippedFiles:
             parts.append(f"{len(self.hidden):,} hidden ({groups(tops)})")
         if self.other:
             exts = Counter(Path(p).suffix.lower() or "(no extension)" for p in self.other)
-            parts.append(f"{len(self.other):,} not {_SUFFIX_LIST} ({groups(exts)})")
+            parts.append(f"{len(self.other):,} not a document format ({groups(exts)})")
         n = len(self)
         return f"skipped {n:,} file{'s' if n != 1 else ''}: {'; '.join(parts)}"
 
@@ -136,6 +152,49 @@ def _hidden_part(relative: str) -> str:
     parts = relative.split("/")
     i = next(i for i, part in enumerate(parts) if part.startswith("."))
     return parts[i] + ("/" if i < len(parts) - 1 else "")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How document files become text and quotes become spans.
+
+    ``readers`` maps a format (``pdf``, ``html``, ``docx``, ...) to its reader;
+    ``skip_unreadable`` leaves out files no reader can read (and the questions whose
+    evidence is in them) instead of stopping; ``fuzzy`` is the similarity from which a
+    quote found neither exactly nor after normalisation is accepted (None: never);
+    ``cache_dir`` keeps extracted texts (None: this process only).
+    """
+
+    readers: Mapping[str, Reader] = field(default_factory=lambda: resolve_readers(None))
+    skip_unreadable: bool = False
+    fuzzy: float | None = None
+    cache_dir: Path | None = None
+
+    @classmethod
+    def of(cls, path: Path | str, reader: Mapping[str, str] | None = None,
+           skip_unreadable: bool = False, fuzzy: float | None = None,
+           cache_dir: str | Path | None = None) -> "ReadOptions":
+        """Options from a config's plain values; a bad one is a :class:`DatasetError`
+        naming the setting. ``cache_dir`` None is the default extraction cache
+        (``off`` turns it off)."""
+        try:
+            readers = resolve_readers(None if reader is None else dict(reader))
+        except ValueError as e:
+            raise DatasetError(Problem(str(path), None, f"dataset.reader: {e}")) from None
+        if fuzzy is not None and (isinstance(fuzzy, bool) or not isinstance(fuzzy, (int, float))
+                                  or not 0 < fuzzy <= 1):
+            raise DatasetError(Problem(str(path), None, f"dataset.fuzzy must be null or a "
+                                       f"similarity in (0, 1], got {fuzzy!r}"))
+        if not isinstance(skip_unreadable, bool):
+            raise DatasetError(Problem(str(path), None, "dataset.skip_unreadable must be true "
+                                       f"or false, got {skip_unreadable!r}"))
+        return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
+                   resolve_cache_dir(cache_dir, "extract"))
+
+    def describe(self, formats: set[str] | frozenset[str]) -> str:
+        """``pdf=pypdf, html=trafilatura`` for the formats a corpus holds."""
+        return ", ".join(f"{fmt}={self.readers[fmt].name}" for fmt in sorted(formats)
+                         if fmt in self.readers)
 
 
 # --------------------------------------------------------------------------- public API
@@ -152,48 +211,65 @@ def skipped_files(path: str | Path) -> SkippedFiles | None:
     return _list_folder(path, dataset_files=True)[1]
 
 
-def load_corpus(path: str | Path) -> tuple[Document, ...]:
-    """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of ``.md``/``.markdown``/``.txt``
-    files, or a dataset directory holding either. Raises :class:`DatasetError`."""
+def load_corpus(path: str | Path, *, reader: Mapping[str, str] | None = None,
+                skip_unreadable: bool = False, cache_dir: str | Path | None = None,
+                ) -> tuple[Document, ...]:
+    """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of document files,
+    or a dataset directory holding either (``reader``: format -> reader name, see
+    :class:`ReadOptions`). Raises :class:`DatasetError`."""
     path = Path(path).expanduser()
+    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir)
     report = _Report()
-    documents = _read_corpus(path, report)
+    documents = _read_corpus(path, report, options)
     report.raise_if_any(_hint(path))
     return documents.documents
 
 
 def load_queries(
-    path: str | Path, documents: Sequence[Document], *, split: str = "test"
+    path: str | Path, documents: Sequence[Document], *, split: str = "test",
+    fuzzy: float | None = None,
 ) -> tuple[Query, ...]:
     """Queries of a project or BEIR ``queries.jsonl`` (or a dataset directory), checked
-    against ``documents``. BEIR judgments come from ``qrels/<split>.tsv`` beside the file.
-    Raises :class:`DatasetError`."""
+    against ``documents``; quotes are located in their texts. BEIR judgments come from
+    ``qrels/<split>.tsv`` beside the file. Raises :class:`DatasetError`."""
     path = Path(path).expanduser()
+    options = ReadOptions.of(path, None, False, fuzzy, "off")
     report = _Report()
     corpus = _Corpus.of(documents)
-    queries = _read_queries(path, corpus, split, report)
+    queries = _read_queries(path, corpus, split, report, options)
     report.raise_if_any(_hint(path))
     return queries
 
 
-def load_dataset(path: str | Path, *, split: str = "test") -> Dataset:
-    """The validated dataset in directory ``path`` (project or BEIR layout, detected).
-    Raises :class:`DatasetError` if any problem exists."""
-    dataset, problems = _scan_dataset(Path(path), split)
+def load_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
+                 skip_unreadable: bool = False, fuzzy: float | None = None,
+                 cache_dir: str | Path | None = None) -> Dataset:
+    """The validated dataset in directory ``path`` (project or BEIR layout, detected),
+    its documents read as :class:`ReadOptions` says. Raises :class:`DatasetError` if any
+    problem exists."""
+    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir)
+    dataset, problems = _scan_dataset(Path(path), split, options)
     if problems:
         raise DatasetError(problems, hint_path=str(path))
     assert dataset is not None
     return dataset
 
 
-def check_dataset(path: str | Path, *, split: str = "test") -> list[Problem]:
-    """Every problem of the dataset in directory ``path``; empty when it is valid."""
-    return _scan_dataset(Path(path), split)[1]
+def check_dataset(path: str | Path, *, split: str = "test", **read: Any) -> list[Problem]:
+    """Every problem of the dataset in directory ``path``; empty when it is valid
+    (``read``: the keyword arguments of :func:`load_dataset`)."""
+    return scan_dataset(path, split=split, **read)[1]
 
 
-def scan_dataset(path: str | Path, *, split: str = "test") -> tuple[Dataset | None, list[Problem]]:
+def scan_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
+                 skip_unreadable: bool = False, fuzzy: float | None = None,
+                 cache_dir: str | Path | None = None) -> tuple[Dataset | None, list[Problem]]:
     """``(dataset, [])`` when valid, else ``(None, every problem)``: one read for both."""
-    return _scan_dataset(Path(path), split)
+    try:
+        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir)
+    except DatasetError as e:
+        return None, e.problems
+    return _scan_dataset(Path(path), split, options)
 
 
 # --------------------------------------------------------------------------- machinery
@@ -230,11 +306,16 @@ class _Corpus:
     broken: frozenset[str] = frozenset()
     # No corpus could be read at all: one problem says so, not one per judgment.
     missing: bool = False
+    # Unreadable files left out (dataset.skip_unreadable): questions on them are left out too.
+    skipped: frozenset[str] = frozenset()
+    # One index per document a quote is located in, built on first use.
+    quote_indexes: dict[str, QuoteIndex] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, documents: Sequence[Document], broken: frozenset[str] = frozenset()) -> "_Corpus":
+    def of(cls, documents: Sequence[Document], broken: frozenset[str] = frozenset(),
+           skipped: frozenset[str] = frozenset()) -> "_Corpus":
         documents = tuple(documents)
-        return cls(documents, {d.doc_id: d.text for d in documents}, broken)
+        return cls(documents, {d.doc_id: d.text for d in documents}, broken, skipped=skipped)
 
     @classmethod
     def unreadable(cls) -> "_Corpus":
@@ -242,14 +323,19 @@ class _Corpus:
 
     def is_reported(self, doc_id: str) -> bool:
         """Whether a problem already covers ``doc_id`` not being loaded."""
-        return self.missing or doc_id in self.broken
+        return self.missing or doc_id in self.broken or doc_id in self.skipped
+
+    def quote_index(self, doc_id: str) -> QuoteIndex:
+        if doc_id not in self.quote_indexes:
+            self.quote_indexes[doc_id] = QuoteIndex(self.texts[doc_id])
+        return self.quote_indexes[doc_id]
 
 
 def _hint(path: Path) -> str:
     return str(path if path.is_dir() else path.parent)
 
 
-def _scan_dataset(path: Path, split: str) -> tuple[Dataset | None, list[Problem]]:
+def _scan_dataset(path: Path, split: str, options: ReadOptions) -> tuple[Dataset | None, list[Problem]]:
     # "~/data" reaches here unexpanded when quoted for Hydra: 'dataset.path="~/data"'.
     path = path.expanduser()
     report = _Report()
@@ -259,8 +345,8 @@ def _scan_dataset(path: Path, split: str) -> tuple[Dataset | None, list[Problem]
     if not path.is_dir():
         report.add(path, None, "not a directory: a dataset is a directory with a corpus and queries.jsonl")
         return None, report.problems
-    corpus = _read_corpus(path, report)
-    queries = _read_queries(path, corpus, split, report)
+    corpus = _read_corpus(path, report, options)
+    queries = _read_queries(path, corpus, split, report, options)
     if report.problems:
         return None, report.sorted()
     name = path.resolve().name
@@ -270,7 +356,7 @@ def _scan_dataset(path: Path, split: str) -> tuple[Dataset | None, list[Problem]
 # --------------------------------------------------------------------------- reading lines
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     """A JSON value for an error message: its JSON type and a short rendering."""
     if value is None:
         return "null"
@@ -327,24 +413,33 @@ def _text_lines(path: Path, report: _Report) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
+class BadJsonLine(ValueError):
+    """A line that is not one JSON object; ``str()`` says why, as a dataset problem does."""
+
+
+def parse_json_object(line: str) -> dict[str, Any]:
+    """One line of a JSON-lines file as an object: strict JSON (no NaN), no key twice.
+    Raises :class:`BadJsonLine`."""
+    try:
+        obj = json.loads(line, object_pairs_hook=_object_without_duplicates,
+                         parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise BadJsonLine(f"bad JSON: {e.msg} (column {e.colno})") from None
+    except _DuplicateKey as e:
+        raise BadJsonLine(f"bad JSON: duplicate key {str(e)!r}") from None
+    except ValueError as e:
+        raise BadJsonLine(f"bad JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise BadJsonLine(f"expected a JSON object, got {describe_value(obj)}")
+    return obj
+
+
 def _jsonl_objects(path: Path, report: _Report) -> Iterator[tuple[int, dict[str, Any]]]:
     for lineno, line in _text_lines(path, report):
         try:
-            obj = json.loads(line, object_pairs_hook=_object_without_duplicates,
-                             parse_constant=_reject_constant)
-        except json.JSONDecodeError as e:
-            report.add(path, lineno, f"bad JSON: {e.msg} (column {e.colno})")
-            continue
-        except _DuplicateKey as e:
-            report.add(path, lineno, f"bad JSON: duplicate key {str(e)!r}")
-            continue
-        except ValueError as e:
-            report.add(path, lineno, f"bad JSON: {e}")
-            continue
-        if not isinstance(obj, dict):
-            report.add(path, lineno, f"expected a JSON object, got {_describe(obj)}")
-            continue
-        yield lineno, obj
+            yield lineno, parse_json_object(line)
+        except BadJsonLine as e:
+            report.add(path, lineno, str(e))
 
 
 def _required_str(row: Mapping[str, Any], key: str, where: tuple[Path, int], report: _Report,
@@ -355,7 +450,7 @@ def _required_str(row: Mapping[str, Any], key: str, where: tuple[Path, int], rep
         return None
     value = row[key]
     if not isinstance(value, str):
-        report.add(*where, f"{key} must be a string, got {_describe(value)}")
+        report.add(*where, f"{key} must be a string, got {describe_value(value)}")
         return None
     if not value.strip():
         report.add(*where, f"{what or key} is empty")
@@ -377,7 +472,7 @@ def _metadata(row: Mapping[str, Any], known: frozenset[str] | set[str]) -> dict[
 # --------------------------------------------------------------------------- corpus
 
 
-def _read_corpus(path: Path, report: _Report) -> _Corpus:
+def _read_corpus(path: Path, report: _Report, options: ReadOptions) -> _Corpus:
     # One rule for every command: corpus.jsonl, else docs/, else the folder's own files.
     if path.is_dir():
         jsonl, docs = path / CORPUS_FILE, path / DOCS_DIR
@@ -387,8 +482,8 @@ def _read_corpus(path: Path, report: _Report) -> _Corpus:
         if jsonl.is_file():
             return _read_corpus_jsonl(jsonl, report)
         if docs.is_dir():
-            return _read_corpus_folder(docs, report)
-        return _read_corpus_folder(path, report, dataset_files=True)
+            return _read_corpus_folder(docs, report, options)
+        return _read_corpus_folder(path, report, options, dataset_files=True)
     if path.is_file():
         return _read_corpus_jsonl(path, report)
     report.add(path, None, "no such file or directory")
@@ -415,7 +510,7 @@ def _read_corpus_jsonl(path: Path, report: _Report) -> _Corpus:
         title = row.get("title", "")
         title_ok = title is None or isinstance(title, str)
         if not title_ok:
-            report.add(*where, f"title must be a string, got {_describe(title)}")
+            report.add(*where, f"title must be a string, got {describe_value(title)}")
         text = _required_str(row, "text", where, report, what=f"text of {doc_id!r}")
         if text is None or not title_ok:
             broken.add(doc_id)
@@ -444,55 +539,123 @@ def _list_folder(folder: Path, dataset_files: bool = False) -> tuple[list[Path],
             continue
         if any(part.startswith(".") for part in relative.parts):
             hidden.append(relative.as_posix())
-        elif p.suffix.lower() in DOC_SUFFIXES:
+        elif format_of(p.name) is not None:
             files.append(p)
         else:
             other.append(relative.as_posix())
     return sorted(files), SkippedFiles(str(folder), tuple(sorted(hidden)), tuple(sorted(other)))
 
 
-def _read_corpus_folder(folder: Path, report: _Report, dataset_files: bool = False) -> _Corpus:
+def _read_corpus_folder(folder: Path, report: _Report, options: ReadOptions,
+                        dataset_files: bool = False) -> _Corpus:
     documents: list[Document] = []
     broken: set[str] = set()
+    unreadable: list[Problem] = []
     files, skipped = _list_folder(folder, dataset_files)
     if skipped:
         log.warning("%s", skipped.summary())
+    formats: set[str] = set()
     for file in files:
         doc_id = file.relative_to(folder).as_posix()
-        text = _read_document_file(file, report)
-        if text is None:
+        fmt = format_of(file.name)
+        assert fmt is not None  # _list_folder keeps readable formats only
+        document = _read_document_file(file, doc_id, fmt, options, report, unreadable)
+        if document is None:
             broken.add(doc_id)
             continue
-        if not text.strip():
-            report.add(file, None, "document is empty")
-            broken.add(doc_id)
-            continue
-        documents.append(Document(doc_id=doc_id, text=text, title=_title_of(text, file)))
+        formats.add(fmt)
+        documents.append(document)
     if not files:
         why = f" ({skipped.reasons()})" if skipped else ""
         if dataset_files:
             report.add(folder, None, f"no corpus: no {CORPUS_FILE}, no {DOCS_DIR}/ folder and no "
-                                     f"{_SUFFIX_LIST} files in the folder itself{why}")
+                                     f"{_READABLE} files in the folder itself{why}")
         else:
-            report.add(folder, None, f"no {_SUFFIX_LIST} files{why}")
+            report.add(folder, None, f"no {_READABLE} files{why}")
         return _Corpus.unreadable()
+    if unreadable and options.skip_unreadable:
+        shown = "; ".join(str(p) for p in unreadable[:3]) + ("; ..." if len(unreadable) > 3 else "")
+        log.warning("%s: skipped %d unreadable file%s (dataset.skip_unreadable=true): %s", folder,
+                    len(unreadable), "s" if len(unreadable) != 1 else "", shown)
+        if not documents:
+            report.add(folder, None, f"no readable documents: all {len(unreadable)} files are unreadable")
+            return _Corpus.unreadable()
+        skipped_ids = frozenset(Path(p.path).relative_to(folder).as_posix() for p in unreadable)
+        return _Corpus.of(documents, frozenset(broken) - skipped_ids, skipped_ids)
+    report.problems.extend(unreadable)
+    if formats - {"text"}:
+        log.info("%s: %d documents read (%s)", folder, len(documents), options.describe(formats))
     return _Corpus.of(documents, frozenset(broken))
 
 
-def _read_document_file(file: Path, report: _Report) -> str | None:
-    # Bytes, not read_text(): universal newlines would turn \r\n into \n and
-    # every offset after it would point at the wrong character.
+def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions, report: _Report,
+                        unreadable: list[Problem]) -> Document | None:
+    """One file as a Document; None when it cannot be read (the reason is in ``unreadable``
+    for files a reader refuses, in ``report`` for a file the system cannot open)."""
     try:
         data = file.read_bytes()
     except OSError as e:
         report.add(file, None, f"cannot read file: {e.strerror or e}")
         return None
+    digest = hashlib.sha256(data).hexdigest()
+    if fmt == "text":
+        text = _decode_text(file, data, unreadable)
+        if text is None:
+            return None
+        _warn_if_markup(file, text)
+        meta = {"format": "text", "reader": "text", "source_sha256": digest}
+        return Document(doc_id=doc_id, text=text, title=_title_of(text, file), metadata=meta)
+    reader = options.readers[fmt]
+    if not data.strip():
+        unreadable.append(Problem(str(file), None, "empty file"))
+        return None
     try:
-        return data.decode("utf-8")
+        extracted = extract(data, file.name, reader, options.cache_dir, digest)
+    except UnreadableFile as e:
+        unreadable.append(Problem(str(file), None, f"{e} (reader {reader.name})"))
+        return None
+    except Exception as e:  # noqa: BLE001 - a parser library's own error on a damaged file
+        unreadable.append(Problem(str(file), None, f"reader {reader.name} failed: "
+                                  f"{type(e).__name__}: {e}"))
+        return None
+    if not extracted.text.strip():
+        unreadable.append(Problem(str(file), None, f"no text: reader {reader.name} found none"))
+        return None
+    meta = {"format": fmt, "reader": reader.name, "source_sha256": digest,
+            "pages": [list(p) for p in extracted.pages]}
+    return Document(doc_id=doc_id, text=extracted.text, title=extracted.title or file.stem,
+                    metadata=meta)
+
+
+def _decode_text(file: Path, data: bytes, unreadable: list[Problem]) -> str | None:
+    # Bytes, not read_text(): universal newlines would turn \r\n into \n and
+    # every offset after it would point at the wrong character.
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        report.add(file, line, f"not valid UTF-8 (byte 0x{data[e.start]:02x})")
+        unreadable.append(Problem(str(file), line, f"not valid UTF-8 (byte 0x{data[e.start]:02x})"))
         return None
+    if not text.strip():
+        unreadable.append(Problem(str(file), None, "document is empty"))
+        return None
+    return text
+
+
+_TAG = re.compile(r"<[A-Za-z!/][^<>]{0,400}>")
+
+
+def _warn_if_markup(file: Path, text: str) -> None:
+    """A web page saved as ``.txt`` would be indexed tags and all; say so."""
+    head = text[:4096].lstrip("\ufeff \t\r\n").lower()
+    looks_html = head.startswith(("<!doctype html", "<html"))
+    if not looks_html and "<" in text:
+        sample = text[:200_000]
+        tags = sum(len(m.group()) for m in _TAG.finditer(sample))
+        looks_html = tags > 0.2 * len(sample)
+    if looks_html:
+        log.warning("%s: looks like HTML markup; rename it to .html so it is read as a web page "
+                    "(main text only), or it is indexed tags and all", file)
 
 
 def _title_of(text: str, file: Path) -> str:
@@ -506,7 +669,8 @@ def _title_of(text: str, file: Path) -> str:
 # --------------------------------------------------------------------------- queries
 
 
-def _read_queries(path: Path, corpus: _Corpus, split: str, report: _Report) -> tuple[Query, ...]:
+def _read_queries(path: Path, corpus: _Corpus, split: str, report: _Report,
+                  options: ReadOptions) -> tuple[Query, ...]:
     file = path / QUERIES_FILE if path.is_dir() else path
     if not file.is_file():
         if file.exists():
@@ -529,12 +693,17 @@ def _read_queries(path: Path, corpus: _Corpus, split: str, report: _Report) -> t
     first = rows[0][1]
     if "_id" in first and "query_id" not in first:
         return _beir_queries(file, rows, corpus, split, report)
-    return _project_queries(file, rows, corpus, report)
+    return _project_queries(file, rows, corpus, report, options)
+
+
+class _OnSkippedFile(Exception):
+    """A question whose evidence is in a file left out by ``dataset.skip_unreadable``."""
 
 
 def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: _Corpus,
-                     report: _Report) -> tuple[Query, ...]:
+                     report: _Report, options: ReadOptions) -> tuple[Query, ...]:
     queries: list[Query] = []
+    left_out = 0
     first_line: dict[str, int] = {}
     known = {"query_id", "query", "relevant", "type"}
     for lineno, row in rows:
@@ -549,35 +718,49 @@ def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus:
         text = _required_str(row, "query", where, report, what="query text")
         qtype = row.get("type")
         if qtype is not None and not isinstance(qtype, str):
-            report.add(*where, f"type must be a string, got {_describe(qtype)}")
+            report.add(*where, f"type must be a string, got {describe_value(qtype)}")
         # A reference answer (sweep.answers judges correctness against it).
         answer = row.get("answer")
         bad_answer = answer is not None and not (isinstance(answer, str) and answer.strip())
         if bad_answer:
-            report.add(*where, f"answer must be a non-empty string, got {_describe(answer)}")
-        relevant = _judgments(row, where, corpus, report)
+            report.add(*where, f"answer must be a non-empty string, got {describe_value(answer)}")
+        try:
+            relevant = _judgments(row, where, corpus, report, options)
+        except _OnSkippedFile:
+            left_out += 1
+            continue
         if query_id is None or text is None or relevant is None or bad_answer:
             continue
         if qtype is not None and not isinstance(qtype, str):
             continue
         queries.append(Query(query_id=query_id, query=text, relevant=relevant,
                              type=qtype or None, metadata=_metadata(row, known)))
+    if left_out:
+        log.warning("%s: left out %d question%s whose evidence is in a skipped unreadable file",
+                    file, left_out, "s" if left_out != 1 else "")
     return tuple(queries)
 
 
 def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: _Corpus,
-               report: _Report) -> tuple[Judgment, ...] | None:
+               report: _Report, options: ReadOptions) -> tuple[Judgment, ...] | None:
     if "relevant" not in row:
-        report.add(*where, "missing key 'relevant' (use [] for a question with no answer in the corpus)")
+        if "proposed" in row:
+            report.add(*where, "not labelled yet: move the right passages of 'proposed' into "
+                               "'relevant' (a list), then delete 'proposed'")
+        else:
+            report.add(*where, "missing key 'relevant' (use [] for a question with no answer in "
+                               "the corpus; python -m sweep.evidence proposes passages)")
         return None
     items = row["relevant"]
     if not isinstance(items, list):
-        report.add(*where, f"relevant must be a list, got {_describe(items)}")
+        report.add(*where, f"relevant must be a list, got {describe_value(items)}")
         return None
     judgments: list[Judgment] = []
     ok = True
+    if any(isinstance(item, dict) and item.get("doc_id") in corpus.skipped for item in items):
+        raise _OnSkippedFile
     for i, item in enumerate(items):
-        judgment = _judgment(item, f"relevant[{i}]", where, corpus, report)
+        judgment = _judgment(item, f"relevant[{i}]", where, corpus, report, options)
         ok = ok and judgment is not None
         if judgment is not None:
             judgments.append(judgment)
@@ -585,24 +768,25 @@ def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: _Corpus,
 
 
 def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
-              report: _Report) -> Judgment | None:
-    """One ``{doc_id, start?, end?, grade?, quote?}``; reports every rule it breaks."""
+              report: _Report, options: ReadOptions) -> Judgment | None:
+    """One ``{doc_id, start?, end?, grade?, quote?, occurrence?, context?}``; reports every
+    rule it breaks. A quote without offsets is located in the document's text."""
     def bad(message: str) -> None:
         report.add(*where, f"{label}: {message}")
 
     if not isinstance(item, dict):
-        bad(f"expected an object, got {_describe(item)}")
+        bad(f"expected an object, got {describe_value(item)}")
         return None
     errors_before = len(report.problems)
     for key in sorted(set(item) - _JUDGMENT_KEYS):
-        bad(f"unknown key {key!r} (allowed: doc_id, start, end, grade, quote)")
+        bad(f"unknown key {key!r} (allowed: {_ALLOWED_KEYS})")
 
     doc_id = item.get("doc_id")
     text: str | None = None
     if "doc_id" not in item:
         bad("missing key 'doc_id'")
     elif not isinstance(doc_id, str):
-        bad(f"doc_id must be a string, got {_describe(doc_id)}")
+        bad(f"doc_id must be a string, got {describe_value(doc_id)}")
     elif doc_id in corpus.texts:
         text = corpus.texts[doc_id]
     elif not corpus.is_reported(doc_id):
@@ -610,7 +794,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
 
     grade = item.get("grade", 1)
     if not is_int(grade) or grade < 0:
-        bad(f"grade must be an integer >= 0, got {_describe(grade)}")
+        bad(f"grade must be an integer >= 0, got {describe_value(grade)}")
     elif grade > MAX_GRADE:
         bad(f"grade {grade} is larger than {MAX_GRADE} (exponential gain 2^grade would overflow)")
 
@@ -624,7 +808,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
         offsets_ok = True
         for key, value in (("start", start), ("end", end)):
             if not is_int(value):
-                bad(f"{key} must be an integer, got {_describe(value)}")
+                bad(f"{key} must be an integer, got {describe_value(value)}")
                 offsets_ok = False
         if offsets_ok:
             if start < 0:
@@ -637,12 +821,29 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
                 bad(f"span {start}:{end} is outside the text of {doc_id!r} ({len(text)} characters)")
                 offsets_ok = False
 
+    located: str | None = None
+    hints = _hints(item, bad)
+    if "quote" not in item and hints is not None and any(h is not None for h in hints):
+        bad("occurrence and context choose among the places a quote appears; give a quote")
     if "quote" in item:
         quote = item["quote"]
         if not isinstance(quote, str):
-            bad(f"quote must be a string, got {_describe(quote)}")
+            bad(f"quote must be a string, got {describe_value(quote)}")
         elif not has_start and not has_end:
-            bad("quote without start/end: offsets are required with a quote")
+            if not quote.strip():
+                bad("quote is empty")
+            elif text is not None and hints is not None:
+                found = corpus.quote_index(doc_id).locate(
+                    quote, occurrence=hints[0], context=hints[1], fuzzy=options.fuzzy)
+                if isinstance(found, Located):
+                    start, end, located = found.start, found.end, found.how
+                else:
+                    fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"
+                             if options.fuzzy is None and found.reason == "not found" else "")
+                    bad(f"quote not located in {doc_id!r}: {found.message()}{fuzzy}")
+        elif hints is not None and any(h is not None for h in hints):
+            bad("occurrence and context are for a quote without offsets; these offsets already "
+                "say where it is")
         elif offsets_ok and text is not None and text[start:end] != quote:
             bad(f"quote does not match the text of {doc_id!r} at {start}:{end}: "
                 f"quote {_short(quote, 50)}, text {_short(text[start:end], 50)}"
@@ -650,8 +851,25 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
 
     if len(report.problems) > errors_before or text is None:
         return None
+    if located is not None:
+        return Judgment(doc_id=doc_id, start=start, end=end, grade=grade, quote=item["quote"],
+                        occurrence=hints[0], context=hints[1], located=located)
     return Judgment(doc_id=doc_id, start=start if has_start else None, end=end if has_end else None,
                     grade=grade, quote=item.get("quote"))
+
+
+def _hints(item: Mapping[str, Any], bad) -> tuple[int | None, str | None] | None:
+    """``(occurrence, context)`` of a judgment, None when either is malformed (reported)."""
+    occurrence, context = item.get("occurrence"), item.get("context")
+    ok = True
+    if occurrence is not None and (not is_int(occurrence) or occurrence < 1):
+        bad(f"occurrence must be an integer >= 1 (1 is the first place the quote appears), "
+            f"got {describe_value(occurrence)}")
+        ok = False
+    if context is not None and not (isinstance(context, str) and context.strip()):
+        bad(f"context must be a few words near the quote, got {describe_value(context)}")
+        ok = False
+    return (occurrence, context) if ok else None
 
 
 def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:

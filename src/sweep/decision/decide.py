@@ -163,14 +163,14 @@ def group_rows(rows: Sequence[Row]) -> list[Group]:
     """Rows grouped by dataset content and scoring settings, in order of first job."""
     keyed: dict[tuple, list[Row]] = {}
     for r in rows:
-        fp = r.dataset.fingerprint if r.dataset else None
+        fp = r.dataset.key if r.dataset else None
         keyed.setdefault((fp, r.eval.scoring_key()), []).append(r)
     members = list(keyed.values())
     if len(members) == 1:
         first = members[0][0]
         return [Group(1, tuple(r.job for r in members[0]), first.dataset, first.eval)]
     names = {m[0].dataset.name if m[0].dataset else None for m in members}
-    fingerprints = {m[0].dataset.fingerprint if m[0].dataset else None for m in members}
+    fingerprints = {m[0].dataset.key if m[0].dataset else None for m in members}
     groups = []
     for number, m in enumerate(members, 1):
         first = m[0]
@@ -179,7 +179,7 @@ def group_rows(rows: Sequence[Row]) -> list[Group]:
             # Two different sets may share a name: then the content hash tells them apart.
             same_name = len(names) < len(fingerprints)
             parts.append(f"dataset {first.dataset.name}"
-                         + (f" #{first.dataset.fingerprint[:8]}" if same_name else ""))
+                         + (f" #{first.dataset.key[:8]}" if same_name else ""))
         own = dict(first.eval.scoring_key())
         parts += [f"eval.{k}={v}" for k, v in own.items()
                   if any(dict(o[0].eval.scoring_key())[k] != v for o in members if o is not m)]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from sweep.core.types import Document, Query
 from sweep.core.files import write_text_atomic
@@ -91,14 +91,21 @@ def document_row(doc: Document) -> dict[str, Any]:
     return row
 
 
-def query_row(query: Query) -> dict[str, Any]:
+def query_row(query: Query, texts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A question as a line of ``queries.jsonl``. Evidence with a quote is written as the
+    quote alone (and which occurrence, when it appears more than once in ``texts``), so
+    the set still fits when the documents are read by another parser; offsets only
+    where there is no quote."""
     relevant = []
     for j in query.relevant:
         item: dict[str, Any] = {"doc_id": j.doc_id}
-        if j.is_span:
+        if j.is_span and j.quote is not None:
+            item["quote"] = j.quote
+            occurrence = _occurrence(texts.get(j.doc_id) if texts else None, j.quote, j.start)
+            if occurrence is not None:
+                item["occurrence"] = occurrence
+        elif j.is_span:
             item.update(start=j.start, end=j.end)
-            if j.quote is not None:
-                item["quote"] = j.quote
         item["grade"] = j.grade
         relevant.append(item)
     row: dict[str, Any] = {"query_id": query.query_id, "query": query.query, "type": query.type,
@@ -106,6 +113,18 @@ def query_row(query: Query) -> dict[str, Any]:
     if query.metadata:
         row["metadata"] = dict(query.metadata)
     return row
+
+
+def _occurrence(text: str | None, quote: str, start: int | None) -> int | None:
+    """Which appearance of ``quote`` in ``text`` starts at ``start`` (1-based), when there
+    are several; None when it is the only one or the text is not known."""
+    if text is None or start is None:
+        return None
+    places, at = [], text.find(quote)
+    while at != -1:
+        places.append(at)
+        at = text.find(quote, at + 1)
+    return places.index(start) + 1 if len(places) > 1 and start in places else None
 
 
 def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
@@ -117,7 +136,8 @@ def write_output(folder: Path, documents: Sequence[Document], queries: Sequence[
     """Write the set (each file atomically; the report last, marking a finished set), or,
     for an incomplete run, only its questions and report, under the incomplete names."""
     folder.mkdir(parents=True, exist_ok=True)
-    rows = _jsonl([query_row(q) for q in queries])
+    texts = {d.doc_id: d.text for d in documents}
+    rows = _jsonl([query_row(q, texts) for q in queries])
     if report.incomplete:
         return [write_text_atomic(folder / INCOMPLETE_QUERIES, rows),
                 write_text_atomic(folder / INCOMPLETE_REPORT_MD, report.to_markdown()),

@@ -47,9 +47,10 @@ state = _State()
 
 
 def fail(message: str, folder: Path | None = None) -> NoReturn:
-    """Bad input before any job ran: one line, exit 2, and no folder the sweep made left
-    behind (an empty folder that was there before stays)."""
-    print(f"sweep: error: {message}", file=sys.stderr)
+    """Bad input before any job ran: one line per problem, exit 2, and no folder the sweep
+    made left behind (an empty folder that was there before stays)."""
+    for line in message.splitlines() or [""]:
+        print(f"sweep: error: {line}", file=sys.stderr)
     if folder is not None:
         preflight.discard_if_unused(folder, remove_folder=state.own_folder)
     raise SystemExit(2)
@@ -66,8 +67,25 @@ def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
         fail(str(e))
     try:
         return preflight.check_grid(config_name, jobs)
-    except (preflight.ConfigError, DatasetError, OmegaConfBaseException) as e:
+    except DatasetError as e:
+        fail(_every_problem(e), folder)
+    except (preflight.ConfigError, OmegaConfBaseException) as e:
         fail(str(e), folder)
+
+
+#: How many problems of a dataset a sweep lists before it sends you to sweep.validate.
+_LISTED = 20
+
+
+def _every_problem(e: DatasetError) -> str:
+    """All of a dataset's problems, one line each (the unreadable files of a folder are
+    seen together, not one per run); beyond :data:`_LISTED`, the count of the rest."""
+    if len(e.problems) == 1:
+        return str(e)
+    lines = [str(p) for p in e.problems[:_LISTED]]
+    if len(e.problems) > _LISTED:
+        lines.append(f"... and {len(e.problems) - _LISTED} more; python -m sweep.validate lists them all")
+    return "\n".join(lines)
 
 
 class SweepCallback(Callback):

@@ -50,7 +50,12 @@ def run(cfg: DictConfig) -> int:
     conf: GenerateConfig = build(cfg.generate)
     llm: LLMConfig = build(cfg.llm)
     dataset_path = str(cfg.dataset.path)
-    documents = load_corpus(dataset_path)
+    # Read the documents as a sweep of this dataset config would (dataset.reader.pdf=...).
+    reading = {key: cfg.dataset.get(key) for key in ("reader", "skip_unreadable", "cache_dir")
+               if cfg.dataset.get(key) is not None}
+    if "reader" in reading:
+        reading["reader"] = dict(reading["reader"])
+    documents = load_corpus(dataset_path, **reading)
     out = None if conf.dry_run else check_output_dir(conf.out, dataset_path,
                                                          conf.overwrite)
     client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress,

@@ -42,7 +42,7 @@ def why_not_pooled(reports: Sequence[SweepReport]) -> str | None:
     if len(group_rows(rows)) == 1:
         return None
     firsts = [rep.rows[0] for rep in reports]
-    fps = {r.dataset.fingerprint if r.dataset else None for r in firsts}
+    fps = {r.dataset.key if r.dataset else None for r in firsts}
     reasons = []
     if len(fps) > 1:
         desc = ", ".join(f"{sweep_name(rep.sweep_dir)}: {_dataset(rep.rows[0])}" for rep in reports)
@@ -58,7 +58,7 @@ def why_not_pooled(reports: Sequence[SweepReport]) -> str | None:
 
 
 def _dataset(row: Row) -> str:
-    return f"{row.dataset.name} #{row.dataset.fingerprint[:8]}" if row.dataset else "unknown"
+    return f"{row.dataset.name} #{row.dataset.key[:8]}" if row.dataset else "unknown"
 
 
 def _setting_key(row: Row) -> str:
@@ -77,7 +77,7 @@ def sweep_agreements(reports: Sequence[SweepReport]) -> list[str]:
                 continue
             da, db = a.decision.decisions[0], b.decision.decisions[0]
             if da.group.dataset is None or db.group.dataset is None or \
-                    da.group.dataset.fingerprint == db.group.dataset.fingerprint or da.primary != db.primary:
+                    da.group.dataset.key == db.group.dataset.key or da.primary != db.primary:
                 continue
             keys_a = {_setting_key(a.row(j)): j for j in da.scores}
             keys_b = {_setting_key(b.row(j)): j for j in db.scores}

@@ -202,7 +202,8 @@ def _hit_html(hit: Retrieved, row: QueryRow) -> str:
     rel = [f"{s:.0%} of gold {j + 1}" for j, s in shares if s > 0]
     tag = (f'<span class="rel">holds {escape(", ".join(rel))}</span>' if rel
            else '<span class="irr">no gold</span>')
-    head = f"{hit.rank}. {escape(hit.doc_id)} [{hit.start}:{hit.end}], {hit.n_tokens} tokens, {tag}"
+    page = f", p. {escape(hit.pages)}" if hit.pages else ""
+    head = f"{hit.rank}. {escape(hit.doc_id)} [{hit.start}:{hit.end}]{page}, {hit.n_tokens} tokens, {tag}"
     if hit.text is None:
         return f"<li>{head}</li>"
     spans = [p for g in gold if g.start is not None and (p := hit.overlaps(g)) is not None]

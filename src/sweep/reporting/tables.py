@@ -214,7 +214,7 @@ def footnotes(rep: SweepReport) -> list[str]:
     ok = rep.ok
     by_dataset: dict[str, Row] = {}
     for r in ok:
-        by_dataset.setdefault(r.dataset.fingerprint if r.dataset else "", r)
+        by_dataset.setdefault(r.dataset.key if r.dataset else "", r)
     for r in by_dataset.values():
         assert r.summary is not None
         head = f"dataset {r.dataset.name}: " if len(by_dataset) > 1 and r.dataset else ""
@@ -542,14 +542,16 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
             continue
         out += [f"**Query:** {_clip(t.query, 10 * text_limit)}", "", "**Gold evidence:**", ""]
         for g in t.gold:
-            where = f"{g.doc_id} [{g.start}:{g.end}]" if g.start is not None else f"{g.doc_id} (whole document)"
+            page = f", p. {g.pages}" if g.pages else ""
+            where = f"{g.doc_id} [{g.start}:{g.end}]{page}" if g.start is not None else f"{g.doc_id} (whole document)"
             out.append(f"- {where}, grade {g.grade}" + (f": “{_clip(g.text, text_limit)}”" if g.text else ""))
         out += ["", "**Retrieved:**", ""]
         for h in t.hits:
             shares = [h.gold_share(g) for g in t.gold]
             mark = ("holds " + ", ".join(f"{s:.0%} of gold {j + 1}" for j, s in enumerate(shares) if s > 0)
                     if any(shares) else "no gold")
-            line = f"{h.rank}. {h.doc_id} [{h.start}:{h.end}], {h.n_tokens} tokens, {mark}"
+            page = f", p. {h.pages}" if h.pages else ""
+            line = f"{h.rank}. {h.doc_id} [{h.start}:{h.end}]{page}, {h.n_tokens} tokens, {mark}"
             if h.text is not None:
                 line += f"  \n   > {_clip(h.text, text_limit)}"
             out.append(line)

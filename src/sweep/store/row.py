@@ -36,16 +36,37 @@ class RowError(ValueError):
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """Which evaluation set a row was scored on: by name for people, by content for tests."""
+    """Which evaluation set a row was scored on: by name for people, by content for tests.
+
+    ``fingerprint`` hashes the texts as read; ``evaluation`` the source files and the
+    questions as written (:meth:`Dataset.evaluation_key`), so rows of one folder read by
+    two PDF readers are still compared on the same questions. ``readers`` says which
+    reader read each document format (``pdf=pypdf, html=trafilatura``). Rows written
+    before readers existed have neither, and are grouped by fingerprint.
+    """
 
     name: str
     fingerprint: str
     n_documents: int
     n_queries: int
+    evaluation: str = ""
+    readers: str = ""
+
+    @property
+    def key(self) -> str:
+        """What rows are grouped by: the same key means the same questions on the same files."""
+        return self.evaluation or self.fingerprint
 
     @classmethod
     def of(cls, dataset: Dataset) -> "DatasetInfo":
-        return cls(dataset.name, dataset.fingerprint(), len(dataset.documents), len(dataset.queries))
+        readers: dict[str, str] = {}
+        for d in dataset.documents:
+            meta = d.metadata if isinstance(d.metadata, Mapping) else {}
+            fmt, reader = meta.get("format"), meta.get("reader")
+            if isinstance(fmt, str) and isinstance(reader, str) and fmt != "text":
+                readers[fmt] = reader
+        return cls(dataset.name, dataset.fingerprint(), len(dataset.documents), len(dataset.queries),
+                   dataset.evaluation_key(), ", ".join(f"{k}={v}" for k, v in sorted(readers.items())))
 
 
 @dataclass(frozen=True)

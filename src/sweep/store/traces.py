@@ -35,6 +35,8 @@ class Evidence:
     start: int | None
     end: int | None
     text: str | None
+    #: Pages of a paged document (PDF) the span lies on: ``"3"`` or ``"3-4"``.
+    pages: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class Retrieved:
     n_tokens: int
     score: float | None
     text: str | None
+    #: Pages of a paged document (PDF) the chunk lies on: ``"3"`` or ``"3-4"``.
+    pages: str | None = None
 
     def overlaps(self, gold: Evidence) -> tuple[int, int] | None:
         """The part of this chunk (chunk-relative offsets) inside ``gold``, if any."""
@@ -118,10 +122,11 @@ class QueryTrace:
             type=None if obj.get("type") is None else str(obj["type"]),
             source=None if obj.get("source") is None else str(obj["source"]),
             gold=tuple(Evidence(str(g["doc_id"]), int(g.get("grade", 1)), g.get("start"), g.get("end"),
-                                g.get("text")) for g in obj.get("gold", [])),
+                                g.get("text"), g.get("pages")) for g in obj.get("gold", [])),
             hits=tuple(Retrieved(int(h["rank"]), str(h.get("chunk_id", "")), str(h["doc_id"]),
                                  int(h["start"]), int(h["end"]), int(h.get("n_tokens", 0)),
-                                 None if h.get("score") is None else float(h["score"]), h.get("text"))
+                                 None if h.get("score") is None else float(h["score"]), h.get("text"),
+                                 h.get("pages"))
                        for h in obj.get("hits", [])),
             credits={str(level): tuple(None if r is None else int(r) for r in ranks)
                      for level, ranks in (obj.get("credits") or {}).items()},
@@ -140,7 +145,8 @@ def traces_of(dataset: Dataset, chunks: Sequence[Chunk], ranking: Ranking, credi
         ids = ranking.row(i)[:top_k].tolist()
         scores = ranking.scores[i, :len(ids)].tolist()
         hits = tuple(Retrieved(rank, chunks[c].chunk_id, chunks[c].doc_id, chunks[c].start,
-                               chunks[c].end, chunks[c].n_tokens, float(s), chunks[c].text)
+                               chunks[c].end, chunks[c].n_tokens, float(s), chunks[c].text,
+                               page_range(by_id[chunks[c].doc_id], chunks[c].start, chunks[c].end))
                      for rank, (c, s) in enumerate(zip(ids, scores), 1))
         out.append(QueryTrace(q.query_id, q.query, q.type, _source(q), _gold(q, by_id), hits,
                               {level: credits.ranks[level][q.query_id] for level in LEVELS
@@ -159,9 +165,23 @@ def _reference(q: Query) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def page_range(document: Any, start: int, end: int) -> str | None:
+    """``"3"`` or ``"3-4"``: the pages of a paged document that ``start:end`` lies on
+    (``metadata["pages"]``: each page's character range, as a reader recorded it)."""
+    meta = getattr(document, "metadata", None)
+    pages = meta.get("pages") if isinstance(meta, Mapping) else None
+    if not pages:
+        return None
+    on = [n for n, (a, b) in enumerate(pages, 1) if a < end and start < b]
+    if not on:
+        return None
+    return str(on[0]) if on[0] == on[-1] else f"{on[0]}-{on[-1]}"
+
+
 def _gold(q: Query, by_id: Mapping[str, Any]) -> tuple[Evidence, ...]:
     return tuple(Evidence(j.doc_id, j.grade, j.start, j.end,
-                          by_id[j.doc_id].text[j.start:j.end] if j.is_span else None)
+                          by_id[j.doc_id].text[j.start:j.end] if j.is_span else None,
+                          page_range(by_id[j.doc_id], j.start, j.end) if j.is_span else None)
                  for j in q.relevant if j.grade > 0)
 
 

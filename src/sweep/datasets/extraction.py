@@ -1,0 +1,97 @@
+"""Extract a document file's text once: by file content and reader version, in JSON.
+
+A sweep over chunk sizes reads the same PDFs in every job, and parsing a PDF
+costs far more than chunking it. The text a reader made is kept twice: in this
+process (jobs of one sweep share it) and on disk under the ``extract`` cache
+(``$XDG_CACHE_HOME/sweep/extract``), keyed by the SHA-256 of the file's bytes,
+the reader's name and its version, so an edited file or an upgraded parser is
+read afresh and a renamed file is not. Entries are JSON: reading a cache never
+runs code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from sweep.datasets.readers.base import Extracted, Heading, Reader
+
+__all__ = ["CACHE_FORMAT", "extract"]
+
+log = logging.getLogger(__name__)
+
+#: Bumped when an entry's layout changes; entries of another format are read afresh.
+CACHE_FORMAT = 1
+
+_memo: dict[tuple[str, str, str], Extracted] = {}
+
+
+def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
+            digest: str | None = None) -> Extracted:
+    """What ``reader`` makes of a file with content ``data`` (SHA-256 ``digest``, computed
+    when not given), from a cache when it was read before. ``cache_dir`` None keeps it in
+    this process only. Raises :class:`~sweep.datasets.readers.base.UnreadableFile` (never
+    cached: a fixed file is read again)."""
+    digest = digest or hashlib.sha256(data).hexdigest()
+    key = (digest, reader.name, reader.version)
+    if key in _memo:
+        return _memo[key]
+    entry = None if cache_dir is None else _entry_path(cache_dir, *key)
+    extracted = _load(entry, key) if entry is not None else None
+    if extracted is None:
+        extracted = reader.read(data, filename)
+        if entry is not None:
+            _save(entry, key, extracted)
+    _memo[key] = extracted
+    return extracted
+
+
+def _entry_path(cache_dir: Path, digest: str, name: str, version: str) -> Path:
+    recipe = hashlib.sha256(f"{name}\0{version}".encode()).hexdigest()[:12]
+    return cache_dir / digest[:2] / f"{digest}-{recipe}.json"
+
+
+def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        # A damaged entry costs one re-read, never a wrong text.
+        log.warning("extraction cache: ignoring %s (%s)", path, e)
+        return None
+    try:
+        if data.get("format") != CACHE_FORMAT or [data["sha256"], data["reader"], data["version"]] != list(key):
+            return None
+        return Extracted(
+            text=data["text"], title=data["title"],
+            headings=tuple(Heading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]),
+            pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]))
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+        log.warning("extraction cache: ignoring %s (not an entry of this version)", path)
+        return None
+
+
+def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
+    entry = {"format": CACHE_FORMAT, "sha256": key[0], "reader": key[1], "version": key[2],
+             "title": extracted.title, "text": extracted.text,
+             "headings": [[h.level, h.title, h.start] for h in extracted.headings],
+             "pages": [list(p) for p in extracted.pages]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A unique temporary name: two jobs of a parallel sweep may write the same entry.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f, ensure_ascii=False)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as e:
+        # A read-only or full cache makes the next sweep slower, not wrong.
+        log.warning("extraction cache: cannot write %s (%s)", path, e.strerror or e)

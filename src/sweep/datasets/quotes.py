@@ -1,0 +1,739 @@
+"""Find where a quoted passage sits in a document's text, as original character offsets.
+
+An evaluation label may name its evidence by a quote (``{"doc_id", "quote"}``) instead
+of offsets. The document's text comes from a parser, and the quote from a person who
+copied it from a PDF viewer or a web page, so the two rarely agree byte for byte:
+line breaks, hyphenation at a line end, non-breaking spaces, curly quotes, ligatures,
+case. :class:`QuoteIndex` tries, in order,
+
+1. ``exact``: ``str.find`` on the text as it is;
+2. ``normalised``: both sides folded by :func:`normalise` (NFKC, whitespace runs as
+   one space, hyphens between letters dropped, curly quotes and dashes made ASCII,
+   case-folded), with a map from every folded character back to the original ones,
+   so the span returned covers exactly the original characters that matched;
+3. ``fuzzy`` (only when asked, with a threshold): the best approximate passage on
+   the folded text, among a few candidate windows seeded by the quote's rarest words
+   and scored like difflib's ratio (2·matched characters / all characters).
+
+A quote that cannot be placed gives a :class:`NotLocated` that says why, and shows
+the closest passage verbatim with what differs, so the label can be fixed by pasting.
+
+The quote is folded on its own, so a quote that begins or ends on a hyphen cut off
+from its word (``"exam-"`` of ``exam-\nple``) or on a combining accent cut off from
+its letter is not found normalised; real quotes begin and end on whole words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+from itertools import combinations
+from typing import Literal, NamedTuple
+
+__all__ = [
+    "Located",
+    "NotLocated",
+    "QuoteIndex",
+    "describe_difference",
+    "locate",
+    "normalise",
+]
+
+How = Literal["exact", "normalised", "fuzzy"]
+Reason = Literal["not found", "ambiguous", "occurrence", "empty"]
+
+# The normalisations, as bits, so a subset of them is one small int (and a cache key).
+_WHITESPACE, _CASE, _PUNCTUATION, _UNICODE, _HYPHENATION = 1, 2, 4, 8, 16
+_ALL = 31
+#: Names in the order a message lists them, and in which a smaller set is preferred.
+#: Unicode before case: case-folding alone also undoes a ligature, but says less.
+_NAMES = (
+    (_WHITESPACE, "whitespace"),
+    (_UNICODE, "unicode"),
+    (_PUNCTUATION, "quotes/dashes"),
+    (_HYPHENATION, "hyphenation"),
+    (_CASE, "case"),
+)
+
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d"
+_PUNCTUATION_MAP = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035\u02bc", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036", '"'),
+        **dict.fromkeys(_DASHES, "-"),
+    }
+)
+# Latin combining marks: an ASCII letter followed by one must be folded together with
+# it (NFKC composes "e" + U+0301 into "é"), so it is not part of a plain ASCII run.
+_COMBINING = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_LETTER = r"[^\W\d_]"
+_TOKEN = re.compile(
+    # a hyphen between letters, maybe followed by a line break: "exam-\nple", "e-mail"
+    rf"(?P<hyphen>(?<={_LETTER})[-\u00ad{_DASHES}]"
+    rf"(?:[^\S\r\n\u2028\u2029\x85]*[\r\n\u2028\u2029\x85]\s*)?(?={_LETTER}))"
+    r"|(?P<space>\s+)"
+    # ASCII that folds one character to one (only its case changes), single spaces
+    # included: one token per phrase, not per word, is what makes folding fast
+    rf"|(?P<plain>[!-,.-~](?:[!-,.-~]| (?=[!-,.-~]))*(?![{_COMBINING}]))"
+    rf"|(?P<other>.[{_COMBINING}]*)",
+    re.DOTALL,
+)
+_WORD = re.compile(r"\w+")
+_TOKEN_OF_DIFF = re.compile(r"\w+|[^\w\s]")
+
+#: How far from a match (in original characters) a ``context`` hint may be.
+CONTEXT_REACH = 200
+# Candidate windows scored per fuzzy search, at most; each costs a word alignment.
+_CANDIDATES = 8
+# Seed words of the quote that vote for where it starts; a word found more often than
+# _COMMON times in the document says little about where the quote is.
+_SEED_WORDS = 8
+_COMMON = 200
+# Longest stretch of differing text (quote and passage together) compared character by
+# character when scoring; longer ones count as no match.
+_LONGEST_GAP = 400
+
+
+@lru_cache(maxsize=4096)
+def _fold_cluster(chars: str, kinds: int) -> str:
+    """One character (with its combining marks) folded; cached as documents repeat them."""
+    out = chars.translate(_PUNCTUATION_MAP) if kinds & _PUNCTUATION else chars
+    if kinds & _UNICODE:
+        out = unicodedata.normalize("NFKC", out)
+        # soft hyphens, zero-width spaces and joiners, byte-order marks: invisible in a viewer
+        out = "".join(c for c in out if unicodedata.category(c) != "Cf")
+        if kinds & _PUNCTUATION:
+            out = out.translate(_PUNCTUATION_MAP)  # NFKC can make a prime, e.g. from U+2033
+    return out.casefold() if kinds & _CASE else out
+
+
+class _Folded(NamedTuple):
+    """A folded text, and for each of its characters the original span it came from."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+
+class _Builder:
+    """Accumulates folded characters with their original spans; runs of spaces merge."""
+
+    def __init__(self, with_offsets: bool = True) -> None:
+        self.parts: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.with_offsets = with_offsets
+        self.after_space = True  # so that leading whitespace is dropped
+
+    def same(self, chars: str, start: int) -> None:
+        """Characters that fold one to one, from ``start`` on."""
+        self.parts.append(chars)
+        if self.with_offsets:
+            self.starts.extend(range(start, start + len(chars)))
+            self.ends.extend(range(start + 1, start + len(chars) + 1))
+        self.after_space = chars.endswith(" ")
+
+    def space(self, start: int, end: int) -> None:
+        if self.after_space:
+            if self.ends:
+                self.ends[-1] = end
+            return
+        self.parts.append(" ")
+        if self.with_offsets:
+            self.starts.append(start)
+            self.ends.append(end)
+        self.after_space = True
+
+    def cluster(self, folded: str, start: int, end: int) -> None:
+        """The folded form of the original characters ``[start, end)``, any length."""
+        for char in folded:
+            if char.isspace():
+                self.space(start, end)
+            else:
+                self.parts.append(char)
+                if self.with_offsets:
+                    self.starts.append(start)
+                    self.ends.append(end)
+                self.after_space = False
+
+    def result(self) -> _Folded:
+        text = "".join(self.parts)
+        if text.endswith(" "):
+            text = text[:-1]
+            if self.with_offsets:
+                del self.starts[-1], self.ends[-1]
+        return _Folded(text, self.starts, self.ends)
+
+
+def _fold(text: str, kinds: int = _ALL, with_offsets: bool = True) -> _Folded:
+    """Fold ``text`` by the normalisations in ``kinds``, keeping the map to ``text``."""
+    out = _Builder(with_offsets)
+    for match in _TOKEN.finditer(text):
+        kind, start, end = match.lastgroup, match.start(), match.end()
+        chars = match.group()
+        if kind == "hyphen" and not kinds & _HYPHENATION:
+            out.cluster(_fold_cluster(chars[0], kinds), start, start + 1)
+            kind, chars, start = ("space", chars[1:], start + 1)
+            if not chars:
+                continue
+        if kind == "hyphen":
+            continue
+        if kind == "space":
+            if kinds & _WHITESPACE:
+                out.space(start, end)
+            else:
+                out.same(chars, start)
+        elif kind == "plain":
+            out.same(chars.lower() if kinds & _CASE else chars, start)
+        else:
+            out.cluster(_fold_cluster(chars, kinds), start, end)
+    if not kinds & _WHITESPACE:
+        return _Folded("".join(out.parts), out.starts, out.ends)
+    return out.result()
+
+
+def _fold_text(text: str, kinds: int) -> str:
+    return _fold(text, kinds, with_offsets=False).text.strip()
+
+
+def normalise(text: str) -> str:
+    """``text`` as the ``normalised`` step compares it.
+
+    NFKC (ligatures, full-width forms, the ellipsis), invisible format characters
+    dropped, curly quotes, primes and dashes as ASCII, a hyphen between two letters
+    dropped (with the line break after it: ``exam-\\nple`` is ``example``), every
+    whitespace run as one space, stripped, and case-folded.
+    """
+    return _fold(text, with_offsets=False).text
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where the quote is: ``text[start:end]``, trimmed to non-space characters.
+
+    It is truthy and :class:`NotLocated` falsy, so ``if found := index.locate(q):``
+    reads naturally.
+    """
+
+    start: int
+    end: int
+    how: How
+    score: float = 1.0
+    #: for ``normalised``: the fewest normalisations that make quote and span equal
+    normalisations: tuple[str, ...] = ()
+    #: how many matches the step found (more than 1 when a hint chose among them)
+    occurrences: int = 1
+
+    def message(self) -> str:
+        """One line: ``exact``, ``normalised (whitespace, case)`` or ``fuzzy 0.94``."""
+        if self.how == "fuzzy":
+            return f"fuzzy {_floor2(self.score)}"
+        if self.how == "normalised" and self.normalisations:
+            return f"normalised ({', '.join(self.normalisations)})"
+        return self.how
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class NotLocated:
+    """Why a quote was not placed, and the passage closest to it, ready to paste."""
+
+    reason: Reason
+    #: the closest passage, verbatim (a slice of the original text); "" for an empty text
+    closest: str = ""
+    closest_start: int = 0
+    #: how alike the folded quote and the folded closest passage are, as the fuzzy
+    #: step scores them (2·matched characters / all characters)
+    similarity: float = 0.0
+    #: what differs between quote and closest passage, in a few words
+    differs: str = ""
+    #: matches found, for "ambiguous" and "occurrence"
+    occurrences: int = 0
+    #: original start offsets of those matches
+    positions: tuple[int, ...] = ()
+    #: the step whose matches were ambiguous or too few
+    how: str = ""
+    #: the occurrence asked for, for "occurrence"
+    asked: int | None = None
+    #: anything else worth saying (e.g. a context found near none of the matches)
+    detail: str = ""
+
+    def message(self) -> str:
+        """The reason on one line, with the closest passage quoted (newlines as ``\\n``)."""
+        if self.reason == "empty":
+            return "the quote is empty"
+        if self.reason == "occurrence":
+            return (f"occurrence {self.asked} asked, quote found {_times(self.occurrences)}"
+                    f" ({self.how})")
+        if self.reason == "ambiguous":
+            shown = ", ".join(map(str, self.positions[:5]))
+            more = ", ..." if len(self.positions) > 5 else ""
+            text = (f"quote found {_times(self.occurrences)} ({self.how}) at offsets "
+                    f"{shown}{more}; pass occurrence=1..{self.occurrences} or a context")
+            return f"{text}; {self.detail}" if self.detail else text
+        if not self.closest:
+            return "quote not found; the document is empty"
+        return (f"quote not found; closest passage (similarity {_floor2(self.similarity)}, "
+                f"{self.differs}): {_quoted(self.closest)}")
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class _Match(NamedTuple):
+    start: int  # original offsets
+    end: int
+    score: float
+
+
+class QuoteIndex:
+    """One document's text, ready to place many quotes in it.
+
+    The folded copy (and a word index for fuzzy search) is built once, on the first
+    quote that needs it: an exact match needs neither.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._folded: _Folded | None = None
+        self._words: dict[str, list[int]] | None = None
+
+    @property
+    def _folding(self) -> _Folded:
+        if self._folded is None:
+            self._folded = _fold(self.text)
+        return self._folded
+
+    @property
+    def _word_starts(self) -> dict[str, list[int]]:
+        """Every word of the folded text and where it starts, to seed fuzzy windows."""
+        if self._words is None:
+            words: dict[str, list[int]] = {}
+            for match in _WORD.finditer(self._folding.text):
+                words.setdefault(match.group(), []).append(match.start())
+            self._words = words
+        return self._words
+
+    def locate(
+        self,
+        quote: str,
+        *,
+        occurrence: int | None = None,
+        context: str | None = None,
+        fuzzy: float | None = None,
+    ) -> Located | NotLocated:
+        """Place ``quote``: exact, else normalised, else (if ``fuzzy``) approximate.
+
+        A step that finds several matches takes the ``occurrence``-th (1-based, counted
+        in that step; it wins over ``context``), else the one with ``context`` nearest
+        (within :data:`CONTEXT_REACH` characters, compared normalised), else the one
+        scoring strictly best; otherwise the result is ``ambiguous``. A step with fewer
+        matches than ``occurrence`` hands over to the next step, which finds at least
+        as many. ``fuzzy`` is the lowest similarity accepted, in (0, 1]: 2·matched
+        characters / all characters, as difflib's ratio (see :func:`_similarity`).
+        """
+        _check_arguments(occurrence, fuzzy)
+        wanted = quote.strip()
+        if not wanted:
+            return NotLocated("empty")
+        folded_quote = normalise(wanted)
+        most_found = (0, "")  # the most matches a step found, when `occurrence` asks more
+        steps: tuple[How, ...] = ("exact", "normalised", "fuzzy")
+        for how in steps:
+            if how == "fuzzy" and fuzzy is None:
+                break
+            matches = self._matches(how, wanted, folded_quote, fuzzy)
+            if not matches:
+                continue
+            if occurrence is not None and occurrence > len(matches):
+                if len(matches) > most_found[0]:
+                    most_found = (len(matches), how)
+                continue
+            return self._choose(how, matches, wanted, occurrence, context)
+        if most_found[0]:
+            return NotLocated("occurrence", occurrences=most_found[0], how=most_found[1],
+                              asked=occurrence)
+        return self._not_found(wanted, folded_quote)
+
+    # --- the three steps ---------------------------------------------------------------
+
+    def _matches(self, how: How, quote: str, folded_quote: str,
+                 fuzzy: float | None) -> list[_Match]:
+        if how == "exact":
+            return [_Match(s, s + len(quote), 1.0) for s in _find_all(self.text, quote)]
+        if not folded_quote:  # only invisible characters, and not found as they are
+            return []
+        if how == "normalised":
+            return self._normalised(folded_quote)
+        assert fuzzy is not None
+        return sorted(m for m in self._candidates(folded_quote) if m.score >= fuzzy)
+
+    def _normalised(self, folded_quote: str) -> list[_Match]:
+        spans = {self._span(s, s + len(folded_quote))
+                 for s in _find_all(self._folding.text, folded_quote)}
+        return [_Match(s, e, 1.0) for s, e in sorted(spans)]
+
+    def _span(self, folded_start: int, folded_end: int) -> tuple[int, int]:
+        """The original characters behind folded ``[start, end)``, trimmed of spaces."""
+        folded = self._folding
+        start, end = folded.starts[folded_start], folded.ends[folded_end - 1]
+        return _trim(self.text, start, end)
+
+    def _candidates(self, folded_quote: str) -> list[_Match]:
+        """The best windows for an approximate match, best first, none overlapping."""
+        norm = self._folding.text
+        if not norm:
+            return []
+        length = len(folded_quote)
+        pad = max(8, length // 5)
+        scored: list[tuple[float, int, int]] = []
+        for low, high in self._seed_windows(folded_quote):
+            window_start = max(0, low - pad)
+            window_end = min(len(norm), high + length + pad)
+            for start, end in _align(folded_quote, norm, window_start, window_end):
+                scored.append((_similarity(folded_quote, norm[start:end]), start, end))
+        kept: list[_Match] = []
+        taken: list[tuple[int, int]] = []
+        for ratio, start, end in sorted(scored, key=lambda item: (-item[0], item[1])):
+            if all(end <= s or start >= e for s, e in taken):
+                taken.append((start, end))
+                kept.append(_Match(*self._span(start, end), ratio))
+        return kept
+
+    def _seed_windows(self, folded_quote: str) -> list[tuple[int, int]]:
+        """Ranges of folded offsets where the quote may start, most supported first.
+
+        Each occurrence of one of the quote's rarest words votes for a start (its
+        position minus its offset in the quote); votes close together form a range.
+        """
+        votes = self._word_votes(folded_quote) or self._gram_votes(folded_quote)
+        if not votes:
+            return [(0, 0)]
+        votes.sort()
+        reach = max(16, len(folded_quote) // 2)
+        groups: list[tuple[int, int, set[int]]] = []
+        for start, voter in votes:
+            if groups and start - groups[-1][0] <= reach:
+                low, _, voters = groups[-1]
+                voters.add(voter)
+                groups[-1] = (low, start, voters)
+            else:
+                groups.append((start, start, {voter}))
+        groups.sort(key=lambda g: (-len(g[2]), g[0]))
+        # a window with under half the best one's seed words will not be the best match
+        enough = (len(groups[0][2]) + 1) // 2
+        return [(max(0, low), max(0, high))
+                for low, high, voters in groups[:_CANDIDATES] if len(voters) >= enough]
+
+    def _word_votes(self, folded_quote: str) -> list[tuple[int, int]]:
+        offsets: dict[str, list[int]] = {}
+        for match in _WORD.finditer(folded_quote):
+            offsets.setdefault(match.group(), []).append(match.start())
+        starts = self._word_starts
+        present = sorted((w for w in offsets if w in starts),
+                         key=lambda w: (len(starts[w]), -len(w)))
+        rare = [w for w in present if len(starts[w]) <= _COMMON][:_SEED_WORDS] or present[:2]
+        return [(position - offset, voter)
+                for voter, word in enumerate(rare)
+                for offset in offsets[word][:3]
+                for position in starts[word][: _COMMON * 4]]
+
+    def _gram_votes(self, folded_quote: str) -> list[tuple[int, int]]:
+        """Votes by 4-character pieces, for a quote sharing no whole word with the text."""
+        norm, votes = self._folding.text, []
+        step = max(1, len(folded_quote) // 16)
+        for voter, offset in enumerate(range(0, max(1, len(folded_quote) - 3), step)):
+            gram = folded_quote[offset:offset + 4]
+            for position in _find_all(norm, gram, limit=50):
+                votes.append((position - offset, voter))
+        return votes
+
+    # --- choosing among matches, and failing well ----------------------------------------
+
+    def _choose(self, how: How, matches: list[_Match], quote: str,
+                occurrence: int | None, context: str | None) -> Located | NotLocated:
+        detail = ""
+        if occurrence is not None:
+            chosen: _Match | None = matches[occurrence - 1]
+        elif len(matches) == 1:
+            chosen = matches[0]
+        elif context and context.strip():
+            chosen = self._by_context(matches, context)
+            if chosen is None:
+                detail = f"context {_quoted(context.strip())} does not single one out"
+        else:
+            chosen = _strictly_best(matches)
+        if chosen is None:
+            first = matches[0]
+            return NotLocated("ambiguous", closest=self.text[first.start:first.end],
+                              closest_start=first.start, similarity=first.score,
+                              occurrences=len(matches), positions=tuple(m.start for m in matches),
+                              how=how, detail=detail)
+        names = self._needed(quote, chosen) if how == "normalised" else ()
+        return Located(chosen.start, chosen.end, how, chosen.score, names, len(matches))
+
+    def _by_context(self, matches: list[_Match], context: str) -> _Match | None:
+        """The match with ``context`` nearest to it, if exactly one is nearest."""
+        wanted = normalise(context)
+        gaps: list[tuple[int, _Match]] = []
+        for match in matches:
+            gap = self._context_gap(match, wanted)
+            if gap is not None:
+                gaps.append((gap, match))
+        gaps.sort(key=lambda item: item[0])
+        if not gaps or (len(gaps) > 1 and gaps[1][0] == gaps[0][0]):
+            return None
+        return gaps[0][1]
+
+    def _context_gap(self, match: _Match, wanted: str) -> int | None:
+        """Characters between ``match`` and the nearest ``wanted`` around it, if close."""
+        low = max(0, match.start - CONTEXT_REACH - 4 * len(wanted))
+        high = min(len(self.text), match.end + CONTEXT_REACH + 4 * len(wanted))
+        around = _fold(self.text[low:high])
+        gaps = []
+        for found in _find_all(around.text, wanted):
+            start = low + around.starts[found]
+            end = low + around.ends[found + len(wanted) - 1]
+            gaps.append(max(0, match.start - end, start - match.end))
+        best = min(gaps, default=None)
+        return best if best is not None and best <= CONTEXT_REACH else None
+
+    def _needed(self, quote: str, match: _Match) -> tuple[str, ...]:
+        """The fewest normalisations under which quote and matched span are equal."""
+        passage = self.text[match.start:match.end]
+        bits = [bit for bit, _ in _NAMES]
+        for size in range(1, len(bits) + 1):
+            for subset in combinations(bits, size):
+                kinds = sum(subset)
+                if _fold_text(quote, kinds) == _fold_text(passage, kinds):
+                    return tuple(name for bit, name in _NAMES if bit & kinds)
+        return ()
+
+    def _not_found(self, quote: str, folded_quote: str) -> NotLocated:
+        if not self.text.strip():
+            return NotLocated("not found", differs="the document is empty")
+        best = next(iter(self._candidates(folded_quote)), None)
+        start, end = (best.start, best.end) if best else _trim(
+            self.text, 0, min(len(quote), len(self.text)))
+        if start >= end:  # nothing but whitespace where the fallback window fell
+            start, end = _trim(self.text, 0, len(self.text))
+        start, end = _whole_words(self.text, start, end, quote)
+        closest = self.text[start:end]
+        similarity = _similarity(folded_quote, normalise(closest))
+        if len(folded_quote) > len(self._folding.text):
+            differs = "the quote is longer than any passage"
+        else:
+            differs = describe_difference(quote, closest)
+        return NotLocated("not found", closest=closest, closest_start=start,
+                          similarity=similarity, differs=differs)
+
+
+def locate(
+    text: str,
+    quote: str,
+    *,
+    occurrence: int | None = None,
+    context: str | None = None,
+    fuzzy: float | None = None,
+) -> Located | NotLocated:
+    """Place one quote in ``text``; build a :class:`QuoteIndex` to place many."""
+    return QuoteIndex(text).locate(quote, occurrence=occurrence, context=context, fuzzy=fuzzy)
+
+
+def describe_difference(quote: str, passage: str) -> str:
+    """What differs between ``quote`` and ``passage``, in a short phrase for a message."""
+    squeezed = ("".join(quote.split()), "".join(passage.split()))
+    if squeezed[0] == squeezed[1]:
+        return "whitespace only"
+    if quote.casefold() == passage.casefold():
+        return "case only"
+    if squeezed[0].casefold() == squeezed[1].casefold():
+        return "whitespace and case only"
+    if normalise(quote) == normalise(passage):
+        return "only Unicode forms, quotes, dashes or hyphenation"
+    ours, theirs = _diff_tokens(quote), _diff_tokens(passage)
+    opcodes = [op for op in SequenceMatcher(None, [k for k, _ in ours], [k for k, _ in theirs],
+                                            autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(opcodes) == 1:
+        phrase = _one_change(opcodes[0], [t for _, t in ours], [t for _, t in theirs])
+        if phrase:
+            return phrase
+    count = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in opcodes)
+    return f"{count} words differ" if count != 1 else "1 word differs"
+
+
+def _one_change(opcode: tuple[str, int, int, int, int],
+                ours: list[str], theirs: list[str]) -> str:
+    tag, i1, i2, j1, j2 = opcode
+    mine, other = " ".join(ours[i1:i2]), " ".join(theirs[j1:j2])
+    if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
+        return f"{_kind(mine, other)}: quote has {_quoted(mine)}, text has {_quoted(other)}"
+    if tag == "replace" and max(i2 - i1, j2 - j1) <= 4:
+        return f"words: quote has {_quoted(mine)}, text has {_quoted(other)}"
+    if tag == "delete" and i2 - i1 <= 4:
+        return f"only in the quote: {_quoted(mine)}"
+    if tag == "insert" and j2 - j1 <= 4:
+        return f"only in the text: {_quoted(other)}"
+    return ""
+
+
+def _kind(a: str, b: str) -> str:
+    if any(c.isdigit() for c in a) and any(c.isdigit() for c in b):
+        return "a number"
+    if _WORD.fullmatch(a) and _WORD.fullmatch(b):
+        return "a word"
+    return "a character"
+
+
+def _diff_tokens(text: str) -> list[tuple[str, str]]:
+    """Words and punctuation marks of ``text``: (normalised form, as written).
+
+    Tokenised after folding, so that ``deduc-\nted`` is one word, as the search saw it.
+    """
+    folded = _fold(text)
+    return [(m.group(), text[folded.starts[m.start()]:folded.ends[m.end() - 1]])
+            for m in _TOKEN_OF_DIFF.finditer(folded.text)]
+
+
+# --- small helpers -----------------------------------------------------------------------
+
+
+def _check_arguments(occurrence: int | None, fuzzy: float | None) -> None:
+    if occurrence is not None and (isinstance(occurrence, bool) or not isinstance(occurrence, int)
+                                   or occurrence < 1):
+        raise ValueError(f"occurrence must be an integer >= 1, got {occurrence!r}")
+    if fuzzy is not None and not (isinstance(fuzzy, (int, float)) and 0 < fuzzy <= 1):
+        raise ValueError(f"fuzzy must be a threshold in (0, 1], got {fuzzy!r}")
+
+
+def _find_all(text: str, part: str, limit: int | None = None) -> list[int]:
+    """Every start of ``part`` in ``text``, overlapping ones included."""
+    found: list[int] = []
+    at = text.find(part)
+    while at >= 0 and (limit is None or len(found) < limit):
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _whole_words(text: str, start: int, end: int, quote: str) -> tuple[int, int]:
+    """Widen a passage that cuts a word, when the quote itself begins/ends on a word."""
+    if quote[:1].isalnum():
+        limit = max(0, start - 30)
+        while start > limit and text[start - 1].isalnum() and text[start].isalnum():
+            start -= 1
+    if quote[-1:].isalnum():
+        limit = min(len(text), end + 30)
+        while end < limit and text[end].isalnum() and text[end - 1].isalnum():
+            end += 1
+    return start, end
+
+
+def _similarity(a: str, b: str) -> float:
+    """How alike two folded strings are: 2·matched characters / all characters.
+
+    Like difflib's ratio, but spaces are ignored and the strings are aligned word by
+    word first, characters being compared only inside words that differ: as good a
+    score for a typo or a changed number, at a fraction of the cost on long quotes.
+    """
+    ours, theirs = _words_of(a), _words_of(b)
+    total = sum(map(len, ours)) + sum(map(len, theirs))
+    if not total:
+        return 1.0
+    matched = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes():
+        if tag == "equal":
+            matched += sum(map(len, ours[i1:i2]))
+        elif tag == "replace":
+            matched += _matched_chars("".join(ours[i1:i2]), "".join(theirs[j1:j2]))
+    return 2 * matched / total
+
+
+def _words_of(text: str) -> list[str]:
+    return _TOKEN_OF_DIFF.findall(text)
+
+
+def _matched_chars(a: str, b: str) -> int:
+    if len(a) + len(b) > _LONGEST_GAP:  # passages that differ this much score low anyway
+        return 0
+    blocks = SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks)
+
+
+def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tuple[int, int]]:
+    """The parts of ``norm[window_start:window_end]`` that may best match ``quote``.
+
+    The words of quote and window are aligned once; the stretch kept runs from an
+    early matching block to a late one, chosen to maximise 2·matched / (quote + stretch)
+    so that stray matches far out at the window's edges are cut off, then widened by
+    as many words as the quote has before its first and after its last match: both
+    are returned, for the caller to score (a typo in the quote's first word must not
+    cut that word off, an extra word in the quote must not add one to the passage).
+    """
+    quote_words = _words_of(quote)
+    spans = [(m.start(), m.end()) for m in _TOKEN_OF_DIFF.finditer(norm, window_start, window_end)]
+    words = [norm[s:e] for s, e in spans]
+    blocks = [b for b in SequenceMatcher(None, quote_words, words, autojunk=False)
+              .get_matching_blocks() if b.size]
+    if not blocks:
+        return []
+    lengths = [0]
+    for word in words:
+        lengths.append(lengths[-1] + len(word))
+    matched = [0]
+    for block in blocks:
+        matched.append(matched[-1] + lengths[block.b + block.size] - lengths[block.b])
+    quote_chars = sum(map(len, quote_words))
+    best, chosen = -1.0, (0, 0)
+    for first in range(min(6, len(blocks))):
+        for last in range(max(first, len(blocks) - 6), len(blocks)):
+            low, high = blocks[first].b, blocks[last].b + blocks[last].size
+            ratio = 2 * (matched[last + 1] - matched[first]) / (
+                quote_chars + lengths[high] - lengths[low])
+            if ratio > best:
+                best, chosen = ratio, (first, last)
+    head, tail = blocks[chosen[0]], blocks[chosen[1]]
+    low, high = head.b, tail.b + tail.size
+    wide_low = max(0, low - head.a)
+    wide_high = min(len(words), high + len(quote_words) - tail.a - tail.size)
+    return sorted({(spans[low][0], spans[high - 1][1]),
+                   (spans[wide_low][0], spans[wide_high - 1][1])})
+
+
+def _strictly_best(matches: list[_Match]) -> _Match | None:
+    ranked = sorted(matches, key=lambda m: -m.score)
+    if len(ranked) == 1 or ranked[0].score > ranked[1].score:
+        return ranked[0]
+    return None
+
+
+def _quoted(text: str) -> str:
+    """``text`` in double quotes on one line: newlines and other line breaks escaped."""
+    shown = json.dumps(text, ensure_ascii=False)
+    for char in "\x85\u2028\u2029":
+        shown = shown.replace(char, f"\\u{ord(char):04x}")
+    return shown
+
+
+def _floor2(value: float) -> str:
+    # floored, so a score just under a threshold of 0.9 never prints as 0.90
+    return f"{math.floor(value * 100 + 1e-9) / 100:.2f}"
+
+
+def _times(n: int) -> str:
+    return f"{n} time" if n == 1 else f"{n} times"

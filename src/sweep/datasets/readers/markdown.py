@@ -1,0 +1,104 @@
+"""The Markdown that readers write: its headings, and its inline markup taken out.
+
+Readers of structured formats (HTML, DOCX, PPTX, XLSX) write headings as ``#``
+lines, lists as ``- `` and tables as Markdown tables, so ``chunk=markdown`` and
+heading prefixes work on every format. Headings are then taken from the text
+itself, not from the parser's tree, so a heading's ``start`` is by construction
+the offset of its ``#`` line in the text the offsets index.
+
+Inline markup is another matter: ``**bold**``, ``*em*``, ````code```` and the
+backslash escapes of Markdown converters (``snake\\_case``, ``3 \\* 4``) are not
+the document's text, and a quote taken from the document would not match a text
+that has them. :func:`plain_markdown` keeps the block structure and drops them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sweep.datasets.readers.base import Heading
+
+__all__ = ["markdown_headings", "plain_markdown"]
+
+# ATX headings: up to three spaces of indent, 1-6 '#', a space, the title, optional
+# closing '#'s. '####' alone (a reST adornment) and '#+TITLE' (Org) are not headings.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def markdown_headings(text: str) -> tuple[Heading, ...]:
+    """The ATX (``#``) headings of ``text`` outside fenced code blocks; ``start`` is the
+    offset of the heading's line (after a byte-order mark on the first line)."""
+    headings: list[Heading] = []
+    fence: str | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start = offset
+        offset += len(line)
+        if start == 0 and line.startswith("\ufeff"):
+            line, start = line[1:], 1
+        if fence is not None:
+            if line.lstrip(" ").startswith(fence):
+                fence = None
+            continue
+        if (m := _FENCE.match(line)) is not None:
+            fence = m.group(1)[0] * 3
+            continue
+        if (m := _HEADING.match(line.rstrip("\n"))) is not None and m.group(2).strip():
+            headings.append(Heading(len(m.group(1)), m.group(2).strip(), start))
+    return tuple(headings)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_STRONG = re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=\S)(?<!\\)\1")
+_EMPHASIS = re.compile(r"(?<![\\\w*])\*(?=[^\s*])(.+?)(?<=[^\s\\*])\*(?![\w*])")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_BULLET = re.compile(r"^(\s*)[*+](?= )")
+_EMPTY_ROW = re.compile(r"^\|(?:\s*\|)+\s*$")
+_RULE_ROW = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
+
+
+def plain_markdown(markdown: str) -> str:
+    """Markdown with its block structure (``#`` headings, ``- `` lists, tables, code
+    fences) and without inline markup, links' targets, images or HTML comments; a
+    table whose header row is empty (Word tables have none) gets its first row as
+    header. Runs of blank lines become one."""
+    markdown = re.sub(r"<!--.*?-->", "", markdown, flags=re.DOTALL)
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.splitlines():
+        if fence is not None:
+            if line.lstrip(" ").startswith(fence):
+                fence = None
+            out.append(line.rstrip())
+            continue
+        if (m := _FENCE.match(line)) is not None:
+            fence = m.group(1)[0] * 3
+            out.append(line.rstrip())
+            continue
+        out.append(_BULLET.sub(r"\1-", _plain_line(line)).rstrip())
+    i = 0
+    while i + 2 < len(out):
+        if _EMPTY_ROW.match(out[i]) and _RULE_ROW.match(out[i + 1]) and out[i + 2].startswith("|"):
+            out[i:i + 3] = [out[i + 2], out[i + 1]]  # the first row becomes the header
+        i += 1
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+
+
+def _plain_line(line: str) -> str:
+    parts: list[str] = []
+    last = 0
+    for m in _CODE_SPAN.finditer(line):
+        parts.append(_plain_prose(line[last:m.start()]))
+        parts.append(m.group(2).strip() or m.group(2))
+        last = m.end()
+    parts.append(_plain_prose(line[last:]))
+    return "".join(parts)
+
+
+def _plain_prose(text: str) -> str:
+    text = _LINK.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    text = _EMPHASIS.sub(r"\1", text)
+    return _ESCAPE.sub(r"\1", text)

@@ -1,0 +1,177 @@
+"""Word, PowerPoint and Excel files (DOCX, PPTX, XLSX) as Markdown, with markitdown.
+
+markitdown turns Word heading styles into ``#`` lines, lists into list items and
+tables into Markdown tables, which is what ``chunk=markdown`` and heading
+prefixes need; slides become sections with the slide's title as heading, and
+sheets become tables under the sheet's name. Inline markup and escapes are then
+taken out (:func:`~sweep.datasets.readers.markdown.plain_markdown`) so quotes
+match. A PPTX's slides are its pages (``p. 3`` is slide 3).
+
+The format's own converter is called, not ``MarkItDown.convert_stream``: that
+one guesses the type from the bytes and, for a damaged file, falls back to
+reading it as plain text, which would index the bytes of a zip file.
+
+markitdown's DOCX path first rewrites ``word/document.xml`` through
+BeautifulSoup's XML parser (to turn equations into LaTeX). With lxml 6.2 that
+parser drops namespace prefixes and mammoth then fails on every file ("Could
+not find the body element"). When a one-time check finds the parser so broken,
+the reader gives the file to mammoth directly, as markitdown does after that
+step, and equations are read as their text; the version says which path ran.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from functools import cache
+from pathlib import PurePath
+
+from sweep.datasets.readers.base import Extracted, UnreadableFile
+from sweep.datasets.readers.markdown import markdown_headings, plain_markdown
+from sweep.datasets.readers.pdf import library_version
+
+__all__ = ["OFFICE_FORMATS", "OfficeReader"]
+
+#: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
+OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+
+_RECIPE = 1
+_BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_SLIDE = re.compile(r"<!-- Slide number: (\d+) -->")
+
+
+class OfficeReader:
+    """One Office format (``docx``, ``pptx`` or ``xlsx``) through markitdown's converter."""
+
+    name = "markitdown"
+
+    def __init__(self, fmt: str = "docx") -> None:
+        if fmt not in OFFICE_FORMATS:
+            raise ValueError(f"OfficeReader reads {', '.join(OFFICE_FORMATS)}, not {fmt!r}")
+        self.fmt = fmt
+
+    def __repr__(self) -> str:
+        return f"OfficeReader({self.fmt!r})"
+
+    @property
+    def version(self) -> str:
+        path = "+docx-direct" if self.fmt == "docx" and not _xml_namespaces_survive() else ""
+        return (f"{library_version('markitdown', 'markdownify', *_BACKENDS[self.fmt])}"
+                f"{path}+recipe{_RECIPE}")
+
+    def read(self, data: bytes, filename: str) -> Extracted:
+        label = self.fmt.upper()
+        if not data.strip():
+            raise UnreadableFile("empty file")
+        archive = _open_archive(data, label, OFFICE_FORMATS[self.fmt])
+        try:
+            markdown = _convert(self.fmt, data)
+        except UnreadableFile:
+            raise
+        except Exception as e:  # noqa: BLE001 - the converter library's own error on a damaged file
+            raise UnreadableFile(f"corrupt {label}: {_one_line(e)}") from None
+        pages: tuple[tuple[int, int], ...] = ()
+        if self.fmt == "pptx":
+            text, pages = _slides(markdown)
+        else:
+            text = plain_markdown(markdown)
+            text = text + "\n" if text else ""
+        if not text.strip():
+            raise UnreadableFile(f"no text: the {label} file holds no text")
+        headings = markdown_headings(text)
+        title = (_core_title(archive) or next((h.title for h in headings if h.level == 1), "")
+                 or PurePath(filename).stem)
+        return Extracted(text=text, title=title, headings=headings, pages=pages)
+
+
+def _open_archive(data: bytes, label: str, member: str) -> zipfile.ZipFile:
+    if data.startswith(_OLE2):
+        # Office's own encryption wraps the file in an OLE2 container; so is an old binary
+        # .doc/.ppt/.xls that was renamed.
+        raise UnreadableFile(f"corrupt {label}: an OLE2 container, not a zip: a password-protected "
+                             "file, or an old binary Office file renamed; save it as "
+                             f".{label.lower()} without a password")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive.getinfo(member)
+    except zipfile.BadZipFile:
+        raise UnreadableFile(f"corrupt {label}: not a zip file") from None
+    except KeyError:
+        raise UnreadableFile(f"corrupt {label}: no {member} in the archive (not a {label} file)") from None
+    return archive
+
+
+def _convert(fmt: str, data: bytes) -> str:
+    from markitdown import StreamInfo
+    from markitdown.converters import DocxConverter, PptxConverter, XlsxConverter
+
+    stream = io.BytesIO(data)
+    info = StreamInfo(extension=f".{fmt}")
+    if fmt == "docx":
+        if not _xml_namespaces_survive():
+            return _docx_direct(stream)
+        return DocxConverter().convert(stream, info).markdown
+    converter = PptxConverter() if fmt == "pptx" else XlsxConverter()
+    return converter.convert(stream, info).markdown
+
+
+def _docx_direct(stream: io.BytesIO) -> str:
+    """markitdown's DOCX conversion without its XML pre-processing step."""
+    import mammoth
+    from markitdown.converters import HtmlConverter
+
+    html = mammoth.convert_to_html(stream, style_map="u => u").value
+    return HtmlConverter().convert_string(html).markdown
+
+
+@cache
+def _xml_namespaces_survive() -> bool:
+    """Whether BeautifulSoup's XML parser keeps namespace prefixes (it does not with
+    lxml 6.2), which markitdown's DOCX pre-processing needs."""
+    try:
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup('<w:document xmlns:w="urn:x"><w:body/></w:document>', features="xml")
+    except Exception:  # noqa: BLE001 - no XML parser at all: markitdown's step fails too
+        return False
+    return "<w:body" in str(soup)
+
+
+def _slides(markdown: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The text of a deck, with the range of each slide (markitdown marks where each
+    starts with a comment; the comments are not kept)."""
+    pieces = _SLIDE.split(markdown)
+    parts: list[str] = []
+    pages: list[tuple[int, int]] = []
+    offset = 0
+    # pieces: [before the first slide, number, text, number, text, ...]
+    for body in pieces[2::2]:
+        text = plain_markdown(body)
+        if offset and text:
+            parts.append("\n\n")
+            offset += 2
+        pages.append((offset, offset + len(text)))
+        parts.append(text)
+        offset += len(text)
+    text = "".join(parts)
+    return (text + "\n" if text.strip() else ""), tuple(pages)
+
+
+def _core_title(archive: zipfile.ZipFile) -> str:
+    """The title in the file's properties (``docProps/core.xml``), or ``""``."""
+    try:
+        core = archive.read("docProps/core.xml").decode("utf-8", errors="replace")
+    except KeyError:
+        return ""
+    match = re.search(r"<dc:title>(.*?)</dc:title>", core, re.DOTALL)
+    if match is None:
+        return ""
+    from html import unescape
+
+    return " ".join(unescape(match.group(1)).split())
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200] or type(error).__name__

@@ -1,0 +1,310 @@
+"""PDF text with pdfplumber: lines rebuilt from character positions.
+
+pypdf returns text in the order the producer wrote it into the page, which is
+reading order for most documents but not for all (a footer written first, a
+sidebar interleaved with the body, two columns written row by row). pdfplumber
+(pdfminer underneath) groups characters into lines by where they are on the
+page, and measures each line: the vertical gap above it, where it ends and its
+font size. Those measurements feed :func:`~sweep.datasets.readers.pdf.clean_pdf_pages`,
+which otherwise has to guess paragraph breaks from character counts, and short
+lines set larger than the body text become ``#`` headings (the largest size
+``#``, the next ``##``...), so ``chunk=markdown`` and heading prefixes work on them. It is slower;
+sweeping ``dataset.reader.pdf=pypdf,pdfplumber`` shows whether it pays.
+
+Tables ruled with horizontal lines split at the cell edges (what fpdf2 and most report
+writers draw, with or without vertical rules) are read row by row: grouping a page's
+characters into lines would interleave the wrapped lines of neighbouring cells ("Lisbo
+Monthly, 14 25th of each"), so each row becomes one line holding its cells in reading
+order, each cell's lines joined with a space and the cells separated by a space (as pypdf
+reads them, cell after cell). Text outside such tables is read as before.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from sweep.datasets.readers.base import Extracted, UnreadableFile
+from sweep.datasets.readers.pdf import (
+    PdfLine,
+    corrupt_reason,
+    finish,
+    library_version,
+    metadata_title,
+    quiet_pdf_logs,
+)
+
+__all__ = ["PdfplumberReader"]
+
+_RECIPE = 2
+# Characters closer than this (PDF points) are one word: pdfplumber's default of 3 glues
+# words of tightly set text together, and 1.5 still keeps kerned letters of a word apart
+# from nothing.
+_X_TOLERANCE = 1.5
+# Characters whose tops differ by less than this (points) are on one line (superscripts,
+# mixed fonts on a baseline).
+_Y_TOLERANCE = 3
+# A line set this many times larger than the body text, and this short, is a heading.
+_HEADING_SIZE = 1.15
+_HEADING_WORDS = 15
+
+
+class PdfplumberReader:
+    """PDF text from character positions (pdfplumber), with measured line gaps and widths."""
+
+    name = "pdfplumber"
+
+    @property
+    def version(self) -> str:
+        return f"{library_version('pdfplumber', 'pdfminer.six')}+recipe{_RECIPE}"
+
+    def read(self, data: bytes, filename: str) -> Extracted:
+        import pdfplumber
+        from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+        if not data.strip():
+            raise UnreadableFile("empty file")
+        with quiet_pdf_logs():
+            try:
+                with pdfplumber.open(io.BytesIO(data)) as pdf:
+                    raw = [_page_lines(page) for page in pdf.pages]
+                    title = metadata_title((pdf.metadata or {}).get("Title"))
+            except Exception as e:  # noqa: BLE001 - pdfminer's own error on a damaged file, of many types
+                cause = e.args[0] if type(e).__name__ == "PdfminerException" and e.args else e
+                if isinstance(cause, PDFPasswordIncorrect):
+                    raise UnreadableFile("encrypted PDF: password required") from None
+                if isinstance(cause, PDFEncryptionError):
+                    raise UnreadableFile(f"encrypted PDF: cannot decrypt ({cause})") from None
+                raise UnreadableFile(corrupt_reason(cause if isinstance(cause, BaseException) else e,
+                                                    data)) from None
+        return finish(_measured(raw), title, filename)
+
+
+# Rule ends and rule heights closer than this (points) are the same edge.
+_EDGE_TOLERANCE = 1.5
+
+
+def _page_lines(page: Any) -> list[dict[str, Any]]:
+    # (No page.dedupe_chars(): it would repair the doubled letters of fake bold, but it
+    # more than doubles the time of a page, and such files are rare.)
+    tables = _ruled_tables(page)
+    if not tables:
+        return _text_lines(page)
+
+    def outside(obj: dict[str, Any]) -> bool:
+        if obj.get("object_type") != "char":
+            return True
+        return not any(_centre_in(obj, box) for box in _table_boxes(tables))
+
+    lines = _text_lines(page.filter(outside))
+    rows = [row for table in tables for row in _table_rows(page, table)]
+    # Each row where its top puts it among the other lines, which keep their order.
+    for row in sorted(rows, key=lambda r: r["top"]):
+        at = next((i for i, line in enumerate(lines) if line["top"] > row["top"]), len(lines))
+        lines.insert(at, row)
+    return lines
+
+
+def _text_lines(page: Any) -> list[dict[str, Any]]:
+    lines = page.extract_text_lines(
+        strip=True, return_chars=True, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE)
+    out = []
+    for line in lines:
+        chars = [c for c in line["chars"] if c["text"].strip()]
+        first_end = line["x1"]
+        for c, nxt in zip(line["chars"], line["chars"][1:]):
+            if not nxt["text"].strip() or nxt["x0"] - c["x1"] > _X_TOLERANCE:
+                first_end = c["x1"]
+                break
+        out.append({"text": line["text"], "x0": line["x0"], "x1": line["x1"], "top": line["top"],
+                    "bottom": line["bottom"], "first_end": first_end,
+                    "size": statistics.median(c["size"] for c in chars) if chars else 0.0})
+    return out
+
+
+def _measured(pages: Sequence[list[dict[str, Any]]]) -> list[list[PdfLine]]:
+    """The lines as :class:`PdfLine`: widths against the document's text column (its
+    leftmost start and its usual right end), gaps against each page's usual line pitch."""
+    all_lines = [line for page in pages for line in page]
+    if not all_lines:
+        return [[] for _ in pages]
+    left = min(line["x0"] for line in all_lines)
+    ends = sorted(line["x1"] for line in all_lines)
+    right = ends[int(0.9 * (len(ends) - 1))]  # the right margin, a wide table row aside
+    width = max(right - left, 1.0)
+    levels = _heading_levels(all_lines)
+    out: list[list[PdfLine]] = []
+    for page in pages:
+        pitches = [b["top"] - a["top"] for a, b in itertools.pairwise(page) if b["top"] > a["top"]]
+        pitch = statistics.median(pitches) if pitches else None
+        usual = max(_usual_size(page), 1.0)
+        lines: list[PdfLine] = []
+        for i, line in enumerate(page):
+            gap = None
+            if i and pitch:
+                step = line["top"] - page[i - 1]["top"]
+                # A bigger font (a heading) needs a bigger step: measure in its own size.
+                scale = max(line["size"], page[i - 1]["size"]) / usual
+                gap = max(0.0, step / (pitch * max(scale, 1.0)) - 1.0)
+            lines.append(PdfLine(line["text"], gap=gap, fill=(line["x1"] - left) / width,
+                                 # a space is about a quarter of the font size wide
+                                 first_word=(line["first_end"] - line["x0"] + 0.25 * line["size"]) / width,
+                                 heading=levels(line)))
+        out.append(lines)
+    return out
+
+
+def _usual_size(page: list[dict[str, Any]]) -> float:
+    sizes = [line["size"] for line in page if line["size"]]
+    return statistics.median(sizes) if sizes else 1.0
+
+
+def _heading_levels(lines: list[dict[str, Any]]):
+    """A function giving a line its heading level: lines of at most ``_HEADING_WORDS`` words
+    set in a font ``_HEADING_SIZE`` times the body's size or more are headings, the largest
+    size level 1, the next level 2, and so on; other lines 0."""
+    by_size: dict[float, int] = {}
+    for line in lines:
+        size = round(line["size"] * 2) / 2
+        by_size[size] = by_size.get(size, 0) + len(line["text"])
+    if not by_size:
+        return lambda line: 0
+    body = max(by_size, key=by_size.__getitem__)  # the size most characters are set in
+
+    def is_heading(line: dict[str, Any]) -> bool:
+        return line["size"] >= body * _HEADING_SIZE and len(line["text"].split()) <= _HEADING_WORDS
+
+    sizes = sorted({round(line["size"] * 2) / 2 for line in lines if is_heading(line)}, reverse=True)
+    rank = {size: min(i + 1, 6) for i, size in enumerate(sizes)}
+    return lambda line: rank[round(line["size"] * 2) / 2] if is_heading(line) else 0
+
+
+def _centre_in(obj: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
+    x, y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+
+
+def _table_boxes(tables: list[tuple[list[float], list[float]]]) -> list[tuple[float, float, float, float]]:
+    return [(xs[0], ys[0], xs[-1], ys[-1]) for xs, ys in tables]
+
+
+def _ruled_tables(page: Any) -> list[tuple[list[float], list[float]]]:
+    """The page's tables as ``(column edges, row edges)``, left to right and top to bottom:
+    runs of two or more horizontal rules each split into the same two or more abutting
+    segments (one a cell), the segments' ends giving the columns. A rule across the page
+    in one piece (under a header, under a heading) is no table's."""
+    levels: list[tuple[float, list[tuple[float, float]]]] = []
+    for edge in sorted(page.horizontal_edges, key=lambda e: e["top"]):
+        if levels and edge["top"] - levels[-1][0] <= _EDGE_TOLERANCE:
+            levels[-1][1].append((edge["x0"], edge["x1"]))
+        else:
+            levels.append((edge["top"], [(edge["x0"], edge["x1"])]))
+    tables: list[tuple[list[float], list[float]]] = []
+    current: tuple[list[float], list[float]] | None = None
+    for top, segments in levels:
+        xs = _split_points(segments)
+        if xs is not None and current is not None and _same_columns(xs, current[0]):
+            current[1].append(top)
+            continue
+        if current is not None and len(current[1]) >= 2:
+            tables.append(current)
+        current = (xs, [top]) if xs is not None else None
+    if current is not None and len(current[1]) >= 2:
+        tables.append(current)
+    if tables:
+        words = page.extract_words(x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE,
+                                   extra_attrs=["size"])
+        for xs, ys in tables:
+            below = [top for top, _ in levels if top > ys[-1] + _EDGE_TOLERANCE]
+            bottom = _open_row_bottom(words, xs, ys[-1], min(below, default=float(page.bbox[3])))
+            if bottom is not None:
+                ys.append(bottom)
+    return tables
+
+
+def _open_row_bottom(words: list[dict[str, Any]], xs: list[float], rule: float,
+                     limit: float) -> float | None:
+    """Where the row under a table's last rule ends, when the table goes on below it with
+    no rule of its own (the last row of a table continued from the page before): the
+    lines right under the rule, one line's height apart, that put words in two columns or
+    more and no word across a column's edge. None when there is no such row."""
+    inside = sorted((w for w in words if xs[0] - _EDGE_TOLERANCE <= w["x0"]
+                     and w["x1"] <= xs[-1] + _EDGE_TOLERANCE and rule < w["top"] < limit),
+                    key=lambda w: w["top"])
+    lines: list[list[dict[str, Any]]] = []
+    for word in inside:
+        if lines and word["top"] - lines[-1][0]["top"] < _Y_TOLERANCE:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    edges = xs[1:-1]
+    bottom, last, columns = None, rule, set()
+    for line in lines:
+        size = max(w["size"] for w in line)
+        if line[0]["top"] - last > 1.6 * size:
+            break
+        if any(w["x0"] < x - _EDGE_TOLERANCE and w["x1"] > x + _EDGE_TOLERANCE
+               for w in line for x in edges):
+            break
+        columns.update(sum(1 for x in edges if (w["x0"] + w["x1"]) / 2 > x) for w in line)
+        bottom, last = max(w["bottom"] for w in line), line[0]["top"]
+    return bottom + 1 if bottom is not None and len(columns) >= 2 else None
+
+
+def _split_points(segments: list[tuple[float, float]]) -> list[float] | None:
+    """The ends of a rule made of abutting segments, left to right, or None when the
+    segments (duplicates merged) are fewer than two or leave a gap."""
+    ends: list[list[float]] = []
+    for x0, x1 in sorted(segments):
+        if ends and abs(x0 - ends[-1][0]) <= _EDGE_TOLERANCE and abs(x1 - ends[-1][1]) <= _EDGE_TOLERANCE:
+            continue  # the same segment twice (a line over a filled cell's edge)
+        if ends and abs(x0 - ends[-1][1]) > _EDGE_TOLERANCE:
+            return None  # a gap, or overlapping rules: not one table's rule
+        ends.append([x0, x1])
+    if len(ends) < 2:
+        return None
+    return [ends[0][0]] + [x1 for _, x1 in ends]
+
+
+def _same_columns(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= _EDGE_TOLERANCE for x, y in zip(a, b))
+
+
+def _table_rows(page: Any, table: tuple[list[float], list[float]]) -> list[dict[str, Any]]:
+    """One line per row of ``table``: its cells' text left to right, each cell's lines
+    (top to bottom) joined with a space, measured as :func:`_text_lines` measures."""
+    xs, ys = table
+    box = (xs[0], ys[0], xs[-1], ys[-1])
+    words = page.within_bbox(box, relative=False, strict=False).extract_words(
+        x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"])
+    cells: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for word in words:
+        x, y = (word["x0"] + word["x1"]) / 2, (word["top"] + word["bottom"]) / 2
+        col = next((k for k in range(len(xs) - 1) if x <= xs[k + 1]), len(xs) - 2)
+        row = next((k for k in range(len(ys) - 1) if y <= ys[k + 1]), len(ys) - 2)
+        cells.setdefault((row, col), []).append(word)
+    out = []
+    for r in range(len(ys) - 1):
+        parts = [_cell_text(cells[(r, c)]) for c in range(len(xs) - 1) if (r, c) in cells]
+        row_words = [w for c in range(len(xs) - 1) for w in cells.get((r, c), [])]
+        if not row_words:
+            continue
+        first = min(row_words, key=lambda w: (round(w["top"] / _Y_TOLERANCE), w["x0"]))
+        out.append({"text": " ".join(parts), "x0": min(w["x0"] for w in row_words),
+                    "x1": max(w["x1"] for w in row_words), "top": min(w["top"] for w in row_words),
+                    "bottom": max(w["bottom"] for w in row_words), "first_end": first["x1"],
+                    "size": statistics.median(w["size"] for w in row_words)})
+    return out
+
+
+def _cell_text(words: list[dict[str, Any]]) -> str:
+    lines: list[list[dict[str, Any]]] = []
+    for word in sorted(words, key=lambda w: w["top"]):
+        if lines and word["top"] - lines[-1][0]["top"] < _Y_TOLERANCE:
+            lines[-1].append(word)
+        else:
+            lines.append([word])
+    return " ".join(w["text"] for line in lines for w in sorted(line, key=lambda w: w["x0"]))

@@ -1,0 +1,98 @@
+"""Candidate evidence for unlabelled questions: the passages BM25 ranks best for each.
+
+Every document is cut into :mod:`passages <sweep.labelling.passages>`, each indexed
+with the headings it is under, and searched with
+:class:`~sweep.retrieval.lexical.BM25Retriever` (stems, English stopwords out). A
+question's candidates are its best passages in score order (ties: the earlier
+passage), leaving out passages that share no term with it, that overlap one already
+chosen, or whose text (spacing and case aside) is one already chosen: the same
+paragraph copied into two documents is proposed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from sweep.core.types import Chunk, Document
+from sweep.labelling.passages import Passage, passages_of
+from sweep.retrieval.lexical import BM25Retriever
+
+if TYPE_CHECKING:
+    from sweep.labelling.questions import Question
+
+__all__ = ["Candidate", "Proposal", "propose", "propose_from"]
+
+# Scores for this many questions at a time: a (batch, n_passages) float32 array.
+_BATCH = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A passage proposed as evidence and its BM25 score for the question."""
+
+    passage: Passage
+    score: float
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"doc_id", "quote", "score", "start", "end"}``: a judgment once ``score`` is dropped."""
+        p = self.passage
+        return {"doc_id": p.doc_id, "quote": p.text, "score": round(self.score, 3),
+                "start": p.start, "end": p.end}
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A question's candidates, best first; empty when no passage shares a term with it."""
+
+    query_id: str
+    query: str
+    candidates: tuple[Candidate, ...]
+
+
+def propose(documents: Sequence[Document], questions: Sequence[Question],
+            top: int = 3) -> list[Proposal]:
+    """Up to ``top`` candidate passages of ``documents`` for each of ``questions``
+    (anything with ``query_id`` and ``query``), in their order."""
+    return propose_from([p for d in documents for p in passages_of(d)], questions, top)
+
+
+def propose_from(passages: Sequence[Passage], questions: Sequence[Question],
+                 top: int = 3) -> list[Proposal]:
+    """:func:`propose` over passages already cut."""
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top must be an integer >= 1, got {top!r}")
+    retriever = BM25Retriever()
+    retriever.index([Chunk(p.doc_id, p.index, p.start, p.end, p.text, n_tokens=p.n_words,
+                           embed_text=p.indexed_text) for p in passages])
+    proposals: list[Proposal] = []
+    for first in range(0, len(questions), _BATCH):
+        batch = questions[first:first + _BATCH]
+        scores = retriever.scores([q.query for q in batch])
+        for question, row in zip(batch, scores):
+            candidates = _best(row, passages, top)
+            proposals.append(Proposal(question.query_id, question.query, candidates))
+    return proposals
+
+
+def _best(scores: np.ndarray, passages: Sequence[Passage], top: int) -> tuple[Candidate, ...]:
+    matching = np.flatnonzero(scores > 0)
+    order = matching[np.lexsort((matching, -scores[matching].astype(np.float64)))]
+    chosen: list[Candidate] = []
+    texts: set[str] = set()
+    for i in order:
+        passage = passages[i]
+        text = " ".join(passage.text.split()).casefold()
+        if text in texts or any(_overlap(passage, c.passage) for c in chosen):
+            continue
+        chosen.append(Candidate(passage, float(scores[i])))
+        texts.add(text)
+        if len(chosen) == top:
+            break
+    return tuple(chosen)
+
+
+def _overlap(a: Passage, b: Passage) -> bool:
+    return a.doc_id == b.doc_id and a.start < b.end and b.start < a.end

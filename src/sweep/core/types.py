@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -63,6 +63,18 @@ class Query:
         if level == "span":
             return any(j.grade > 0 and j.is_span for j in self.relevant)
         raise ValueError(f"unknown level {level!r}; levels: doc, span")
+
+
+def describe_readers(documents: Iterable[Document]) -> str:
+    """``docx=markitdown, html=trafilatura, pdf=pypdf``: which reader read each format of
+    ``documents`` (from their ``metadata``); "" when all are plain text."""
+    readers: dict[str, str] = {}
+    for d in documents:
+        meta = d.metadata if isinstance(d.metadata, Mapping) else {}
+        fmt, reader = meta.get("format"), meta.get("reader")
+        if isinstance(fmt, str) and isinstance(reader, str) and fmt != "text":
+            readers[fmt] = reader
+    return ", ".join(f"{k}={v}" for k, v in sorted(readers.items()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from sweep.core.cachedirs import resolve_cache_dir
 from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
-from sweep.core.types import Dataset, Document, Judgment, Query
+from sweep.core.types import Dataset, Document, Judgment, Query, describe_readers
 from sweep.datasets.extraction import extract
 from sweep.datasets.quotes import Located, QuoteIndex
 from sweep.datasets.readers.base import Reader, UnreadableFile
@@ -190,11 +190,6 @@ class ReadOptions:
                                        f"or false, got {skip_unreadable!r}"))
         return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
                    resolve_cache_dir(cache_dir, "extract"))
-
-    def describe(self, formats: set[str] | frozenset[str]) -> str:
-        """``pdf=pypdf, html=trafilatura`` for the formats a corpus holds."""
-        return ", ".join(f"{fmt}={self.readers[fmt].name}" for fmt in sorted(formats)
-                         if fmt in self.readers)
 
 
 # --------------------------------------------------------------------------- public API
@@ -554,7 +549,6 @@ def _read_corpus_folder(folder: Path, report: _Report, options: ReadOptions,
     files, skipped = _list_folder(folder, dataset_files)
     if skipped:
         log.warning("%s", skipped.summary())
-    formats: set[str] = set()
     for file in files:
         doc_id = file.relative_to(folder).as_posix()
         fmt = format_of(file.name)
@@ -563,7 +557,6 @@ def _read_corpus_folder(folder: Path, report: _Report, options: ReadOptions,
         if document is None:
             broken.add(doc_id)
             continue
-        formats.add(fmt)
         documents.append(document)
     if not files:
         why = f" ({skipped.reasons()})" if skipped else ""
@@ -583,8 +576,9 @@ def _read_corpus_folder(folder: Path, report: _Report, options: ReadOptions,
         skipped_ids = frozenset(Path(p.path).relative_to(folder).as_posix() for p in unreadable)
         return _Corpus.of(documents, frozenset(broken) - skipped_ids, skipped_ids)
     report.problems.extend(unreadable)
-    if formats - {"text"}:
-        log.info("%s: %d documents read (%s)", folder, len(documents), options.describe(formats))
+    readers = describe_readers(documents)
+    if readers:
+        log.info("%s: %d documents read (%s)", folder, len(documents), readers)
     return _Corpus.of(documents, frozenset(broken))
 
 
@@ -823,7 +817,8 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
 
     located: str | None = None
     hints = _hints(item, bad)
-    if "quote" not in item and hints is not None and any(h is not None for h in hints):
+    hinted = hints is not None and any(h is not None for h in hints)
+    if "quote" not in item and hinted:
         bad("occurrence and context choose among the places a quote appears; give a quote")
     if "quote" in item:
         quote = item["quote"]
@@ -841,7 +836,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: _Corpus,
                     fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"
                              if options.fuzzy is None and found.reason == "not found" else "")
                     bad(f"quote not located in {doc_id!r}: {found.message()}{fuzzy}")
-        elif hints is not None and any(h is not None for h in hints):
+        elif hinted:
             bad("occurrence and context are for a quote without offsets; these offsets already "
                 "say where it is")
         elif offsets_ok and text is not None and text[start:end] != quote:

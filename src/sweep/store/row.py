@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from sweep.scoring.aggregate import MetricSummary, Summary
-from sweep.core.types import Dataset
+from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
@@ -59,14 +59,8 @@ class DatasetInfo:
 
     @classmethod
     def of(cls, dataset: Dataset) -> "DatasetInfo":
-        readers: dict[str, str] = {}
-        for d in dataset.documents:
-            meta = d.metadata if isinstance(d.metadata, Mapping) else {}
-            fmt, reader = meta.get("format"), meta.get("reader")
-            if isinstance(fmt, str) and isinstance(reader, str) and fmt != "text":
-                readers[fmt] = reader
         return cls(dataset.name, dataset.fingerprint(), len(dataset.documents), len(dataset.queries),
-                   dataset.evaluation_key(), ", ".join(f"{k}={v}" for k, v in sorted(readers.items())))
+                   dataset.evaluation_key(), describe_readers(dataset.documents))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Build the ``documents`` example: a small folder of real PDF, HTML, DOCX, Markdown and reST files.
 
-The example is a project in the ``docs/`` folder format (SPEC §1): fourteen
+The example is a dataset folder (documents under ``docs/``, questions beside them): fourteen
 documents of the kestrel corpus rendered as the mixed folder a team really
 has — four PDFs (fpdf2: running header, ``Page N of M`` footer, wrapped text,
 bullet lists, ruled tables), four web pages (the article inside a menu, cookie

@@ -212,3 +212,40 @@ def test_validate_says_how_each_quote_was_located_and_writes_the_offsets(tmp_pat
     with pytest.raises(SystemExit) as exit_:  # an existing file is never overwritten
         validate_main([str(folder), "--write-offsets", str(out)])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize(("option", "words"), [
+    ({"fuzzy": 1.5}, "dataset.fuzzy must be null or a similarity in (0, 1], got 1.5"),
+    ({"fuzzy": True}, "dataset.fuzzy must be null or a similarity in (0, 1], got True"),
+    ({"skip_unreadable": "yes"}, "dataset.skip_unreadable must be true or false, got 'yes'"),
+    ({"reader": {"odt": "x"}}, "dataset.reader: "),
+])
+def test_a_bad_reading_setting_is_one_line_naming_it(tmp_path, option, words):
+    with pytest.raises(DatasetError) as e:
+        load_dataset(_folder(tmp_path), cache_dir="off", **option)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(("judgment", "words"), [
+    ({"quote": "Notes live in the wiki.", "occurrence": 0},
+     "occurrence must be an integer >= 1 (1 is the first place the quote appears), got number 0"),
+    ({"quote": "Notes live in the wiki.", "context": "  "},
+     "context must be a few words near the quote, got string '  '"),
+    ({"occurrence": 1}, "occurrence and context choose among the places a quote appears; give a quote"),
+    ({"start": 9, "end": 32, "quote": "Notes live in the wiki.", "occurrence": 1},
+     "occurrence and context are for a quote without offsets"),
+    ({"quote": "   "}, "quote is empty"),
+])
+def test_a_bad_quote_hint_is_a_file_line_error(tmp_path, judgment, words):
+    folder = _folder(tmp_path)
+    row = {"query_id": "q", "query": "Where?", "relevant": [{"doc_id": "notes.md", **judgment}]}
+    (folder / "queries.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (problem,) = check_dataset(folder, cache_dir="off")
+    assert problem.line == 1 and words in problem.message
+
+
+def test_a_malformed_reader_option_is_refused_by_the_command(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        extract_main([str(_folder(tmp_path / "set")), str(tmp_path / "out"), "--reader", "pdfplumber"])
+    assert exit_.value.code == 2
+    assert "expected FORMAT=READER (e.g. pdf=pdfplumber), got 'pdfplumber'" in capsys.readouterr().err

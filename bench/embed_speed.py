@@ -104,8 +104,8 @@ def sweep(backend: str, dataset: str, tmp: Path, onnx_dir: Path) -> dict:
     out = tmp / f"sweep-{backend}"
     cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"chunk.size={SIZES}",
            f"chunk.overlap={OVERLAPS}", f"embed.backend={backend}",
-           f"embed.cache_dir={tmp / f'cache-{backend}'}", f"embed.onnx_dir={onnx_dir}",
-           f"hydra.sweep.dir={out}", "embed.show_progress=false"]
+           f"runtime.cache_dir={tmp / f'cache-{backend}'}", f"embed.onnx_dir={onnx_dir}",
+           f"hydra.sweep.dir={out}", "runtime.show_progress=false"]
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)

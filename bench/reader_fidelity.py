@@ -54,8 +54,8 @@ def markdown_baseline(folder: Path) -> Path:
 
 def sweep(dataset: Path, sizes: str, out: Path, cache: Path, *extra: str) -> dict[str, float]:
     cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"chunk.size={sizes}",
-           "chunk.overlap=0", f"hydra.sweep.dir={out}", f"embed.cache_dir={cache}",
-           "embed.show_progress=false", "eval.n_boot=200", *extra]
+           "chunk.overlap=0", f"hydra.sweep.dir={out}", f"runtime.cache_dir={cache}",
+           "runtime.show_progress=false", "eval.n_boot=200", *extra]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"sweep failed ({' '.join(extra) or 'defaults'}): {proc.stderr[-2000:]}")

@@ -205,8 +205,8 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
         tracemalloc.start()
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         for num, overrides in enumerate(grid):
-            overrides = [f"dataset.path={corpus}", f"embed.cache_dir={cache}",
-                         "embed.show_progress=false", "eval.n_boot=200", "chunk.overlap=0",
+            overrides = [f"dataset.path={corpus}", f"runtime.cache_dir={cache}",
+                         "runtime.show_progress=false", "eval.n_boot=200", "chunk.overlap=0",
                          *overrides]
             cfg = compose("config", overrides=overrides)
             choices = {"index": next(o.split("=")[1] for o in overrides if o.startswith("index="))}

@@ -31,8 +31,8 @@ SIZES, OVERLAPS = "128,256,512", "0,64"
 
 def _sweep(cache: Path, out: Path, dataset: str, *extra: str) -> dict:
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"embed.cache_dir={cache}",
-           f"hydra.sweep.dir={out}", "embed.show_progress=false", *extra]
+    cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"runtime.cache_dir={cache}",
+           f"hydra.sweep.dir={out}", "runtime.show_progress=false", *extra]
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)

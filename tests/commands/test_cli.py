@@ -19,8 +19,8 @@ TINY = ROOT / "corpora" / "tiny"
 
 
 def _cmd(tmp_path: Path, *overrides: str) -> list[str]:
-    return [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-            "embed.show_progress=false", *overrides]
+    return [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+            "runtime.show_progress=false", *overrides]
 
 
 def _run(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:

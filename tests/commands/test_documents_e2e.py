@@ -19,9 +19,9 @@ pytestmark = pytest.mark.e2e
 def test_a_sweep_over_two_pdf_readers_compares_them_on_the_same_questions(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     cmd = [sys.executable, "-m", "sweep", "dataset=documents", "dataset.reader.pdf=pypdf,pdfplumber",
-           "chunk.size=256", "chunk.overlap=0", f"embed.cache_dir={tmp_path / 'cache'}",
+           "chunk.size=256", "chunk.overlap=0", f"runtime.cache_dir={tmp_path / 'cache'}",
            f"dataset.cache_dir={tmp_path / 'extract'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-           "embed.show_progress=false", "eval.n_boot=200", "eval.latency_queries=0"]
+           "runtime.show_progress=false", "eval.n_boot=200", "eval.latency_queries=0"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open(tmp_path / "sweep" / "results.csv", newline="", encoding="utf-8") as f:

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.e2e
 def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
     # No HF_HUB_OFFLINE: the default model must load without any network as it is.
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=200",
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "runtime.show_progress=false", "eval.n_boot=200",
            *overrides]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -129,8 +129,8 @@ def test_bad_dataset_fails_before_embedding_with_one_line(tmp_path):
 
 def test_ctrl_c_keeps_finished_rows(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=100",
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "runtime.show_progress=false", "eval.n_boot=100",
            "chunk.size=16,24,32,40,48,56,64,72"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
@@ -152,8 +152,8 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
 
 def _start(tmp_path, *overrides):
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=100",
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "runtime.show_progress=false", "eval.n_boot=100",
            *overrides]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

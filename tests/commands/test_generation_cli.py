@@ -30,9 +30,9 @@ def generate(tmp_path: Path, server_url: str | None, *overrides: str, env: dict 
     base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "SWEEP_TEST_KEY")}
     base["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
     cmd = [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
-           f"llm.cache_dir={tmp_path / 'llm'}", f"embed.cache_dir={tmp_path / 'emb'}",
+           f"llm.cache_dir={tmp_path / 'llm'}", f"runtime.cache_dir={tmp_path / 'emb'}",
            "llm.api_key_env=SWEEP_TEST_KEY", "llm.backoff_s=0.01", "llm.max_retries=1",
-           "generate.show_progress=false", "embed.show_progress=false",
+           "generate.show_progress=false", "runtime.show_progress=false",
            "generate.window_tokens=60", f"generate.out={tmp_path / 'out'}"]
     if server_url:
         cmd.append(f"llm.base_url={server_url}")
@@ -164,7 +164,7 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_
     # Every kind: adversarial, multi-hop and unanswerable tasks need neighbour passages.
     cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", "generate.n=10",
                   "generate.window_tokens=60", "generate.dry_run=true", "generate.out=null",
-                  f"embed.cache_dir={tmp_path / 'emb'}")
+                  f"runtime.cache_dir={tmp_path / 'emb'}")
     assert run(cfg) == 0
     out = capsys.readouterr().out
     assert ("The first round would send 30 requests (12 for fact, 9 for adversarial, 6 for "
@@ -198,7 +198,7 @@ def test_a_second_ctrl_c_prints_no_threading_traceback(tmp_path, stand_in):
     base = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     cmd = [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
            f"llm.base_url={stand_in.url}", f"llm.cache_dir={tmp_path / 'llm'}",
-           f"embed.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null", "llm.max_concurrency=2",
+           f"runtime.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null", "llm.max_concurrency=2",
            "generate.show_progress=false", "generate.window_tokens=60", "generate.n=4", FACT_ONLY,
            f"generate.out={tmp_path / 'out'}"]
     text = interrupt_twice(cmd, stand_in, ROOT, base)
@@ -245,8 +245,8 @@ def test_generate_validate_sweep_and_rerun_for_free(tmp_path, stand_in):
 
     sweep = subprocess.run(
         [sys.executable, "-m", "sweep", f"dataset.path={out}", "chunk.size=64",
-         f"embed.cache_dir={tmp_path / 'emb'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-         "embed.show_progress=false", "eval.n_boot=200"],
+         f"runtime.cache_dir={tmp_path / 'emb'}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+         "runtime.show_progress=false", "eval.n_boot=200"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     row = Row.from_json((tmp_path / "sweep" / "0" / "row.json").read_text())
@@ -270,8 +270,8 @@ def test_an_interrupted_run_resumes_without_asking_again(tmp_path, stand_in):
     stand_in.always = Fault(delay=0.5)
     cmd = [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
            f"llm.base_url={stand_in.url}", f"llm.cache_dir={tmp_path / 'llm'}",
-           f"embed.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null",
-           "llm.max_concurrency=1", "generate.show_progress=false", "embed.show_progress=false",
+           f"runtime.cache_dir={tmp_path / 'emb'}", "llm.api_key_env=null",
+           "llm.max_concurrency=1", "generate.show_progress=false", "runtime.show_progress=false",
            "generate.window_tokens=60", "generate.n=8", FACT_ONLY, f"generate.out={tmp_path / 'out'}"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     entries = tmp_path / "llm" / "v1"

@@ -55,7 +55,7 @@ def test_installed_help_runs_outside_the_checkout(installed, tmp_path):
 @pytest.mark.e2e
 def test_installed_sweep_runs_the_bundled_tiny_corpus_outside_the_checkout(installed, tmp_path):
     done = _sweep(installed, tmp_path, "dataset=tiny", "chunk.size=128",
-                  f"embed.cache_dir={tmp_path / 'cache'}", "embed.show_progress=false")
+                  f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     (folder,) = (tmp_path / "outputs" / "sweep").iterdir()

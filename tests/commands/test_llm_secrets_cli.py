@@ -21,9 +21,9 @@ PASSWORD = "hunter2pw-77"
 def generate(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     cmd = [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
-           f"llm.cache_dir={tmp_path / 'llm'}", f"embed.cache_dir={tmp_path / 'emb'}",
+           f"llm.cache_dir={tmp_path / 'llm'}", f"runtime.cache_dir={tmp_path / 'emb'}",
            "llm.backoff_s=0.01", "llm.max_retries=1", "generate.show_progress=false",
-           "embed.show_progress=false", "generate.window_tokens=60", "generate.n=3",
+           "runtime.show_progress=false", "generate.window_tokens=60", "generate.n=3",
            "generate.kinds={fact: 1, adversarial: 0, multi: 0, unanswerable: 0}",
            f"generate.out={tmp_path / 'out'}", *overrides]
     return subprocess.run(cmd, cwd=ROOT, env={**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")},

@@ -44,7 +44,7 @@ def assert_one_format(text: str) -> None:
 def test_a_sweep_logs_one_format_to_stderr_and_its_job_folders(tmp_path):
     out = tmp_path / "sweep"
     proc = subprocess.run([sys.executable, "-m", "sweep", "dataset=tiny", "chunk.size=64,128",
-                           f"hydra.sweep.dir={out}", f"embed.cache_dir={tmp_path / 'cache'}"],
+                           f"hydra.sweep.dir={out}", f"runtime.cache_dir={tmp_path / 'cache'}"],
                           cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -59,7 +59,7 @@ def test_generate_logs_no_line_per_request(tmp_path, stand_in):
     proc = subprocess.run(
         [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
          f"llm.base_url={stand_in.url}", "llm.api_key_env=null", f"llm.cache_dir={tmp_path / 'llm'}",
-         f"embed.cache_dir={tmp_path / 'emb'}", "generate.n=4", "generate.window_tokens=60",
+         f"runtime.cache_dir={tmp_path / 'emb'}", "generate.n=4", "generate.window_tokens=60",
          f"generate.out={tmp_path / 'out'}"],
         cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

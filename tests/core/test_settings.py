@@ -10,14 +10,14 @@ register()
 
 def test_job_settings_name_every_overridden_key_and_group_choices():
     overrides = ["chunk.size=64", "embed.max_seq_length=128", "dataset=tiny", "index=hnsw",
-                 "embed.cache_dir=/tmp/x", "hydra.sweep.dir=/tmp/y"]
+                 "runtime.cache_dir=/tmp/x", "hydra.sweep.dir=/tmp/y"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides[:4])
     settings = job_settings(cfg, overrides, {"dataset": "tiny", "index": "hnsw", "retrieve": "dense"})
     assert settings["chunk.size"] == 64 and settings["embed.max_seq_length"] == 128
     assert settings["dataset"] == "tiny" and settings["index"] == "hnsw"
     assert "index._target_" not in settings
-    assert "embed.cache_dir" not in settings and "hydra.sweep.dir" not in settings
+    assert "runtime.cache_dir" not in settings and "hydra.sweep.dir" not in settings
 
 
 def test_varied_settings_in_table_order_with_size_and_overlap_always():

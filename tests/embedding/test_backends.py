@@ -249,8 +249,8 @@ def test_export_failure_is_an_embedder_error(tmp_path):
 def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
     # No HF_HUB_OFFLINE: the default model must export and load without any network as it is.
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / 'sweep'}", "embed.show_progress=false", "eval.n_boot=200",
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / 'sweep'}", "runtime.show_progress=false", "eval.n_boot=200",
            *overrides]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 

@@ -152,10 +152,10 @@ def test_a_folder_holding_another_sweep_is_refused_and_left_alone(tmp_path, hydr
 
 def test_a_bad_prewarm_value_is_one_line_and_removes_the_folder(tmp_path, hydra_cfg, capsys):
     folder = Path(fresh_dir(str(tmp_path / "sweep")))
-    cfg = hydra_cfg(folder, ["dataset=tiny", "chunk.size=32,64", "embed.prewarm=sometimes"])
+    cfg = hydra_cfg(folder, ["dataset=tiny", "chunk.size=32,64", "runtime.prewarm=sometimes"])
     with pytest.raises(SystemExit):
         SweepCallback().on_multirun_start(cfg)
-    assert "embed.prewarm must be true, false or auto, got 'sometimes'" in _one_error_line(capsys)
+    assert "runtime.prewarm must be true, false or auto, got 'sometimes'" in _one_error_line(capsys)
     assert not folder.exists()
 
 

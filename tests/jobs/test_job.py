@@ -93,7 +93,7 @@ class WholeDocument:
         return [Chunk(doc.doc_id, 0, 0, len(doc.text), doc.text, len(doc.text.split()))]
 
 
-FAKE = [f"embed._target_={__name__}.HashEmbedder", "embed.cache_dir=off"]
+FAKE = [f"embed._target_={__name__}.HashEmbedder", "runtime.cache_dir=off"]
 
 
 def _compose(*overrides: str):
@@ -114,16 +114,18 @@ def _fresh(monkeypatch):
 # --------------------------------------------------------------------------- stages
 
 
-def test_embedder_node_drops_the_sweeps_own_keys_and_sets_only_a_given_device():
-    cfg = _compose()
-    node = embedder_node(cfg.embed)
-    assert "prewarm" not in node and "prewarm" in cfg.embed  # a copy: the config keeps it
-    assert node.device == "cpu" and node.model == cfg.embed.model
-    assert embedder_node(cfg.embed, "cuda:1").device == "cuda:1"
-    assert cfg.embed.device == "cpu"
+def test_the_embedder_is_handed_the_runtime_keys_and_only_a_given_device(tmp_path):
+    cfg = _compose(f"runtime.cache_dir={tmp_path}", "runtime.show_progress=false")
+    assert "cache_dir" not in cfg.embed and "prewarm" not in cfg.embed  # not the embedder's keys
+    node = embedder_node(cfg)
+    assert node["cache_dir"] == str(tmp_path) and node["show_progress"] is False
+    assert "prewarm" not in node
+    assert node["device"] == "cpu" and node["model"] == cfg.embed.model
+    assert embedder_node(cfg, "cuda:1")["device"] == "cuda:1"
+    assert cfg.embed.device == "cpu"  # a copy: the config keeps its own
     # An embedder without a device option is not handed one.
-    bare = OmegaConf.create({"_target_": "x.Y", "prewarm": "auto"})
-    assert "device" not in embedder_node(bare, "cuda:0") and "prewarm" not in embedder_node(bare)
+    bare = OmegaConf.create({"embed": {"_target_": "x.Y"}, "runtime": {"cache_dir": "off"}})
+    assert "device" not in embedder_node(bare, "cuda:0")
 
 
 def test_build_stages_hands_the_chunker_the_embedders_sentence_embedding():

@@ -33,8 +33,8 @@ LOADED = "Loading SentenceTransformer model"
 
 
 def _cmd(tmp: Path, name: str, *overrides: str) -> list[str]:
-    return [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp / (name + '-cache')}",
-            f"hydra.sweep.dir={tmp / name}", "embed.show_progress=false", "eval.n_boot=200",
+    return [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp / (name + '-cache')}",
+            f"hydra.sweep.dir={tmp / name}", "runtime.show_progress=false", "eval.n_boot=200",
             *overrides]
 
 
@@ -146,7 +146,7 @@ def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
     # Warm, and with no latency to time, nothing needs the model at all.
     again = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "hydra/launcher=joblib",
                                 "hydra.launcher.n_jobs=2") + [
-        f"embed.cache_dir={tmp_path / 'a-cache'}", "eval.latency_queries=0"], cwd=ROOT,
+        f"runtime.cache_dir={tmp_path / 'a-cache'}", "eval.latency_queries=0"], cwd=ROOT,
         env=_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     (group,) = json.loads((tmp_path / "b" / "prewarm.json").read_text())["groups"]
@@ -156,20 +156,20 @@ def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
 
 def test_prewarm_can_be_turned_off_and_on(tmp_path):
     off = _sweep(tmp_path, "off", "chunk.size=32,64", "hydra/launcher=joblib",
-                 "hydra.launcher.n_jobs=2", "embed.prewarm=false")
+                 "hydra.launcher.n_jobs=2", "runtime.prewarm=false")
     assert off.returncode == 0, off.stderr[-3000:]
     assert not (tmp_path / "off" / "prewarm.json").exists()
-    assert "embed.prewarm" not in _frame(tmp_path / "off").columns  # not a setting
-    on = _sweep(tmp_path, "on", "chunk.size=32,64", "embed.prewarm=true")  # basic launcher
+    assert "runtime.prewarm" not in _frame(tmp_path / "off").columns  # not a setting
+    on = _sweep(tmp_path, "on", "chunk.size=32,64", "runtime.prewarm=true")  # basic launcher
     assert on.returncode == 0, on.stderr[-3000:]
     (group,) = json.loads((tmp_path / "on" / "prewarm.json").read_text())["groups"]
     assert group["embedded"] == group["texts"] and _frame(tmp_path / "on")["embedded"].sum() == 0
 
 
 def test_a_bad_prewarm_value_stops_the_sweep_with_one_line(tmp_path):
-    proc = _sweep(tmp_path, "bad", "chunk.size=32,64", "embed.prewarm=sometimes", timeout=120)
+    proc = _sweep(tmp_path, "bad", "chunk.size=32,64", "runtime.prewarm=sometimes", timeout=120)
     assert proc.returncode == 2
-    assert "sweep: error: embed.prewarm must be true, false or auto, got 'sometimes'" in proc.stderr
+    assert "sweep: error: runtime.prewarm must be true, false or auto, got 'sometimes'" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "bad").exists()
 
 
@@ -251,7 +251,7 @@ def test_a_job_whose_process_dies_gets_a_failed_row_and_the_others_run(tmp_path)
                                                    os.environ.get("PYTHONPATH", "")]))
     cmd = _cmd(tmp_path, "dies", "chunk.size=32,48,64,96", "hydra/launcher=joblib",
                "hydra.launcher.n_jobs=2", "chunk._target_=dying.build_dying_chunker",
-               "+chunk.die_at=48", "embed.prewarm=false")
+               "+chunk.die_at=48", "runtime.prewarm=false")
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr

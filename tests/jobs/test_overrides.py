@@ -31,6 +31,19 @@ def test_a_typo_is_named_with_the_closest_key(args, message):
     assert "_target_" not in str(err.value)
 
 
+@pytest.mark.parametrize("config, old, new", [
+    ("config", "embed.cache_dir=off", "runtime.cache_dir"),
+    ("config", "embed.show_progress=false", "runtime.show_progress"),
+    ("config", "embed.prewarm=true", "runtime.prewarm"),
+    ("generate", "embed.cache_dir=/tmp/x", "runtime.cache_dir"),
+])
+def test_a_key_that_moved_is_told_its_new_place(config, old, new):
+    with pytest.raises(UnknownKey) as err:
+        check_overrides(str(CONF_DIR), config, [old])
+    assert str(err.value).startswith(f"{old.split('=')[0]} is now {new}")
+    check_overrides(str(CONF_DIR), config, [f"{new}={old.split('=')[1]}"])
+
+
 @pytest.mark.parametrize("args", [
     ("chunk.size=128,256", "chunk.overlap=0,64"),
     ("chunk=semantic", "chunk.breakpoint_percentile=80"),

@@ -6,7 +6,6 @@ import json
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch, Machine
@@ -34,7 +33,7 @@ def test_when_prewarm_is_on(value, launch, expected):
 
 @pytest.mark.parametrize("value", ["sometimes", 3, "", [True]])
 def test_a_bad_prewarm_value_is_a_config_error(value):
-    with pytest.raises(ConfigError, match="embed.prewarm must be true, false or auto, got"):
+    with pytest.raises(ConfigError, match="runtime.prewarm must be true, false or auto, got"):
         wanted(value, PARALLEL, cores=2)
 
 
@@ -47,16 +46,8 @@ def test_the_report_adds_up():
     assert body["groups"][0]["sentences_embedded"] == 5
 
 
-def test_the_embedder_never_sees_the_sweeps_own_keys():
-    node = OmegaConf.create({"_target_": "x.Y", "device": "auto", "prewarm": "auto", "model": "m"})
-    out = embedder_node(node, "cuda:1")
-    assert "prewarm" not in out and out.device == "cuda:1" and out.model == "m"
-    assert embedder_node(node).device == "auto"
-    assert "device" not in embedder_node(OmegaConf.create({"_target_": "x.Y"}), "cpu")
-
-
 def _jobs(cache, *extra):
-    return [["dataset=tiny", f"embed.cache_dir={cache}", "embed.show_progress=false", *extra, o]
+    return [["dataset=tiny", f"runtime.cache_dir={cache}", "runtime.show_progress=false", *extra, o]
             for o in ("chunk.size=48", "chunk.size=96")]
 
 
@@ -84,9 +75,9 @@ def test_semantic_chunking_is_prewarmed_too(tmp_path):
 @pytest.mark.e2e
 def test_prewarm_skips_invalid_settings_and_disabled_caches(tmp_path):
     jobs = _jobs(tmp_path / "cache") + [
-        ["dataset=tiny", "chunk.size=32", "chunk.overlap=40", f"embed.cache_dir={tmp_path}"],
-        ["dataset=tiny", "chunk.size=32", "embed.cache_dir=off"],
-        ["dataset=tiny", "chunk.size=32", "embed.prewarm=false"],
+        ["dataset=tiny", "chunk.size=32", "chunk.overlap=40", f"runtime.cache_dir={tmp_path}"],
+        ["dataset=tiny", "chunk.size=32", "runtime.cache_dir=off"],
+        ["dataset=tiny", "chunk.size=32", "runtime.prewarm=false"],
     ]
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         rep = prewarm_grid("config", jobs, PARALLEL, None, machine=Machine(2))
@@ -109,7 +100,7 @@ def test_prewarm_spreads_over_worker_processes(tmp_path):
         docs = list(dict.fromkeys(c.embedding_input
                                   for c in stages.chunker.chunk_documents(dataset.documents)))
         queries = list(dict.fromkeys(q.query for q in dataset.queries))
-        node = OmegaConf.to_container(embedder_node(cfg.embed))
+        node = embedder_node(cfg)
         parts = embed_spread(node, docs, queries, ["cpu", "cpu"])
         assert len(parts) == 2 and all(p["embedded"] > 0 for p in parts)
         assert sum(p["embedded"] for p in parts) == len(docs) + len(queries)

@@ -417,8 +417,8 @@ def test_answers_on_a_real_sweep_of_the_tiny_corpus(tmp_path, server):
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     sweep = tmp_path / "sweep"
     proc = subprocess.run([sys.executable, "-m", "sweep", "dataset=tiny", "chunk.size=32,64",
-                           f"embed.cache_dir={tmp_path / 'emb'}", f"hydra.sweep.dir={sweep}",
-                           "embed.show_progress=false", "eval.n_boot=100"],
+                           f"runtime.cache_dir={tmp_path / 'emb'}", f"hydra.sweep.dir={sweep}",
+                           "runtime.show_progress=false", "eval.n_boot=100"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     env.pop("OPENAI_API_KEY", None)

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.e2e
 
 
 def _sweep(tmp_path: Path, *overrides: str, env: dict | None = None, name: str = "sweep"):
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"embed.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / name}", "embed.show_progress=false", "eval.n_boot=200",
+    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
+           f"hydra.sweep.dir={tmp_path / name}", "runtime.show_progress=false", "eval.n_boot=200",
            *overrides]
     return subprocess.run(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True,
                           text=True, timeout=600)
@@ -63,7 +63,7 @@ def test_a_bm25_sweep_never_imports_the_embedding_model(tmp_path):
     code = (
         "import runpy, sys\n"
         f"sys.argv = ['sweep', 'dataset=tiny', 'retrieve=bm25', 'chunk.size=32,64',\n"
-        f"            'embed.cache_dir={tmp_path / 'cache'}', 'hydra.sweep.dir={tmp_path / 'sweep'}']\n"
+        f"            'runtime.cache_dir={tmp_path / 'cache'}', 'hydra.sweep.dir={tmp_path / 'sweep'}']\n"
         "try:\n"
         "    runpy.run_module('sweep', run_name='__main__', alter_sys=True)\n"
         "except SystemExit as e:\n"

@@ -1,7 +1,7 @@
 """Where sweep keeps its caches: ``$XDG_CACHE_HOME/sweep/<kind>``, or a folder the user names.
 
 One rule for every cache (embeddings, ONNX exports, LLM replies), so ``off`` means
-the same thing in ``embed.cache_dir`` and ``llm.cache_dir``.
+the same thing in ``runtime.cache_dir`` and ``llm.cache_dir``.
 """
 
 from __future__ import annotations

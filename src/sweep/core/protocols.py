@@ -15,7 +15,8 @@ import numpy as np
 
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["ApproximateIndex", "Chunker", "EmbedStatsLike", "Embedder", "HoldsSearchIndex",
+__all__ = ["ApproximateIndex", "Chunker", "DocumentChunker", "EmbedStatsLike", "Embedder",
+           "HasNotes", "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder",
            "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever"]
 
 
@@ -27,6 +28,21 @@ class Chunker(Protocol):
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         """Every chunk of every document, documents in order."""
         ...
+
+
+@runtime_checkable
+class DocumentChunker(Protocol):
+    """A user's chunker that splits one document at a time; the job wraps it as a
+    :class:`Chunker`."""
+
+    def chunk(self, doc: Document) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class HasNotes(Protocol):
+    """A stage with remarks on settings it ignores or bends (shown under the table)."""
+
+    notes: tuple[str, ...]
 
 
 class EmbedStatsLike(Protocol):
@@ -108,6 +124,23 @@ class SizedRetriever(Protocol):
 
     @property
     def nbytes(self) -> int | None: ...
+
+
+@runtime_checkable
+class IdentifiedEmbedder(Protocol):
+    """An embedder that names its model, weights and input settings in one string: jobs
+    whose embedders have the same identity share cached vectors and query-encode timings."""
+
+    @property
+    def identity(self) -> str: ...
+
+
+@runtime_checkable
+class LabelledEmbedder(Protocol):
+    """An embedder with a short name for logs (the model's name or folder)."""
+
+    @property
+    def label(self) -> str: ...
 
 
 @runtime_checkable

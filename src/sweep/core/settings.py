@@ -44,8 +44,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
 #: Override keys that change where or how loudly a job runs, not what it measures.
-_NOT_SETTINGS = ("hydra.", "embed.cache_dir", "embed.show_progress", "embed.prewarm", "name",
-                 "experiment")
+_NOT_SETTINGS = ("hydra.", "runtime.", "name", "experiment")
 #: Always columns, even when they do not vary: the size x overlap grid people read.
 _ALWAYS = ("chunk.size", "chunk.overlap")
 

@@ -54,7 +54,7 @@ def default_cache_dir() -> Path:
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
-    """The folder ``embed.cache_dir`` names (None: the default); None when it is ``off``."""
+    """The folder ``runtime.cache_dir`` names (None: the default); None when it is ``off``."""
     return cachedirs.resolve_cache_dir(cache_dir, "embeddings")
 
 

@@ -419,7 +419,7 @@ class SentenceTransformerEmbedder:
         self._max_seq_length: int | None = None
         self._cache_root = resolve_cache_dir(cache_dir)
         if self._cache_root is not None and self._cache_root.exists() and not self._cache_root.is_dir():
-            raise EmbedderError(f"embed.cache_dir {str(self._cache_root)!r} exists and is not a "
+            raise EmbedderError(f"runtime.cache_dir {str(self._cache_root)!r} exists and is not a "
                                 "directory")
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()

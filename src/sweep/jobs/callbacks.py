@@ -107,7 +107,7 @@ class SweepCallback(Callback):
         try:
             prewarm_grid(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra),
                          folder, composed=composed)
-        except preflight.ConfigError as e:  # a bad embed.prewarm value
+        except preflight.ConfigError as e:  # a bad runtime.prewarm value
             fail(str(e), folder)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:

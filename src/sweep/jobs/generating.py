@@ -61,13 +61,12 @@ def run(cfg: DictConfig) -> int:
     client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress,
                             count_tokens=_token_counter())
     cache_root = client.cache.root if client.cache is not None else None
-    # The sweep's own embed keys (prewarm) are not the embedder's; device=auto means
-    # the GPU when there is one, as in a sweep's job.
+    # device=auto means the GPU when there is one, as in a sweep's job.
     device = str(cfg.embed.get("device", "cpu"))
     if device == "auto":
         device = devices.pick_device(device, 0, 1, devices.machine())
-    node = embedder_node(cfg.embed, device)
-    embedder = build(node)  # checks the embed settings; a dry run never loads the model
+    # Checks the embed settings; a dry run never loads the model.
+    embedder = build(embedder_node(cfg, device))
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              cache_root or "(cache off)")
     result = generate(documents, conf, client, embedder, dataset=dataset_path)

@@ -39,7 +39,8 @@ from sweep.pipeline.evaluate import evaluate_setting
 from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
-from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
+from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
+                                  IdentifiedEmbedder, Reranker, Retriever)
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
@@ -63,27 +64,25 @@ class Stages:
 class _PerDocument:
     """A user's chunker that only has ``chunk(doc)``, as the pipeline's :class:`Chunker`."""
 
-    def __init__(self, chunker: Any) -> None:
+    def __init__(self, chunker: DocumentChunker) -> None:
         self._chunker = chunker
-        self.notes = tuple(getattr(chunker, "notes", ()) or ())
+        self.notes = tuple(chunker.notes or ()) if isinstance(chunker, HasNotes) else ()
 
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         return [c for d in docs for c in self._chunker.chunk(d)]
 
 
-#: Keys of the ``embed`` node that tell the sweep, not the embedder, what to do.
-SWEEP_EMBED_KEYS = ("prewarm",)
-
-
-def embedder_node(node: DictConfig, device: str | None = None) -> DictConfig:
-    """The ``embed`` node as the embedder's constructor takes it: without the sweep's own
-    keys, and with ``device`` (an ``auto`` resolved by ``sweep.jobs.devices``) when given."""
-    out = OmegaConf.create(OmegaConf.to_container(node, resolve=True))
-    for key in SWEEP_EMBED_KEYS:
-        out.pop(key, None)
-    if device is not None and "device" in out:
-        out.device = device
-    return out
+def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
+    """What the embedder is built from: the ``embed`` node, the ``runtime`` keys it is
+    handed (its cache folder, its progress bars) and ``device`` (an ``auto`` resolved by
+    ``sweep.jobs.devices``) when given."""
+    node = OmegaConf.to_container(cfg.embed, resolve=True)
+    runtime = cfg.get("runtime") or {}
+    node["cache_dir"] = runtime.get("cache_dir")
+    node["show_progress"] = runtime.get("show_progress", True)
+    if device is not None and "device" in node:
+        node["device"] = device
+    return node
 
 
 def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
@@ -93,9 +92,9 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
     (the semantic strategy embeds sentences; the others ignore it).
     """
-    embedder = instantiate(embedder_node(cfg.embed, device))
+    embedder = instantiate(embedder_node(cfg, device))
     chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
-    if not hasattr(chunker, "chunk_documents"):
+    if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
     retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
     reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
@@ -173,7 +172,7 @@ def shared_encode_times(embedder: Any, sweep_dir: Path
                         ) -> Callable[[Sequence[str]], np.ndarray] | None:
     """The sweep's fresh-encode times for this embedder, measured by the first job (or
     the prewarm pass) that needs them; None for an embedder without an identity."""
-    identity = getattr(embedder, "identity", None)
+    identity = embedder.identity if isinstance(embedder, IdentifiedEmbedder) else None
     if not identity:
         return None
     store = EncodeTimes(sweep_dir)

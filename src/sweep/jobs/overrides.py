@@ -23,6 +23,9 @@ _NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", 
               "-sc", "--shell-completion", "-cp", "--config-path", "-cn", "--config-name",
               "-cd", "--config-dir", "--experimental-rerun", "-p", "--package")
 _SHOWN_KEYS = 12
+#: Keys that moved, so that a command line written for the old place is told the new one.
+MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
+         "embed.prewarm": "runtime.prewarm"}
 
 
 class UnknownKey(ValueError):
@@ -126,6 +129,10 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
             continue
         missing, parent, names = found
         leaves = sorted(_leaf_keys(cfg))
+        moved = MOVED.get(override.key_or_group)
+        if moved in leaves:
+            raise UnknownKey(f"{override.key_or_group} is now {moved}: it says how the "
+                             "command runs, not what it measures")
         match = closest(override.key_or_group, leaves)
         hint = f" (did you mean {match}?)" if match else ""
         names = [n for n in names if not n.startswith("_")]

@@ -1,4 +1,4 @@
-"""Embed a grid's distinct texts once, before its jobs start (``embed.prewarm``).
+"""Embed a grid's distinct texts once, before its jobs start (``runtime.prewarm``).
 
 Jobs that run side by side would each load the model and embed the strings
 they share (every query, the chunks two overlaps have in common) at the same
@@ -35,6 +35,7 @@ from sweep.jobs.devices import Launch
 from sweep.core.files import write_text_atomic
 from sweep.jobs.job import ConfigError, build_stages, cause, embedder_node, load_dataset
 from sweep.pipeline.latency import EncodeTimes
+from sweep.core.protocols import IdentifiedEmbedder, LabelledEmbedder
 
 __all__ = ["GroupReport", "PrewarmReport", "REPORT_NAME", "embed_spread", "prewarm_grid",
            "wanted"]
@@ -91,7 +92,7 @@ class PrewarmReport:
 
 
 def wanted(value: Any, launch: Launch, cores: int) -> bool:
-    """Whether ``embed.prewarm`` (true, false or auto) is on for this launch: ``auto`` is on
+    """Whether ``runtime.prewarm`` (true, false or auto) is on for this launch: ``auto`` is on
     when the jobs run in parallel."""
     text = str(value).strip().lower() if value is not None else "auto"
     if text in ("true", "yes", "on", "1"):
@@ -100,7 +101,7 @@ def wanted(value: Any, launch: Launch, cores: int) -> bool:
         return False
     if text == "auto":
         return devices.is_parallel(launch, cores)
-    raise ConfigError(f"embed.prewarm must be true, false or auto, got {value!r}")
+    raise ConfigError(f"runtime.prewarm must be true, false or auto, got {value!r}")
 
 
 @dataclass
@@ -139,20 +140,21 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         except Exception as e:  # the job itself will fail to compose and say so
             skipped[num] = f"config: {first_line(cause(e))}"
             continue
-        if not wanted(OmegaConf.select(cfg, "embed.prewarm", default="auto"), launch,
+        if not wanted(OmegaConf.select(cfg, "runtime.prewarm", default="auto"), launch,
                       machine.cores):
             continue
         selected += 1
-        if resolve_cache_dir(OmegaConf.select(cfg, "embed.cache_dir", default=None)) is None:
-            skipped[num] = "embed.cache_dir is off: there is no cache to fill"
+        if resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None)) is None:
+            skipped[num] = "runtime.cache_dir is off: there is no cache to fill"
             continue
         requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
         device = devices.pick_device(requested, 0, 1, machine)
         try:
-            node = OmegaConf.to_container(embedder_node(cfg.embed, device))
+            node = embedder_node(cfg, device)
             stages = build_stages(cfg, device if requested == "auto" else None)
             # Another model, max_seq_length, normalization or prefix is another cache.
-            identity = getattr(stages.embedder, "identity", None) or json.dumps(node, sort_keys=True)
+            identity = (stages.embedder.identity if isinstance(stages.embedder, IdentifiedEmbedder)
+                        else None) or json.dumps(node, sort_keys=True)
             key = (identity, str(resolve_cache_dir(node.get("cache_dir"))), device)
             dataset = load_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
@@ -230,7 +232,8 @@ def _embed_group(group: _Group, spread: Sequence[str]) -> GroupReport:
         loads += 1 if stats.load_seconds > 0 else 0
         load_s += float(stats.load_seconds)
         model_s = float(stats.seconds)
-    label = getattr(group.embedder, "label", None) or str(group.node.get("model", "?"))
+    label = (group.embedder.label if isinstance(group.embedder, LabelledEmbedder) else None
+             ) or str(group.node.get("model", "?"))
     return GroupReport(label, group.device, group.settings, texts, cached, embedded,
                        group.sentences, loads, load_s, model_s)
 
@@ -245,7 +248,7 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     ``jobs`` are the jobs' override lists (``sweep.jobs.preflight.expand_grid``), composed
     here as the jobs will be (or taken from ``composed``, by overrides, when the checks
     before the sweep composed them). None when no job has prewarm on. Writes ``prewarm.json``
-    into ``folder`` when given. Raises :class:`ConfigError` for a bad ``embed.prewarm``.
+    into ``folder`` when given. Raises :class:`ConfigError` for a bad ``runtime.prewarm``.
     """
     machine = machine or devices.machine()
     t0 = time.perf_counter()
@@ -261,7 +264,8 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
         # The latency columns' query encodes, timed once here for every job of the group
         # (with the model this pass loaded) instead of once per job.
         for group in groups.values():
-            identity = getattr(group.embedder, "identity", None)
+            identity = (group.embedder.identity
+                        if isinstance(group.embedder, IdentifiedEmbedder) else None)
             if group.latency_queries and identity:
                 EncodeTimes(folder).get_or_measure(identity, group.latency_queries,
                                                    group.embedder.encode_query,

@@ -34,7 +34,7 @@ from typing import Callable
 
 import numpy as np
 
-from sweep.chunking.chunkers import STRATEGIES, build_chunker
+from sweep.chunking import STRATEGIES, build_chunker
 from sweep.core.types import Document
 from sweep.core.tokenization import clear_tokenize_cache, get_encoding, tokenize
 

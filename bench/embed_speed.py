@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from sweep.embedding.backends import BACKENDS  # noqa: E402
-from sweep.chunking.chunkers import build_chunker  # noqa: E402
+from sweep.chunking import build_chunker  # noqa: E402
 from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
 from sweep.datasets.loading import load_dataset  # noqa: E402
 from sweep.decision.significance import paired_randomization_test  # noqa: E402

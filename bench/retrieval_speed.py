@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import FlatIPIndex

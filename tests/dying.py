@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 
 
 def build_dying_chunker(*, die_at: int, size: int, **options: Any) -> Any:

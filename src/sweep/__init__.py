@@ -37,8 +37,8 @@ _EXPORTS = {
     "Embedder": "sweep.core.protocols",
     "Retriever": "sweep.core.protocols",
     "Reranker": "sweep.core.protocols",
-    "BaseChunker": "sweep.chunking.chunkers",
-    "build_chunker": "sweep.chunking.chunkers",
+    "BaseChunker": "sweep.chunking",
+    "build_chunker": "sweep.chunking",
     "SentenceTransformerEmbedder": "sweep.embedding.embedder",
     "DenseRetriever": "sweep.retrieval.dense",
     "BM25Retriever": "sweep.retrieval.lexical",
@@ -74,7 +74,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
-    from sweep.chunking.chunkers import BaseChunker, build_chunker
+    from sweep.chunking import BaseChunker, build_chunker
     from sweep.core.evalconfig import EvalConfig
     from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
     from sweep.core.types import Chunk, Dataset, Document, Hit, Judgment, Query, Ranking

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 from sweep.cli.argtypes import add_reading_options, reading_options
 from sweep.cli.commands import CommandParser
 from sweep.datasets.located import quote_report, write_offsets

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweep.chunking.chunkers import (
+from sweep.chunking import (
     OVERLAP_MEANING,
     PREFIXES,
     STRATEGIES,
@@ -42,7 +42,7 @@ def build(strategy: str, size: int, overlap: int = 0, **kw):
 
 
 def check_invariants(doc: Document, chunks, size: int) -> None:
-    """The contract every strategy owes (module docstring of sweep.chunking.chunkers)."""
+    """The contract every strategy owes (module docstring of sweep.chunking.base)."""
     text = doc.text
     covered = np.zeros(len(text), dtype=bool)
     previous_start = -1

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 from sweep.datasets.statistics import (
     Distribution,
     compute_statistics,

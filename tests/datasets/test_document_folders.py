@@ -11,7 +11,7 @@ import pytest
 
 from documents import (corrupt, write_docx, write_encrypted_pdf, write_html, write_image_only_pdf,
                        write_pdf)
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 from sweep.datasets import extraction
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.datasets.quotes import normalise

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sweep.chunking.chunkers import build_chunker
+from sweep.chunking import build_chunker
 from sweep.core.types import Document
 
 __all__ = ["Passage", "cut_passages", "sampling_order"]

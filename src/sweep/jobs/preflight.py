@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from omegaconf import DictConfig
 
-from sweep.chunking.chunkers import UnknownChunkSetting
+from sweep.chunking import UnknownChunkSetting
 from sweep.jobs.config import build
 from sweep.core.folderlock import LOCK_NAME
 from sweep.jobs.job import ConfigError, build_eval, load_dataset, scoring_config
@@ -33,7 +33,7 @@ _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
 _SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
-_OWN_CHUNKER = "sweep.chunking.chunkers.build_chunker"
+_OWN_CHUNKER = "sweep.chunking.build_chunker"
 
 
 def expand_grid(overrides: Sequence[str]) -> list[list[str]]:

@@ -1,0 +1,140 @@
+"""What every chunking strategy shares: the settings it takes, their checks, and how
+spans become :class:`~sweep.core.types.Chunk` objects.
+
+Every strategy obeys the same contract (tests/chunking/test_chunking.py checks it):
+
+- ``doc.text[chunk.start:chunk.end] == chunk.text``; chunks are in document
+  order and ``chunk.index`` is the position, so ids are ``f"{doc_id}#{i}"``;
+- ``chunk.n_tokens`` is the chunk text re-encoded on its own and is at most
+  ``size`` (a single character that alone needs more tokens than ``size`` is
+  the only exception);
+- no chunk is empty or whitespace-only and every non-whitespace character of
+  the document lies in some chunk;
+- the same input gives the same chunks.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from sweep.chunking.boundaries import Span
+from sweep.chunking.fitting import DocTools
+from sweep.chunking.headings import Prefixer
+from sweep.core.suggest import did_you_mean
+from sweep.core.tokenization import count_tokens, get_encoding
+from sweep.core.types import Chunk, Document
+
+__all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "UnknownChunkSetting",
+           "check_size_overlap"]
+
+PREFIXES = ("none", "title", "title+headings")
+
+
+class ChunkingSettingsError(ValueError):
+    """Invalid chunker settings; str() is one line naming the setting."""
+
+
+class UnknownChunkSetting(ChunkingSettingsError):
+    """A strategy, prefix or option name sweep does not know: a typo, never a grid cell to
+    skip, so a sweep stops on it before its first job."""
+
+
+def check_size_overlap(size: Any, overlap: Any) -> None:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise ChunkingSettingsError(f"chunk.size must be an integer number of tokens, got {size!r}")
+    if isinstance(overlap, bool) or not isinstance(overlap, (int, np.integer)):
+        raise ChunkingSettingsError(f"chunk.overlap must be an integer number of tokens, got {overlap!r}")
+    if size <= 0:
+        raise ChunkingSettingsError(f"chunk.size must be > 0 tokens, got {size}")
+    if overlap < 0:
+        raise ChunkingSettingsError(f"chunk.overlap must be >= 0 tokens, got {overlap}")
+    if overlap >= size:
+        raise ChunkingSettingsError(
+            f"chunk.overlap ({overlap}) must be smaller than chunk.size ({size})"
+        )
+
+
+class BaseChunker(ABC):
+    """Splits documents into chunks; subclasses implement ``spans``.
+
+    ``settings`` describes the effective settings; ``notes`` are remarks on
+    settings that do not apply (the pipeline reports them with the results).
+    """
+
+    strategy: str = ""
+
+    def __init__(
+        self,
+        size: int = 256,
+        overlap: int = 0,
+        tokenizer: str = "cl100k_base",
+        prefix: str = "none",
+    ) -> None:
+        check_size_overlap(size, overlap)
+        if prefix not in PREFIXES:
+            raise UnknownChunkSetting(
+                f"unknown chunk prefix {prefix!r}{did_you_mean(prefix, PREFIXES)}; "
+                f"valid: {', '.join(PREFIXES)}"
+            )
+        self.size = size
+        self.overlap = overlap
+        self.prefix = prefix
+        self.tokenizer = tokenizer
+        self.encoding = get_encoding(tokenizer)
+        self.notes: tuple[str, ...] = ()
+        self.settings: dict[str, Any] = {
+            "strategy": self.strategy,
+            "size": size,
+            "overlap": overlap,
+            "tokenizer": tokenizer,
+            "encoding": self.encoding.name,
+            "prefix": prefix,
+        }
+
+    @abstractmethod
+    def spans(self, doc: Document) -> list[Span]:
+        """Character spans of the chunks of ``doc``, in order, each fitting ``size``."""
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        """Chunks of one document, ids ``f"{doc_id}#{i}"``."""
+        return self._build(doc, self.spans(doc))
+
+    def chunk_documents(self, docs: Iterable[Document]) -> list[Chunk]:
+        """Chunks of all documents, in document order."""
+        return [c for doc in docs for c in self.chunk(doc)]
+
+    def _build(self, doc: Document, spans: Sequence[Span]) -> list[Chunk]:
+        prefixer = Prefixer(self.prefix, doc)
+        chunks: list[Chunk] = []
+        last = 0
+        for i, (start, end) in enumerate(spans):
+            if not (0 <= start < end <= len(doc.text)) or start < last:
+                raise RuntimeError(
+                    f"chunker {type(self).__name__} produced span ({start}, {end}) out of order "
+                    f"or outside document {doc.doc_id!r}"
+                )
+            last = start
+            text = doc.text[start:end]
+            prefix = prefixer(start)
+            chunks.append(
+                Chunk(
+                    doc_id=doc.doc_id,
+                    index=i,
+                    start=start,
+                    end=end,
+                    text=text,
+                    n_tokens=count_tokens(self.encoding, text),
+                    embed_text=f"{prefix}\n\n{text}" if prefix else None,
+                )
+            )
+        return chunks
+
+    def _tools(self, text: str) -> DocTools:
+        return DocTools(text, self.encoding, self.size)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if k != "encoding")
+        return f"{type(self).__name__}({args})"

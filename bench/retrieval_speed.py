@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from sweep.chunking import build_chunker
 from sweep.embedding.embedder import SentenceTransformerEmbedder

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import resource
@@ -327,7 +326,7 @@ def main() -> int:
 
 def _print(results: dict, sizes: list[int]) -> None:
     head = "".join(f"{f'{m}x':>10}" for m in sizes)
-    print(f"\ntime per stage, seconds (cold cache; sum over the grid's settings)")
+    print("\ntime per stage, seconds (cold cache; sum over the grid's settings)")
     print(f"{'stage':<10}{head}{'exponent':>10}")
     for stage in STAGES:
         ys = [results[m]["time"][stage] for m in sizes]
@@ -335,12 +334,12 @@ def _print(results: dict, sizes: list[int]) -> None:
     ys = [results[m]["model_s"] for m in sizes]
     print(f"{'  model':<10}" + "".join(f"{y:>10.2f}" for y in ys) + f"{slope(sizes, ys):>10.2f}"
           "   (of embed: the model's own time)")
-    print(f"\npeak memory per stage, MB (traced Python/NumPy allocations; index adds FAISS's bytes)")
+    print("\npeak memory per stage, MB (traced Python/NumPy allocations; index adds FAISS's bytes)")
     print(f"{'stage':<10}{head}{'exponent':>10}")
     for stage in STAGES:
         ys = [results[m]["traced_mb"].get(stage, 0.0) for m in sizes]
         print(f"{stage:<10}" + "".join(f"{y:>10.1f}" for y in ys) + f"{slope(sizes, ys):>10.2f}")
-    print(f"\nper size")
+    print("\nper size")
     rows = [("queries", "queries", "{:.0f}"), ("texts embedded (cold)", "embedded", "{:.0f}"),
             ("embedding cache, MB", "cache_mb", "{:.1f}"), ("process peak RSS, MB", "max_rss_mb", "{:.0f}"),
             ("wall time, s", "wall_s", "{:.0f}")]

@@ -18,7 +18,7 @@ from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import LEVELS
 from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.store.traces import Evidence, QueryTrace, Retrieved, write_traces
 
 TYPES = ("fact", "multi", "adversarial")

@@ -46,7 +46,7 @@ _EXPORTS = {
     "EvalConfig": "sweep.core.evalconfig",
     "evaluate_setting": "sweep.pipeline.evaluate",
     "SettingResult": "sweep.pipeline.evaluate",
-    "ScoreTable": "sweep.scoring.credit",
+    "ScoreTable": "sweep.scoring.table",
     "score_queries": "sweep.scoring.credit",
     "summarize": "sweep.scoring.aggregate",
     # settings compared, sweeps read back
@@ -89,4 +89,5 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time the names load l
     from sweep.retrieval.dense import DenseRetriever
     from sweep.retrieval.lexical import BM25Retriever
     from sweep.scoring.aggregate import summarize
-    from sweep.scoring.credit import ScoreTable, score_queries
+    from sweep.scoring.credit import score_queries
+    from sweep.scoring.table import ScoreTable

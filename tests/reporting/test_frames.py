@@ -67,7 +67,7 @@ def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formu
 
     from sweep.core.csvcells import restore
     from sweep.store.row import load_rows
-    from sweep.scoring.credit import ScoreTable
+    from sweep.scoring.table import ScoreTable
 
     make_grid(tmp_path, {so: base(3, seed=i) for i, so in enumerate(GRID[:2])})
     ids = ("two\nlines", "=HYPERLINK(\"x\")", "cr\rhere")

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from sweep.scoring.aggregate import bootstrap_means, summarize
 from sweep.core.types import Hit, Judgment, Query
 from sweep.core.measures import Measure
-from sweep.scoring.credit import ScoreTable, score_queries
+from sweep.scoring.credit import score_queries
+from sweep.scoring.table import ScoreTable
 
 
 def seed_003():

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweep.core.measures import LEVELS
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
 
 _scores = st.dictionaries(

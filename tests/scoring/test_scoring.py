@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.core.measures import COVERAGE_NAMES, RANK_NAMES, Measure, measures_for
 from sweep.scoring.credit import (
-    ScoreTable,
     first_relevant_rank,
     first_relevant_ranks,
     score_queries,
@@ -440,27 +439,6 @@ def test_precision_omega() -> None:
 
 
 # --------------------------------------------------------------------------- API details
-
-
-def test_score_table_columns_rows_values_and_csv(tmp_path) -> None:
-    queries = [Query("q1", "", (span("d", 0, 10),)), Query("q,2", "", (Judgment("d"),)), Query("none", "", ())]
-    runs = {"q1": [Hit("d", 0, 10)], "q,2": docs("x", "d")}
-    table = score_queries(queries, runs, [M("recall@1"), M("mrr@2"), M("cov_recall@1")])
-    assert len(table) == len(list(table.rows())) == 2 + 3 + 2
-    assert table.values("doc", "mrr@2") == {"q1": 1.0, "q,2": 0.5}
-    assert table.values("span", M("cov_recall@1")) == {"q1": 1.0}
-    assert table.values("doc", "cov_recall@1") == {}
-    assert list(table.query_id[:2]) == ["q1", "q1"] and set(table.level) == {"doc", "span"}
-    assert set(table.metric) == {"recall@1", "mrr@2", "cov_recall@1"}
-    path = tmp_path / "per_query.csv"
-    table.write_csv(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "query_id,level,metric,value"
-    assert '"q,2",doc,mrr@2,0.5' in lines
-    back = ScoreTable.read_csv(path)
-    assert list(back.rows()) == list(table.rows())
-    codes, names, values = table.matrix("doc")
-    assert names == ("recall@1", "mrr@2") and values.shape == (2, 2)
 
 
 def test_bad_options_and_inputs() -> None:

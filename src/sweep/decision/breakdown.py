@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from sweep.core.evalconfig import EvalConfig
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
 from sweep.store.traces import QueryTrace
 

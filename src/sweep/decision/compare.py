@@ -8,7 +8,7 @@ import pandas as pd
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.decision.significance import compare_to_best
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
 
 __all__ = ["compare"]

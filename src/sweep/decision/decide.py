@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import Primary
 from sweep.store.row import DatasetInfo, Row
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
 from sweep.core.settings import setting_label, varied_settings
 from sweep.decision.significance import Comparison, Recommendation, compare_to_best, recommend

@@ -16,7 +16,8 @@ from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline import steps
 from sweep.scoring.aggregate import Summary
-from sweep.scoring.credit import ScoreTable, UnitCredits
+from sweep.scoring.credit import UnitCredits
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.store.stats import Stats
 

@@ -23,7 +23,8 @@ from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, search_times
 from sweep.retrieval.index import ann_recall
 from sweep.scoring.aggregate import Summary, summarize
-from sweep.scoring.credit import ScoreTable, UnitCredits, credit_units, score_ranked
+from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
+from sweep.scoring.table import ScoreTable
 from sweep.scoring.diagnostics import Diagnostics, diagnose
 
 log = logging.getLogger(__name__)

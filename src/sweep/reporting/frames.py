@@ -29,7 +29,7 @@ from sweep.decision.decide import SweepDecision, decide
 from sweep.core.files import write_text_atomic
 from sweep.core.measures import Primary
 from sweep.store.row import Row, load_rows
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.core.settings import SETTINGS, varied_settings
 from sweep.store.traces import read_traces
 

@@ -21,7 +21,7 @@ from sweep.decision.agreement import HAND_WRITTEN, SYNTHETIC, Agreement, agreeme
 from sweep.decision.decide import Decision, SweepDecision, decide, pick
 from sweep.reporting.frames import frame, per_query_tables
 from sweep.store.row import Row, load_rows
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 from sweep.core.settings import setting_label, varied_settings
 from sweep.store.traces import QueryTrace, read_traces
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from sweep.core.types import Query
 from sweep.core.measures import LEVELS
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 
 __all__ = ["LevelSummary", "MetricSummary", "Summary", "bootstrap_means", "summarize"]
 

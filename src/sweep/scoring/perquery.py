@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sweep.scoring.credit import ScoreTable
+from sweep.scoring.table import ScoreTable
 
 __all__ = ["PerQueryScores"]
 

@@ -1,0 +1,3 @@
+"""Turning real questions into a labelled set: passages of the extracted text and BM25
+proposals of the evidence, written as a draft a person confirms.
+"""

@@ -11,13 +11,12 @@ dataset, the eval config, a folder that holds another sweep), 130 on Ctrl-C.
 
 from __future__ import annotations
 
-import sys
-
 import hydra
 from omegaconf import DictConfig
 
 from sweep.jobs.config import CONF_DIR, register
-from sweep.jobs.entry import exit_status, on_interrupt, on_launcher_failure, run_hydra_job
+from sweep.core import interrupts
+from sweep.jobs.entry import end_sweep, on_interrupt, on_launcher_failure, run_hydra_job
 from sweep.jobs.overrides import check_command_line
 
 register()
@@ -31,16 +30,21 @@ def _entry(cfg: DictConfig) -> None:
 def main() -> None:
     check_command_line("config", "sweep")
     # Ctrl-C can land inside a job or in Hydra between jobs; either way the
-    # finished rows get their table.
+    # finished rows get their table. Between jobs it is held until the next job starts
+    # (Hydra, cut short there, reports a crash); one that Python could not raise is
+    # remembered (sweep.core.interrupts).
+    interrupts.listen()
     try:
         _entry()
     except KeyboardInterrupt:
         on_interrupt()
     except SystemExit as e:
+        if interrupts.requested():
+            end_sweep()
         if e.code == 1:  # Hydra's way out after an exception it reported
             on_launcher_failure()
         raise
-    sys.exit(exit_status())
+    end_sweep()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
@@ -16,6 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core import progress
+from sweep.core import interrupts
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError
@@ -25,7 +27,7 @@ from sweep.jobs.job import ConfigError, run_job
 from sweep.reporting.tables import terminal_text
 from sweep.reporting.write import summary_line, write_html, write_report
 
-__all__ = ["exit_status", "on_interrupt", "on_launcher_failure", "run_hydra_job"]
+__all__ = ["end_sweep", "exit_status", "on_interrupt", "on_launcher_failure", "run_hydra_job"]
 
 log = logging.getLogger("sweep")
 
@@ -33,6 +35,10 @@ log = logging.getLogger("sweep")
 def run_hydra_job(cfg: DictConfig) -> None:
     """The job Hydra hands this process: where it writes, which job it is, then its row and
     the rebuilt table."""
+    # A Ctrl-C while Hydra prepared this job was held (it would have left Hydra's config
+    # half set, and Hydra would report that as a crash); one that Python could not raise
+    # (it landed in a finalizer) was remembered. Either ends the sweep here.
+    interrupts.release()
     hc = HydraConfig.get()
     if hc.mode == RunMode.RUN:  # hydra.mode=RUN: one job, laid out like a sweep of one
         sweep_dir = Path(hc.run.dir)
@@ -56,6 +62,7 @@ def run_hydra_job(cfg: DictConfig) -> None:
     except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
         log.warning("could not update the sweep table (%s); rows are kept in %s", first_line(e, with_type=True),
                     sweep_dir)
+    interrupts.hold()
 
 
 def on_interrupt() -> None:
@@ -109,3 +116,14 @@ def exit_status() -> int:
     if not state.finished:
         return 0
     return 0 if state.report is not None and state.report.ok else 1
+
+
+def end_sweep() -> NoReturn:
+    """Exit once Hydra has returned. A Ctrl-C that was held while Hydra worked, or that
+    Python could not raise, is an interrupt when it came before the last table (the table
+    of the finished rows, exit 130); after it, it only makes the exit status 130."""
+    if interrupts.requested():
+        if not state.finished:
+            on_interrupt()
+        raise SystemExit(130)
+    raise SystemExit(exit_status())

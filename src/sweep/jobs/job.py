@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 from sweep.core.messages import first_line
 from sweep.jobs import devices
 
-from sweep.core import progress
+from sweep.core import interrupts, progress
 from sweep.jobs.config import cause
 from sweep.core.types import Chunk, Dataset, Document
 from sweep.jobs.devices import Launch
@@ -200,6 +200,13 @@ def save_failed_row(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Seq
     return row
 
 
+def _raise_if_interrupted(error: Exception) -> None:
+    """A Ctrl-C that a library turned into another error is an interrupt, not a bad
+    setting or a crash: no row."""
+    if interrupts.requested():
+        raise KeyboardInterrupt from error
+
+
 def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
             choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
     """Run one job of the sweep and save its row; never raises for a bad setting.
@@ -219,6 +226,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         try:
             stages = build_stages(cfg, device)
         except Exception as e:  # a bad setting: the row says why, the sweep goes on
+            _raise_if_interrupted(e)
             raise _Invalid(first_line(cause(e), with_type=True)) from e
         notes = tuple(stages.chunker.notes)
         for note in notes:
@@ -245,6 +253,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     except KeyboardInterrupt:
         raise
     except Exception as e:
+        _raise_if_interrupted(e)
         status, error, summary = "failed", first_line(e, with_type=True), None
         write_text_atomic(job_dir / "error.txt", traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")

@@ -212,6 +212,11 @@ def test_validate_says_how_each_quote_was_located_and_writes_the_offsets(tmp_pat
     with pytest.raises(SystemExit) as exit_:  # an existing file is never overwritten
         validate_main([str(folder), "--write-offsets", str(out)])
     assert exit_.value.code == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:  # checked before the dataset is read
+        validate_main([str(folder), "--write-offsets", str(tmp_path / "no" / "such.jsonl")])
+    assert exit_.value.code == 2
+    assert f"--write-offsets {tmp_path / 'no' / 'such.jsonl'}: no folder" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("option", "words"), [

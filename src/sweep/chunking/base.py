@@ -18,11 +18,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
+from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import count_tokens, get_encoding
 from sweep.core.types import Chunk, Document
@@ -43,9 +42,9 @@ class UnknownChunkSetting(ChunkingSettingsError):
 
 
 def check_size_overlap(size: Any, overlap: Any) -> None:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+    if not is_int(size):
         raise ChunkingSettingsError(f"chunk.size must be an integer number of tokens, got {size!r}")
-    if isinstance(overlap, bool) or not isinstance(overlap, (int, np.integer)):
+    if not is_int(overlap):
         raise ChunkingSettingsError(f"chunk.overlap must be an integer number of tokens, got {overlap!r}")
     if size <= 0:
         raise ChunkingSettingsError(f"chunk.size must be > 0 tokens, got {size}")

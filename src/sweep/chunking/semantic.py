@@ -11,6 +11,7 @@ from sweep.chunking.base import BaseChunker, ChunkingSettingsError
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.strategies import sentence_units
+from sweep.core.checks import is_int
 from sweep.core.types import Chunk, Document
 
 __all__ = ["DEFAULT_MIN_UNIT_TOKENS", "EmbedFn", "SemanticChunker", "semantic_units"]
@@ -93,9 +94,9 @@ class SemanticChunker(BaseChunker):
             raise ChunkingSettingsError(
                 f"chunk option breakpoint_percentile must be a number in [0, 100], got {breakpoint_percentile!r}"
             )
-        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int) or buffer_size < 0:
+        if not is_int(buffer_size) or buffer_size < 0:
             raise ChunkingSettingsError(f"chunk option buffer_size must be an integer >= 0, got {buffer_size!r}")
-        if isinstance(min_unit_tokens, bool) or not isinstance(min_unit_tokens, int) or min_unit_tokens < 1:
+        if not is_int(min_unit_tokens) or min_unit_tokens < 1:
             raise ChunkingSettingsError(
                 f"chunk option min_unit_tokens must be an integer >= 1, got {min_unit_tokens!r}"
             )

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from sweep.core.checks import is_int
+
 __all__ = [
     "COVERAGE_NAMES",
     "LEVELS",
@@ -50,7 +52,7 @@ class Measure:
         if self.name not in NAMES:
             raise ValueError(f"unknown measure name {self.name!r}; valid names: {', '.join(NAMES)}")
         for field, value in (("k", self.k), ("budget", self.budget)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            if value is not None and (not is_int(value) or value < 1):
                 raise ValueError(f"{self.name}: {field} must be a positive integer, got {value!r}")
         if self.name in PER_CONFIG_NAMES:
             if self.k is not None or self.budget is not None:

@@ -35,6 +35,8 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, NamedTuple
 
+from sweep.core.checks import is_int
+
 __all__ = [
     "Located",
     "NotLocated",
@@ -606,8 +608,7 @@ def _diff_tokens(text: str) -> list[tuple[str, str]]:
 
 
 def _check_arguments(occurrence: int | None, fuzzy: float | None) -> None:
-    if occurrence is not None and (isinstance(occurrence, bool) or not isinstance(occurrence, int)
-                                   or occurrence < 1):
+    if occurrence is not None and (not is_int(occurrence) or occurrence < 1):
         raise ValueError(f"occurrence must be an integer >= 1, got {occurrence!r}")
     if fuzzy is not None and not (isinstance(fuzzy, (int, float)) and 0 < fuzzy <= 1):
         raise ValueError(f"fuzzy must be a threshold in (0, 1], got {fuzzy!r}")

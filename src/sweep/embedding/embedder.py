@@ -30,6 +30,7 @@ from sweep.core.messages import first_line
 from sweep.embedding import backends
 
 from sweep.core import progress
+from sweep.core.checks import positive_int
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 
 log = logging.getLogger(__name__)
@@ -379,15 +380,9 @@ class SentenceTransformerEmbedder:
             self.backend = backends.check_backend(backend)
         except ValueError as exc:
             raise EmbedderError(str(exc)) from None
-        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool)
-                                    or threads < 1):
-            raise EmbedderError(f"embed.threads must be a positive integer or null, got {threads!r}")
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise EmbedderError(f"embed.batch_size must be a positive integer, got {batch_size!r}")
-        if max_seq_length is not None and (not isinstance(max_seq_length, int)
-                                           or isinstance(max_seq_length, bool) or max_seq_length < 1):
-            raise EmbedderError(
-                f"embed.max_seq_length must be a positive integer or null, got {max_seq_length!r}")
+        positive_int("embed.threads", threads, error=EmbedderError, allow_null=True)
+        positive_int("embed.batch_size", batch_size, error=EmbedderError)
+        positive_int("embed.max_seq_length", max_seq_length, error=EmbedderError, allow_null=True)
         if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
             raise EmbedderError(f"embed.device must be a torch device name like cpu, cuda, "
                                 f"cuda:1 or mps, got {device!r}")

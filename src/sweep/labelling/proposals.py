@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from sweep.core.checks import is_int
 from sweep.core.types import Chunk, Document
 from sweep.labelling.passages import Passage, passages_of
 from sweep.retrieval.lexical import BM25Retriever
@@ -62,7 +63,7 @@ def propose(documents: Sequence[Document], questions: Sequence[Question],
 def propose_from(passages: Sequence[Passage], questions: Sequence[Question],
                  top: int = 3) -> list[Proposal]:
     """:func:`propose` over passages already cut."""
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+    if not is_int(top) or top < 1:
         raise ValueError(f"top must be an integer >= 1, got {top!r}")
     retriever = BM25Retriever()
     retriever.index([Chunk(p.doc_id, p.index, p.start, p.end, p.text, n_tokens=p.n_words,

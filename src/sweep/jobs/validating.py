@@ -1,0 +1,90 @@
+"""What ``python -m sweep.validate`` does: check a dataset against every rule of its
+format and, when it is valid, describe it.
+
+Every problem is printed as ``path:line: message`` on stderr (status 1). A valid
+dataset gets the files of ``docs/`` that were not read, how its quotes were located
+(each one when asked; a copy of the questions with their offsets when asked), and the
+numbers that decide whether chunking will matter on it: document and span lengths in
+tokens, and how many evidence spans a fixed-size token chunker would cut in two.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from sweep.chunking import BaseChunker, build_chunker
+from sweep.datasets.located import quote_report, write_offsets
+from sweep.datasets.loading import QUERIES_FILE, scan_dataset, skipped_files
+from sweep.datasets.statistics import compute_statistics, format_statistics
+
+__all__ = ["validate"]
+
+
+@contextmanager
+def _collected_warnings() -> Iterator[list[str]]:
+    """The loader's log lines, kept instead of logged."""
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    loader_log = logging.getLogger("sweep.datasets.loading")
+    level, propagate = loader_log.level, loader_log.propagate
+    loader_log.setLevel(logging.WARNING)
+    loader_log.propagate = False
+    loader_log.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        loader_log.removeHandler(handler)
+        loader_log.setLevel(level)
+        loader_log.propagate = propagate
+
+
+def _token_chunker(size: int) -> BaseChunker:
+    return build_chunker(strategy="token", size=size, overlap=0)
+
+
+def validate(directory: Path, *, split: str = "test", reading: Mapping[str, Any] | None = None,
+             each_quote: bool = False, offsets_to: Path | None = None) -> int:
+    """Check the dataset in ``directory`` and print what was found; the exit status (0 valid,
+    1 not). ``offsets_to``: a new file for a copy of the questions whose quotes carry their
+    offsets. ``reading``: the document readers' options (``sweep.cli.argtypes``)."""
+    # The loader's warnings are printed with the result instead; the files it skipped
+    # by extension are said once, by skipped_files below.
+    with _collected_warnings() as warnings:
+        dataset, problems = scan_dataset(directory, split=split, **(reading or {}))
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if len(problems) > 1:
+            print(f"{len(problems)} problems", file=sys.stderr)
+        return 1
+    assert dataset is not None
+
+    try:
+        stats = compute_statistics(dataset, make_chunker=_token_chunker)
+    except (ImportError, ValueError) as e:
+        # Validation passed; only the statistics could not be computed.
+        print(f"{directory}: valid, but statistics failed: {' '.join(str(e).splitlines())}",
+              file=sys.stderr)
+        return 1
+    splits = f", split {split}" if (directory.expanduser() / "qrels").is_dir() else ""
+    print(f"{directory}: valid ({dataset.name}{splits})")
+    skipped = skipped_files(directory)
+    if skipped:
+        print(skipped.summary())
+    for line in warnings:
+        if not skipped or line != skipped.summary():
+            print(line)
+    queries_file = directory.expanduser() / QUERIES_FILE
+    for line in quote_report(dataset, queries_file, each=each_quote):
+        print(line)
+    if offsets_to is not None:
+        added = write_offsets(dataset, queries_file, offsets_to)
+        print(f"{offsets_to}: {added} quotes written with their offsets")
+    print()
+    print(format_statistics(stats))
+    return 0

@@ -10,7 +10,6 @@ import zlib
 from html import unescape
 
 import numpy as np
-import pytest
 from scipy.stats import kendalltau
 
 from sweep.reporting.comparison import compare_sweeps, sweep_agreements, sweep_name, why_not_pooled

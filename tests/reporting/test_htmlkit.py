@@ -1,11 +1,8 @@
 import base64
 import re
 
-from sweep.scoring.perquery import PerQueryScores
 from sweep.reporting.htmlkit import (Picture, Section, Table, marked, page, picture_html, table_html,
-                            worst_queries_html, write_page)
-from sweep.decision.breakdown import worst_first
-from sweep.store.traces import Evidence, QueryTrace, Retrieved
+                                     write_page)
 
 PNG_1x1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
@@ -40,18 +37,6 @@ def test_gold_text_is_highlighted_inside_a_chunk():
     assert marked("ab<c>de", [(2, 5)]) == "ab<mark>&lt;c&gt;</mark>de"
     assert marked("abcdef", [(3, 5), (1, 4)]) == "a<mark>bcd</mark><mark>e</mark>f"
     assert marked("abc", [(2, 9)]) == "ab<mark>c</mark>"
-
-
-def test_worst_queries_html():
-    rec = QueryTrace("q1", "Why <not>?", "multi", None, (Evidence("a.md", 1, 5, 10, "56789"),),
-                     (Retrieved(1, "a.md#0", "a.md", 0, 12, 3, 0.9, "0123456789ab"),
-                      Retrieved(2, "b.md#0", "b.md", 0, 4, 1, 0.8, "zzzz")), {"span": (1,)})
-    rows = worst_first(PerQueryScores.from_mapping({0: {"q1": 0.0, "q2": 1.0}}), 0, {"q1": rec})
-    html = worst_queries_html(rows, metric="span recall@5", setting="size=64", details=5)
-    assert "Why &lt;not&gt;?" in html and "01234<mark>56789</mark>ab" in html
-    assert "holds 100% of gold 1" in html and "no gold" in html
-    assert "(no saved hits)" in html  # q2 has no hits.jsonl line
-    assert html.index(">q1<") < html.index(">q2<")
 
 
 def _png(path, width_in):
@@ -90,6 +75,7 @@ def test_a_wide_picture_takes_a_whole_row(tmp_path):
 
 def test_the_recommended_row_gets_a_badge_only_on_its_own_row():
     html = table_html(Table(("size", "vs best"), (("64", "≈ best (p=0.84), recommended"),
-                                                  ("128", "status: recommended")), ("tie pick", "")))
+                                                  ("128", "status: recommended")), ("tie pick", ""),
+                                  badge="recommended"))
     assert '<td class="short">≈ best (p=0.84)<span class="badge">recommended</span></td>' in html
     assert '<td class="short">status: recommended</td>' in html and '<tr class="tie pick">' in html

@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import Mapping, Sequence
 
-from sweep.reporting import htmlkit as htmlpage
+from sweep.reporting import htmlkit
 from sweep.reporting.htmlkit import Section, Table
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.frames import costs_line, diagnosis_frame, settings_frame, tests_frame
@@ -72,7 +72,7 @@ def _trace_html(t: AnswerTrace) -> str:
         tag = (f'<span class="rel">holds {escape(", ".join(holds))}</span>' if holds
                else '<span class="irr">no gold</span>')
         chunks.append(f"<li>{h.rank}. {escape(h.doc_id)} [{h.start}:{h.end}], {tag}"
-                      f'<div class="chunk">{htmlpage.marked(h.text or "", spans)}</div></li>')
+                      f'<div class="chunk">{htmlkit.marked(h.text or "", spans)}</div></li>')
     if t.declined is None:
         answer = f"<p><i>no answer ({escape(t.failures.get('answer', ''))})</i></p>"
     elif t.declined:
@@ -104,16 +104,16 @@ def _select(key: str, label: str, values: Sequence[str]) -> str:
 def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSummary],
                  tests: Sequence[PairTest], labels: Mapping[int, str], *,
                  stats: Mapping[str, int]) -> str:
-    sections = [Section("Per setting", htmlpage.table_html(Table.of(settings_frame(summaries, display=True)))
-                        + htmlpage.paragraphs([
+    sections = [Section("Per setting", htmlkit.table_html(Table.of(settings_frame(summaries, display=True)))
+                        + htmlkit.paragraphs([
                             f"{setup_text(summaries)}; binary LLM judges. "
                             "Check the judges against your own labels before trusting these rates.",
                             costs_line(stats) + "."]))]
-    sections.append(Section("Diagnosis: where a failure comes from", htmlpage.table_html(Table.of(diagnosis_frame(summaries)))
-                            + htmlpage.bullets([f"{d}: {text}" for d, text in DIAGNOSES.items()])))
+    sections.append(Section("Diagnosis: where a failure comes from", htmlkit.table_html(Table.of(diagnosis_frame(summaries)))
+                            + htmlkit.bullets([f"{d}: {text}" for d, text in DIAGNOSES.items()])))
     df = tests_frame(tests, labels)
     if df is not None:
-        sections.append(Section("Paired tests", htmlpage.table_html(Table.of(df))))
+        sections.append(Section("Paired tests", htmlkit.table_html(Table.of(df))))
     settings = sorted({t.setting for t in traces})
     types = sorted({t.type or "(no type)" for t in traces})
     diagnoses = [d for d in DIAGNOSES if any(t.diagnosis == d for t in traces)]
@@ -139,7 +139,7 @@ def answers_page(traces: Sequence[AnswerTrace], summaries: Sequence[SettingSumma
                 + f'<span class="tag">{escape(t.diagnosis)}</span>')
         rows.append(f'<details class="q" {attrs}><summary>{head}</summary>{_trace_html(t)}</details>')
     sections.append(Section("Every query", filters + "".join(rows)))
-    page = htmlpage.page("sweep: do the answers hold up?", sections,
+    page = htmlkit.page("sweep: do the answers hold up?", sections,
                          subtitle=f"{len(traces)} answers, {len(settings)} setting(s), model "
                                   f"{', '.join(sorted({s.model or '–' for s in summaries}))}")
     return page.replace("</head>", _CSS + _SCRIPT + "</head>", 1)

@@ -15,9 +15,10 @@ from typing import Sequence
 
 import pandas as pd
 
-from sweep.reporting import htmlkit as htmlpage
+from sweep.reporting import htmlkit
 from sweep.decision.agreement import agreement
 from sweep.decision.decide import group_rows, verdict_text
+from sweep.decision.decide import PICK_MARK
 from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.html import subtitle
 from sweep.reporting.pictures import budget_picture_name, plot_name
@@ -162,10 +163,10 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
         d.undecided_text,
         (f"{d.group.label}: " if d.group.label and d.recommendation_body else "") + d.recommendation_body)
         if t) or "no recommendation") for name, rep in zip(names, reports)]
-    sections = [Section("Recommendations", htmlpage.bullets(recs, cls="")),
-                Section("All settings", htmlpage.legend(ROW_LEGEND)
-                        + htmlpage.table_html(Table.of(pd.DataFrame(records), classes))
-                        + htmlpage.bullets(notes))]
+    sections = [Section("Recommendations", htmlkit.bullets(recs, cls="")),
+                Section("All settings", htmlkit.legend(ROW_LEGEND)
+                        + htmlkit.table_html(Table.of(pd.DataFrame(records), classes, PICK_MARK))
+                        + htmlkit.bullets(notes))]
     side = []
     for name, rep in zip(names, reports):
         pics = []
@@ -176,11 +177,11 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
                                     f"{p.level} {p.measure.name} by token budget")):
                 path = rep.sweep_dir / "plots" / fname
                 if path.exists():
-                    pics.append(htmlpage.picture_html(Picture(path, f"{name}: {caption}")))
+                    pics.append(htmlkit.picture_html(Picture(path, f"{name}: {caption}")))
         side.append(f"<div><h3>{escape(name)}</h3>{''.join(pics) or '<p>(no pictures)</p>'}"
-                    f"{htmlpage.paragraphs([subtitle(rep)])}</div>")
+                    f"{htmlkit.paragraphs([subtitle(rep)])}</div>")
     sections.append(Section("Side by side", f'<div class="grid">{"".join(side)}</div>'))
     out = Path(out)
-    htmlpage.write_page(out, htmlpage.page(f"sweep comparison: {len(reports)} sweeps", sections,
+    htmlkit.write_page(out, htmlkit.page(f"sweep comparison: {len(reports)} sweeps", sections,
                                            subtitle=" · ".join(names)))
     return out

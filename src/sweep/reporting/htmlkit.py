@@ -1,6 +1,8 @@
 """Self-contained HTML pages: one file, inline CSS, pictures embedded as base64 PNG.
 
-(Named htmlpage, not html, so it can never shadow the standard library's html module.)
+The kit knows tables, pictures, sections and pages, nothing of sweep's own types:
+the pages (``sweep.reporting.html``, ``comparison``, ``worstqueries``, the answers
+page) build their content with it.
 
 A report is mailed, attached to a ticket or opened from an archive; it must
 not depend on the sweep directory or on anything fetched from the network.
@@ -16,10 +18,7 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
-from sweep.decision.breakdown import QueryRow
-from sweep.decision.decide import PICK_MARK
 from sweep.core.files import write_text_atomic
-from sweep.store.traces import Retrieved
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1400px;
@@ -65,20 +64,21 @@ figure.zoom:target .close::after{content:"× close";position:fixed;top:.6rem;rig
 class Table:
     """A rendered table: text cells, and optionally CSS classes per row (best, tie, pick, bad).
 
-    On a row of class ``pick``, a cell ending in :data:`PICK_MARK` shows it as a badge.
+    On a row of class ``pick``, a cell that is ``badge`` or ends in ``", " + badge`` shows
+    it as a badge.
     """
 
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     classes: tuple[str, ...] = ()
-
+    badge: str = ""
 
     @classmethod
-    def of(cls, df, classes: Sequence[str] = ()) -> "Table":
+    def of(cls, df, classes: Sequence[str] = (), badge: str = "") -> "Table":
         """A pandas DataFrame of display strings, with a CSS class per row."""
         return cls(tuple(str(c) for c in df.columns),
                    tuple(tuple(str(v) for v in row) for row in df.itertuples(index=False)),
-                   tuple(classes))
+                   tuple(classes), badge)
 
 
 @dataclass(frozen=True)
@@ -109,10 +109,10 @@ def _numeric(text: str) -> bool:
 SHORT_CELL = 30
 
 
-def _cell(text: str, pick: bool) -> str:
-    if pick and (text.endswith(", " + PICK_MARK) or text == PICK_MARK):
-        head = text[: -len(PICK_MARK)].rstrip(", ")
-        return f'<td class="short">{escape(head)}<span class="badge">{PICK_MARK}</span></td>'
+def _cell(text: str, badge: str) -> str:
+    if badge and (text.endswith(", " + badge) or text == badge):
+        head = text[: -len(badge)].rstrip(", ")
+        return f'<td class="short">{escape(head)}<span class="badge">{escape(badge)}</span></td>'
     if _numeric(text):
         return f'<td class="num">{escape(text)}</td>'
     return f'<td class="short">{escape(text)}</td>' if len(text) <= SHORT_CELL else f"<td>{escape(text)}</td>"
@@ -123,7 +123,8 @@ def table_html(table: Table) -> str:
     body = []
     for i, row in enumerate(table.rows):
         cls = table.classes[i] if i < len(table.classes) and table.classes[i] else ""
-        tds = "".join(_cell(c, "pick" in cls.split()) for c in row)
+        badge = table.badge if "pick" in cls.split() else ""
+        tds = "".join(_cell(c, badge) for c in row)
         body.append(f'<tr class="{cls}">{tds}</tr>' if cls else f"<tr>{tds}</tr>")
     # Wide tables scroll inside their box instead of widening the page.
     return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
@@ -194,56 +195,6 @@ def marked(text: str, spans: list[tuple[int, int]]) -> str:
         pos = b
     out.append(escape(text[pos:]))
     return "".join(out)
-
-
-def _hit_html(hit: Retrieved, row: QueryRow) -> str:
-    gold = row.trace.gold if row.trace else ()
-    shares = [(j, hit.gold_share(g)) for j, g in enumerate(gold)]
-    rel = [f"{s:.0%} of gold {j + 1}" for j, s in shares if s > 0]
-    tag = (f'<span class="rel">holds {escape(", ".join(rel))}</span>' if rel
-           else '<span class="irr">no gold</span>')
-    page = f", p. {escape(hit.pages)}" if hit.pages else ""
-    head = f"{hit.rank}. {escape(hit.doc_id)} [{hit.start}:{hit.end}]{page}, {hit.n_tokens} tokens, {tag}"
-    if hit.text is None:
-        return f"<li>{head}</li>"
-    spans = [p for g in gold if g.start is not None and (p := hit.overlaps(g)) is not None]
-    return f'<li>{head}<div class="chunk">{marked(hit.text, spans)}</div></li>'
-
-
-def worst_queries_html(rows: Sequence[QueryRow], *, metric: str, setting: str,
-                       details: int = 20) -> str:
-    """The worst-first table and, for the worst queries, gold evidence and retrieved chunks."""
-    table = Table(("#", "query_id", "type", metric, "all settings: mean [min, max]", "query"),
-                  tuple((str(i), r.query_id, (r.trace.type or "") if r.trace else "",
-                         f"{r.value:.3f}", f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
-                         r.trace.query if r.trace else "")
-                        for i, r in enumerate(rows, 1)))
-    parts = [f'<p class="note">Setting: {escape(setting)}. Lowest {escape(metric)} first; '
-             "a query low in every setting is a hard question or a bad judgment, one low only "
-             "here is this setting's fault. Gold text inside retrieved chunks is highlighted.</p>",
-             table_html(table)]
-    for i, r in enumerate(rows[:details], 1):
-        rec = r.trace
-        title = f"{i}. {escape(r.query_id)}: {escape(metric)} = {r.value:.3f}"
-        if rec is None:
-            parts.append(f'<div class="q"><h3>{title}</h3><p>(no saved hits)</p></div>')
-            continue
-        if rec.type:
-            title += f" <span class='note'>({escape(rec.type)})</span>"
-        if rec.twohop:
-            k = max(rec.twohop)
-            title += f" <span class='note'>two-hop@{k}: {escape(rec.twohop[k])}</span>"
-        gold = "".join(
-            f"<li>{escape(g.doc_id)} "
-            + (f"[{g.start}:{g.end}]" if g.start is not None else "(whole document)")
-            + f", grade {g.grade}"
-            + (f'<div class="chunk"><mark>{escape(g.text)}</mark></div>' if g.text else "") + "</li>"
-            for g in rec.gold)
-        hits = "".join(_hit_html(h, r) for h in rec.hits)
-        parts.append(f'<div class="q"><h3>{title}</h3><p><b>Query:</b> {escape(rec.query)}</p>'
-                     f"<p><b>Gold evidence</b></p><ul>{gold}</ul>"
-                     f"<p><b>Retrieved</b></p><ol style='list-style:none;padding-left:0'>{hits}</ol></div>")
-    return "".join(parts)
 
 
 def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:

@@ -80,5 +80,5 @@ def test_the_readme_python_example_compares_two_settings(tmp_path):
     lines = out.stdout.strip().splitlines()
     assert lines[0].split() == ["setting", "mean", "diff", "p_value", "p_holm", "verdict", "n_needed",
                                 "n_compared"]
-    assert {line.split()[1] for line in lines[1:]} == {"token-128", "token-256"}
+    assert {line.split()[1] for line in lines[1:]} == {"token-256", "token-512"}
     assert any(line.split()[-3] == "best" for line in lines[1:])

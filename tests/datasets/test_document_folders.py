@@ -135,7 +135,7 @@ def test_unreadable_files_are_listed_together_and_can_be_skipped(tmp_path, caplo
     assert by_file["secret.pdf"].startswith("encrypted PDF")
     assert by_file["empty.pdf"] == "empty file"
     assert all("\n" not in str(p) for p in problems)
-    with caplog.at_level(logging.WARNING, logger="sweep.datasets.loading"):
+    with caplog.at_level(logging.WARNING, logger="sweep.datasets"):
         ds = load_dataset(folder, cache_dir="off", skip_unreadable=True)
     assert [q.query_id for q in ds.queries] == ["q1", "q2", "q3", "q4"]
     log = " ".join(r.getMessage() for r in caplog.records)
@@ -170,7 +170,7 @@ def test_a_web_page_saved_as_text_is_flagged(tmp_path, caplog):
     folder = _folder(tmp_path)
     (folder / "docs" / "page.txt").write_text("<!DOCTYPE html><html><body><p>Hi</p></body></html>",
                                               encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="sweep.datasets.loading"):
+    with caplog.at_level(logging.WARNING, logger="sweep.datasets"):
         load_dataset(folder, cache_dir="off")
     assert any("looks like HTML markup" in r.getMessage() for r in caplog.records)
 

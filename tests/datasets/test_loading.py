@@ -98,7 +98,7 @@ def test_folder_keeps_crlf_and_skips_hidden_and_other_files(tmp_path):
 
 def test_folder_reads_upper_case_and_markdown_extensions_and_counts_what_it_skips(caplog):
     # Issue 17 item 12: .MD and hidden folders were skipped without a word.
-    with caplog.at_level("WARNING", logger="sweep.datasets.loading"):
+    with caplog.at_level("WARNING", logger="sweep.datasets"):
         ds = load_dataset(PROJECT_SKIPPED)
     assert [d.doc_id for d in ds.documents] == [
         "Setup.MD", "faq.md", "manual.md", "notes/2025-03-04.txt", "notes/release.markdown"]

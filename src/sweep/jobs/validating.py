@@ -30,7 +30,7 @@ def _collected_warnings() -> Iterator[list[str]]:
     lines: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: lines.append(record.getMessage())
-    loader_log = logging.getLogger("sweep.datasets.loading")
+    loader_log = logging.getLogger("sweep.datasets")
     level, propagate = loader_log.level, loader_log.propagate
     loader_log.setLevel(logging.WARNING)
     loader_log.propagate = False

@@ -1,0 +1,338 @@
+"""The questions of a dataset and their judgments: a project ``queries.jsonl`` (evidence by
+offsets or by a quote located in the document's text, :mod:`sweep.datasets.quotes`), or
+BEIR ``queries.jsonl`` rows with document-level judgments in ``qrels/<split>.tsv``."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from sweep.core.checks import is_int
+from sweep.core.suggest import did_you_mean
+from sweep.core.types import Judgment, Query
+from sweep.datasets.corpus import Corpus, ReadOptions
+from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
+                                     required_str, short, text_lines)
+from sweep.datasets.quotes import Located
+
+__all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "read_queries"]
+
+log = logging.getLogger(__name__)
+
+QUERIES_FILE = "queries.jsonl"
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+# "score" is a proposal's BM25 score from sweep.evidence, kept when a proposal is moved into
+# "relevant" as it is; it says nothing about relevance and is ignored.
+_JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote", "occurrence", "context",
+                            "score"})
+_ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context"
+# difflib over every id of a big BEIR corpus would make each error slow.
+_SUGGEST_LIMIT = 20_000
+_UNSIGNED = re.compile(r"[0-9]+")
+#: Largest relevance grade: 2^grade - 1 (eval.gain=exponential) must stay finite
+#: when summed over a ranking.
+MAX_GRADE = 100
+
+
+def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
+                  options: ReadOptions) -> tuple[Query, ...]:
+    file = path / QUERIES_FILE if path.is_dir() else path
+    if not file.is_file():
+        if file.exists():
+            report.add(file, None, "not a file")
+        elif path.is_dir():
+            report.add(file, None, f"no such file: the questions to evaluate go there, one JSON "
+                                   "object per line (see the README, 'Your own documents and "
+                                   "questions'), or have an LLM write a set: python -m "
+                                   f"sweep.generate dataset.path={path} generate.out=NEW_FOLDER "
+                                   "llm.base_url=URL llm.model=NAME")
+        else:
+            report.add(file, None, "no such file")
+        return ()
+    problems_before = len(report.problems)
+    rows = list(jsonl_objects(file, report))
+    if not rows:
+        if len(report.problems) == problems_before:
+            report.add(file, None, "no queries")
+        return ()
+    first = rows[0][1]
+    if "_id" in first and "query_id" not in first:
+        return _beir_queries(file, rows, corpus, split, report)
+    return _project_queries(file, rows, corpus, report, options)
+
+
+class _OnSkippedFile(Exception):
+    """A question whose evidence is in a file left out by ``dataset.skip_unreadable``."""
+
+
+def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Corpus,
+                     report: Report, options: ReadOptions) -> tuple[Query, ...]:
+    queries: list[Query] = []
+    left_out = 0
+    first_line: dict[str, int] = {}
+    known = {"query_id", "query", "relevant", "type"}
+    for lineno, row in rows:
+        where = (file, lineno)
+        query_id = required_str(row, "query_id", where, report)
+        if query_id is not None:
+            if query_id in first_line:
+                report.add(*where, f"duplicate query_id {query_id!r} (first at line {first_line[query_id]})")
+                query_id = None
+            else:
+                first_line[query_id] = lineno
+        text = required_str(row, "query", where, report, what="query text")
+        qtype = row.get("type")
+        if qtype is not None and not isinstance(qtype, str):
+            report.add(*where, f"type must be a string, got {describe_value(qtype)}")
+        # A reference answer (sweep.answers judges correctness against it).
+        answer = row.get("answer")
+        bad_answer = answer is not None and not (isinstance(answer, str) and answer.strip())
+        if bad_answer:
+            report.add(*where, f"answer must be a non-empty string, got {describe_value(answer)}")
+        try:
+            relevant = _judgments(row, where, corpus, report, options)
+        except _OnSkippedFile:
+            left_out += 1
+            continue
+        if query_id is None or text is None or relevant is None or bad_answer:
+            continue
+        if qtype is not None and not isinstance(qtype, str):
+            continue
+        queries.append(Query(query_id=query_id, query=text, relevant=relevant,
+                             type=qtype or None, metadata=metadata_of(row, known)))
+    if left_out:
+        log.warning("%s: left out %d question%s whose evidence is in a skipped unreadable file",
+                    file, left_out, "s" if left_out != 1 else "")
+    return tuple(queries)
+
+
+def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: Corpus,
+               report: Report, options: ReadOptions) -> tuple[Judgment, ...] | None:
+    if "relevant" not in row:
+        if "proposed" in row:
+            report.add(*where, "not labelled yet: move the right passages of 'proposed' into "
+                               "'relevant' (a list), then delete 'proposed'")
+        else:
+            report.add(*where, "missing key 'relevant' (use [] for a question with no answer in "
+                               "the corpus; python -m sweep.evidence proposes passages)")
+        return None
+    items = row["relevant"]
+    if not isinstance(items, list):
+        report.add(*where, f"relevant must be a list, got {describe_value(items)}")
+        return None
+    judgments: list[Judgment] = []
+    ok = True
+    if any(isinstance(item, dict) and item.get("doc_id") in corpus.skipped for item in items):
+        raise _OnSkippedFile
+    for i, item in enumerate(items):
+        judgment = _judgment(item, f"relevant[{i}]", where, corpus, report, options)
+        ok = ok and judgment is not None
+        if judgment is not None:
+            judgments.append(judgment)
+    return tuple(judgments) if ok else None
+
+
+def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
+              report: Report, options: ReadOptions) -> Judgment | None:
+    """One ``{doc_id, start?, end?, grade?, quote?, occurrence?, context?}``; reports every
+    rule it breaks. A quote without offsets is located in the document's text."""
+    def bad(message: str) -> None:
+        report.add(*where, f"{label}: {message}")
+
+    if not isinstance(item, dict):
+        bad(f"expected an object, got {describe_value(item)}")
+        return None
+    errors_before = len(report.problems)
+    for key in sorted(set(item) - _JUDGMENT_KEYS):
+        bad(f"unknown key {key!r} (allowed: {_ALLOWED_KEYS})")
+
+    doc_id = item.get("doc_id")
+    text: str | None = None
+    if "doc_id" not in item:
+        bad("missing key 'doc_id'")
+    elif not isinstance(doc_id, str):
+        bad(f"doc_id must be a string, got {describe_value(doc_id)}")
+    elif doc_id in corpus.texts:
+        text = corpus.texts[doc_id]
+    elif not corpus.is_reported(doc_id):
+        bad(f"unknown doc_id {doc_id!r}{_suggestion(doc_id, corpus)}")
+
+    grade = item.get("grade", 1)
+    if not is_int(grade) or grade < 0:
+        bad(f"grade must be an integer >= 0, got {describe_value(grade)}")
+    elif grade > MAX_GRADE:
+        bad(f"grade {grade} is larger than {MAX_GRADE} (exponential gain 2^grade would overflow)")
+
+    has_start, has_end = "start" in item, "end" in item
+    start, end = item.get("start"), item.get("end")
+    offsets_ok = False
+    if has_start != has_end:
+        bad(f"{'start' if has_start else 'end'} without {'end' if has_start else 'start'}: "
+            "give both offsets for a span, or neither for a whole-document judgment")
+    elif has_start:
+        offsets_ok = True
+        for key, value in (("start", start), ("end", end)):
+            if not is_int(value):
+                bad(f"{key} must be an integer, got {describe_value(value)}")
+                offsets_ok = False
+        if offsets_ok:
+            if start < 0:
+                bad(f"start {start} is negative")
+                offsets_ok = False
+            elif start >= end:
+                bad(f"empty span: start {start} >= end {end}")
+                offsets_ok = False
+            elif text is not None and end > len(text):
+                bad(f"span {start}:{end} is outside the text of {doc_id!r} ({len(text)} characters)")
+                offsets_ok = False
+
+    located: str | None = None
+    hints = _hints(item, bad)
+    hinted = hints is not None and any(h is not None for h in hints)
+    if "quote" not in item and hinted:
+        bad("occurrence and context choose among the places a quote appears; give a quote")
+    if "quote" in item:
+        quote = item["quote"]
+        if not isinstance(quote, str):
+            bad(f"quote must be a string, got {describe_value(quote)}")
+        elif not has_start and not has_end:
+            if not quote.strip():
+                bad("quote is empty")
+            elif text is not None and hints is not None:
+                found = corpus.quote_index(doc_id).locate(
+                    quote, occurrence=hints[0], context=hints[1], fuzzy=options.fuzzy)
+                if isinstance(found, Located):
+                    start, end, located = found.start, found.end, found.how
+                else:
+                    fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"
+                             if options.fuzzy is None and found.reason == "not found" else "")
+                    bad(f"quote not located in {doc_id!r}: {found.message()}{fuzzy}")
+        elif hinted:
+            bad("occurrence and context are for a quote without offsets; these offsets already "
+                "say where it is")
+        elif offsets_ok and text is not None and text[start:end] != quote:
+            bad(f"quote does not match the text of {doc_id!r} at {start}:{end}: "
+                f"quote {short(quote, 50)}, text {short(text[start:end], 50)}"
+                f"{_line_end_hint(text, start, end, quote)}")
+
+    if len(report.problems) > errors_before or text is None:
+        return None
+    if located is not None:
+        return Judgment(doc_id=doc_id, start=start, end=end, grade=grade, quote=item["quote"],
+                        occurrence=hints[0], context=hints[1], located=located)
+    return Judgment(doc_id=doc_id, start=start if has_start else None, end=end if has_end else None,
+                    grade=grade, quote=item.get("quote"))
+
+
+def _hints(item: Mapping[str, Any], bad) -> tuple[int | None, str | None] | None:
+    """``(occurrence, context)`` of a judgment, None when either is malformed (reported)."""
+    occurrence, context = item.get("occurrence"), item.get("context")
+    ok = True
+    if occurrence is not None and (not is_int(occurrence) or occurrence < 1):
+        bad(f"occurrence must be an integer >= 1 (1 is the first place the quote appears), "
+            f"got {describe_value(occurrence)}")
+        ok = False
+    if context is not None and not (isinstance(context, str) and context.strip()):
+        bad(f"context must be a few words near the quote, got {describe_value(context)}")
+        ok = False
+    return (occurrence, context) if ok else None
+
+
+def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:
+    """Why a quote misses when the document has Windows line endings: offsets counted in
+    a copy read with universal newlines (``open(path).read()`` turns ``\r\n`` into
+    ``\n``), or a quote copied with ``\n`` where the file has ``\r\n``."""
+    if "\r" not in text:
+        return ""
+    if text.replace("\r\n", "\n")[start:end] == quote:
+        return ("; the file has Windows line endings (\\r\\n) and these offsets fit its text "
+                "with \\n only: compute offsets on the text read with open(path, "
+                "encoding='utf-8', newline='')")
+    crlf = quote.replace("\r\n", "\n").replace("\n", "\r\n")
+    if text.startswith(crlf, start):
+        return ("; they differ only in line endings: the file has \\r\\n where the quote "
+                "has \\n; copy the quote from the text read with open(path, encoding='utf-8', "
+                "newline='')")
+    return ""
+
+
+def _suggestion(doc_id: str, corpus: Corpus) -> str:
+    if len(corpus.texts) > _SUGGEST_LIMIT:
+        return ""
+    return did_you_mean(doc_id, corpus.texts, cutoff=0.75)
+
+
+def _beir_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Corpus,
+                  split: str, report: Report) -> tuple[Query, ...]:
+    texts: dict[str, tuple[str, dict[str, Any]]] = {}
+    first_line: dict[str, int] = {}
+    for lineno, row in rows:
+        where = (file, lineno)
+        query_id = required_str(row, "_id", where, report)
+        text = required_str(row, "text", where, report, what="query text")
+        if query_id is None:
+            continue
+        if query_id in first_line:
+            report.add(*where, f"duplicate _id {query_id!r} (first at line {first_line[query_id]})")
+            continue
+        first_line[query_id] = lineno
+        if text is not None:
+            texts[query_id] = (text, metadata_of(row, {"_id", "text"}))
+
+    qrels = file.parent / "qrels" / f"{split}.tsv"
+    judged = _read_qrels(qrels, set(first_line), corpus, report)
+    # A BEIR queries.jsonl holds the queries of every split; the split's qrels
+    # say which of them are evaluated.
+    return tuple(
+        Query(query_id=qid, query=texts[qid][0], relevant=tuple(judged[qid]), metadata=texts[qid][1])
+        for qid in first_line if qid in judged and qid in texts
+    )
+
+
+def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
+                report: Report) -> dict[str, list[Judgment]]:
+    if not path.is_file():
+        report.add(path, None, "no such file (BEIR queries need qrels/<split>.tsv; choose it with dataset.split=NAME, or --split NAME for sweep.validate and sweep.score)")
+        return {}
+    judged: dict[str, list[Judgment]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    rows = 0
+    for lineno, line in text_lines(path, report):
+        line = line.rstrip("\r\n")
+        # BEIR writes tabs; hand-made files often use spaces.
+        fields = [f.strip() for f in (line.split("\t") if "\t" in line else line.split())]
+        if rows == 0 and tuple(f.lower() for f in fields) == QRELS_HEADER:
+            continue
+        rows += 1
+        if len(fields) != 3:
+            report.add(path, lineno, f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}")
+            continue
+        qid, doc_id, score = fields
+        ok = True
+        if qid not in query_ids:
+            report.add(path, lineno, f"unknown query-id {qid!r} (not in queries.jsonl)")
+            ok = False
+        if doc_id not in corpus.texts:
+            if not corpus.is_reported(doc_id):
+                report.add(path, lineno, f"unknown corpus-id {doc_id!r}{_suggestion(doc_id, corpus)}")
+            ok = False
+        grade = int(score) if _UNSIGNED.fullmatch(score) else -1
+        if grade < 0:
+            report.add(path, lineno, f"score must be an integer >= 0, got {score!r}")
+            ok = False
+        elif grade > MAX_GRADE:
+            report.add(path, lineno, f"score {grade} is larger than {MAX_GRADE} (exponential gain "
+                                     "2^grade would overflow)")
+            ok = False
+        key = (qid, doc_id)
+        if key in first_line:
+            report.add(path, lineno, f"duplicate judgment of {doc_id!r} for query {qid!r} (first at line {first_line[key]})")
+            continue
+        first_line[key] = lineno
+        if ok:
+            judged.setdefault(qid, []).append(Judgment(doc_id=doc_id, grade=grade))
+    if rows == 0:
+        report.add(path, None, "no judgments")
+    return judged

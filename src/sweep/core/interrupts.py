@@ -24,6 +24,7 @@ from typing import Any, Iterator
 __all__ = ["deaf_to_interrupts", "forget", "hold", "listen", "quiet_second_interrupt",
            "release", "requested"]
 
+
 class _Heard:
     """Whether a Ctrl-C came, and whether one raises now or waits to be asked for."""
 

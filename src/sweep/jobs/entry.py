@@ -16,8 +16,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.core import progress
-from sweep.core import interrupts
+from sweep.core import interrupts, progress
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError

@@ -183,10 +183,8 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
         doc_id = required_str(row, id_key, where, report)
         if doc_id is None:
             continue
-        if doc_id in first_line:
-            report.add(*where, f"duplicate {id_key} {doc_id!r} (first at line {first_line[doc_id]})")
+        if not report.first_time(first_line, doc_id, where, f"{id_key} {doc_id!r}"):
             continue
-        first_line[doc_id] = lineno
         title = row.get("title", "")
         title_ok = title is None or isinstance(title, str)
         if not title_ok:

@@ -76,12 +76,9 @@ def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus:
     for lineno, row in rows:
         where = (file, lineno)
         query_id = required_str(row, "query_id", where, report)
-        if query_id is not None:
-            if query_id in first_line:
-                report.add(*where, f"duplicate query_id {query_id!r} (first at line {first_line[query_id]})")
-                query_id = None
-            else:
-                first_line[query_id] = lineno
+        if query_id is not None and not report.first_time(first_line, query_id, where,
+                                                          f"query_id {query_id!r}"):
+            query_id = None
         text = required_str(row, "query", where, report, what="query text")
         qtype = row.get("type")
         if qtype is not None and not isinstance(qtype, str):
@@ -274,10 +271,8 @@ def _beir_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Co
         text = required_str(row, "text", where, report, what="query text")
         if query_id is None:
             continue
-        if query_id in first_line:
-            report.add(*where, f"duplicate _id {query_id!r} (first at line {first_line[query_id]})")
+        if not report.first_time(first_line, query_id, where, f"_id {query_id!r}"):
             continue
-        first_line[query_id] = lineno
         if text is not None:
             texts[query_id] = (text, metadata_of(row, {"_id", "text"}))
 
@@ -326,11 +321,9 @@ def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
             report.add(path, lineno, f"score {grade} is larger than {MAX_GRADE} (exponential gain "
                                      "2^grade would overflow)")
             ok = False
-        key = (qid, doc_id)
-        if key in first_line:
-            report.add(path, lineno, f"duplicate judgment of {doc_id!r} for query {qid!r} (first at line {first_line[key]})")
+        if not report.first_time(first_line, (qid, doc_id), (path, lineno),
+                                 f"judgment of {doc_id!r} for query {qid!r}"):
             continue
-        first_line[key] = lineno
         if ok:
             judged.setdefault(qid, []).append(Judgment(doc_id=doc_id, grade=grade))
     if rows == 0:

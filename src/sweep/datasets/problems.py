@@ -62,6 +62,15 @@ class Report:
     def add(self, path: Path | str, line: int | None, message: str) -> None:
         self.problems.append(Problem(str(path), line, message))
 
+    def first_time(self, seen: dict[Any, int], key: Any, where: tuple[Path, int], what: str) -> bool:
+        """Whether ``key`` is new to ``seen`` (which then keeps its line); a key seen before is
+        reported as ``duplicate <what> (first at line N)``."""
+        if key in seen:
+            self.add(*where, f"duplicate {what} (first at line {seen[key]})")
+            return False
+        seen[key] = where[1]
+        return True
+
     def sorted(self) -> list[Problem]:
         """Problems file by file (in the order files were first named), by line within a file.
 

@@ -287,6 +287,17 @@ def test_beir_queries_file_path_and_headerless_space_separated_qrels(tmp_path):
     assert q.relevant == (Judgment("d2", grade=1), Judgment("d1", grade=0))
 
 
+def test_a_beir_query_id_given_twice_is_named_with_its_first_line(tmp_path):
+    docs = load_corpus(BEIR / "corpus.jsonl")
+    write_lines(tmp_path / "queries.jsonl", [{"_id": "a", "text": "warranty"},
+                                             {"_id": "a", "text": "again"}])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("a\td2\t1\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        load_queries(tmp_path / "queries.jsonl", docs)
+    assert str(e.value) == f"{tmp_path / 'queries.jsonl'}:2: duplicate _id 'a' (first at line 1)"
+
+
 # --------------------------------------------------------------------------- errors
 
 

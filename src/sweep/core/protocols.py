@@ -17,6 +17,7 @@ from sweep.core.types import Chunk, Document, Ranking
 
 __all__ = ["ApproximateIndex", "Chunker", "DocumentChunker", "EmbedStatsLike", "Embedder",
            "HasNotes", "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder",
+           "identity_of",
            "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever"]
 
 
@@ -133,6 +134,12 @@ class IdentifiedEmbedder(Protocol):
 
     @property
     def identity(self) -> str: ...
+
+
+def identity_of(embedder: object) -> str | None:
+    """The embedder's identity, None for one that has none (its vectors are shared with no
+    other job)."""
+    return (embedder.identity or None) if isinstance(embedder, IdentifiedEmbedder) else None
 
 
 @runtime_checkable

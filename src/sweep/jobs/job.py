@@ -40,7 +40,7 @@ from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
-                                  IdentifiedEmbedder, Reranker, Retriever)
+                                  Reranker, Retriever, identity_of)
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
@@ -172,7 +172,7 @@ def shared_encode_times(embedder: Any, sweep_dir: Path
                         ) -> Callable[[Sequence[str]], np.ndarray] | None:
     """The sweep's fresh-encode times for this embedder, measured by the first job (or
     the prewarm pass) that needs them; None for an embedder without an identity."""
-    identity = embedder.identity if isinstance(embedder, IdentifiedEmbedder) else None
+    identity = identity_of(embedder)
     if not identity:
         return None
     store = EncodeTimes(sweep_dir)

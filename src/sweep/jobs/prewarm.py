@@ -35,7 +35,7 @@ from sweep.jobs.devices import Launch
 from sweep.core.files import write_text_atomic
 from sweep.jobs.job import ConfigError, build_stages, cause, embedder_node, load_dataset
 from sweep.pipeline.latency import EncodeTimes
-from sweep.core.protocols import IdentifiedEmbedder, LabelledEmbedder
+from sweep.core.protocols import LabelledEmbedder, identity_of
 
 __all__ = ["GroupReport", "PrewarmReport", "REPORT_NAME", "embed_spread", "prewarm_grid",
            "wanted"]
@@ -144,7 +144,8 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
                       machine.cores):
             continue
         selected += 1
-        if resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None)) is None:
+        cache_root = resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None))
+        if cache_root is None:
             skipped[num] = "runtime.cache_dir is off: there is no cache to fill"
             continue
         requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
@@ -153,9 +154,8 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
             node = embedder_node(cfg, device)
             stages = build_stages(cfg, device if requested == "auto" else None)
             # Another model, max_seq_length, normalization or prefix is another cache.
-            identity = (stages.embedder.identity if isinstance(stages.embedder, IdentifiedEmbedder)
-                        else None) or json.dumps(node, sort_keys=True)
-            key = (identity, str(resolve_cache_dir(node.get("cache_dir"))), device)
+            identity = identity_of(stages.embedder) or json.dumps(node, sort_keys=True)
+            key = (identity, str(cache_root), device)
             dataset = load_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
             skipped[num] = first_line(cause(e))
@@ -264,8 +264,7 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
         # The latency columns' query encodes, timed once here for every job of the group
         # (with the model this pass loaded) instead of once per job.
         for group in groups.values():
-            identity = (group.embedder.identity
-                        if isinstance(group.embedder, IdentifiedEmbedder) else None)
+            identity = identity_of(group.embedder)
             if group.latency_queries and identity:
                 EncodeTimes(folder).get_or_measure(identity, group.latency_queries,
                                                    group.embedder.encode_query,

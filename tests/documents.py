@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -143,12 +143,21 @@ def plain_inline(text: str) -> str:
 # --------------------------------------------------------------------------- PDF
 
 
-def _fpdf(header: str | None, page_numbers: str | None, title: str | None):
+def _fpdf(header: str | Callable[[int], tuple[str, str]] | None, page_numbers: str | None,
+          title: str | None):
     from fpdf import FPDF
 
     class _Document(FPDF):
         def header(self) -> None:
-            if header:
+            if callable(header):  # a book's: the chapter on the left, the page number on the right
+                left, right = header(self.page_no())
+                if left or right:
+                    self.set_font("DejaVu", "", 8)
+                    self.cell(0, 5, left, align="L")
+                    self.set_x(self.l_margin)
+                    self.cell(0, 5, right, new_x="LMARGIN", new_y="NEXT", align="R")
+                    self.ln(4)
+            elif header:
                 self.set_font("DejaVu", "", 8)
                 self.cell(0, 5, header, new_x="LMARGIN", new_y="NEXT", align="C")
                 self.ln(4)
@@ -212,12 +221,15 @@ def _hyphen_point(pdf, prefix: str, word: str, width: float) -> int | None:
 
 
 def write_pdf(path: Path | str, content: Content | Sequence[Sequence[str]], *, title: str | None = None,
-              header: str | None = None, page_numbers: str | None = "Page {page} of {pages}",
+              header: str | Callable[[int], tuple[str, str]] | None = None,
+              page_numbers: str | None = "Page {page} of {pages}",
               hyphenate: bool | Collection[str] = (), paragraph_gap: bool = True,
               font_size: float = 11) -> Path:
     """A text PDF of ``content``: paragraphs wrapped into real lines (``hyphenate``: words
     broken with a hyphen at a line end), headings in bold, a running ``header`` and a
-    footer ``page_numbers`` (``{page}``, ``{pages}``; None for none) on every page.
+    footer ``page_numbers`` (``{page}``, ``{pages}``; None for none) on every page. A
+    callable ``header`` gives a book's header of page N: (left text, right text), both
+    empty for none.
     ``paragraph_gap`` False sets paragraphs without vertical space between them.
     ``title`` goes into the PDF's metadata. A list whose every element is a list of block
     strings is a list of pages (a table alone is given inside a page, or as Markdown)."""

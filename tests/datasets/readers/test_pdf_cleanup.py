@@ -156,6 +156,54 @@ def test_bare_page_numbers_are_dropped_at_the_page_edges_only() -> None:
     assert "42" in clean(["Count:", "42", "Next line here.", "Last line here.", "End of it."]).text
 
 
+def book(chapters: list[tuple[str, list[str]]], front_matter: int = 1) -> list[list[str]]:
+    """Pages with a book's running header: the chapter's name and the printed page number,
+    which starts at 1 after ``front_matter`` unnumbered pages."""
+    pages = [[f"Front matter page {n}."] for n in range(front_matter)]
+    for chapter, body in chapters:
+        pages.append([f"{chapter} {len(pages) - front_matter + 1}", *body])
+    return pages
+
+
+CHAPTERS = [("Chapter 1: Calibration", ["Calibration starts with a cold station.", FULL, "Then the hood."]),
+            ("Chapter 1: Calibration", ["The hood is clamped to the inlet.", FULL, "Wait for blue."]),
+            ("Chapter 2: Recording", ["Values go into the log.", FULL, "The log is signed."]),
+            ("Appendix A: Parts", ["The van carries spare filters.", FULL, "Filters are counted."])]
+
+
+def test_a_books_running_headers_that_change_by_chapter_are_dropped_by_their_page_numbers() -> None:
+    text = clean(*book(CHAPTERS)).text
+    assert "Chapter" not in text and "Appendix" not in text
+    assert text.startswith("Front matter page 0.\n\nCalibration starts with a cold station.")
+    # Without front matter, and as footers.
+    pages = [list(reversed(page)) for page in book(CHAPTERS, front_matter=0)]
+    assert "Chapter" not in clean(*pages).text
+
+
+def test_a_number_at_a_page_edge_that_is_not_the_page_number_stays() -> None:
+    # Page i is printed i: a last line ending with its own number (on half the pages) is not
+    # furniture when the numbers are in the headers (on all of them).
+    last = ["Spare filters in the van: 1", "Cylinders on the shelf: 12", "Hoods in stock: 3",
+            "Clamps left over: 40"]
+    chapters = [(c, [*body, end]) for (c, body), end in zip(CHAPTERS, last)]
+    text = clean(*book(chapters)).text
+    assert "Chapter" not in text and all(end in text for end in last)
+    # Numbers that follow the pages on too few of them are not page numbers.
+    lone = clean([FULL, "Section 1"], [FULL, "Something else"], [FULL, "More text"], [FULL, "End"]).text
+    assert "Section 1" in lone
+
+
+def test_table_of_contents_entries_are_lines_of_their_own() -> None:
+    entries = ["1 Introduction . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
+               "2 Calibrating the station on site . . . . . . . . . . . . . . . . . . . . . . . . 3",
+               "2.1 Preparing the hood, the reference cylinder and the inlet clamp for a",
+               "calibration run in the field ........................................ 4",
+               "Index . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 9"]
+    text = clean(["Contents", *entries, "The guide starts on the next page, with the safety rules."]).text
+    assert text.split("\n")[2:6] == [entries[0], entries[1], f"{entries[2]} {entries[3]}", entries[4]]
+    assert text.endswith(f"{entries[4]}\n\nThe guide starts on the next page, with the safety rules.")
+
+
 # --------------------------------------------------------------------------- pages
 
 

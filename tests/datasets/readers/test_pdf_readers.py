@@ -51,6 +51,18 @@ HYPHENATED = {"recalibration", "certification", "maintenance", "dashboards"}
 
 READERS = [PypdfReader(), PdfplumberReader()]
 
+CONTENTS = ["1 Calibration . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
+            "1.1 Preparing the station . . . . . . . . . . . . . . . . . . . . . . 1",
+            "2 Recording . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 3"]
+BOOK = [["Contents", *CONTENTS],
+        ["# Calibration", "Every station is calibrated against a reference gas once a quarter.",
+         "Connect the calibration hood to the inlet with the quick-release clamp."],
+        ["Wait until the status ring pulses blue.", "Cylinders in the van: 2"],
+        ["# Recording", "Write the zero and span values into the maintenance log."],
+        ["Return the station to normal operation before you leave the site."]]
+BOOK_CHAPTERS = {2: "Chapter 1: Calibration", 3: "Chapter 1: Calibration", 4: "Chapter 2: Recording",
+                 5: "Chapter 2: Recording"}
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
@@ -61,6 +73,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "corpus": write_pdf(folder / "remote-work.pdf", CORPUS_DOC.read_text(encoding="utf-8"),
                             header="Kestrel Labs — People Policies", page_numbers="- {page} -",
                             hyphenate=True, paragraph_gap=False),
+        # A book: a contents page, then the chapter's name and the page number (1 from the
+        # second page) at the top of every page.
+        "book": write_pdf(folder / "book.pdf", BOOK, page_numbers=None,
+                          header=lambda n: (BOOK_CHAPTERS.get(n, ""), str(n - 1) if n in BOOK_CHAPTERS else "")),
         "encrypted": write_encrypted_pdf(folder / "locked.pdf"),
         "owner-only": write_encrypted_pdf(folder / "restricted.pdf", "Printing is restricted here.",
                                           user_password=""),
@@ -119,6 +135,15 @@ def test_no_running_header_or_page_number_is_left(read, name: str) -> None:
     assert "Kestrel Labs —" not in text
     assert not re.search(r"Page \d+ of \d+|- \d+ -", text)
     assert not any(re.fullmatch(r"\d+", line.strip()) for line in text.split("\n"))
+
+
+def test_a_books_running_headers_and_contents_read_as_a_reader_reads_them(read, files) -> None:
+    assert {"Chapter 1: Calibration 1", "Chapter 2: Recording 4"} <= set(raw_lines(files["book"]))
+    text = read("book").text
+    assert "Chapter" not in text
+    assert "\n".join(CONTENTS) in text  # one entry per line, none run together
+    expected = [s for page in BOOK[1:] for s in sentences(page)]
+    assert [s for s in expected if s not in text] == [] and "Cylinders in the van: 2" in text
 
 
 def test_pages_map_a_sentence_to_its_page(read) -> None:

@@ -12,6 +12,11 @@ function that every PDF reader shares and that is tested on plain strings:
   or when the same line (digits aside, so ``Page 3 of 9`` matches ``Page 4 of 9``)
   sits in that zone on at least half the pages, and on two at least, and never
   elsewhere on a page (a sentence the text repeats is not a running header).
+  Books' running headers change with the chapter (``Chapter 2: Syntax 14``, then
+  ``Chapter 3: Utilities 21``), so the page number in them is what repeats: a line
+  at a page's edge that starts or ends with the page's printed number is dropped,
+  where the printed numbers follow the page order (page ``i`` printed ``i + d``,
+  the same ``d``) on a third of the pages, and on two at least.
 - **Hyphenation.** ``exam-`` at a line end followed by ``ple`` (lowercase) is
   ``example``, unless the document writes ``exam-ple`` inside a line elsewhere
   and never ``example`` (then the hyphen was real). Before an uppercase letter or a
@@ -27,7 +32,9 @@ function that every PDF reader shares and that is tested on plain strings:
   3. this line is such a heading-like line and the line before ended a sentence
      (a heading after a paragraph whose last line happens to be full);
   4. this line starts a list item: ``•`` always; ``-``, ``1.``, ``(a)`` only after a
-     line with room to spare, since ``(10) people`` may also wrap to a line start.
+     line with room to spare, since ``(10) people`` may also wrap to a line start;
+  5. the line before is a table-of-contents entry (a dot leader and a page number:
+     ``2.1 Syntax . . . . 14``), which always ends its line.
 
   Widths come from the extractor when it measures them, else they are estimated
   from character counts against the document's usual line length. Paragraphs are
@@ -97,6 +104,10 @@ _BULLET = re.compile(r"^[•◦▪▫●○■□‣⁃∙·]\s*\S")
 # Markers that also occur in running text at a line start: "(10) of them", "— and".
 _MARKER = re.compile(r"^(?:[*–—-]|\(?\d{1,3}[.)]|\(?[a-z]\))\s+\S")
 _HYPHEN_END = re.compile(r"([^\W\d_]+)-$")
+# A number at either end of a line, set off by a space: the page number of a running header.
+_EDGE_NUMBERS = re.compile(r"^(\d{1,4})(?=\s)|(?<=\s)(\d{1,4})$")
+# A table-of-contents entry's end: a dot leader (". . . ." or "....") and a page number.
+_LEADER = re.compile(r"(?:\.\s?){4,}\s*(?:\d{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
 
 
@@ -171,16 +182,38 @@ def _drop_furniture(pages: list[list[PdfLine]]) -> None:
         top.pop(key, None)
         bottom.pop(key, None)
     needed = max(2, math.ceil(len(pages) / 2))
-    for page in pages:
+    side, shift = _numbered_edge(pages)
+    for number, page in enumerate(pages):
         head, foot = _zone(page)
         dropped: set[int] = set()
-        for counts, zone in ((top, head), (bottom, foot)):
+        for counts, zone, edge in ((top, head, "top"), (bottom, foot, "bottom")):
             for i in zone:  # from the page's edge inwards, stopping at the first content line
                 line = page[i].text
-                if not (_PAGE_NUMBER.match(line) or counts.get(_furniture_key(line), 0) >= needed):
+                if not (_PAGE_NUMBER.match(line) or counts.get(_furniture_key(line), 0) >= needed
+                        or (edge == side and number + shift in _edge_numbers(line))):
                     break
                 dropped.add(i)
         page[:] = [line for i, line in enumerate(page) if i not in dropped]
+
+
+def _edge_numbers(line: str) -> set[int]:
+    return {int(a or b) for a, b in _EDGE_NUMBERS.findall(line)}
+
+
+def _numbered_edge(pages: list[list[PdfLine]]) -> tuple[str, int]:
+    """``("top", d)`` when the first line of a third of the pages (two at least) starts or
+    ends with the number ``i + d`` on page ``i``, the printed page numbers; ``("bottom", d)``
+    for the last lines; ``("", 0)`` when neither edge is numbered so."""
+    support: dict[tuple[str, int], int] = {}
+    for number, page in enumerate(pages):
+        content = [line.text for line in page if line.text]
+        for side, line in (("top", content[:1]), ("bottom", content[-1:])):
+            for n in {n for text in line for n in _edge_numbers(text)}:
+                support[side, n - number] = support.get((side, n - number), 0) + 1
+    if not support:
+        return "", 0
+    best, pages_with_it = max(support.items(), key=lambda item: (item[1], -abs(item[0][1])))
+    return best if pages_with_it >= max(2, math.ceil(len(pages) / 3)) else ("", 0)
 
 
 class _Document:
@@ -218,11 +251,19 @@ class _Document:
         for i, (number, line, spaced) in enumerate(flow):
             previous = flow[i - 1][1] if i else None
             following = flow[i + 1][1] if i + 1 < len(flow) else None
-            item = bool(_BULLET.match(line.text)) or (
+            after_entry = previous is not None and bool(_LEADER.search(previous.text))
+            # A contents entry: after one, the next (or the first line of a wrapped one; anything
+            # else ends the contents); after a short line, the first of several.
+            entry = (any(_LEADER.search(x.text) for x in (line, following) if x) if after_entry
+                     else (previous is not None and following is not None and self._has_room(previous, line)
+                           and bool(_LEADER.search(line.text)) and bool(_LEADER.search(following.text))))
+            item = entry or bool(_BULLET.match(line.text)) or (
                 bool(_MARKER.match(line.text)) and previous is not None
                 and self._has_room(previous, line))
             if previous is None:
                 how = "start"
+            elif after_entry and not entry:
+                how = "paragraph"
             elif line.heading and previous.heading == line.heading and not spaced:
                 how = "space"  # the next line of a wrapped heading
             elif (line.heading or previous.heading or spaced
@@ -381,7 +422,7 @@ def library_version(*distributions: str) -> str:
 
 # --------------------------------------------------------------------------- pypdf
 
-_PYPDF_RECIPE = 1
+_PYPDF_RECIPE = 2
 
 
 class PypdfReader:

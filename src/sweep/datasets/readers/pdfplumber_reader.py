@@ -39,7 +39,7 @@ from sweep.datasets.readers.pdf import (
 
 __all__ = ["PdfplumberReader"]
 
-_RECIPE = 2
+_RECIPE = 3
 # Characters closer than this (PDF points) are one word: pdfplumber's default of 3 glues
 # words of tightly set text together, and 1.5 still keeps kerned letters of a word apart
 # from nothing.

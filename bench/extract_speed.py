@@ -1,6 +1,7 @@
 """Extraction throughput and quality of every document reader, next to plain text.
 
     python bench/extract_speed.py [--docs DIR] [--repeats 3] [--limit N] [--html-quality]
+    python bench/extract_speed.py --example [--repeats 5]
 
 Renders the Markdown documents of the bundled corpus (corpora/kestrel/docs) as
 the files users have, with the builders the tests use (tests/documents.py):
@@ -14,6 +15,12 @@ baseline, measured in the same run) it took. A second table gives what each
 reader kept: the share of body sentences found verbatim, of headings found as
 ``#`` lines, and what leaked (running headers and page numbers, site
 boilerplate).
+
+``--example`` times the files of the bundled ``corpora/documents`` folder as they
+are (the PDFs, web pages and Word files a sweep of it reads) with every reader of
+their format, against the plain-text reader on the same documents' Markdown
+originals, and says how many of the folder's quotes each reader's text locates
+exactly, after normalising, fuzzily or not at all.
 
 ``--html-quality`` adds the comparison the HTML reader was chosen by:
 trafilatura in several modes, markitdown and html2text on whole pages (html2text
@@ -30,15 +37,17 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from sweep.datasets.readers.base import Extracted, Reader
 from sweep.datasets.readers.plain import PlainTextReader
-from sweep.datasets.readers.registry import READERS, reader_for
+from sweep.datasets.readers.registry import READERS, format_of, reader_for
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCS = ROOT / "corpora" / "kestrel" / "docs"
+EXAMPLE = ROOT / "corpora" / "documents"
 # The file builders live with the tests, which write the same kinds of files.
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -202,13 +211,61 @@ def html_quality(docs: list[tuple[str, str]]) -> None:
           "Markdown escapes are taken out ((raw): as output).")
 
 
+def example(repeats: int) -> None:
+    """Every reader on the bundled example's own files, next to plain text on their originals."""
+    import json
+
+    from sweep.datasets.quotes import locate
+
+    docs = sorted(p for p in (EXAMPLE / "docs").rglob("*") if p.is_file())
+    originals = [(DEFAULT_DOCS / p.relative_to(EXAMPLE / "docs").with_suffix(".md"), "") for p in docs]
+    baseline, _ = median_seconds(lambda: read_all(PlainTextReader(), originals), repeats)
+    baseline_mb = sum(p.stat().st_size for p, _ in originals) / 1e6
+    quotes: dict[str, list[str]] = {}
+    for line in (EXAMPLE / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        for j in json.loads(line)["relevant"] if line else ():
+            quotes.setdefault(j["doc_id"], []).append(j["quote"])
+    print(f"{EXAMPLE.relative_to(ROOT)}: {len(docs)} files; baseline: the text reader on their "
+          f"{len(originals)} Markdown originals ({baseline_mb:.2f} MB), {baseline / baseline_mb:.4f} s/MB; "
+          f"median of {repeats} repeats\n")
+    header = (f"{'format':6} {'reader':12} {'files':>5} {'MB read':>8} {'median s':>9} {'s/MB':>8} "
+              f"{'x text':>7}   {'exact':>5} {'normalised':>10} {'fuzzy':>5} {'not found':>9}")
+    print(header + "\n" + "-" * len(header))
+    by_format: dict[str, list[Path]] = {}
+    for path in docs:
+        by_format.setdefault(format_of(path.name) or "?", []).append(path)
+    for fmt, paths in sorted(by_format.items()):
+        files = [(p, "") for p in paths]
+        mb = sum(p.stat().st_size for p in paths) / 1e6
+        for name in READERS[fmt]:
+            reader = reader_for(fmt, name)
+            read_all(reader, files[:1])  # the parser's imports, a once-per-process cost
+            seconds, extracted = median_seconds(lambda r=reader, f=files: read_all(r, f), repeats)
+            how = Counter()
+            for path, result in zip(paths, extracted):
+                for quote in quotes.get(path.relative_to(EXAMPLE / "docs").as_posix(), ()):
+                    found = locate(result.text, quote, fuzzy=0.8)
+                    how[found.how if found else "not found"] += 1
+            print(f"{fmt:6} {name:12} {len(paths):5d} {mb:8.3f} {seconds:9.3f} {seconds / mb:8.3f} "
+                  f"{(seconds / mb) / (baseline / baseline_mb):7.0f}   {how['exact']:5d} "
+                  f"{how['normalised']:10d} {how['fuzzy']:5d} {how['not found']:9d}")
+    print("\ns/MB: median seconds per MB of the files as stored; x text: that per MB over the text "
+          "reader's per MB on the Markdown originals (same run). Quotes are located as a sweep with "
+          "dataset.fuzzy=0.8 would locate them.")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--limit", type=int, default=None, help="only the first N documents")
     ap.add_argument("--html-quality", action="store_true", help="also compare HTML extractors")
+    ap.add_argument("--example", action="store_true",
+                    help="time the bundled corpora/documents files as they are, with every reader")
     args = ap.parse_args(argv)
+    if args.example:
+        example(args.repeats)
+        return 0
 
     docs = load_markdown(args.docs, args.limit)
     if not docs:

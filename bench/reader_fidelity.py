@@ -10,7 +10,8 @@ quote lost), so both arms score the same evidence.
 Then the example folder with the default readers, and once per extra reader
 given. Every arm is a real ``python -m sweep`` over the same chunk sizes, with the
 same embedding cache, and the bench prints span recall@5 per arm and size, the
-difference to Markdown, and how the quotes were located.
+difference to Markdown with the paired randomization test's p-value over the same
+questions (the test sweep uses for ``vs best``), and how the quotes were located.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from sweep.decision.significance import paired_randomization_test
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "src" / "sweep" / "corpora" / "documents"
 KESTREL = ROOT / "src" / "sweep" / "corpora" / "kestrel"
@@ -34,14 +39,12 @@ FUZZY = 0.8
 def markdown_baseline(folder: Path) -> Path:
     """The example's documents as their Markdown originals, with the original offsets."""
     example = [json.loads(line) for line in (EXAMPLE / "queries.jsonl").read_text("utf-8").splitlines() if line]
-    ids = {q["query_id"] for q in example}
     docs = {Path(p).with_suffix(".md").as_posix() for p in
             (p.relative_to(EXAMPLE / "docs").as_posix() for p in (EXAMPLE / "docs").rglob("*") if p.is_file())}
     for doc in docs:
         target = folder / "docs" / doc
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(KESTREL / "docs" / doc, target)
-    del ids
     # The same quotes, located in the Markdown (markup and all: fuzzily where a quote has
     # lost a **bold** or a link target), so both arms score the same evidence.
     for q in example:
@@ -52,7 +55,11 @@ def markdown_baseline(folder: Path) -> Path:
     return folder
 
 
-def sweep(dataset: Path, sizes: str, out: Path, cache: Path, *extra: str) -> dict[str, float]:
+#: An arm's span recall@5 per chunk size: size -> {query_id: value}.
+Scores = dict[str, dict[str, float]]
+
+
+def sweep(dataset: Path, sizes: str, out: Path, cache: Path, *extra: str) -> Scores:
     cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"chunk.size={sizes}",
            "chunk.overlap=0", f"hydra.sweep.dir={out}", f"runtime.cache_dir={cache}",
            "runtime.show_progress=false", "eval.n_boot=200", *extra]
@@ -60,7 +67,21 @@ def sweep(dataset: Path, sizes: str, out: Path, cache: Path, *extra: str) -> dic
     if proc.returncode != 0:
         raise SystemExit(f"sweep failed ({' '.join(extra) or 'defaults'}): {proc.stderr[-2000:]}")
     with open(out / "results.csv", newline="", encoding="utf-8") as f:
-        return {r["chunk.size"]: float(r["span.recall@5"]) for r in csv.DictReader(f)}
+        size_of = {r["job"]: r["chunk.size"] for r in csv.DictReader(f)}
+    scores: Scores = {size: {} for size in size_of.values()}
+    with open(out / "per_query.csv", newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["level"] == "span" and r["metric"] == "recall@5" and r["value"] != "":
+                scores[size_of[r["job"]]][r["query_id"]] = float(r["value"])
+    return scores
+
+
+def versus(scores: dict[str, float], base: dict[str, float]) -> tuple[float, float, float]:
+    """(mean, mean difference to the baseline, paired p-value) over the questions both scored."""
+    ids = sorted(base.keys() & scores.keys())
+    a = np.array([scores[i] for i in ids])
+    b = np.array([base[i] for i in ids])
+    return float(a.mean()), float((a - b).mean()), paired_randomization_test(a, b)
 
 
 def located(dataset: Path, *reader: str, fuzzy: float | None = None) -> str:
@@ -91,9 +112,15 @@ def main() -> None:
             arms[name] = sweep(EXAMPLE, args.sizes, tmp / f"s{i}", cache, *extra)
             notes[name] = located(EXAMPLE, *reader)
     base = arms["markdown (baseline)"]
-    print(f"{'arm':<22}" + "".join(f"  R@5 {s:>4}  Δ md " for s in sizes) + "  quotes")
+    n = len(next(iter(base.values())))
+    print(f"span recall@5 over {n} answerable questions; Δ md: the mean paired difference to the "
+          f"Markdown arm, p: its paired randomization test (two-sided, 10,000 sign flips)\n")
+    print(f"{'arm':<22}" + "".join(f"  R@5 {s:>4}  Δ md       p" for s in sizes) + "  quotes")
     for name, scores in arms.items():
-        cells = "".join(f"  {scores[s]:8.3f}  {scores[s] - base[s]:+.3f}" for s in sizes)
+        cells = ""
+        for s in sizes:
+            mean, diff, p = versus(scores[s], base[s])
+            cells += f"  {mean:8.3f}  {diff:+.3f}  {p:6.3f}" if scores is not base else f"  {mean:8.3f}  {'':6}  {'':6}"
         print(f"{name:<22}{cells}  {notes[name]}")
 
 

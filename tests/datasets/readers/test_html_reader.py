@@ -120,3 +120,32 @@ def test_a_sidebars_heading_is_not_put_back(reader) -> None:
     extracted = read(reader, html)
     assert "On this page" not in extracted.text
     assert [h.title for h in extracted.headings] == ["Mounting guide", "Installing the bracket"]
+
+
+DOCS_PAGE = """<!DOCTYPE html><html><head><title>Policy — Example docs</title></head><body>
+<div role="main" class="document">
+<h1>Packaging policy<a class="headerlink" href="#packaging-policy" title="Permalink">¶</a></h1>
+<p>Every package is built
+      from its source
+      in a clean chroot,   as
+      <a href="#builds">the build section</a> explains.</p>
+<h2 id="builds"><a class="hash-link" href="#builds">#</a>Builds</h2>
+<p>A build&nbsp;log is kept for a year.</p>
+<dl><dt><code>build(path)</code><a class="headerlink" href="#build">¶</a></dt>
+<dd><p>Builds the package in the folder given, and returns the log of that build.</p></dd></dl>
+<h2>Example<a class="anchor" href="#example"><svg aria-hidden="true" width="16"></svg></a></h2>
+<pre>make build
+    --jobs 2</pre>
+</div></body></html>"""
+
+
+def test_permalink_marks_are_dropped_and_whitespace_reads_as_a_browser_shows_it(reader) -> None:
+    extracted = read(reader, DOCS_PAGE)
+    text = extracted.text
+    assert [h.title for h in extracted.headings] == ["Packaging policy", "Builds", "Example"]
+    assert extracted.title == "Packaging policy"
+    assert "¶" not in text and "#builds" not in text and not re.search(r"^#+ #", text, re.MULTILINE)
+    assert "Every package is built from its source in a clean chroot, as the build section explains." in text
+    assert re.search("A build[ \u00a0]log is kept for a year.", text)  # (trafilatura turns &nbsp; to a space)
+    assert "make build\n    --jobs 2" in text  # preformatted text as it is
+    assert "Builds the package in the folder given, and returns the log of that build." in text

@@ -31,6 +31,14 @@ on the page. A page that has no text left once its boilerplate is dropped is
 refused rather than given trafilatura, which would return the ``<title>``.
 The title is the page's first ``<h1>``, else its ``<title>``, else the file's stem.
 
+Two things a browser shows differently from the markup are done as a browser does
+before either reader sees the page: whitespace runs outside ``<pre>`` are one space
+(an editor's line breaks and indentation inside a paragraph are not the text's), and
+the permalink marks documentation generators put after headings and API entries
+(Sphinx's and MkDocs' ``¶``, Docusaurus' ``#``, anchor icons: a link to ``#...`` whose
+text is only such a mark) are dropped, so that a heading reads ``Copyright``, not
+``Copyright¶``.
+
 Bytes are decoded by a byte-order mark, else the ``<meta charset>`` (or the
 ``http-equiv`` content type) of the first 4 kB, else UTF-8, else windows-1252,
 as browsers do for a page that does not say.
@@ -51,8 +59,8 @@ __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 1
-_MARKITDOWN_RECIPE = 1
+_TRAFILATURA_RECIPE = 2
+_MARKITDOWN_RECIPE = 2
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -229,15 +237,45 @@ def _main_content(tree: Any) -> Any:
 
 
 def _page(data: bytes) -> tuple[Any, str]:
-    """The parsed page and its title, taken before anything is pruned (its ``<h1>`` may
-    sit in a ``<header>`` that goes)."""
+    """The parsed page as a browser shows it (see the module) and its title, taken before
+    anything is pruned (its ``<h1>`` may sit in a ``<header>`` that goes)."""
     html = decode_html(data)
     if not html.strip():
         raise UnreadableFile("empty file")
     tree = _parse(html)
     if tree is None:
         raise UnreadableFile(NO_MAIN_TEXT)
+    _drop_permalinks(tree)
+    _collapse_whitespace(tree)
     return tree, _page_title(tree, _page_headings(tree))
+
+
+# The marks of a permalink: pilcrow, section sign, hash, link and anchor symbols, nothing.
+_PERMALINK_MARK = re.compile(r"[\s\u200b¶§#🔗⚓\ufe0f\U0001f517]*")
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")  # (not \s: a non-breaking space is not collapsed)
+_PREFORMATTED = frozenset({"pre", "textarea", "listing", "plaintext", "xmp"})
+
+
+def _drop_permalinks(tree: Any) -> None:
+    for link in tree.xpath("//a[starts-with(@href, '#')]"):
+        if link.getparent() is not None and _PERMALINK_MARK.fullmatch(link.text_content()):
+            link.drop_tree()  # (its tail text stays)
+
+
+def _collapse_whitespace(tree: Any) -> None:
+    """Every run of HTML whitespace outside preformatted elements as one space, in place."""
+    stack = [(tree, False)]
+    while stack:
+        element, kept = stack.pop()
+        if not isinstance(element.tag, str):  # a comment or processing instruction
+            continue
+        kept = kept or element.tag in _PREFORMATTED
+        if element.text and not kept:
+            element.text = _HTML_SPACE.sub(" ", element.text)
+        for child in element:
+            if child.tail and not kept:
+                child.tail = _HTML_SPACE.sub(" ", child.tail)
+            stack.append((child, kept))
 
 
 # --------------------------------------------------------------------------- trafilatura

@@ -149,3 +149,17 @@ def test_permalink_marks_are_dropped_and_whitespace_reads_as_a_browser_shows_it(
     assert re.search("A build[ \u00a0]log is kept for a year.", text)  # (trafilatura turns &nbsp; to a space)
     assert "make build\n    --jobs 2" in text  # preformatted text as it is
     assert "Builds the package in the folder given, and returns the log of that build." in text
+
+
+def test_an_xhtml_page_with_an_xml_declaration_reads(reader) -> None:
+    page = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n'
+            '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
+            '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n'
+            '<html xmlns="http://www.w3.org/1999/xhtml"><head><meta http-equiv="Content-Type" '
+            'content="text/html; charset=ISO-8859-1" /><title>Module transform</title></head><body>'
+            '<h1>Module transform</h1><p>The transform module applies a stylesheet to a document, '
+            'caf\xe9 included.</p><p><a href="../index.html"><img src="logo.gif" alt="Logo" /></a></p>'
+            '</body></html>').encode("latin-1")
+    extracted = read(reader, page, "transform.html")
+    assert "The transform module applies a stylesheet to a document, café included." in extracted.text
+    assert extracted.title == "Module transform" and "logo" not in extracted.text.casefold()

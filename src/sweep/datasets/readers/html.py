@@ -59,8 +59,8 @@ __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 2
-_MARKITDOWN_RECIPE = 2
+_TRAFILATURA_RECIPE = 3
+_MARKITDOWN_RECIPE = 3
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -91,12 +91,16 @@ def decode_html(data: bytes) -> str:
 # --------------------------------------------------------------------------- the page's own structure
 
 
+# An XHTML page's first line; lxml refuses a decoded string that still declares an encoding.
+_XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
+
+
 def _parse(html: str) -> Any | None:
     import lxml.html
     from lxml.etree import ParserError
 
     try:
-        return lxml.html.document_fromstring(html)
+        return lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
     except (ParserError, ValueError):
         return None  # no elements at all
 
@@ -186,7 +190,8 @@ def _heading_anchors(tree: Any | None) -> list[tuple[list[tuple[int, str]], str]
 # --------------------------------------------------------------------------- what is not content
 
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button",
-              "input", "select", "textarea", "nav", "aside", "footer", "dialog", "object", "embed")
+              "input", "select", "textarea", "nav", "aside", "footer", "dialog", "object", "embed",
+              "img", "picture", "video", "audio", "map")
 _DROP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog",
                          "alertdialog", "menu", "menubar"})
 # Class or id words of boilerplate. trafilatura weighs such names itself, so before it only

@@ -53,7 +53,8 @@ _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _STRONG = re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=\S)(?<!\\)\1")
 _EMPHASIS = re.compile(r"(?<![\\\w*])\*(?=[^\s*])(.+?)(?<=[^\s\\*])\*(?![\w*])")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _BULLET = re.compile(r"^(\s*)[*+](?= )")
 _EMPTY_ROW = re.compile(r"^\|(?:\s*\|)+\s*$")
 _RULE_ROW = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
@@ -83,22 +84,31 @@ def plain_markdown(markdown: str) -> str:
         if _EMPTY_ROW.match(out[i]) and _RULE_ROW.match(out[i + 1]) and out[i + 2].startswith("|"):
             out[i:i + 3] = [out[i + 2], out[i + 1]]  # the first row becomes the header
         i += 1
+    # (rows of empty cells hold no text: the spacer rows of a page laid out with tables)
+    out = [line for line in out if not _EMPTY_ROW.match(line)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
 def _plain_line(line: str) -> str:
-    parts: list[str] = []
-    last = 0
-    for m in _CODE_SPAN.finditer(line):
-        parts.append(_plain_prose(line[last:m.start()]))
-        parts.append(m.group(2).strip() or m.group(2))
-        last = m.end()
-    parts.append(_plain_prose(line[last:]))
-    return "".join(parts)
+    # Code spans stand in as private-use marks while the prose around them loses its markup,
+    # so that bold around code (**`max_len`**) goes too and code keeps its * and _.
+    if "\ue000" in line:  # (the mark in the text itself: no stand-ins)
+        return _plain_prose(line)
+    spans: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group(2).strip() or m.group(2))
+        return f"\ue000{len(spans) - 1}\ue001"
+
+    prose = _plain_prose(_CODE_SPAN.sub(hold, line))
+    return _HELD.sub(lambda m: spans[int(m.group(1))], prose)
+
+
+_HELD = re.compile("\ue000(\\d+)\ue001")
 
 
 def _plain_prose(text: str) -> str:
-    text = _LINK.sub(r"\1", text)
+    text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))  # (images first: a linked image nests one in a link)
     text = _STRONG.sub(r"\2", text)
     text = _EMPHASIS.sub(r"\1", text)
     return _ESCAPE.sub(r"\1", text)

@@ -36,7 +36,7 @@ __all__ = ["OFFICE_FORMATS", "OfficeReader"]
 #: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
 OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
 
-_RECIPE = 1
+_RECIPE = 2
 _BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _SLIDE = re.compile(r"<!-- Slide number: (\d+) -->")

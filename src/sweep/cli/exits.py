@@ -6,6 +6,7 @@ Every command maps its errors the same way, so ``sweep.report: error: ...`` and
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable, Mapping
 
@@ -34,6 +35,12 @@ def run_with_exits(prog: str, call: Callable[[], int | None],
     its status (the first entry that matches wins). Other errors propagate: they are bugs."""
     try:
         return call() or 0
+    except BrokenPipeError:
+        # The reader of stdout has gone (``| head``): the output was not wanted, so no
+        # message either, and the exit status a shell gives a process ended by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (else flushing stdout at exit fails again)
+        return 128 + 13
     except tuple(t for types in errors for t in (types if isinstance(types, tuple) else (types,))) as e:
         for types, status in errors.items():
             if isinstance(e, types):

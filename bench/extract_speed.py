@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import statistics
 import sys
@@ -41,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from sweep.datasets.quotes import locate
 from sweep.datasets.readers.base import Extracted, Reader
 from sweep.datasets.readers.plain import PlainTextReader
 from sweep.datasets.readers.registry import READERS, format_of, reader_for
@@ -213,9 +215,6 @@ def html_quality(docs: list[tuple[str, str]]) -> None:
 
 def example(repeats: int) -> None:
     """Every reader on the bundled example's own files, next to plain text on their originals."""
-    import json
-
-    from sweep.datasets.quotes import locate
 
     docs = sorted(p for p in (EXAMPLE / "docs").rglob("*") if p.is_file())
     originals = [(DEFAULT_DOCS / p.relative_to(EXAMPLE / "docs").with_suffix(".md"), "") for p in docs]

@@ -20,6 +20,7 @@ import argparse
 import csv
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,8 +120,11 @@ def main() -> None:
     for name, scores in arms.items():
         cells = ""
         for s in sizes:
-            mean, diff, p = versus(scores[s], base[s])
-            cells += f"  {mean:8.3f}  {diff:+.3f}  {p:6.3f}" if scores is not base else f"  {mean:8.3f}  {'':6}  {'':6}"
+            if scores is base:
+                cells += f"  {statistics.fmean(base[s].values()):8.3f}  {'':6}  {'':6}"
+            else:
+                mean, diff, p = versus(scores[s], base[s])
+                cells += f"  {mean:8.3f}  {diff:+.3f}  {p:6.3f}"
         print(f"{name:<22}{cells}  {notes[name]}")
 
 

@@ -18,6 +18,8 @@ __all__ = ["BAD_INPUT", "FAILED", "report_error", "run_with_exits"]
 BAD_INPUT = 2
 #: The work could not be done (an endpoint down, nothing kept).
 FAILED = 1
+#: stdout's reader went away: 128 + SIGPIPE (13), what a shell reports for ``| head``.
+SIGPIPE_STATUS = 141
 
 ErrorTypes = type[BaseException] | tuple[type[BaseException], ...]
 
@@ -40,7 +42,7 @@ def run_with_exits(prog: str, call: Callable[[], int | None],
         # message either, and the exit status a shell gives a process ended by SIGPIPE.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # (else flushing stdout at exit fails again)
-        return 128 + 13
+        return SIGPIPE_STATUS
     except tuple(t for types in errors for t in (types if isinstance(types, tuple) else (types,))) as e:
         for types, status in errors.items():
             if isinstance(e, types):

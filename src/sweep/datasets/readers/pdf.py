@@ -206,9 +206,9 @@ def _numbered_edge(pages: list[list[PdfLine]]) -> tuple[str, int]:
     for the last lines; ``("", 0)`` when neither edge is numbered so."""
     support: dict[tuple[str, int], int] = {}
     for number, page in enumerate(pages):
-        content = [line.text for line in page if line.text]
-        for side, line in (("top", content[:1]), ("bottom", content[-1:])):
-            for n in {n for text in line for n in _edge_numbers(text)}:
+        head, foot = _zone(page)
+        for side, edge in (("top", head[:1]), ("bottom", foot[:1])):
+            for n in {n for i in edge for n in _edge_numbers(page[i].text)}:
                 support[side, n - number] = support.get((side, n - number), 0) + 1
     if not support:
         return "", 0
@@ -248,15 +248,17 @@ class _Document:
         # hyphen taken back from the page before still leaves exact page ranges.
         segments: list[list] = []
         in_list = False  # the block being written is a list item
+        # (each line ends a table-of-contents entry: a dot leader and a page number)
+        leader = [bool(_LEADER.search(line.text)) for _, line, _ in flow] + [False]
         for i, (number, line, spaced) in enumerate(flow):
             previous = flow[i - 1][1] if i else None
             following = flow[i + 1][1] if i + 1 < len(flow) else None
-            after_entry = previous is not None and bool(_LEADER.search(previous.text))
+            after_entry = previous is not None and leader[i - 1]
             # A contents entry: after one, the next (or the first line of a wrapped one; anything
             # else ends the contents); after a short line, the first of several.
-            entry = (any(_LEADER.search(x.text) for x in (line, following) if x) if after_entry
-                     else (previous is not None and following is not None and self._has_room(previous, line)
-                           and bool(_LEADER.search(line.text)) and bool(_LEADER.search(following.text))))
+            entry = ((leader[i] or leader[i + 1]) if after_entry
+                     else (previous is not None and leader[i] and leader[i + 1]
+                           and self._has_room(previous, line)))
             item = entry or bool(_BULLET.match(line.text)) or (
                 bool(_MARKER.match(line.text)) and previous is not None
                 and self._has_room(previous, line))

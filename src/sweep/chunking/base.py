@@ -27,7 +27,7 @@ from sweep.core.tokenization import count_tokens, get_encoding
 from sweep.core.types import Chunk, Document
 
 __all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "UnknownChunkSetting",
-           "check_size_overlap"]
+           "build_chunks", "check_prefix", "check_size_overlap"]
 
 PREFIXES = ("none", "title", "title+headings")
 
@@ -39,6 +39,28 @@ class ChunkingSettingsError(ValueError):
 class UnknownChunkSetting(ChunkingSettingsError):
     """A strategy, prefix or option name sweep does not know: a typo, never a grid cell to
     skip, so a sweep stops on it before its first job."""
+
+
+def build_chunks(doc: Document, spans: Sequence[Span], encoding: Any, prefix: str,
+                 chunker_name: str) -> list[Chunk]:
+    """Chunks of ``doc`` from its spans: the text, its token count in ``encoding`` and
+    the embed-time prefix (``prefix`` mode) of the section each chunk starts in."""
+    prefixer = Prefixer(prefix, doc)
+    chunks: list[Chunk] = []
+    last = 0
+    for i, (start, end) in enumerate(spans):
+        if not (0 <= start < end <= len(doc.text)) or start < last:
+            raise RuntimeError(
+                f"chunker {chunker_name} produced span ({start}, {end}) out of order "
+                f"or outside document {doc.doc_id!r}"
+            )
+        last = start
+        text = doc.text[start:end]
+        head = prefixer(start)
+        chunks.append(Chunk(doc_id=doc.doc_id, index=i, start=start, end=end, text=text,
+                            n_tokens=count_tokens(encoding, text),
+                            embed_text=f"{head}\n\n{text}" if head else None))
+    return chunks
 
 
 def check_size_overlap(size: Any, overlap: Any) -> None:
@@ -53,6 +75,14 @@ def check_size_overlap(size: Any, overlap: Any) -> None:
     if overlap >= size:
         raise ChunkingSettingsError(
             f"chunk.overlap ({overlap}) must be smaller than chunk.size ({size})"
+        )
+
+
+def check_prefix(prefix: Any) -> None:
+    if prefix not in PREFIXES:
+        raise UnknownChunkSetting(
+            f"unknown chunk prefix {prefix!r}{did_you_mean(str(prefix), PREFIXES)}; "
+            f"valid: {', '.join(PREFIXES)}"
         )
 
 
@@ -73,16 +103,14 @@ class BaseChunker(ABC):
         prefix: str = "none",
     ) -> None:
         check_size_overlap(size, overlap)
-        if prefix not in PREFIXES:
-            raise UnknownChunkSetting(
-                f"unknown chunk prefix {prefix!r}{did_you_mean(prefix, PREFIXES)}; "
-                f"valid: {', '.join(PREFIXES)}"
-            )
+        check_prefix(prefix)
         self.size = size
         self.overlap = overlap
         self.prefix = prefix
         self.tokenizer = tokenizer
         self.encoding = get_encoding(tokenizer)
+        #: the size a chunk is measured against (chunk health's "tiny"), in ``length``'s units
+        self.target_size: int = size
         self.notes: tuple[str, ...] = ()
         self.settings: dict[str, Any] = {
             "strategy": self.strategy,
@@ -92,6 +120,10 @@ class BaseChunker(ABC):
             "encoding": self.encoding.name,
             "prefix": prefix,
         }
+
+    def length(self, text: str) -> int:
+        """Length of ``text`` in the units of ``size`` (tokens of ``tokenizer``)."""
+        return count_tokens(self.encoding, text)
 
     @abstractmethod
     def spans(self, doc: Document) -> list[Span]:
@@ -106,30 +138,7 @@ class BaseChunker(ABC):
         return [c for doc in docs for c in self.chunk(doc)]
 
     def _build(self, doc: Document, spans: Sequence[Span]) -> list[Chunk]:
-        prefixer = Prefixer(self.prefix, doc)
-        chunks: list[Chunk] = []
-        last = 0
-        for i, (start, end) in enumerate(spans):
-            if not (0 <= start < end <= len(doc.text)) or start < last:
-                raise RuntimeError(
-                    f"chunker {type(self).__name__} produced span ({start}, {end}) out of order "
-                    f"or outside document {doc.doc_id!r}"
-                )
-            last = start
-            text = doc.text[start:end]
-            prefix = prefixer(start)
-            chunks.append(
-                Chunk(
-                    doc_id=doc.doc_id,
-                    index=i,
-                    start=start,
-                    end=end,
-                    text=text,
-                    n_tokens=count_tokens(self.encoding, text),
-                    embed_text=f"{prefix}\n\n{text}" if prefix else None,
-                )
-            )
-        return chunks
+        return build_chunks(doc, spans, self.encoding, self.prefix, type(self).__name__)
 
     def _tools(self, text: str) -> DocTools:
         return DocTools(text, self.encoding, self.size)

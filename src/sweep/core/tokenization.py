@@ -26,6 +26,7 @@ __all__ = [
     "available_encodings",
     "count_tokens",
     "get_encoding",
+    "route_offline_encodings",
     "tokenize",
 ]
 
@@ -125,6 +126,18 @@ def get_encoding(name: str) -> tiktoken.Encoding:
             f"tokenizer {name!r} is not available offline (tiktoken would download it and "
             f"it is not in tiktoken's cache); available offline: {', '.join(offline) or 'none'}"
         ) from None
+
+
+def route_offline_encodings() -> None:
+    """Make ``tiktoken.get_encoding("cl100k_base")`` return the bundled offline ranks,
+    for code sweep does not control (LangChain's TokenTextSplitter, semchunk) that asks
+    tiktoken by name and would otherwise download the file. The ranks are identical;
+    only the returned encoding's ``name`` says ``cl100k_base_offline``."""
+    known = set(_known_names())
+    for name, alias in _OFFLINE_ALIASES.items():
+        if alias in known and name not in tiktoken.registry.ENCODINGS:
+            with tiktoken.registry._lock:
+                tiktoken.registry.ENCODINGS.setdefault(name, _load(alias))
 
 
 def _resolve(encoding: str | tiktoken.Encoding) -> tiktoken.Encoding:

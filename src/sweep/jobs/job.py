@@ -22,6 +22,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from sweep.chunking import ChunkingSettingsError
 from sweep.core.messages import first_line
 from sweep.jobs import devices
 
@@ -247,9 +248,11 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                      traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),
                                twohop={q: {k: twohop_class(r, k) for k in ev.k}
                                        for q, r in twohop.items()}))
-    except _Invalid as e:
-        status, error = "invalid", str(e)
-        log.error("invalid setting (%s): %s", label, e)
+    except (_Invalid, ChunkingSettingsError) as e:
+        # A chunker that turns out not to run on this corpus (a splitter that rewrites
+        # text, one that fails on a document) is a bad setting, not a crash.
+        status, error = "invalid", first_line(e)
+        log.error("invalid setting (%s): %s", label, error)
     except KeyboardInterrupt:
         raise
     except Exception as e:

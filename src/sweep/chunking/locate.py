@@ -81,6 +81,7 @@ def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
             missing.append(piece)
             continue
         start, end = found
+        prev_start = start  # where the splitter's own text began: the next one begins after
         # A stripped span is what the splitter meant; leading or trailing
         # whitespace the splitter kept is not content and would only blur boundaries.
         while start < end and text[start].isspace():
@@ -88,5 +89,5 @@ def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
         while end > start and text[end - 1].isspace():
             end -= 1
         spans.append((start, end))
-        prev_start, prev_end = start, end
+        prev_end = end
     return Located(tuple(spans), loose, tuple(missing))

@@ -1,0 +1,212 @@
+"""Framework splitters as chunkers: every adapter gives the framework's own chunks, located
+exactly in each document; a splitter that rewrites text makes the setting invalid."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from paths import ROOT
+from sweep.chunking import UnlocatableChunks, build_framework_chunker
+from sweep.chunking.frameworks import missing_package
+from sweep.chunking.locate import locate_pieces
+from sweep.core.types import Document
+
+from hydra import compose, initialize_config_dir
+
+from sweep.jobs.config import build, register
+from sweep.jobs.job import load_dataset
+
+CONF = ROOT / "src" / "sweep" / "conf"
+
+
+def _compose(*overrides: str):
+    register()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+@pytest.fixture(scope="module")
+def kestrel():
+    return load_dataset(_compose().dataset)
+
+
+def _own_texts(out) -> list[str]:
+    texts = [(p if isinstance(p, str) else getattr(p, "text", None) or p.get_content()).strip()
+             for p in out]
+    return [t for t in texts if t]
+
+
+# -- locating ------------------------------------------------------------------------------
+
+def test_an_overlapping_chunk_is_found_where_it_continues_not_where_its_text_first_occurs():
+    text = "alpha beta. alpha beta. gamma"
+    located = locate_pieces(text, ["alpha beta.", "alpha beta. gamma"])
+    assert located.spans == ((0, 11), (12, 29)) and not located.missing
+
+
+def test_a_chunk_inside_the_previous_one_is_not_where_the_next_chunk_is():
+    # "--" occurs inside the first chunk; the splitter's second chunk is the later one
+    text = "a -- b\n\n--"
+    assert locate_pieces(text, ["a -- b", "--"]).spans == ((0, 6), (8, 10))
+
+
+def test_stripped_and_whitespace_changed_chunks_get_the_documents_own_span():
+    text = "  Title\n\nOne line\nwrapped here.  "
+    located = locate_pieces(text, ["Title", "One line wrapped here."])
+    assert located.spans == ((2, 7), (9, 31))
+    assert located.loose == 1 and text[9:31] == "One line\nwrapped here."
+
+
+def test_text_that_is_not_in_the_document_is_never_guessed():
+    located = locate_pieces("one two three", ["one", "TWO", "three"])
+    assert located.spans == ((0, 3), (8, 13)) and located.missing == ("TWO",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab .\n", min_size=1, max_size=80), st.data())
+def test_windows_with_overlap_are_located_exactly(text, data):
+    # chunks as a splitter makes them: in order, each starting after and ending after the last
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=8))) | {0, len(text)})
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
+        spans.append((a - back, b))
+    wanted = [(a, b) for a, b in spans if text[a:b].strip()]
+    located = locate_pieces(text, [text[a:b] for a, b in wanted])
+    assert not located.missing
+    assert [text[a:b] for a, b in located.spans] == [text[a:b].strip() for a, b in wanted]
+    starts = [a for a, _ in located.spans]
+    assert starts == sorted(starts)
+
+
+# -- each framework on the bundled corpus ------------------------------------------------
+
+PRESETS = [
+    ("langchain", "chunk.splitter.chunk_size=800", "chunk.splitter.chunk_overlap=200"),
+    ("langchain", "chunk.splitter.chunk_size=1600", "chunk.splitter.chunk_overlap=0"),
+    ("langchain_token",),
+    ("llamaindex",),
+    ("llamaindex", "chunk.splitter._target_=llama_index.core.node_parser.TokenTextSplitter"),
+    ("chonkie",),
+    ("chonkie", "chunk.splitter._target_=chonkie.TokenChunker", "+chunk.splitter.chunk_overlap=32"),
+    ("semchunk", "chunk.call.overlap=32"),
+]
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: " ".join(p))
+def test_every_chunk_is_the_frameworks_own_chunk_at_its_exact_offsets(preset, kestrel):
+    cfg = _compose(f"chunk={preset[0]}", *preset[1:])
+    chunker = build(cfg.chunk, embed_fn=None)
+    chunks = chunker.chunk_documents(kestrel.documents)
+    for doc in kestrel.documents:
+        mine = [c for c in chunks if c.doc_id == doc.doc_id]
+        assert [c.text for c in mine] == _own_texts(chunker._split(doc.text)), doc.doc_id
+        assert all(doc.text[c.start:c.end] == c.text for c in mine)
+    assert chunker.target_size == cfg.chunk.size
+
+
+def test_the_rows_settings_are_the_splitters_own():
+    cfg = _compose("chunk=langchain", "chunk.splitter.chunk_size=800")
+    assert (cfg.chunk.strategy, cfg.chunk.size, cfg.chunk.overlap) == (
+        "langchain_text_splitters.RecursiveCharacterTextSplitter", 800, 200)
+    cfg = _compose("chunk=semchunk", "chunk.call.overlap=16")
+    assert (cfg.chunk.strategy, cfg.chunk.size, cfg.chunk.overlap) == ("semchunk", 256, 16)
+
+
+def test_chunk_size_on_a_framework_preset_points_to_the_splitters_own_key():
+    from sweep.chunking import UnknownChunkSetting
+
+    cfg = _compose("chunk=langchain", "chunk.size=500")
+    with pytest.raises(UnknownChunkSetting, match="set chunk.splitter's size instead"):
+        build(cfg.chunk, embed_fn=None)
+
+
+def test_langchains_token_splitter_on_cl100k_base_needs_no_download():
+    # TokenTextSplitter asks tiktoken for cl100k_base by name; sweep routes it to the
+    # bundled ranks (tiktoken would fetch the file from the network, which is not here).
+    from langchain_text_splitters import TokenTextSplitter
+
+    import sweep.chunking.frameworks  # noqa: F401  (routes the encodings)
+
+    assert TokenTextSplitter(encoding_name="cl100k_base", chunk_size=4,
+                             chunk_overlap=0).split_text("one two three four five") == [
+        "one two three four", " five"]
+
+
+def test_a_function_of_ones_own_is_a_chunker(kestrel):
+    import splitters
+
+    chunker = build_framework_chunker("callable", splitters.paragraphs, strategy="paragraphs")
+    chunks = chunker.chunk_documents(kestrel.documents[:5])
+    assert chunks and all(kestrel.documents[0].text[c.start:c.end] == c.text
+                          for c in chunks if c.doc_id == kestrel.documents[0].doc_id)
+    assert chunker.target_size is None
+
+
+def test_a_splitter_that_rewrites_text_makes_the_setting_invalid_with_the_count_and_an_example():
+    import splitters
+
+    docs = [Document("a.md", "First line.\nOK\n\n3 is a digit\n"),
+            Document("b.md", "nothing to shout about\n")]
+    chunker = build_framework_chunker("callable", splitters.shouting, strategy="shouting")
+    with pytest.raises(UnlocatableChunks) as e:
+        chunker.chunk_documents(docs)
+    assert str(e.value).startswith("3 of 4 chunks returned by shouting are not in their "
+                                   "document's text")
+    assert "the first, in 'a.md': 'FIRST LINE.'" in str(e.value)
+
+
+def test_a_splitter_that_returns_no_list_is_named():
+    import splitters
+    from sweep.chunking import ChunkingSettingsError
+
+    chunker = build_framework_chunker("callable", splitters.not_a_list, strategy="not_a_list")
+    with pytest.raises(ChunkingSettingsError, match="not_a_list returned str, not a list"):
+        chunker.chunk_documents([Document("a.md", "text")])
+
+
+def test_a_framework_that_is_not_installed_is_named_with_its_pip_command():
+    node = {"framework": "langchain", "splitter": {"_target_": "no_such_splitters.Splitter"}}
+    assert missing_package(node) == (
+        "chunk=langchain needs no_such_splitters (no_such_splitters.Splitter), which is not "
+        "installed: pip install langchain-text-splitters (or pip install 'sweep[frameworks]' "
+        "for all of them)")
+    assert missing_package({"framework": "langchain", "splitter": {
+        "_target_": "langchain_text_splitters.TokenTextSplitter"}}) is None
+
+
+# -- as a sweep ----------------------------------------------------------------------------
+
+def _sweep(tmp_path, *overrides):
+    env = dict(os.environ, HF_HUB_OFFLINE="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "sweep", "dataset=tiny",
+                           f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false",
+                           *overrides],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_rewriting_splitter_gets_an_invalid_row_naming_the_count_and_the_first_chunk(tmp_path):
+    import csv
+
+    proc = _sweep(tmp_path, "chunk=callable", "chunk.splitter._target_=splitters.shouting",
+                  "hydra.sweep.dir=a")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    with open(tmp_path / "a" / "results.csv", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["status"] == "invalid"
+    assert "chunks returned by splitters.shouting are not in their document's text" in row["error"]
+
+
+def test_a_missing_framework_stops_the_sweep_with_the_pip_command(tmp_path):
+    proc = _sweep(tmp_path, "chunk=langchain", "chunk.splitter._target_=no_such_splitters.Splitter",
+                  "embed.model=/nonexistent",
+                  "hydra.sweep.dir=a")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "pip install langchain-text-splitters" in proc.stderr
+    assert not (tmp_path / "a").exists()

@@ -21,7 +21,7 @@ from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import count_tokens, get_encoding, route_offline_encodings
 from sweep.core.types import Chunk, Document
 
-__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker",
+__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker", "chunk_texts", "split_function",
            "missing_package"]
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def missing_package(node: Mapping[str, Any]) -> str | None:
             f"pip install {package} (or pip install 'sweep[frameworks]' for all of them)")
 
 
-def _texts(out: Any, who: str) -> list[str]:
+def chunk_texts(out: Any, who: str) -> list[str]:
     if isinstance(out, (str, bytes)) or not isinstance(out, Iterable):
         raise ChunkingSettingsError(f"{who} returned {type(out).__name__}, not a list of chunks")
     texts = []
@@ -81,7 +81,7 @@ def _texts(out: Any, who: str) -> list[str]:
     return texts
 
 
-def _split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split:
+def split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split:
     """The framework's own method that turns one text into chunk texts."""
     name = type(splitter).__name__
     if framework == "langchain" and hasattr(splitter, "split_text"):
@@ -134,7 +134,7 @@ class FrameworkChunker:
         self.prefix = prefix
         self.tokenizer = tokenizer
         self.encoding = get_encoding(tokenizer)
-        self._split = _split_function(framework, splitter, dict(call or {}))
+        self._split = split_function(framework, splitter, dict(call or {}))
         own_length, own_size = _own_length(framework, splitter)
         if size is not None and own_size is not None and size != own_size:
             raise UnknownChunkSetting(
@@ -163,7 +163,7 @@ class FrameworkChunker:
             raise ChunkingSettingsError(
                 f"{self.strategy} failed on document {doc.doc_id!r}: {type(e).__name__}: {e}"
             ) from e
-        pieces = _texts(out, self.strategy)
+        pieces = chunk_texts(out, self.strategy)
         located = locate_pieces(doc.text, pieces)
         self._pieces += len(pieces)
         self._loose += located.loose

@@ -73,6 +73,22 @@ COMMANDS = (
             ("python -m sweep.report outputs/sweep/2026-12-01_10-00-00",
              "python -m sweep.report outputs/sweep/A outputs/sweep/B --out compare.html",
              "python -m sweep.report outputs/sweep/2026-12-01_10-00-00 --no-html")),
+    Command("sweep.export", "take a sweep's setting to the splitter you deploy",
+            "Write a finished sweep's setting (the recommended one, or --job N) as what you "
+            "deploy: its chunks with exact offsets, a LangChain, LlamaIndex, chonkie or "
+            "semchunk module defining `splitter` (with how closely it reproduces the chunks, "
+            "measured on your documents), or its Hydra config to rerun it.",
+            ("python -m sweep.export outputs/sweep/2026-12-01_10-00-00 --recommended "
+             "--to langchain splitter.py",
+             "python -m sweep.export DIR --job 3 --to chunks chunks.jsonl",
+             "python -m sweep.export DIR --recommended --to hydra chosen.yaml")),
+    Command("sweep.check", "fail CI when retrieval got worse than a baseline sweep",
+            "Compare a new sweep's recommended setting with a baseline sweep's on the primary "
+            "metric, paired over the same questions: exit 1 when it is significantly worse or "
+            "worse by more than --max-drop, 2 when the question sets differ, 0 otherwise.",
+            ("python -m sweep.check outputs/sweep/new --baseline outputs/sweep/main",
+             "python -m sweep.check NEW --baseline OLD --max-drop 0.02 --json",
+             "python -m sweep.check NEW --baseline OLD --job 2 --baseline-job 0")),
     Command("sweep.score", "score your own retrieval's run file",
             "Score your own retrieval's ranked hits (a run file) with sweep's metrics against "
             "a corpus and its questions.",

@@ -42,6 +42,7 @@ from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
                                   Reranker, Retriever, identity_of)
+from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
@@ -243,6 +244,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                       f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
                       f"(ann_recall@{ANN_RECALL_K})",)
         result.scores.write_csv(job_dir / "per_query.csv")
+        write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         write_traces(job_dir / "hits.jsonl",
                      traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),

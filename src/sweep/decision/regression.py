@@ -1,0 +1,97 @@
+"""Is a new sweep's chosen setting worse than a baseline's? The verdict ``sweep.check`` gives CI.
+
+The two settings are compared on the primary metric, paired over the questions both were
+scored on, with the test the report uses between settings (a paired randomization test,
+two-sided). Worse means significantly worse at ``alpha``, or a mean drop larger than
+``max_drop`` whatever the test says (a drop CI should stop even when the set is small).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from sweep.decision.significance import paired_randomization_test
+
+__all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "Verdict", "compare_runs"]
+
+PASSED, REGRESSED, INCOMPARABLE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check found; ``status`` is its exit status."""
+
+    status: int
+    reason: str
+    metric: str
+    new: str = ""
+    baseline: str = ""
+    new_mean: float | None = None
+    baseline_mean: float | None = None
+    diff: float | None = None
+    p_value: float | None = None
+    n_questions: int = 0
+    alpha: float = 0.05
+    max_drop: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"result": ("passed", "regressed", "incomparable")[self.status], **asdict(self)}
+
+    def markdown(self) -> str:
+        head = {PASSED: "✅ sweep.check: no retrieval regression",
+                REGRESSED: "❌ sweep.check: retrieval got worse",
+                INCOMPARABLE: "⚠️ sweep.check: the two sweeps cannot be compared"}[self.status]
+        lines = [f"### {head}", "", self.reason]
+        if self.new_mean is not None and self.baseline_mean is not None:
+            lines += ["", f"| | setting | {self.metric} |", "|---|---|---|",
+                      f"| baseline | {self.baseline} | {self.baseline_mean:.3f} |",
+                      f"| new | {self.new} | {self.new_mean:.3f} |"]
+        return "\n".join(lines) + "\n"
+
+
+def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, metric: str,
+                 alpha: float, max_drop: float | None, new_label: str = "",
+                 baseline_label: str = "", n_perm: int = 10_000, seed: int = 0) -> Verdict:
+    """Per-query scores of the new and the baseline setting (query id -> value)."""
+    shared = sorted(set(new) & set(baseline))
+    common = dict(metric=metric, new=new_label, baseline=baseline_label, alpha=alpha,
+                  max_drop=max_drop)
+    if not shared:
+        return Verdict(INCOMPARABLE, "The two settings share no scored question.", **common)
+    a = np.array([new[q] for q in shared], dtype=np.float64)
+    b = np.array([baseline[q] for q in shared], dtype=np.float64)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if a.size == 0:
+        return Verdict(INCOMPARABLE, f"No shared question has a {metric} score in both.",
+                       **common)
+    diff = float(a.mean() - b.mean())
+    p = paired_randomization_test(a, b, n_perm=n_perm, seed=seed)
+    significant = diff < 0 and p < alpha
+    too_far = max_drop is not None and -diff > max_drop + 1e-12
+    worse = significant or too_far
+    change = (f"{'fell' if diff < 0 else 'rose'} by {abs(diff):.3f} ({b.mean():.3f} → "
+              f"{a.mean():.3f})" if diff else f"did not change ({a.mean():.3f})")
+    said = (f"{metric} {change} over {a.size} shared questions; "
+            f"paired randomization test p {_p(p)} (α = {alpha:g})"
+            + (f"; allowed drop {max_drop:g}" if max_drop is not None else "") + ".")
+    if worse:
+        why = []
+        if significant:
+            why.append("significantly worse")
+        if too_far:
+            why.append(f"the drop exceeds {max_drop:g}")
+        reason = f"The new setting is {' and '.join(why)}: {said}"
+    else:
+        reason = f"Not worse: {said}"
+    return Verdict(REGRESSED if worse else PASSED, reason, new_mean=float(a.mean()),
+                   baseline_mean=float(b.mean()), diff=diff, p_value=p,
+                   n_questions=int(a.size), **common)
+
+
+def _p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"= {p:.3f}" if not math.isnan(p) else "n/a"

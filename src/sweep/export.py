@@ -1,0 +1,130 @@
+"""``python -m sweep.export SWEEP_DIR --recommended --to langchain splitter.py``: take a
+sweep's setting home.
+
+``--to chunks OUT.jsonl`` writes every chunk of the setting with its exact offsets;
+``--to langchain|llamaindex|chonkie|semchunk OUT.py`` a module defining ``splitter``
+(the framework's closest equivalent of a sweep strategy, with its agreement measured
+on the sweep's documents in the header); ``--to sweep OUT.py`` a module running
+sweep's own chunker; ``--to hydra OUT.yaml`` the setting's config, to rerun it.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from omegaconf import OmegaConf
+
+from sweep.cli.commands import CommandParser
+from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.core.files import write_text_atomic
+from sweep.core.types import Dataset
+from sweep.exporting.agreement import measure_agreement
+from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
+from sweep.exporting.hydrafile import hydra_yaml
+from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
+from sweep.exporting.selection import Chosen, ExportError, choose
+from sweep.jobs.job import load_dataset
+from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
+from sweep.store.row import DatasetInfo
+
+KINDS = ("chunks", "hydra", *EXPORT_FRAMEWORKS)
+
+
+def _dataset(chosen: Chosen) -> Dataset:
+    try:
+        dataset = load_dataset(OmegaConf.create(chosen.config["dataset"]))
+    except (OSError, ValueError) as e:
+        raise ExportError(f"job {chosen.row.job}'s dataset cannot be read: {e}") from None
+    if chosen.row.dataset is not None and (
+            DatasetInfo.of(dataset).fingerprint != chosen.row.dataset.fingerprint):
+        raise ExportError(f"the documents of {chosen.row.dataset.name} changed since job "
+                          f"{chosen.row.job} ran: its chunks' offsets no longer fit them; "
+                          "rerun the sweep")
+    return dataset
+
+
+def _header(chosen: Chosen) -> str:
+    row = chosen.row
+    primary = row.eval.primary_metric
+    mean = row.mean(primary.level, primary.measure)
+    score = f"; {primary.label} {mean:.3f}" if mean is not None else ""
+    return (f"Exported by sweep.export from job {row.job} of {chosen.sweep_dir.resolve()}\n"
+            f"({chosen.label}{score}).")
+
+
+def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) -> int:
+    if out.exists() and not force:
+        raise ExportError(f"{out}: file exists; name a new file (or pass --force)")
+    if not out.parent.is_dir():
+        raise ExportError(f"{out}: no folder {out.parent}")
+    chosen = choose(sweep_dir, job)
+    if kind == "hydra":
+        write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen)))
+        print(f"wrote {out}: job {chosen.row.job}'s config")
+        return 0
+    try:
+        offsets = read_chunk_offsets(chosen.job_dir / CHUNKS_NAME)
+    except ChunkFileError as e:
+        if not (chosen.job_dir / CHUNKS_NAME).exists():
+            raise ExportError(f"{chosen.job_dir / CHUNKS_NAME}: missing (the job ran before "
+                              "sweep kept its chunks); rerun the sweep") from None
+        raise ExportError(str(e)) from None
+    dataset = _dataset(chosen)
+    documents = {d.doc_id: d for d in dataset.documents}
+    problem = check_offsets(documents, offsets)
+    if problem is not None:
+        raise ExportError(f"job {chosen.row.job}: {problem}; rerun the sweep")
+    if kind == "chunks":
+        write_text_atomic(out, to_jsonl(chunk_records(documents, offsets)))
+        print(f"wrote {out}: {len(offsets)} chunks of job {chosen.row.job} ({chosen.label})")
+        return 0
+    try:
+        rendered = render_module(chosen.config, kind)
+    except ValueError as e:
+        raise ExportError(f"job {chosen.row.job}: {e}") from None
+    # Measured by running the very module the user gets.
+    with tempfile.TemporaryDirectory() as tmp:
+        trial = Path(tmp) / "exported_splitter.py"
+        trial.write_text(rendered.source, encoding="utf-8")
+        try:
+            splitter = runpy.run_path(str(trial))["splitter"]
+        except ImportError as e:
+            raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed: "
+                              "pip install 'sweep[frameworks]'") from None
+    agreement = measure_agreement(splitter, rendered.framework, rendered.call,
+                                  dataset.documents, offsets)
+    name = "this splitter"
+    header = "\n".join([_header(chosen), f"It defines `splitter`: {rendered.what}.",
+                        *agreement.lines(name)])
+    text = "".join(f"# {line}\n" for line in header.splitlines()) + rendered.source
+    write_text_atomic(out, text)
+    print(f"wrote {out}: {rendered.what}; identical chunks on {agreement.identical} of "
+          f"{agreement.n_documents} documents")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = CommandParser("sweep.export")
+    parser.add_argument("sweep_dir", type=Path, metavar="SWEEP_DIR", help="a sweep's folder")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--job", type=int, metavar="N", help="the job to export")
+    which.add_argument("--recommended", action="store_true",
+                       help="the setting the sweep's report recommends")
+    parser.add_argument("--to", nargs=2, required=True, metavar=("KIND", "OUT"),
+                        help=f"what to write, and where: KIND is one of {', '.join(KINDS)}")
+    parser.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    args = parser.parse_args(argv)
+    kind, out = args.to
+    if kind not in KINDS:
+        parser.error(f"--to {kind}: unknown; choose one of {', '.join(KINDS)}")
+    return run_with_exits("sweep.export",
+                          lambda: export(args.sweep_dir, args.job, kind, Path(out), args.force),
+                          {(ExportError, OSError): BAD_INPUT})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

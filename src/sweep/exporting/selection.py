@@ -1,0 +1,90 @@
+"""Which setting of a sweep folder to take: a given job, or the recommended one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from sweep.decision.decide import decide
+from sweep.reporting.frames import per_query_tables
+from sweep.store.row import Row, load_rows
+
+__all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
+
+
+class ExportError(ValueError):
+    """Bad input to export or check: one line, exit 2."""
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """One job of a sweep folder: its row, its resolved config and Hydra's group choices."""
+
+    sweep_dir: Path
+    row: Row
+    config: dict[str, Any]
+    choices: dict[str, str]
+
+    @property
+    def job_dir(self) -> Path:
+        return self.sweep_dir / str(self.row.job)
+
+    @property
+    def label(self) -> str:
+        plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base"}
+        shown = {k: v for k, v in self.row.settings.items() if v is not None
+                 and k.startswith(("chunk", "embed.model")) and plain.get(k) != v}
+        return " ".join(f"{k.split('.')[-1]}={str(v).rsplit('/', 1)[-1]}"
+                        for k, v in shown.items())
+
+
+def _rows(sweep_dir: Path) -> list[Row]:
+    if not sweep_dir.is_dir():
+        raise ExportError(f"{sweep_dir}: no such folder")
+    rows = load_rows(sweep_dir)
+    if not rows:
+        raise ExportError(f"{sweep_dir}: no job rows (*/row.json); is it a sweep's folder?")
+    return rows
+
+
+def recommended_job(sweep_dir: Path, rows: list[Row] | None = None) -> int:
+    """The job the sweep's report recommends; an error when there is none or several."""
+    rows = rows if rows is not None else _rows(sweep_dir)
+    decision = decide(rows, per_query_tables(rows))
+    picks = [d.recommendation.job for d in decision.decisions if d.recommendation is not None]
+    if not picks:
+        raise ExportError(f"{sweep_dir}: no recommended setting (no job finished with scores); "
+                          "choose one with --job N")
+    if len(picks) > 1:
+        raise ExportError(f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
+                          f"scoring group (jobs {', '.join(map(str, picks))}); choose with --job N")
+    return picks[0]
+
+
+def choose(sweep_dir: Path, job: int | None) -> Chosen:
+    """Job ``job`` of ``sweep_dir``, or its recommended setting when ``job`` is None."""
+    sweep_dir = Path(sweep_dir)
+    rows = _rows(sweep_dir)
+    number = recommended_job(sweep_dir, rows) if job is None else job
+    row = next((r for r in rows if r.job == number), None)
+    if row is None:
+        raise ExportError(f"{sweep_dir}: no job {number} (jobs: "
+                          f"{', '.join(str(r.job) for r in rows)})")
+    if not row.ok:
+        raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
+    job_dir = sweep_dir / str(number)
+    config_file = job_dir / "resolved_config.yaml"
+    try:
+        config = OmegaConf.to_container(OmegaConf.load(config_file), resolve=True)
+    except OSError:
+        raise ExportError(f"{config_file}: missing; the job's folder is incomplete") from None
+    choices: dict[str, str] = {}
+    hydra_file = job_dir / ".hydra" / "hydra.yaml"
+    if hydra_file.exists():
+        found = OmegaConf.select(OmegaConf.load(hydra_file), "hydra.runtime.choices", default={})
+        choices = {str(k): str(v) for k, v in (found or {}).items()
+                   if v is not None and not str(k).startswith("hydra/")}
+    return Chosen(sweep_dir, row, config, choices)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import runpy
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -98,12 +99,21 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
     agreement = measure_agreement(splitter, rendered.framework, rendered.call,
                                   dataset.documents, offsets)
     name = "this splitter"
+    warning = []
+    if not agreement.close:
+        warning = [f"WARNING: this is not the chunking sweep scored ({100 * agreement.share:.0f}% "
+                   "of its chunks are the same), so the sweep's numbers do not carry over. To "
+                   "deploy what was scored, export --to sweep (sweep's own chunker); to score "
+                   f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
     header = "\n".join([_header(chosen), f"It defines `splitter`: {rendered.what}.",
-                        *agreement.lines(name)])
-    text = "".join(f"# {line}\n" for line in header.splitlines()) + rendered.source
+                        *agreement.lines(name), *warning])
+    text = "".join(f"# {line}\n" for paragraph in header.splitlines()
+                   for line in textwrap.wrap(paragraph, 86)) + rendered.source
     write_text_atomic(out, text)
     print(f"wrote {out}: {rendered.what}; identical chunks on {agreement.identical} of "
-          f"{agreement.n_documents} documents")
+          f"{agreement.n_documents} documents, {100 * agreement.share:.0f}% of chunks the same")
+    for line in warning:
+        print(line, file=sys.stderr)
     return 0
 
 

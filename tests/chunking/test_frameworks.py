@@ -55,6 +55,17 @@ def test_a_chunk_inside_the_previous_one_is_not_where_the_next_chunk_is():
     assert locate_pieces(text, ["a -- b", "--"]).spans == ((0, 6), (8, 10))
 
 
+def test_repeated_text_is_placed_where_the_chunks_continue_not_at_an_earlier_repeat():
+    text = "same line\n" * 4
+    located = locate_pieces(text, ["same line\nsame line", "same line\nsame line"])
+    assert located.spans == ((0, 19), (20, 39))
+
+
+def test_a_gap_the_splitter_left_is_skipped():
+    # a splitter that drops its separator ("--") between chunks
+    assert locate_pieces("one -- two", ["one", "two"]).spans == ((0, 3), (7, 10))
+
+
 def test_stripped_and_whitespace_changed_chunks_get_the_documents_own_span():
     text = "  Title\n\nOne line\nwrapped here.  "
     located = locate_pieces(text, ["Title", "One line wrapped here."])

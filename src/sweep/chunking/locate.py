@@ -8,7 +8,11 @@ the document itself, with a cursor that only moves forward:
 
 - chunks are in document order, each starts after the previous one starts and
   ends after it ends (an overlap repeats the previous chunk's tail, never a
-  whole chunk), so the first occurrence that does both is the one;
+  whole chunk), and starts no later than where the previous one ended (past
+  whitespace): of the occurrences that do all this, the last is the one, so text
+  that repeats (a boilerplate paragraph, a table of like rows) is placed where
+  the chunks continue and not at an earlier repeat. A splitter that drops a
+  separator between chunks leaves a gap: then the first occurrence after it;
 - a text the splitter stripped is found as it is; one whose whitespace the
   splitter changed (joined lines with a space, collapsed runs) is found by its
   words with any whitespace between them, and counted as ``loose``;
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from sweep.chunking.boundaries import Span
 
@@ -57,6 +61,20 @@ def _loose_occurrences(text: str, piece: str, pos: int):
         m = pattern.search(text, m.start() + 1)
 
 
+def _pick(occurrences: Iterable[Span], prev_end: int, limit: int) -> Span | None:
+    """The occurrence that continues the previous chunk: of those that end after it, the
+    last that starts by ``limit`` (where the previous chunk ends, past whitespace), else
+    the first that starts later (a splitter that dropped a separator)."""
+    best = None
+    for start, end in occurrences:
+        if end <= prev_end:
+            continue
+        if start > limit:
+            return best if best is not None else (start, end)
+        best = (start, end)
+    return best
+
+
 def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
     """Find every piece in ``text``; pieces that are empty or only whitespace are skipped."""
     spans: list[Span] = []
@@ -67,13 +85,13 @@ def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
         stripped = piece.strip()
         if not stripped:
             continue
+        limit = prev_end
+        while limit < len(text) and text[limit].isspace():
+            limit += 1
         found = None
         for finder, needle in ((_occurrences, piece), (_occurrences, stripped),
                                (_loose_occurrences, stripped)):
-            for start, end in finder(text, needle, prev_start + 1):
-                if end > prev_end:
-                    found = (start, end)
-                    break
+            found = _pick(finder(text, needle, prev_start + 1), prev_end, limit)
             if found is not None:
                 loose += finder is _loose_occurrences
                 break

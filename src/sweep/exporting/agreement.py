@@ -29,11 +29,24 @@ class Agreement:
     #: (doc_id, sweep's chunks, the splitter's chunks, how many of them are the same)
     first_difference: tuple[str, int, int, int] | None
     missing: int
+    #: the setting's chunk ends (cut positions) that are also the splitter's
+    shared_ends: int = 0
+
+    @property
+    def share(self) -> float:
+        """Of the setting's chunks, the share the splitter makes too."""
+        return self.shared / self.n_chunks if self.n_chunks else 1.0
+
+    @property
+    def close(self) -> bool:
+        """Close enough that the sweep's scores speak for the splitter: 90% of chunks shared."""
+        return self.share >= 0.9 and not self.missing
 
     def lines(self, name: str) -> list[str]:
         out = [f"Measured on the sweep's {self.n_documents} documents: identical chunks on "
                f"{self.identical} of {self.n_documents} documents; {self.shared} of the "
-               f"setting's {self.n_chunks} chunks are also {name}'s ({self.n_theirs} in all)."]
+               f"setting's {self.n_chunks} chunks are also {name}'s ({self.n_theirs} in all); "
+               f"{self.shared_ends} of its {self.n_chunks} cut positions are also {name}'s."]
         if self.first_difference is not None:
             doc, mine, theirs, same = self.first_difference
             out.append(f"First difference: {doc}, where the setting makes {mine} chunks and "
@@ -59,7 +72,7 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for c in offsets:
         by_doc.setdefault(c.doc_id, []).append((c.start, c.end))
-    identical = shared = n_chunks = n_theirs = missing = 0
+    identical = shared = n_chunks = n_theirs = missing = shared_ends = 0
     first = None
     for doc in documents:
         mine = [_strip(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
@@ -67,6 +80,7 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
         theirs = list(located.spans)
         missing += len(located.missing)
         same = len(set(mine) & set(theirs))
+        shared_ends += len({b for _, b in mine} & {b for _, b in theirs})
         n_chunks += len(mine)
         n_theirs += len(theirs)
         shared += same
@@ -74,4 +88,5 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
             identical += 1
         elif first is None:
             first = (doc.doc_id, len(mine), len(theirs), same)
-    return Agreement(len(documents), identical, shared, n_chunks, n_theirs, first, missing)
+    return Agreement(len(documents), identical, shared, n_chunks, n_theirs, first, missing,
+                     shared_ends)

@@ -51,10 +51,11 @@ def _rows(sweep_dir: Path) -> list[Row]:
 
 
 def recommended_job(sweep_dir: Path, rows: list[Row] | None = None) -> int:
-    """The job the sweep's report recommends; an error when there is none or several."""
+    """The job the sweep's report recommends (in a sweep of one setting, that setting); an
+    error when there is none or several."""
     rows = rows if rows is not None else _rows(sweep_dir)
     decision = decide(rows, per_query_tables(rows))
-    picks = [d.recommendation.job for d in decision.decisions if d.recommendation is not None]
+    picks = [d.chosen_job for d in decision.decisions if d.chosen_job is not None]
     if not picks:
         raise ExportError(f"{sweep_dir}: no recommended setting (no job finished with scores); "
                           "choose one with --job N")

@@ -42,6 +42,8 @@ from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
                                   Reranker, Retriever, identity_of)
+from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_document,
+                                    write_boundary_view)
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
@@ -245,6 +247,10 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                       f"(ann_recall@{ANN_RECALL_K})",)
         result.scores.write_csv(job_dir / "per_query.csv")
         write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
+        shown = showcase_document(dataset.documents, dataset.queries)
+        if shown is not None:
+            write_boundary_view(job_dir / BOUNDARIES_NAME,
+                                boundary_view(shown, result.chunks, dataset.queries))
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         write_traces(job_dir / "hits.jsonl",
                      traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from sweep.chunking.health import Health, chunk_health
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import measures_for
 from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSearchIndex, Reranker,
@@ -38,10 +39,12 @@ class Chunked:
     chunks: list[Chunk]
     n_tokens: np.ndarray  # per chunk, in the chunker's tokens
     seconds: float
+    health: Health
 
     def columns(self) -> dict[str, Any]:
         return {"n_chunks": len(self.chunks), "mean_chunk_tokens": float(self.n_tokens.mean()),
-                "max_chunk_tokens": int(self.n_tokens.max()), "chunk_s": self.seconds}
+                "max_chunk_tokens": int(self.n_tokens.max()), "chunk_s": self.seconds,
+                **self.health.columns()}
 
 
 def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
@@ -52,7 +55,11 @@ def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
         raise ValueError("the chunker produced no chunks")
     log.info("chunked %d documents into %d chunks (%.2fs)", len(documents), len(chunks), seconds)
     n_tokens = np.fromiter((c.n_tokens for c in chunks), dtype=np.int64, count=len(chunks))
-    return Chunked(chunks, n_tokens, seconds)
+    # A chunker of one's own may not say its target size or its length unit: then no
+    # chunk is called tiny (None), and the other health columns still apply.
+    health = chunk_health(documents, chunks, getattr(chunker, "target_size", None),
+                          getattr(chunker, "length", None))
+    return Chunked(chunks, n_tokens, seconds, health)
 
 
 @dataclass(frozen=True)

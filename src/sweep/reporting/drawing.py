@@ -10,6 +10,7 @@ backend is touched and no global figure state leaks between calls.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -327,4 +328,34 @@ def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
     fig.suptitle(title, fontsize=10)
     fig.supxlabel("top-1 retrieval score (dashed: the threshold of best balanced accuracy)",
                   fontsize=9)
+    return fig
+
+
+def length_histograms(path: Path, lengths: Mapping[str, np.ndarray], *, title: str) -> Path | None:
+    """Per setting, chunks per token-length bin (shared bins); None without chunks."""
+    fig = length_figure(lengths, title=title)
+    return None if fig is None else _save(fig, path)
+
+
+def length_figure(lengths: Mapping[str, np.ndarray], *, title: str) -> Figure | None:
+    items = [(label, np.asarray(v)) for label, v in lengths.items() if len(v)][:MAX_PANELS]
+    if not items:
+        return None
+    hi = max(int(v.max()) for _, v in items)
+    bins = np.linspace(0, max(hi, 1), 31)
+    ncols = min(len(items), 3)
+    nrows = math.ceil(len(items) / ncols)
+    fig = Figure(figsize=(3.6 * ncols + 0.4, 2.3 * nrows + 0.9), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for n, (label, values) in enumerate(items):
+        ax = axes[n // ncols][n % ncols]
+        ax.hist(values, bins=bins, color="#3b75af")
+        ax.set_title("\n".join(textwrap.wrap(f"{label} (median {int(np.median(values))})", 48)),
+                     fontsize=8)
+        ax.set_ylabel("chunks", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for n in range(len(items), nrows * ncols):
+        axes[n // ncols][n % ncols].set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.supxlabel("tokens per chunk", fontsize=9)
     return fig

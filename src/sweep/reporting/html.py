@@ -9,6 +9,7 @@ from sweep.reporting import htmlkit
 from sweep.decision.decide import PICK_MARK
 from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.sweepreport import SweepReport
+from sweep.reporting.chunkhealth import HEALTH_NOTE, boundary_views_html, health_frame
 from sweep.reporting.worstqueries import worst_queries_html
 from sweep.reporting.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, COST_NOTE, ROW_LEGEND, TWOHOP_NOTE,
                           TYPE_METRIC_NOTE, abstention_caveat, abstention_frame, agreement_frame,
@@ -64,8 +65,18 @@ def _diagnostics(rep: SweepReport, pictures: Sequence[Picture]) -> Section | Non
     return Section("Retrieval diagnostics", "".join(body)) if body else None
 
 
+def _health(rep: SweepReport, lengths: Sequence[Picture]) -> Section | None:
+    df = health_frame(rep)
+    if df is None:
+        return None
+    return Section("Chunk health", htmlkit.paragraphs([HEALTH_NOTE])
+                   + htmlkit.table_html(Table.of(df, _classes(rep, list(df["setting"])), PICK_MARK))
+                   + "".join(htmlkit.picture_html(p) for p in lengths)
+                   + boundary_views_html(rep))
+
+
 def render_html(rep: SweepReport, pictures: Sequence[Picture],
-                diagnostics: Sequence[Picture] = ()) -> str:
+                diagnostics: Sequence[Picture] = (), lengths: Sequence[Picture] = ()) -> str:
     sections = []
     rec = _recommendation(rep)
     if rec is not None:
@@ -77,6 +88,9 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
     if costs is not None:
         sections.append(Section("What each setting costs", htmlkit.paragraphs([COST_NOTE])
                                 + htmlkit.table_html(Table.of(costs, _classes(rep, list(costs["setting"])), PICK_MARK))))
+    health = _health(rep, lengths)
+    if health is not None:
+        sections.append(health)
     if pictures:
         sections.append(Section("Pictures", '<div class="grid">'
                                 + "".join(htmlkit.picture_html(p) for p in pictures) + "</div>"))

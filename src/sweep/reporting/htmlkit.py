@@ -57,6 +57,11 @@ figure.zoom:target .close::after{content:"× close";position:fixed;top:.6rem;rig
 .chunk{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.4rem;max-height:14rem;
  overflow:auto;font-size:.85rem} mark{background:#ffe28a}
 .rel{color:#1d7a1d} .irr{color:#999}
+.bview{white-space:pre-wrap;font-size:.8rem;line-height:1.5;max-height:28rem;overflow:auto;
+ border:1px solid #eee;padding:.5rem;font-family:ui-monospace,monospace}
+.bview .k0{background:#e8f1fb} .bview .k1{background:#fdf1dc} .bview .ov{background:#d9c8f0}
+.bview .gap{color:#999} .bview u{text-decoration:underline 2px #1d7a1d}
+.bview .cut{color:#c0392b;font-weight:700}
 """
 
 
@@ -195,6 +200,27 @@ def marked(text: str, spans: list[tuple[int, int]]) -> str:
         pos = b
     out.append(escape(text[pos:]))
     return "".join(out)
+
+
+def boundary_html(text: str, chunks: Sequence[tuple[int, int]],
+                  evidence: Sequence[tuple[int, int]] = ()) -> str:
+    """``text`` with chunk boundaries drawn: chunks in alternating colours, overlaps darker,
+    text in no chunk grey, a red bar where each chunk starts, evidence underlined."""
+    cuts = sorted({0, len(text), *(p for s in chunks for p in s), *(p for s in evidence for p in s)})
+    starts = {a: i for i, (a, _) in reversed(list(enumerate(chunks)))}
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        if a >= b or a >= len(text):
+            continue
+        if a in starts:
+            out.append(f'<b class="cut" title="chunk {starts[a]} starts">▏</b>')
+        inside = [i for i, (s, e) in enumerate(chunks) if s <= a and b <= e]
+        cls = "gap" if not inside else "ov" if len(inside) > 1 else f"k{inside[0] % 2}"
+        piece = escape(text[a:b])
+        if any(s <= a and b <= e for s, e in evidence):
+            piece = f"<u>{piece}</u>"
+        out.append(f'<span class="{cls}">{piece}</span>')
+    return '<div class="bview">' + "".join(out) + "</div>"
 
 
 def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:

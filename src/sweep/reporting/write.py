@@ -20,6 +20,7 @@ from sweep.cli.exits import report_error
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.reporting import htmlkit
+from sweep.reporting.chunkhealth import health_markdown
 from sweep.reporting.frames import combine_per_query, write_results
 from sweep.reporting.sweepreport import SweepReport, build_report
 from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
@@ -40,7 +41,9 @@ def write_tables(rep: SweepReport) -> list[str]:
     """results.csv, results.md, per_query.csv, and by_type.md / worst_queries.md when they apply."""
     d = rep.sweep_dir
     write_results(d / "results.csv", rep.frame)
-    write_text_atomic(d / "results.md", results_markdown(rep) + "\n")
+    health = health_markdown(rep)
+    write_text_atomic(d / "results.md", results_markdown(rep) + (f"\n\n{health}" if health else "")
+                      + "\n")
     combine_per_query(rep.rows, d / "per_query.csv")
     files = ["results.csv", "results.md", "per_query.csv"]
     for name, text in (("by_type.md", breakdown_markdown(rep)), ("diagnostics.md", diagnostics_markdown(rep)),
@@ -54,11 +57,13 @@ def write_tables(rep: SweepReport) -> list[str]:
 def write_html(rep: SweepReport) -> list[str]:
     """plots/ and report.html (seconds: matplotlib)."""
     from sweep.reporting.html import render_html
+    from sweep.reporting.chunkhealth import write_length_histograms
     from sweep.reporting.pictures import write_pictures, write_score_histograms
 
     pictures, scores = write_pictures(rep), write_score_histograms(rep)
-    htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores))
-    return ["report.html"] + (["plots/"] if pictures or scores else [])
+    lengths = write_length_histograms(rep) if rep.ok else []
+    htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores, lengths))
+    return ["report.html"] + (["plots/"] if pictures or scores or lengths else [])
 
 
 def summary_line(rep: SweepReport) -> str:

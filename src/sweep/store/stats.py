@@ -25,6 +25,13 @@ class Stats:
     n_chunks: int = 0
     mean_chunk_tokens: float = 0.0
     max_chunk_tokens: int = 0
+    #: Chunk health (sweep.chunking.health): chunks under a quarter of the target size,
+    #: chunks that stop inside a sentence, Markdown tables and code blocks no chunk holds
+    #: whole (None: no target size known / no such block in the corpus).
+    tiny_share: float | None = None
+    midsentence_share: float | None = None
+    n_blocks: int = 0
+    blocks_cut_share: float | None = None
     mean_model_tokens: float = 0.0
     truncated_share: float = 0.0
     max_seq_length: int = 0

@@ -1,0 +1,188 @@
+"""End to end on the bundled corpus: a sweep's setting exported (chunks, a LangChain module,
+sweep's own module, its Hydra config) and checked against a baseline sweep, each exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paths import ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+def _env() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "GITHUB_STEP_SUMMARY")}
+
+
+def _run(*args: str, env: dict | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env or _env(),
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory) -> dict[str, Path]:
+    """The bundled corpus at 128 and 256 tokens, and LangChain's splitter on a copy of tiny."""
+    base = tmp_path_factory.mktemp("sweeps")
+    cache = base / "cache"
+    grid = _run("sweep", f"runtime.cache_dir={cache}", "runtime.show_progress=false",
+                "eval.n_boot=200", "chunk.size=128,256", f"hydra.sweep.dir={base / 'grid'}")
+    assert grid.returncode == 0, grid.stderr[-3000:]
+    tiny = base / "tiny"
+    shutil.copytree(ROOT / "corpora" / "tiny", tiny)
+    lc = _run("sweep", f"runtime.cache_dir={cache}", "runtime.show_progress=false",
+              "eval.n_boot=200", f"dataset.path={tiny}", "chunk=langchain",
+              "chunk.splitter.chunk_size=300", "chunk.splitter.chunk_overlap=50",
+              f"hydra.sweep.dir={base / 'langchain'}")
+    assert lc.returncode == 0, lc.stderr[-3000:]
+    return {"grid": base / "grid", "langchain": base / "langchain", "tiny": tiny, "base": base}
+
+
+def _dataset(path: Path):
+    from sweep.datasets.loading import load_dataset
+
+    return load_dataset(str(path))
+
+
+# -- sweep.check -----------------------------------------------------------------------------
+
+def test_check_fails_128_against_a_256_baseline_and_passes_a_sweep_against_itself(sweeps, tmp_path):
+    grid = sweeps["grid"]
+    summary = tmp_path / "summary.md"
+    env = dict(_env(), GITHUB_STEP_SUMMARY=str(summary))
+    worse = _run("sweep.check", str(grid), "--baseline", str(grid), "--job", "0",
+                 "--baseline-job", "1", env=env)
+    assert worse.returncode == 1, worse.stderr
+    assert "retrieval got worse" in worse.stdout and "significantly worse" in worse.stdout
+    same = _run("sweep.check", str(grid), "--baseline", str(grid), env=env)
+    assert same.returncode == 0, same.stderr
+    assert "no retrieval regression" in same.stdout
+    # both verdicts were appended to the job summary, in order
+    text = summary.read_text()
+    assert text.index("retrieval got worse") < text.index("no retrieval regression")
+
+
+def test_check_json_and_max_drop(sweeps):
+    grid = sweeps["grid"]
+    proc = _run("sweep.check", str(grid), "--baseline", str(grid), "--job", "0",
+                "--baseline-job", "1", "--json")
+    verdict = json.loads(proc.stdout)
+    assert proc.returncode == 1 and verdict["result"] == "regressed"
+    assert verdict["diff"] < 0 and verdict["p_value"] < 0.05 and verdict["n_questions"] > 100
+    # 256 against 128: better, so passing, unless a drop... there is none to exceed
+    proc = _run("sweep.check", str(grid), "--baseline", str(grid), "--job", "1",
+                "--baseline-job", "0", "--max-drop", "0", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["diff"] > 0
+
+
+def test_check_exits_2_when_the_evaluation_sets_differ_or_the_metric_is_missing(sweeps, tmp_path):
+    proc = _run("sweep.check", str(sweeps["grid"]), "--baseline", str(sweeps["langchain"]))
+    assert proc.returncode == 2 and "evaluation sets differ" in proc.stdout
+    broken = tmp_path / "broken"
+    shutil.copytree(sweeps["grid"], broken)
+    (broken / "1" / "per_query.csv").unlink()
+    proc = _run("sweep.check", str(broken), "--baseline", str(sweeps["grid"]), "--job", "1",
+                "--baseline-job", "1")
+    assert proc.returncode == 2 and "has no per-query span recall@5" in proc.stdout
+    proc = _run("sweep.check", str(tmp_path / "nowhere"), "--baseline", str(sweeps["grid"]))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("no such folder")
+
+
+# -- sweep.export ----------------------------------------------------------------------------
+
+def test_exported_chunks_are_the_documents_own_text_at_their_offsets(sweeps, tmp_path):
+    out = tmp_path / "chunks.jsonl"
+    proc = _run("sweep.export", str(sweeps["grid"]), "--recommended", "--to", "chunks", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    docs = {d.doc_id: d for d in _dataset(ROOT / "corpora" / "kestrel").documents}
+    assert len(records) == json.loads((sweeps["grid"] / "1" / "row.json").read_text())[
+        "stats"]["n_chunks"]
+    for r in records:
+        assert r["text"] == docs[r["doc_id"]].text[r["start"]:r["end"]]
+        assert r["chunk_id"].startswith(r["doc_id"] + "#")
+    assert sum("headings" in r for r in records) > len(records) / 2
+
+
+def test_a_token_setting_exports_to_langchain_with_the_same_chunks(sweeps, tmp_path):
+    out = tmp_path / "splitter.py"
+    proc = _run("sweep.export", str(sweeps["grid"]), "--job", "1", "--to", "langchain", str(out))
+    assert proc.returncode == 0, proc.stderr
+    head = out.read_text()
+    assert "identical chunks on 43 of 43 documents" in head and "WARNING" not in head
+    chunks = out.with_suffix(".jsonl")
+    _run("sweep.export", str(sweeps["grid"]), "--job", "1", "--to", "chunks", str(chunks))
+    want: dict[str, list[str]] = {}
+    for line in chunks.read_text().splitlines():
+        r = json.loads(line)
+        want.setdefault(r["doc_id"], []).append(r["text"].strip())
+    splitter = runpy.run_path(str(out))["splitter"]
+    for doc in _dataset(ROOT / "corpora" / "kestrel").documents:
+        got = [t.strip() for t in splitter.split_text(doc.text) if t.strip()]
+        assert got == want[doc.doc_id], doc.doc_id
+
+
+def test_a_langchain_setting_exports_its_own_splitter(sweeps, tmp_path):
+    out = tmp_path / "lc.py"
+    proc = _run("sweep.export", str(sweeps["langchain"]), "--recommended", "--to", "langchain",
+                str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "RecursiveCharacterTextSplitter(chunk_size=300, chunk_overlap=50)" in text
+    assert "identical chunks on 3 of 3 documents" in text
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    own = RecursiveCharacterTextSplitter(chunk_size=300, chunk_overlap=50)
+    splitter = runpy.run_path(str(out))["splitter"]
+    for doc in _dataset(sweeps["tiny"]).documents:
+        assert splitter.split_text(doc.text) == own.split_text(doc.text)
+    # another framework cannot be made of it: one line, exit 2
+    proc = _run("sweep.export", str(sweeps["langchain"]), "--recommended", "--to", "chonkie",
+                str(tmp_path / "c.py"))
+    assert proc.returncode == 2 and "cannot translate" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.py").exists()
+
+
+def test_sweeps_own_module_and_the_hydra_config_rerun_the_setting(sweeps, tmp_path):
+    out = tmp_path / "own.py"
+    assert _run("sweep.export", str(sweeps["grid"]), "--job", "0", "--to", "sweep",
+                str(out)).returncode == 0
+    assert "identical chunks on 43 of 43 documents" in out.read_text()
+    yaml = tmp_path / "chosen.yaml"
+    assert _run("sweep.export", str(sweeps["grid"]), "--job", "0", "--to", "hydra",
+                str(yaml)).returncode == 0
+    proc = _run("sweep", "--config-dir", str(tmp_path), "--config-name", "chosen", "--cfg", "job")
+    assert proc.returncode == 0, proc.stderr
+    assert "strategy: token\n  size: 128\n  overlap: 0" in proc.stdout
+
+
+def test_export_refuses_what_it_cannot_do_in_one_line(sweeps, tmp_path):
+    existing = tmp_path / "mine.jsonl"
+    existing.write_text("my own file\n")
+    proc = _run("sweep.export", str(sweeps["grid"]), "--job", "0", "--to", "chunks", str(existing))
+    assert proc.returncode == 2 and "file exists" in proc.stderr
+    assert existing.read_text() == "my own file\n"
+    proc = _run("sweep.export", str(sweeps["grid"]), "--job", "9", "--to", "chunks",
+                str(tmp_path / "x.jsonl"))
+    assert proc.returncode == 2 and "no job 9 (jobs: 0, 1)" in proc.stderr
+    # the documents changed after the sweep: the offsets no longer fit them
+    changed = sweeps["base"] / "changed"
+    shutil.copytree(sweeps["langchain"], changed)
+    doc = next((sweeps["tiny"] / "docs").rglob("*.md"))
+    original = doc.read_text()
+    try:
+        doc.write_text(original + "\nAppended after the sweep.\n")
+        proc = _run("sweep.export", str(changed), "--recommended", "--to", "chunks",
+                    str(tmp_path / "y.jsonl"))
+    finally:
+        doc.write_text(original)
+    assert proc.returncode == 2 and "changed since job 0 ran" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "y.jsonl").exists()

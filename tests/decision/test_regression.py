@@ -1,0 +1,51 @@
+"""sweep.check's verdict: significantly worse or past the allowed drop fails; else it passes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from sweep.decision.regression import INCOMPARABLE, PASSED, REGRESSED, compare_runs
+
+
+def _scores(values, prefix="q"):
+    return {f"{prefix}{i}": float(v) for i, v in enumerate(values)}
+
+
+def test_a_clear_drop_on_the_same_questions_regresses():
+    rng = np.random.default_rng(0)
+    old = (rng.random(200) < 0.7).astype(float)
+    new = old.copy()
+    new[:40] = 0.0  # forty questions lost
+    v = compare_runs(_scores(new), _scores(old), metric="span recall@5", alpha=0.05, max_drop=None)
+    assert v.status == REGRESSED and v.p_value < 0.001 and v.n_questions == 200
+    assert "significantly worse" in v.reason and "❌" in v.markdown()
+
+
+def test_a_small_drop_passes_unless_it_exceeds_max_drop():
+    old = np.array([1.0] * 50 + [0.0] * 50)
+    new = old.copy()
+    new[0] = 0.0  # one question: 0.01 lower, far from significant
+    plain = compare_runs(_scores(new), _scores(old), metric="m", alpha=0.05, max_drop=None)
+    assert plain.status == PASSED and plain.p_value > 0.5
+    assert compare_runs(_scores(new), _scores(old), metric="m", alpha=0.05,
+                        max_drop=0.02).status == PASSED
+    strict = compare_runs(_scores(new), _scores(old), metric="m", alpha=0.05, max_drop=0.005)
+    assert strict.status == REGRESSED and "the drop exceeds 0.005" in strict.reason
+
+
+def test_only_shared_questions_are_paired_and_none_shared_cannot_be_compared():
+    v = compare_runs({"a": 1.0, "b": 0.0, "x": 0.0}, {"a": 1.0, "b": 0.0, "y": 1.0},
+                     metric="m", alpha=0.05, max_drop=None)
+    assert v.n_questions == 2 and v.diff == 0 and v.status == PASSED
+    none = compare_runs({"a": 1.0}, {"b": 1.0}, metric="m", alpha=0.05, max_drop=None)
+    assert none.status == INCOMPARABLE and none.to_dict()["result"] == "incomparable"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=60))
+def test_a_setting_never_regresses_against_itself_or_a_better_one(values):
+    old = _scores(values)
+    assert compare_runs(old, old, metric="m", alpha=0.05, max_drop=0.0).status == PASSED
+    better = {q: min(1.0, v + 0.5) for q, v in old.items()}
+    assert compare_runs(better, old, metric="m", alpha=0.05, max_drop=0.0).status == PASSED

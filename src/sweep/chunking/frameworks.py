@@ -107,6 +107,9 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
     """The splitter's own length function and target size, where it exposes them (so a
     chunk is 'tiny' in the units the user set the size in)."""
     if framework == "langchain":
+        tokenizer = getattr(splitter, "_tokenizer", None)
+        if callable(getattr(tokenizer, "encode", None)):  # TokenTextSplitter sizes in its tokens
+            return (lambda t: len(tokenizer.encode(t))), getattr(splitter, "_chunk_size", None)
         return getattr(splitter, "_length_function", None), getattr(splitter, "_chunk_size", None)
     if framework == "llamaindex":
         tokenizer = getattr(splitter, "_tokenizer", None)
@@ -134,7 +137,8 @@ class FrameworkChunker:
         self.prefix = prefix
         self.tokenizer = tokenizer
         self.encoding = get_encoding(tokenizer)
-        self._split = split_function(framework, splitter, dict(call or {}))
+        #: the framework's own call: a document's text to its chunk texts (or chunk objects)
+        self.split = split_function(framework, splitter, dict(call or {}))
         own_length, own_size = _own_length(framework, splitter)
         if size is not None and own_size is not None and size != own_size:
             raise UnknownChunkSetting(
@@ -156,7 +160,7 @@ class FrameworkChunker:
     def chunk(self, doc: Document) -> list[Chunk]:
         """One document's chunks; texts not found in it are kept aside (see ``chunk_documents``)."""
         try:
-            out = self._split(doc.text)
+            out = self.split(doc.text)
         except ChunkingSettingsError:
             raise
         except Exception as e:  # the splitter's own error, with the document it failed on

@@ -74,6 +74,8 @@ def markdown_blocks(text: str) -> list[tuple[int, int]]:
 
 
 def _ends_whole(text: str, chunk: Chunk) -> bool:
+    if chunk.text.rstrip(" \t").endswith(("\n", "\r")):  # a window that kept its line end
+        return True
     rest = text[chunk.end:]
     after = rest.lstrip(" \t")
     if not after or after[0] in "\r\n":

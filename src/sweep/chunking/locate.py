@@ -61,51 +61,135 @@ def _loose_occurrences(text: str, piece: str, pos: int):
         m = pattern.search(text, m.start() + 1)
 
 
-def _pick(occurrences: Iterable[Span], prev_end: int, limit: int) -> Span | None:
-    """The occurrence that continues the previous chunk: of those that end after it, the
-    last that starts by ``limit`` (where the previous chunk ends, past whitespace), else
-    the first that starts later (a splitter that dropped a separator)."""
-    best = None
+def _candidates(occurrences: Iterable[Span], prev_end: int, limit: int,
+                most: int = 16) -> list[Span]:
+    """The occurrences that could continue the previous chunk, most likely first: those
+    that end after it and start by ``limit`` (where the previous chunk ends, past
+    whitespace), the latest first; then those that start later (a splitter that dropped a
+    separator), the earliest first."""
+    within: list[Span] = []
+    beyond: list[Span] = []
     for start, end in occurrences:
         if end <= prev_end:
             continue
         if start > limit:
-            return best if best is not None else (start, end)
-        best = (start, end)
-    return best
+            beyond.append((start, end))
+            if len(beyond) >= most:
+                break
+        else:
+            within.append((start, end))
+    return (within[::-1] + beyond)[:most]
 
 
-def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
-    """Find every piece in ``text``; pieces that are empty or only whitespace are skipped."""
+def _options(text: str, piece: str, prev_start: int, prev_end: int) -> tuple[list[Span], bool]:
+    """Where ``piece`` may lie after a chunk at ``(prev_start, prev_end)``, and whether only
+    up to whitespace."""
+    limit = prev_end
+    while limit < len(text) and text[limit].isspace():
+        limit += 1
+    stripped = piece.strip()
+    for finder, needle in ((_occurrences, piece), (_occurrences, stripped),
+                           (_loose_occurrences, stripped)):
+        found = _candidates(finder(text, needle, prev_start + 1), prev_end, limit)
+        if found:
+            return found, finder is _loose_occurrences
+    return [], False
+
+
+def _strip(text: str, start: int, end: int) -> Span:
+    # A stripped span is what the splitter meant; leading or trailing whitespace the
+    # splitter kept is not content and would only blur boundaries.
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _present(text: str, piece: str) -> bool:
+    stripped = piece.strip()
+    return stripped in text or next(_loose_occurrences(text, stripped, 0), None) is not None
+
+
+@dataclass
+class _Frame:
+    i: int
+    prev_start: int
+    prev_end: int
+    options: list[Span]
+    loose: bool
+    next: int = 0
+
+
+def _search(text: str, pieces: Sequence[str]) -> tuple[list[Span], int] | None:
+    """Places for all ``pieces`` that obey the order, most likely first, found depth-first;
+    a state that failed once is never tried again, so the search stays polynomial. None
+    when no placement exists within the budget."""
+    n = len(pieces)
+    failed: set[tuple[int, int, int]] = set()
+    budget = 64 * n + 1024
+
+    def frame(i: int, prev_start: int, prev_end: int) -> _Frame:
+        options, loose = (_options(text, pieces[i], prev_start, prev_end) if i < n
+                          else ([], False))
+        return _Frame(i, prev_start, prev_end, options, loose)
+
+    stack: list[_Frame] = []
+    current = frame(0, -1, 0)
+    while current.i < n:
+        if current.next < len(current.options) and budget > 0:
+            budget -= 1
+            raw = current.options[current.next]
+            current.next += 1
+            key = (current.i + 1, raw[0], _strip(text, *raw)[1])
+            if key in failed:
+                continue
+            stack.append(current)
+            current = frame(*key)
+            continue
+        failed.add((current.i, current.prev_start, current.prev_end))
+        if not stack:
+            return None
+        current = stack.pop()
+    spans = [_strip(text, *f.options[f.next - 1]) for f in stack]
+    return spans, sum(f.loose for f in stack)
+
+
+def _greedy(text: str, pieces: Sequence[str]) -> tuple[list[Span], int, list[str]]:
+    """Each piece where it most likely continues the previous one; a piece that fits
+    nowhere after that is missing."""
     spans: list[Span] = []
     missing: list[str] = []
     loose = 0
     prev_start, prev_end = -1, 0
     for piece in pieces:
-        stripped = piece.strip()
-        if not stripped:
-            continue
-        limit = prev_end
-        while limit < len(text) and text[limit].isspace():
-            limit += 1
-        found = None
-        for finder, needle in ((_occurrences, piece), (_occurrences, stripped),
-                               (_loose_occurrences, stripped)):
-            found = _pick(finder(text, needle, prev_start + 1), prev_end, limit)
-            if found is not None:
-                loose += finder is _loose_occurrences
-                break
-        if found is None:
+        options, is_loose = _options(text, piece, prev_start, prev_end)
+        if not options:
             missing.append(piece)
             continue
-        start, end = found
-        prev_start = start  # where the splitter's own text began: the next one begins after
-        # A stripped span is what the splitter meant; leading or trailing
-        # whitespace the splitter kept is not content and would only blur boundaries.
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        spans.append((start, end))
-        prev_end = end
-    return Located(tuple(spans), loose, tuple(missing))
+        prev_start = options[0][0]
+        spans.append(_strip(text, *options[0]))
+        prev_end = spans[-1][1]
+        loose += is_loose
+    return spans, loose, missing
+
+
+def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
+    """Find every piece in ``text``; pieces that are empty or only whitespace are skipped.
+
+    Pieces that occur nowhere in the text are missing. The others are placed in order,
+    each where it most likely continues the previous one; when a later piece then fits
+    nowhere (periodic text, where an overlap looks like the next chunk), earlier pieces'
+    other places are tried. If no order-keeping placement exists (a splitter that
+    reorders), each piece goes where it first fits and the rest are missing.
+    """
+    kept = [p for p in pieces if p.strip()]
+    here = [_present(text, p) for p in kept]
+    present = [p for p, h in zip(kept, here) if h]
+    absent = [p for p, h in zip(kept, here) if not h]
+    found = _search(text, present)
+    if found is not None:
+        spans, loose = found
+        return Located(tuple(spans), loose, tuple(absent))
+    spans, loose, unplaced = _greedy(text, present)
+    return Located(tuple(spans), loose, tuple(p for p in kept if p in absent or p in unplaced))

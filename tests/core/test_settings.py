@@ -20,6 +20,17 @@ def test_job_settings_name_every_overridden_key_and_group_choices():
     assert "runtime.cache_dir" not in settings and "hydra.sweep.dir" not in settings
 
 
+def test_a_framework_splitters_size_and_overlap_are_its_size_and_overlap_columns_only():
+    overrides = ["chunk=langchain", "chunk.splitter.chunk_size=800", "chunk.splitter.chunk_overlap=0",
+                 "chunk.splitter.separators=[x]"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides[:3] + ["+chunk.splitter.separators=[x]"])
+    settings = job_settings(cfg, overrides, {"chunk": "langchain"})
+    assert (settings["chunk.size"], settings["chunk.overlap"], settings["chunk"]) == (800, 0, "langchain")
+    assert "chunk.splitter.chunk_size" not in settings and "chunk.splitter.chunk_overlap" not in settings
+    assert settings["chunk.splitter.separators"] == ["x"]
+
+
 def test_varied_settings_in_table_order_with_size_and_overlap_always():
     rows = [{"chunk.size": 1, "chunk.overlap": 0, "chunk.strategy": "a", "x.y": 1},
             {"chunk.size": 1, "chunk.overlap": 0, "chunk.strategy": "b", "x.y": 2}]

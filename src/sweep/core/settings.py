@@ -47,6 +47,11 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 _NOT_SETTINGS = ("hydra.", "runtime.", "name", "experiment")
 #: Always columns, even when they do not vary: the size x overlap grid people read.
 _ALWAYS = ("chunk.size", "chunk.overlap")
+#: Keys a framework preset shows as ``chunk.size`` / ``chunk.overlap`` (its splitter's own):
+#: swept, they would repeat those columns.
+_SHOWN_AS = {"chunk.splitter.chunk_size": "chunk.size",
+             "chunk.splitter.chunk_overlap": "chunk.overlap",
+             "chunk.call.overlap": "chunk.overlap"}
 
 
 def label(key: str) -> str:
@@ -70,6 +75,9 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
     for override in overrides:
         key = override.split("=", 1)[0].lstrip("+~")
         if key in settings or key.startswith(_NOT_SETTINGS):
+            continue
+        shown = _SHOWN_AS.get(key)
+        if shown is not None and settings.get(shown) == OmegaConf.select(cfg, key, default=None):
             continue
         if "." not in key:  # another group choice, e.g. rerank=cross_encoder
             settings[key] = choices.get(key, override.split("=", 1)[1] if "=" in override else None)

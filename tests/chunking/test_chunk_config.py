@@ -17,7 +17,7 @@ register()
 # sweep's own strategies; the framework presets (langchain, ...) have their own tests
 PRESETS = sorted(p.stem for p in (CONF_DIR / "chunk").glob("*.yaml")
                  if "build_framework_chunker" not in p.read_text()
-                 and "- framework" not in p.read_text())
+                 and "base/framework" not in p.read_text())
 
 
 def _chunk(overrides: list[str]):

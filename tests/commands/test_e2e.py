@@ -60,8 +60,10 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     # Printed table and markdown: one line per setting.
     md = (sweep_dir / "results.md").read_text()
     assert md.count("\n| 32 ") + md.count("\n| 64 ") == 4
-    costs = md[md.index("## What each setting costs"):]
+    costs = md[md.index("## What each setting costs"):md.index("## Chunk health")]
     assert "latency p50 ms" in costs and costs.count("\n| size=") == 4
+    health = md[md.index("## Chunk health"):]
+    assert "mid-sentence %" in health and health.count("\n| size=") == 4
     assert "span recall@5" in proc.stdout and str(sweep_dir) in proc.stdout
     # The printed table fits a terminal; the full one is in results.md.
     table = proc.stdout[proc.stdout.index("size  overlap"):].split("\n\n")[0].splitlines()

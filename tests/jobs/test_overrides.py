@@ -19,7 +19,7 @@ def _check(*args: str) -> None:
                          "the top-level keys are: chunk, dataset"),
     (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
     (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
-                               "the options are: markdown, paragraph"),
+                               "the options are: callable, chonkie, langchain"),
     (("hydra/launcher=jobilb",), "unknown hydra/launcher option 'jobilb' (did you mean "
                                  "hydra/launcher=joblib?)"),
     (("experiment=gird",), "unknown experiment option 'gird' (did you mean experiment=grid?)"),

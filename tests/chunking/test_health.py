@@ -69,3 +69,14 @@ def test_shares_are_shares_for_every_token_setting(size, overlap):
     # a chunk size that holds the whole document cuts nothing
     whole = build_chunker("token", size=512).chunk(DOC)
     assert chunk_health([DOC], whole, 512).blocks_cut_share == 0
+
+
+def test_chinese_and_japanese_sentence_ends_are_sentence_ends():
+    doc = Document("zh.md", "第一句话。他说「好。」第三句")
+    a, b = doc.text.index("他"), doc.text.index("第三")
+    chunks = build_chunks(doc, [(0, a), (a, b), (b, len(doc.text))], get_encoding("cl100k_base"),
+                          "none", "t")
+    # "。" ends a sentence, so does "。」"; the last chunk ends the document
+    assert chunk_health([doc], chunks).midsentence_share == 0
+    inside = build_chunks(doc, [(0, 2), (2, len(doc.text))], get_encoding("cl100k_base"), "none", "t")
+    assert chunk_health([doc], inside).midsentence_share == 0.5

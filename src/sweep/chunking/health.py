@@ -22,8 +22,8 @@ from sweep.core.types import Chunk, Document
 
 __all__ = ["Health", "chunk_health", "markdown_blocks"]
 
-_SENTENCE_END = set(".!?…:;")
-_CLOSERS = "\"'”’)]*_`"
+_SENTENCE_END = set(".!?…:;。！？；：")
+_CLOSERS = "\"'”’)]*_`」』）"
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 

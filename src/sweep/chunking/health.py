@@ -25,6 +25,7 @@ __all__ = ["Health", "chunk_health", "markdown_blocks"]
 _SENTENCE_END = set(".!?…:;。！？；：")
 _CLOSERS = "\"'”’)]*_`」』）"
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_NEXT = re.compile(r"[ \t]*(.?)", re.S)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -76,9 +77,9 @@ def markdown_blocks(text: str) -> list[tuple[int, int]]:
 def _ends_whole(text: str, chunk: Chunk) -> bool:
     if chunk.text.rstrip(" \t").endswith(("\n", "\r")):  # a window that kept its line end
         return True
-    rest = text[chunk.end:]
-    after = rest.lstrip(" \t")
-    if not after or after[0] in "\r\n":
+    # Only the next character after spaces and tabs matters: no copy of the rest of the text.
+    after = _NEXT.match(text, chunk.end).group(1)
+    if not after or after in "\r\n":
         return True
     last = chunk.text.rstrip().rstrip(_CLOSERS)
     return bool(last) and last[-1] in _SENTENCE_END

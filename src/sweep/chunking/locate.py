@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from sweep.chunking.boundaries import Span
+from sweep.core.textspans import strip_span
 
 __all__ = ["Located", "locate_pieces"]
 
@@ -98,16 +99,6 @@ def _options(text: str, piece: str, prev_start: int, prev_end: int) -> tuple[lis
     return [], False
 
 
-def _strip(text: str, start: int, end: int) -> Span:
-    # A stripped span is what the splitter meant; leading or trailing whitespace the
-    # splitter kept is not content and would only blur boundaries.
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def _present(text: str, piece: str) -> bool:
     stripped = piece.strip()
     return stripped in text or next(_loose_occurrences(text, stripped, 0), None) is not None
@@ -143,7 +134,7 @@ def _search(text: str, pieces: Sequence[str]) -> tuple[list[Span], int] | None:
             budget -= 1
             raw = current.options[current.next]
             current.next += 1
-            key = (current.i + 1, raw[0], _strip(text, *raw)[1])
+            key = (current.i + 1, raw[0], strip_span(text, *raw)[1])
             if key in failed:
                 continue
             stack.append(current)
@@ -153,7 +144,7 @@ def _search(text: str, pieces: Sequence[str]) -> tuple[list[Span], int] | None:
         if not stack:
             return None
         current = stack.pop()
-    spans = [_strip(text, *f.options[f.next - 1]) for f in stack]
+    spans = [strip_span(text, *f.options[f.next - 1]) for f in stack]
     return spans, sum(f.loose for f in stack)
 
 
@@ -170,7 +161,7 @@ def _greedy(text: str, pieces: Sequence[str]) -> tuple[list[Span], int, list[str
             missing.append(piece)
             continue
         prev_start = options[0][0]
-        spans.append(_strip(text, *options[0]))
+        spans.append(strip_span(text, *options[0]))  # edge whitespace is no content
         prev_end = spans[-1][1]
         loose += is_loose
     return spans, loose, missing

@@ -36,6 +36,7 @@ from itertools import combinations
 from typing import Literal, NamedTuple
 
 from sweep.core.checks import is_int
+from sweep.core.textspans import strip_span
 
 __all__ = [
     "Located",
@@ -386,7 +387,7 @@ class QuoteIndex:
         """The original characters behind folded ``[start, end)``, trimmed of spaces."""
         folded = self._folding
         start, end = folded.starts[folded_start], folded.ends[folded_end - 1]
-        return _trim(self.text, start, end)
+        return strip_span(self.text, start, end)
 
     def _candidates(self, folded_quote: str) -> list[_Match]:
         """The best windows for an approximate match, best first, none overlapping."""
@@ -522,10 +523,10 @@ class QuoteIndex:
         if not self.text.strip():
             return NotLocated("not found", differs="the document is empty")
         best = next(iter(self._candidates(folded_quote)), None)
-        start, end = (best.start, best.end) if best else _trim(
+        start, end = (best.start, best.end) if best else strip_span(
             self.text, 0, min(len(quote), len(self.text)))
         if start >= end:  # nothing but whitespace where the fallback window fell
-            start, end = _trim(self.text, 0, len(self.text))
+            start, end = strip_span(self.text, 0, len(self.text))
         start, end = _whole_words(self.text, start, end, quote)
         closest = self.text[start:end]
         similarity = _similarity(folded_quote, normalise(closest))
@@ -622,14 +623,6 @@ def _find_all(text: str, part: str, limit: int | None = None) -> list[int]:
         found.append(at)
         at = text.find(part, at + 1)
     return found
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 def _whole_words(text: str, start: int, end: int, quote: str) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from sweep.chunking.frameworks import split_function, chunk_texts
 from sweep.chunking.locate import locate_pieces
+from sweep.core.textspans import strip_span
 from sweep.core.types import Document
 from sweep.store.chunkfile import ChunkOffsets
 
@@ -57,14 +58,6 @@ class Agreement:
         return out
 
 
-def _strip(text: str, a: int, b: int) -> tuple[int, int]:
-    while a < b and text[a].isspace():
-        a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
-    return a, b
-
-
 def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
                       documents: Sequence[Document], offsets: Sequence[ChunkOffsets]
                       ) -> Agreement:
@@ -75,7 +68,7 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
     identical = shared = n_chunks = n_theirs = missing = shared_ends = 0
     first = None
     for doc in documents:
-        mine = [_strip(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
+        mine = [strip_span(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
         located = locate_pieces(doc.text, chunk_texts(split(doc.text), "the splitter"))
         theirs = list(located.spans)
         missing += len(located.missing)

@@ -22,5 +22,10 @@ def shouting(text: str) -> list[str]:
     return [line.upper() for line in text.splitlines() if line.strip()]
 
 
+def backwards(text: str) -> list[str]:
+    """A splitter that returns the right texts in the wrong order: last paragraph first."""
+    return paragraphs(text)[::-1]
+
+
 def not_a_list(text: str) -> str:
     return text

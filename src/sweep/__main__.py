@@ -14,6 +14,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
+from sweep.cli.exits import quiet_broken_pipe
 from sweep.jobs.config import CONF_DIR, register
 from sweep.core import interrupts
 from sweep.jobs.entry import end_sweep, on_interrupt, on_launcher_failure, run_hydra_job
@@ -38,6 +39,8 @@ def main() -> None:
         _entry()
     except KeyboardInterrupt:
         on_interrupt()
+    except BrokenPipeError:  # ``sweep --help | head``
+        raise SystemExit(quiet_broken_pipe()) from None
     except SystemExit as e:
         if interrupts.requested():
             end_sweep()

@@ -28,6 +28,7 @@ from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml
 from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
 from sweep.exporting.selection import Chosen, ExportError, choose
+from sweep.jobs.config import CONF_DIR
 from sweep.jobs.job import load_dataset
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
 from sweep.store.row import DatasetInfo
@@ -57,11 +58,25 @@ def _header(chosen: Chosen) -> str:
             f"({chosen.label}{score}).")
 
 
+def _check_config_name(out: Path) -> None:
+    """The rerun names ``out`` as a Hydra config beside sweep's own: it must not hide one."""
+    if out.suffix != ".yaml":
+        raise ExportError(f"{out}: a Hydra config's name ends in .yaml (Hydra looks for "
+                          f"{out.stem}.yaml when asked for {out.stem!r})")
+    taken = sorted({p.stem for p in CONF_DIR.iterdir() if not p.name.startswith((".", "_"))})
+    if out.stem in taken:
+        raise ExportError(f"{out}: {out.stem!r} is the name of one of sweep's own configs "
+                          f"({', '.join(taken)}), which the rerun would read instead; name "
+                          f"the file otherwise, e.g. {out.with_name('chosen.yaml')}")
+
+
 def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) -> int:
     if out.exists() and not force:
         raise ExportError(f"{out}: file exists; name a new file (or pass --force)")
     if not out.parent.is_dir():
         raise ExportError(f"{out}: no folder {out.parent}")
+    if kind == "hydra":
+        _check_config_name(out)
     chosen = choose(sweep_dir, job)
     if kind == "hydra":
         write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen)))

@@ -1,5 +1,6 @@
 """Framework splitters as chunkers: every adapter gives the framework's own chunks, located
-exactly in each document; a splitter that rewrites text makes the setting invalid."""
+exactly in each document; a splitter that rewrites or reorders text makes the setting
+invalid."""
 
 from __future__ import annotations
 
@@ -8,12 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
 
 from paths import ROOT
 from sweep.chunking import UnlocatableChunks, build_framework_chunker
 from sweep.chunking.frameworks import missing_package
-from sweep.chunking.locate import locate_pieces
 from sweep.core.types import Document
 
 from hydra import compose, initialize_config_dir
@@ -42,58 +41,6 @@ def _own_texts(out) -> list[str]:
 
 
 # -- locating ------------------------------------------------------------------------------
-
-def test_an_overlapping_chunk_is_found_where_it_continues_not_where_its_text_first_occurs():
-    text = "alpha beta. alpha beta. gamma"
-    located = locate_pieces(text, ["alpha beta.", "alpha beta. gamma"])
-    assert located.spans == ((0, 11), (12, 29)) and not located.missing
-
-
-def test_a_chunk_inside_the_previous_one_is_not_where_the_next_chunk_is():
-    # "--" occurs inside the first chunk; the splitter's second chunk is the later one
-    text = "a -- b\n\n--"
-    assert locate_pieces(text, ["a -- b", "--"]).spans == ((0, 6), (8, 10))
-
-
-def test_repeated_text_is_placed_where_the_chunks_continue_not_at_an_earlier_repeat():
-    text = "same line\n" * 4
-    located = locate_pieces(text, ["same line\nsame line", "same line\nsame line"])
-    assert located.spans == ((0, 19), (20, 39))
-
-
-def test_a_gap_the_splitter_left_is_skipped():
-    # a splitter that drops its separator ("--") between chunks
-    assert locate_pieces("one -- two", ["one", "two"]).spans == ((0, 3), (7, 10))
-
-
-def test_stripped_and_whitespace_changed_chunks_get_the_documents_own_span():
-    text = "  Title\n\nOne line\nwrapped here.  "
-    located = locate_pieces(text, ["Title", "One line wrapped here."])
-    assert located.spans == ((2, 7), (9, 31))
-    assert located.loose == 1 and text[9:31] == "One line\nwrapped here."
-
-
-def test_text_that_is_not_in_the_document_is_never_guessed():
-    located = locate_pieces("one two three", ["one", "TWO", "three"])
-    assert located.spans == ((0, 3), (8, 13)) and located.missing == ("TWO",)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="ab .\n", min_size=1, max_size=80), st.data())
-def test_windows_with_overlap_are_located_exactly(text, data):
-    # chunks as a splitter makes them: in order, each starting after and ending after the last
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=8))) | {0, len(text)})
-    spans = []
-    for a, b in zip(cuts, cuts[1:]):
-        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
-        spans.append((a - back, b))
-    wanted = [(a, b) for a, b in spans if text[a:b].strip()]
-    located = locate_pieces(text, [text[a:b] for a, b in wanted])
-    assert not located.missing
-    assert [text[a:b] for a, b in located.spans] == [text[a:b].strip() for a, b in wanted]
-    starts = [a for a, _ in located.spans]
-    assert starts == sorted(starts)
-
 
 # -- each framework on the bundled corpus ------------------------------------------------
 
@@ -176,6 +123,18 @@ def test_a_splitter_that_rewrites_text_makes_the_setting_invalid_with_the_count_
     assert str(e.value).startswith("3 of 4 chunks returned by shouting are not in their "
                                    "document's text")
     assert "the first, in 'a.md': 'FIRST LINE.'" in str(e.value)
+
+
+def test_a_splitter_that_repeats_or_reorders_chunks_is_named_for_that_not_for_rewriting():
+    import splitters
+
+    docs = [Document("a.md", "One.\n\nTwo.\n\nThree.\n")]
+    chunker = build_framework_chunker("callable", splitters.backwards, strategy="backwards")
+    with pytest.raises(UnlocatableChunks) as e:
+        chunker.chunk_documents(docs)
+    assert str(e.value).startswith("2 of 3 chunks returned by backwards repeat an earlier "
+                                   "chunk or come out of document order")
+    assert "rewrites" not in str(e.value)
 
 
 def test_a_splitter_that_returns_no_list_is_named():

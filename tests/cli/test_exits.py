@@ -38,15 +38,18 @@ def test_each_error_type_gets_its_status_and_others_propagate(capsys):
     assert capsys.readouterr().err.splitlines() == ["p: error: v", "p: error: r"]
 
 
-def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
-    # `python -m sweep.validate DIR | head -1`: the reader has gone (here before the first
-    # line, so that the write fails for certain).
+@pytest.mark.parametrize("command", [("sweep.validate", "corpora/kestrel"), ("sweep", "--help")],
+                         ids=" ".join)
+def test_a_closed_pipe_ends_the_command_quietly(command):
+    # `python -m sweep.validate DIR | head -1`, `sweep --help | head` (Hydra prints the
+    # help): the reader has gone (here before the first line, so that the write fails for
+    # certain).
     import subprocess
     import sys
 
     from paths import ROOT
 
-    proc = subprocess.Popen([sys.executable, "-m", "sweep.validate", str(ROOT / "corpora" / "kestrel")],
+    proc = subprocess.Popen([sys.executable, "-m", *command], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)

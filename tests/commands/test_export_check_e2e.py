@@ -186,3 +186,53 @@ def test_export_refuses_what_it_cannot_do_in_one_line(sweeps, tmp_path):
         doc.write_text(original)
     assert proc.returncode == 2 and "changed since job 0 ran" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "y.jsonl").exists()
+
+
+def test_export_refuses_a_hydra_file_named_like_one_of_sweeps_own_configs(sweeps, tmp_path):
+    # `--config-name config` would read sweep's own config.yaml, and rerun the defaults
+    for name in ("config.yaml", "chosen.yml"):
+        proc = _run("sweep.export", str(sweeps["grid"]), "--job", "0", "--to", "hydra",
+                    str(tmp_path / name))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert str(tmp_path / name) in proc.stderr and not (tmp_path / name).exists()
+
+
+def _damage(what: str, job_dir: Path) -> Path:
+    """Damage one file of a copied job folder the way a disk, an editor or a bad merge
+    would; the damaged file's path."""
+    if what == "per_query.csv header":
+        path = job_dir / "per_query.csv"
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("query,what\n" + "".join(lines[1:]))
+    elif what == "resolved_config.yaml":
+        path = job_dir / "resolved_config.yaml"
+        path.write_text("chunk:\n  size: [128\n")
+    elif what == "hydra.yaml":
+        path = job_dir / ".hydra" / "hydra.yaml"
+        path.write_text("hydra: {runtime: [\n")
+    else:  # chunks.csv that is not text
+        path = job_dir / "chunks.csv"
+        path.write_bytes(b"chunk_id,doc_id,start,end,n_tokens\n\xff\xfe\x00bad\n")
+    return path
+
+
+@pytest.mark.parametrize("what,command", [
+    ("per_query.csv header", ("sweep.check", "{dir}", "--baseline", "{grid}")),
+    ("per_query.csv header", ("sweep.export", "{dir}", "--recommended", "--to", "chunks", "{out}")),
+    ("resolved_config.yaml", ("sweep.export", "{dir}", "--job", "0", "--to", "hydra", "{out}")),
+    ("hydra.yaml", ("sweep.export", "{dir}", "--job", "0", "--to", "hydra", "{out}")),
+    ("chunks.csv bytes", ("sweep.export", "{dir}", "--job", "0", "--to", "chunks", "{out}")),
+], ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_damaged_sweep_folder_is_one_line_naming_the_file_and_exit_2(sweeps, tmp_path, what,
+                                                                      command, capsys):
+    import importlib
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(sweeps["grid"], damaged)
+    path = _damage(what, damaged / "0")
+    out = tmp_path / ("out.yaml" if "hydra" in command else "out.jsonl")
+    module, *args = [a.format(dir=damaged, grid=sweeps["grid"], out=out) for a in command]
+    status = importlib.import_module(module).main(args)
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert str(path) in err and "Traceback" not in err and not out.exists()

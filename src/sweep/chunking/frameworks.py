@@ -124,6 +124,12 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
     return None, None
 
 
+def _first(problem: str, pieces: list[tuple[str, str]]) -> str:
+    doc_id, text = pieces[0]
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    return f"{problem}; the first, in {doc_id!r}: {shown!r}"
+
+
 class FrameworkChunker:
     """Chunks from a framework's splitter, located in each document's text."""
 
@@ -154,6 +160,7 @@ class FrameworkChunker:
                                          "overlap": overlap, "tokenizer": tokenizer,
                                          "encoding": self.encoding.name, "prefix": prefix}
         self._missing: list[tuple[str, str]] = []
+        self._unordered: list[tuple[str, str]] = []
         self._loose = 0
         self._pieces = 0
 
@@ -172,20 +179,27 @@ class FrameworkChunker:
         self._pieces += len(pieces)
         self._loose += located.loose
         self._missing.extend((doc.doc_id, m) for m in located.missing)
+        self._unordered.extend((doc.doc_id, m) for m in located.unordered)
         return build_chunks(doc, located.spans, self.encoding, self.prefix, self.strategy)
 
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         """Every document's chunks; raises :class:`UnlocatableChunks` when any returned text
-        is not in its document."""
-        self._missing, self._loose, self._pieces = [], 0, 0
+        is not in its document, or not after the chunk before it."""
+        self._missing, self._unordered, self._loose, self._pieces = [], [], 0, 0
         chunks = [c for doc in docs for c in self.chunk(doc)]
+        problems = []
         if self._missing:
-            doc_id, text = self._missing[0]
-            shown = text if len(text) <= 80 else text[:77] + "..."
-            raise UnlocatableChunks(
+            problems.append(_first(
                 f"{len(self._missing)} of {self._pieces} chunks returned by {self.strategy} are "
                 f"not in their document's text (the splitter rewrites text, so they have no "
-                f"offsets to credit); the first, in {doc_id!r}: {shown!r}")
+                f"offsets to credit)", self._missing))
+        if self._unordered:
+            problems.append(_first(
+                f"{len(self._unordered)} of {self._pieces} chunks returned by {self.strategy} "
+                f"repeat an earlier chunk or come out of document order (sweep keeps a "
+                f"document's chunks in order, each once)", self._unordered))
+        if problems:
+            raise UnlocatableChunks("; ".join(problems))
         if self._loose:
             log.warning("%d of %d chunks returned by %s differ from the document in whitespace "
                         "only; each is credited with the document's own text", self._loose,

@@ -12,7 +12,8 @@ from typing import Callable, Mapping
 
 from sweep.core.messages import one_line
 
-__all__ = ["BAD_INPUT", "FAILED", "report_error", "run_with_exits"]
+__all__ = ["BAD_INPUT", "FAILED", "SIGPIPE_STATUS", "quiet_broken_pipe", "report_error",
+           "run_with_exits"]
 
 #: Bad input found before any work was done.
 BAD_INPUT = 2
@@ -31,6 +32,14 @@ def report_error(prog: str, error: BaseException | str) -> None:
     print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
 
 
+def quiet_broken_pipe() -> int:
+    """The exit status after stdout's reader went away (``| head``): the output was not
+    wanted, so no message either, and the status a shell gives a process ended by SIGPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # (else flushing stdout at exit fails again)
+    return SIGPIPE_STATUS
+
+
 def run_with_exits(prog: str, call: Callable[[], int | None],
                    errors: Mapping[ErrorTypes, int]) -> int:
     """``call()``'s exit status; an error of a type in ``errors`` is reported and becomes
@@ -38,11 +47,7 @@ def run_with_exits(prog: str, call: Callable[[], int | None],
     try:
         return call() or 0
     except BrokenPipeError:
-        # The reader of stdout has gone (``| head``): the output was not wanted, so no
-        # message either, and the exit status a shell gives a process ended by SIGPIPE.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # (else flushing stdout at exit fails again)
-        return SIGPIPE_STATUS
+        return quiet_broken_pipe()
     except tuple(t for types in errors for t in (types if isinstance(types, tuple) else (types,))) as e:
         for types, status in errors.items():
             if isinstance(e, types):

@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from sweep.chunking.frameworks import split_function, chunk_texts
+from sweep.chunking.base import ChunkingSettingsError
+from sweep.chunking.frameworks import chunk_texts, split_function
 from sweep.chunking.locate import locate_pieces
 from sweep.core.textspans import strip_span
 from sweep.core.types import Document
+from sweep.exporting.selection import ExportError
 from sweep.store.chunkfile import ChunkOffsets
 
 __all__ = ["Agreement", "measure_agreement"]
@@ -29,6 +31,7 @@ class Agreement:
     n_theirs: int
     #: (doc_id, sweep's chunks, the splitter's chunks, how many of them are the same)
     first_difference: tuple[str, int, int, int] | None
+    #: the splitter's chunk texts that are not in their document, or not in order
     missing: int
     #: the setting's chunk ends (cut positions) that are also the splitter's
     shared_ends: int = 0
@@ -53,8 +56,8 @@ class Agreement:
             out.append(f"First difference: {doc}, where the setting makes {mine} chunks and "
                        f"{name} {theirs}, {same} of them the same.")
         if self.missing:
-            out.append(f"{self.missing} of {name}'s chunk texts are not in their document "
-                       "(it rewrites text).")
+            out.append(f"{self.missing} of {name}'s chunk texts could not be placed in their "
+                       "document (it rewrites, repeats or reorders text).")
         return out
 
 
@@ -69,15 +72,22 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
     first = None
     for doc in documents:
         mine = [strip_span(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
-        located = locate_pieces(doc.text, chunk_texts(split(doc.text), "the splitter"))
+        try:
+            pieces = chunk_texts(split(doc.text), "the exported splitter")
+        except ChunkingSettingsError as e:
+            raise ExportError(f"document {doc.doc_id!r}: {e}") from None
+        except Exception as e:  # the exported splitter's own error, with the document
+            raise ExportError(f"the exported splitter failed on document {doc.doc_id!r}: "
+                              f"{type(e).__name__}: {e}") from None
+        located = locate_pieces(doc.text, pieces)
         theirs = list(located.spans)
-        missing += len(located.missing)
+        missing += len(located.missing) + len(located.unordered)
         same = len(set(mine) & set(theirs))
         shared_ends += len({b for _, b in mine} & {b for _, b in theirs})
         n_chunks += len(mine)
         n_theirs += len(theirs)
         shared += same
-        if mine == theirs and not located.missing:
+        if mine == theirs and not located.missing and not located.unordered:
             identical += 1
         elif first is None:
             first = (doc.doc_id, len(mine), len(theirs), same)

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
@@ -59,7 +61,11 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None) -> int:
     """The job the sweep's report recommends (in a sweep of one setting, that setting); an
     error when there is none or several."""
     rows = rows if rows is not None else _rows(sweep_dir)
-    decision = decide(rows, per_query_tables(rows))
+    try:
+        tables = per_query_tables(rows)
+    except ValueError as e:  # a damaged per_query.csv, named with its line
+        raise ExportError(str(e)) from None
+    decision = decide(rows, tables)
     picks = [d.chosen_job for d in decision.decisions if d.chosen_job is not None]
     if not picks:
         raise ExportError(f"{sweep_dir}: no recommended setting (no job finished with scores); "
@@ -83,14 +89,31 @@ def choose(sweep_dir: Path, job: int | None) -> Chosen:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
     job_dir = sweep_dir / str(number)
     config_file = job_dir / "resolved_config.yaml"
-    try:
-        config = OmegaConf.to_container(OmegaConf.load(config_file), resolve=True)
-    except OSError:
-        raise ExportError(f"{config_file}: missing; the job's folder is incomplete") from None
+    if not config_file.is_file():
+        raise ExportError(f"{config_file}: missing; the job's folder is incomplete")
+    config = _mapping(config_file, resolve=True)
     choices: dict[str, str] = {}
     hydra_file = job_dir / ".hydra" / "hydra.yaml"
-    if hydra_file.exists():
-        found = OmegaConf.select(OmegaConf.load(hydra_file), "hydra.runtime.choices", default={})
-        choices = {str(k): str(v) for k, v in (found or {}).items()
+    if hydra_file.is_file():
+        found = (_mapping(hydra_file).get("hydra") or {}).get("runtime", {}).get("choices")
+        choices = {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()
                    if v is not None and not str(k).startswith("hydra/")}
     return Chosen(sweep_dir, row, config, choices)
+
+
+def _mapping(path: Path, resolve: bool = False) -> dict[str, Any]:
+    """A YAML file sweep wrote, as a dict; a damaged one is an :class:`ExportError` naming
+    the file and line."""
+    try:
+        loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=resolve)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(e, "problem", None) or type(e).__name__
+        raise ExportError(f"{where}: not valid YAML ({problem}); the job's folder is "
+                          "damaged") from None
+    except (OmegaConfBaseException, UnicodeDecodeError, OSError) as e:
+        raise ExportError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+    if not isinstance(loaded, dict):
+        raise ExportError(f"{path}: not a mapping of settings; the job's folder is damaged")
+    return loaded

@@ -62,4 +62,9 @@ def read_chunk_offsets(path: Path) -> list[ChunkOffsets]:
                     raise ChunkFileError(f"{path}:{line}: malformed chunk line") from None
     except OSError as e:
         raise ChunkFileError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ChunkFileError(f"{path}: not UTF-8 text (byte {e.start}); not a chunks file "
+                             "sweep wrote") from None
+    except csv.Error as e:
+        raise ChunkFileError(f"{path}: not a chunks file ({e})") from None
     return out

@@ -1,0 +1,162 @@
+"""Locating a framework's chunk texts in their document: exact offsets, in order, in text
+that repeats, with whitespace or broken characters changed at the edges, and never a
+guess for text that is not there."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from sweep.chunking.locate import locate_pieces
+
+
+def _placed_texts(text, located):
+    return [text[a:b] for a, b in located.spans]
+
+
+def test_an_overlapping_chunk_is_found_where_it_continues_not_where_its_text_first_occurs():
+    text = "alpha beta. alpha beta. gamma"
+    located = locate_pieces(text, ["alpha beta.", "alpha beta. gamma"])
+    assert located.spans == ((0, 11), (12, 29)) and not located.missing
+
+
+def test_a_chunk_inside_the_previous_one_is_not_where_the_next_chunk_is():
+    # "--" occurs inside the first chunk; the splitter's second chunk is the later one
+    text = "a -- b\n\n--"
+    assert locate_pieces(text, ["a -- b", "--"]).spans == ((0, 6), (8, 10))
+
+
+def test_repeated_text_is_placed_where_the_chunks_continue_not_at_an_earlier_repeat():
+    text = "same line\n" * 4
+    located = locate_pieces(text, ["same line\nsame line", "same line\nsame line"])
+    assert located.spans == ((0, 19), (20, 39))
+
+
+def test_a_gap_the_splitter_left_is_skipped():
+    # a splitter that drops its separator ("--") between chunks
+    assert locate_pieces("one -- two", ["one", "two"]).spans == ((0, 3), (7, 10))
+
+
+def test_stripped_and_whitespace_changed_chunks_get_the_documents_own_span():
+    text = "  Title\n\nOne line\nwrapped here.  "
+    located = locate_pieces(text, ["Title", "One line wrapped here."])
+    assert located.spans == ((2, 7), (9, 31))
+    assert located.loose == 1 and text[9:31] == "One line\nwrapped here."
+
+
+def test_text_that_is_not_in_the_document_is_never_guessed():
+    located = locate_pieces("one two three", ["one", "TWO", "three"])
+    assert located.spans == ((0, 3), (8, 13)) and located.missing == ("TWO",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab .\n", min_size=1, max_size=80), st.data())
+def test_windows_with_overlap_are_located_exactly(text, data):
+    # chunks as a splitter makes them: in order, each starting after and ending after the last
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=8))) | {0, len(text)})
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
+        spans.append((a - back, b))
+    wanted = [(a, b) for a, b in spans if text[a:b].strip()]
+    located = locate_pieces(text, [text[a:b] for a, b in wanted])
+    assert not located.missing
+    assert [text[a:b] for a, b in located.spans] == [text[a:b].strip() for a, b in wanted]
+    starts = [a for a, _ in located.spans]
+    assert starts == sorted(starts)
+
+
+def test_a_chunk_may_start_where_the_previous_one_starts():
+    located = locate_pieces("foo bar baz", ["foo bar", "foo bar baz"])
+    assert located.spans == ((0, 7), (0, 11)) and not located.unordered
+
+
+def test_pieces_that_differ_only_in_edge_whitespace_are_both_placed():
+    located = locate_pieces("  aa ", ["  aa", "aa "])
+    assert _placed_texts("  aa ", located) == ["aa", "aa"] and not located.unordered
+
+
+def test_a_repeated_or_reordered_chunk_is_unordered_not_missing_and_only_it():
+    located = locate_pieces("one two three", ["one", "two", "three", "one"])
+    assert located.spans == ((0, 3), (4, 7), (8, 13))
+    assert located.unordered == ("one",) and not located.missing
+    located = locate_pieces("one two three", ["one", "three", "two"])
+    assert located.unordered == ("two",) and located.spans == ((0, 3), (8, 13))
+
+
+@pytest.mark.parametrize("size,overlap", [(1000, 200), (300, 0), (120, 60)])
+def test_a_long_periodic_text_has_every_chunk_placed(size, overlap):
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    # every chunk has the same text, which occurs thousands of times
+    text = "same line\n" * 20000
+    pieces = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap).split_text(text)
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert _placed_texts(text, located) == [p.strip() for p in pieces]
+    assert located.spans[0][0] == 0 and located.spans[-1][1] == len(text.rstrip())
+
+
+def test_prose_around_a_long_table_of_identical_rows_is_placed_where_it_is():
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    prose = " ".join(f"Sentence {i} says something of its own." for i in range(300))
+    text = f"{prose}\n\n| a | b |\n|---|---|\n" + "| x | 1 |\n" * 8000 + f"\n{prose} The end."
+    pieces = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200).split_text(text)
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert _placed_texts(text, located) == [p.strip() for p in pieces]
+    for (a, b), piece in zip(located.spans, pieces):  # unique text is where it occurs once
+        if text.count(piece.strip()) == 1:
+            assert text.find(piece.strip()) == a
+
+
+def test_a_token_splitter_that_cuts_a_character_in_half_is_placed_with_the_whole_character():
+    from langchain_text_splitters import TokenTextSplitter
+
+    text = "Ünïcödé façade — naïve café 日本語のテキストです。 emoji 🎉🎊 " * 40
+    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=32,
+                               chunk_overlap=8).split_text(text)
+    assert any(p.strip().startswith("\ufffd") or p.strip().endswith("\ufffd") for p in pieces)
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered and len(located.spans) == len(pieces)
+    for (a, b), piece in zip(located.spans, pieces):
+        core = piece.strip().strip("\ufffd").strip()
+        placed = text[a:b]
+        assert core in placed and len(placed) - len(core) <= 2
+        assert "\ufffd" not in placed
+    starts = [a for a, _ in located.spans]
+    assert starts == sorted(starts)
+
+
+def test_a_whitespace_changing_splitter_over_a_long_document_is_placed_by_its_words():
+    import re
+
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    text = "\n\n".join(f"Paragraph {i}:\nline one of it,\n  line two of it." for i in range(3000))
+    pieces = [re.sub(r"\s+", " ", p) for p in
+              RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=50).split_text(text)]
+    located = locate_pieces(text, pieces)
+    assert not located.missing and len(located.spans) == len(pieces)
+    assert [re.sub(r"\s+", " ", t) for t in _placed_texts(text, located)] == pieces
+    assert located.loose == sum(p not in text for p in pieces)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab\n", min_size=1, max_size=60), st.data())
+def test_windows_over_repetitive_text_are_all_placed_in_order(text, data):
+    # the same shape of chunks as above, over text made of two letters and line breaks,
+    # where most chunk texts occur more than once
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=10))) | {0, len(text)})
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
+        spans.append((a - back, b))
+    pieces = [text[a:b] for a, b in spans if text[a:b].strip()]
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert _placed_texts(text, located) == [p.strip() for p in pieces]
+    ends = [b for _, b in located.spans]
+    assert [a for a, _ in located.spans] == sorted(a for a, _ in located.spans)
+    assert ends == sorted(ends)

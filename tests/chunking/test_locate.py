@@ -14,6 +14,16 @@ def _placed_texts(text, located):
     return [text[a:b] for a, b in located.spans]
 
 
+def _assert_whole_characters(text, a, b, piece):
+    """``text[a:b]`` is the piece, with at most the one character it cut at either edge
+    (and the whitespace between) in place of its U+FFFD."""
+    core = piece.strip().strip("\ufffd").strip()
+    at = text.find(core, a)
+    assert a <= at and at + len(core) <= b, (text[a:b], piece)
+    assert len(text[a:at].strip()) <= 1 and len(text[at + len(core):b].strip()) <= 1
+    assert "\ufffd" not in text[a:b]
+
+
 def test_an_overlapping_chunk_is_found_where_it_continues_not_where_its_text_first_occurs():
     text = "alpha beta. alpha beta. gamma"
     located = locate_pieces(text, ["alpha beta.", "alpha beta. gamma"])
@@ -121,10 +131,7 @@ def test_a_token_splitter_that_cuts_a_character_in_half_is_placed_with_the_whole
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered and len(located.spans) == len(pieces)
     for (a, b), piece in zip(located.spans, pieces):
-        core = piece.strip().strip("\ufffd").strip()
-        placed = text[a:b]
-        assert core in placed and len(placed) - len(core) <= 2
-        assert "\ufffd" not in placed
+        _assert_whole_characters(text, a, b, piece)
     starts = [a for a, _ in located.spans]
     assert starts == sorted(starts)
 
@@ -160,3 +167,77 @@ def test_windows_over_repetitive_text_are_all_placed_in_order(text, data):
     ends = [b for _, b in located.spans]
     assert [a for a, _ in located.spans] == sorted(a for a, _ in located.spans)
     assert ends == sorted(ends)
+
+
+@pytest.mark.parametrize("text,size", [("Net 30, Gross 40. Net  30", 9), ("Net 30, Net  30", 6),
+                                       ("Net  30 and Net 30", 6)])
+def test_a_whitespace_changed_chunk_is_placed_where_its_words_continue_not_at_a_verbatim_copy(
+        text, size):
+    from langchain_text_splitters import CharacterTextSplitter
+
+    # CharacterTextSplitter(" ") joins words with one space: "Net  30" comes back "Net 30"
+    pieces = CharacterTextSplitter(separator=" ", chunk_size=size, chunk_overlap=0).split_text(text)
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert [t.split() for t in _placed_texts(text, located)] == [p.split() for p in pieces]
+    assert [b for _, b in located.spans][-1] == len(text)
+
+
+def test_a_chunk_returned_twice_in_a_row_is_placed_twice_where_it_is():
+    # LangChain's CharacterTextSplitter with overlap can return one window twice
+    text = "}\n  { {\n\n\ndata\n  ok\n  \n \"id\":  \n\n\n is  \"id\": \n"
+    pieces = ['}\n { {\n\n\ndata', '{\n\n\ndata\n ok', 'ok\n \n "id":', '"id": \n\n\n is',
+              'is "id":', 'is "id":']
+    located = locate_pieces(text, pieces)
+    assert not located.unordered and located.spans[-1] == located.spans[-2]
+
+
+@pytest.mark.parametrize("size,overlap", [(5, 4), (8, 7), (32, 31)])
+def test_token_windows_that_differ_only_in_cut_characters_share_a_place(size, overlap):
+    from langchain_text_splitters import TokenTextSplitter
+
+    text = ("Kestrel Labs Pte.\u2003Ltd.\u2003uses the SGD column. 東京\u3000大阪\u3000名古屋 🎉 "
+            "Prix\u202f: 10\u202f€ par mois.") * 5
+    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=size,
+                               chunk_overlap=overlap).split_text(text)
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert len(located.spans) == len([p for p in pieces if p.strip()])
+    for (a, b), piece in zip(located.spans, [p for p in pieces if p.strip()]):
+        _assert_whole_characters(text, a, b, piece)
+
+
+@pytest.mark.parametrize("text,piece,span", [
+    ("東京\u3000大阪", "東京\ufffd", (0, 2)),        # the cut character is a space: nothing to take
+    ("大阪\u3000名古屋", "\ufffd名古屋", (3, 6)),
+    ("Prix\u202f: 10\u202f€ par", "10\u202f\ufffd", (7, 11)),  # the cut character is the euro sign
+])
+def test_a_cut_character_is_the_one_next_to_the_text(text, piece, span):
+    assert locate_pieces(text, [piece]).spans == (span,)
+
+
+def test_a_document_that_holds_replacement_characters_itself_is_matched_as_it_is():
+    assert locate_pieces("bad \ufffd\ufffd end", ["bad \ufffd\ufffd"]).spans == ((0, 6),)
+    assert locate_pieces("x \ufffd\ufffd y", ["\ufffd\ufffd"]).spans == ((2, 4),)
+
+
+def test_the_text_as_returned_is_preferred_to_the_same_words_with_other_whitespace():
+    located = locate_pieces("a\na a", ["a\na", "a a"])
+    assert located.spans == ((0, 3), (2, 5)) and located.loose == 0
+
+
+def test_a_splitter_that_rewrites_everything_is_reported_without_scanning_for_each_chunk():
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    text = " ".join(f"word{i % 5000} and more text" for i in range(60000))
+    pieces = [p.upper() for p in RecursiveCharacterTextSplitter(chunk_size=300).split_text(text)]
+    located = locate_pieces(text, pieces)
+    assert len(located.missing) == len(pieces) and not located.spans
+
+
+def test_the_whitespace_set_is_pythons():
+    import sys
+
+    from sweep.chunking.locate import WHITESPACE
+
+    assert set(WHITESPACE) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}

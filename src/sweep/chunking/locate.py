@@ -4,9 +4,16 @@ Splitters return strings, and the offsets some of them offer are not reliable
 (LangChain's ``add_start_index`` searches from the previous chunk's start plus
 its length minus the overlap, and gives -1 when whitespace stripping moved the
 chunk). Span credit needs exact offsets, so sweep finds every returned text in
-the document itself. Chunks come in document order: each starts and ends where
-or after the previous one does, and is not the same span (an overlap repeats
-the previous chunk's tail, never a whole chunk).
+the document itself.
+
+A chunk's place is a span of the document without whitespace at its edges.
+Chunks come in document order: each starts and ends where or after the previous
+one does. Two chunks may share a place: a token splitter with a large overlap
+returns windows that differ only in edge whitespace or in halves of a
+character, and LangChain's character splitters sometimes return one chunk
+twice. A text returned twice in a row is placed twice in one place only when
+no other place fits: in text that repeats, the second copy is the next
+occurrence.
 
 Text that repeats (boilerplate, a table of like rows, a log) makes a chunk's
 text occur in many places, so the placement takes three passes, each about
@@ -24,18 +31,17 @@ linear in the document:
    ambiguous; its text is the same wherever it is placed.
 
 Searches look near the cursor first and widen, so a document of any size costs
-about its length. How a text is matched:
-
-- as returned, then without the whitespace the splitter stripped at its edges;
-- by its words with any whitespace between them, when the splitter changed
-  whitespace (joined lines, collapsed runs): counted as ``loose``;
-- a token splitter that cut a multi-byte character decodes the halves as
-  U+FFFD at the chunk's edges: the rest is matched and the span takes the
-  whole character;
-- a text that is not in the document (a splitter that rewrites text) is never
-  guessed: it is reported in ``missing``; one that is in the document but not
-  after the chunk before it (a splitter that repeats or reorders chunks) is
-  reported in ``unordered``.
+about its length. A text is matched by its words, with any run of whitespace
+standing for any other (the search runs on a copy of the document with every
+run squeezed to one space), so a splitter that stripped, joined or collapsed
+whitespace is matched too; a match whose whitespace differs from the text's is
+counted as ``loose``. A token splitter that cut a multi-byte character decodes
+the halves as U+FFFD at the chunk's edges: when the text is not in the document
+as returned, it is matched without them, and the place takes the character
+that was cut. A text that is not in the document (a splitter that rewrites
+text) is never guessed: it is reported in ``missing``; one that is in the
+document but not after the chunk before it (a splitter that repeats or
+reorders chunks) is reported in ``unordered``.
 
 The located span's text is the document's own (``doc[start:end]``), so a loose
 match credits exactly the characters the chunk covers.
@@ -43,7 +49,6 @@ match credits exactly the characters the chunk covers.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Sequence
@@ -56,6 +61,11 @@ from sweep.core.textspans import strip_span
 __all__ = ["Located", "locate_pieces"]
 
 _BROKEN = "\ufffd"  # what a decoder makes of half a UTF-8 character
+#: every character ``str.isspace`` (and so ``str.split``) treats as whitespace
+WHITESPACE = ("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_WHITESPACE_CODES = np.array(sorted(map(ord, WHITESPACE)), dtype=np.uint32)
+_SLACK = 2  # how far taking a cut character or stripping moves a place from its match
 
 
 @dataclass(frozen=True)
@@ -71,172 +81,210 @@ class Located:
     unordered: tuple[str, ...] = ()
 
 
-class _Squeezed:
-    """The document with every whitespace run as one space, and where each of its
-    characters is in the document: a text whose whitespace a splitter changed is found
-    here by plain search (one compiled pattern per chunk would cost more than the rest)."""
-
-    _RUNS = re.compile(r"\s+")
-    _LONG_RUNS = re.compile(r"\s\s+")
+class _Document:
+    """A document, with every whitespace run squeezed to one space (``squeezed``) and
+    where each squeezed character is in the document (``source``)."""
 
     def __init__(self, text: str) -> None:
-        self.text = self._RUNS.sub(" ", text)
-        keep = np.ones(len(text), dtype=bool)
-        for m in self._LONG_RUNS.finditer(text):  # a lone whitespace character stays itself
-            keep[m.start() + 1:m.end()] = False
+        self.text = text
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        space = np.isin(codes, _WHITESPACE_CODES)
+        keep = ~(space & np.concatenate(([False], space[:-1])))
         #: squeezed position -> document position
         self.source = np.flatnonzero(keep)
+        kept = codes[keep]
+        kept[space[keep]] = ord(" ")
+        self.squeezed = kept.tobytes().decode("utf-32-le", "surrogatepass")
 
     def at(self, pos: int) -> int:
         """The squeezed position of the first character at or after document ``pos``."""
-        return int(np.searchsorted(self.source, pos))
+        return int(self.source.searchsorted(max(pos, 0)))
 
     def span(self, i: int, n: int) -> Span:
         """The document span of squeezed ``[i, i + n)`` (which starts and ends in a word)."""
         return int(self.source[i]), int(self.source[i + n - 1]) + 1
 
-
-class _Document:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
     @cached_property
-    def squeezed(self) -> _Squeezed:
-        return _Squeezed(self.text)
+    def words(self) -> frozenset[str]:
+        return frozenset(self.text.split())
+
+
+@dataclass(frozen=True)
+class _Place:
+    span: Span
+    #: the piece as returned
+    piece: str
+    loose: bool = False
+
+    def precedes(self, span: Span) -> bool:
+        """Whether a piece at ``span`` may come right after this one."""
+        return span[0] >= self.span[0] and span[1] >= self.span[1]
+
+    def repeats(self, other: _Place) -> bool:
+        """Whether ``other`` is this piece again in this place."""
+        return other.span == self.span and other.piece == self.piece
+
+    def holds(self, span: Span) -> bool:
+        """Whether ``span`` starts and ends where or before this place does."""
+        return span[0] <= self.span[0] and span[1] <= self.span[1]
+
+
+_START = _Place((-1, 0), "")
+
+
+class _Form:
+    """One way a piece is searched for: its text, or its text without the U+FFFD at its
+    edges (``cut_before``/``cut_after``: the place then takes the character cut there)."""
+
+    def __init__(self, text: str, cut_before: bool = False, cut_after: bool = False) -> None:
+        self.text = text
+        self.words = " ".join(text.split())
+        self.cut_before = cut_before
+        self.cut_after = cut_after
+        #: the whitespace between the cut character and the words, exactly as returned
+        self.before = text[:len(text) - len(text.lstrip())]
+        self.after = text[len(text.rstrip()):]
+
+    def could_be_in(self, doc: _Document) -> bool:
+        """False when a word inside the text (not the first or last, which a splitter may
+        have cut) is no word of the document: then the text is not in it."""
+        inner = self.words.split(" ")[1:-1]
+        return all(w in doc.words for w in inner)
+
+    def place(self, doc: _Document, i: int, piece: str) -> _Place:
+        """The place of the match at squeezed position ``i``."""
+        start, end = doc.span(i, len(self.words))
+        text = doc.text
+        loose = text[start:end] != self.text.strip()
+        if self.cut_before:
+            cut = start - len(self.before) - 1
+            if cut >= 0 and text[cut + 1:start] == self.before and not text[cut].isascii():
+                start = cut
+        if self.cut_after:
+            cut = end + len(self.after)
+            if cut < len(text) and text[end:cut] == self.after and not text[cut].isascii():
+                end = cut + 1
+        return _Place(strip_span(text, start, end), piece, loose)
+
+    def matches(self, doc: _Document, lo: int, hi: int, piece: str) -> Iterator[_Place]:
+        """Places of the matches that start at or after document ``lo - _SLACK`` and end by
+        ``hi + _SLACK``, in order."""
+        end = doc.at(hi + _SLACK)
+        i = doc.squeezed.find(self.words, doc.at(lo - _SLACK), end)
+        while i != -1:
+            yield self.place(doc, i, piece)
+            i = doc.squeezed.find(self.words, i + 1, end)
+
+    def backward(self, doc: _Document, lo: int, hi: int, piece: str) -> Iterator[_Place]:
+        """Places of the matches that start between document ``lo - _SLACK`` and
+        ``hi + _SLACK``, latest first."""
+        start, n = doc.at(lo - _SLACK), len(self.words)
+        i = doc.squeezed.rfind(self.words, start, doc.at(hi + _SLACK) + n)
+        while i != -1:
+            yield self.place(doc, i, piece)
+            i = doc.squeezed.rfind(self.words, start, i + n - 1)
+
+    def latest(self, doc: _Document, lo: int, below: _Place, piece: str,
+               other: bool = False) -> _Place | None:
+        """The latest place from document ``lo`` on that ``below`` can follow (``other``:
+        one that is not ``below`` itself)."""
+        start, end = doc.at(lo - _SLACK), doc.at(below.span[1] + _SLACK)
+        while True:
+            i = doc.squeezed.rfind(self.words, start, end)
+            if i == -1:
+                return None
+            place = self.place(doc, i, piece)
+            if below.holds(place.span) and not (other and below.repeats(place)):
+                return place
+            end = i + len(self.words) - 1
 
 
 class _Needle:
-    """One piece as it is searched for: exactly as returned, then without edge
-    whitespace (its ``forms``), then by its words with any whitespace between them
-    (``LOOSE``). A piece with U+FFFD at an edge is searched for without it."""
-
-    LOOSE = -1
+    """One piece and the forms it is searched in: as returned, and without U+FFFD at its
+    edges when it has some."""
 
     def __init__(self, piece: str) -> None:
+        self.piece = piece
         stripped = piece.strip()
-        self.lead = stripped.startswith(_BROKEN)
-        self.trail = stripped.endswith(_BROKEN)
-        core = stripped.strip(_BROKEN)
-        self.empty = not core.strip()
-        self.forms = [core] if self.lead or self.trail or piece == stripped else [piece, stripped]
+        self.forms = [_Form(stripped)] if stripped else []
+        cut_before, cut_after = stripped.startswith(_BROKEN), stripped.endswith(_BROKEN)
+        if cut_before or cut_after:
+            core = stripped.strip(_BROKEN)
+            if core.strip():
+                self.forms.append(_Form(core, cut_before, cut_after))
+        self.forms = [f for f in self.forms if f.words]
+        self.width = 2 * len(stripped) + 256
 
-    @cached_property
-    def words(self) -> str:
-        """The piece's words joined by one space, as the squeezed document has them."""
-        return " ".join(self.forms[-1].split())
+    @property
+    def empty(self) -> bool:
+        return not self.forms
 
-    def loose(self, doc: _Document, lo: int, hi: int) -> Iterator[Span]:
-        """Matches by words that start at or after ``lo`` and end by ``hi``, in order."""
-        sq = doc.squeezed
-        n = len(self.words)
-        end = sq.at(hi)
-        i = sq.text.find(self.words, sq.at(lo), end)
-        while i != -1:
-            yield sq.span(i, n)
-            i = sq.text.find(self.words, i + 1, end)
+    def could_be_in(self, doc: _Document) -> bool:
+        return any(f.could_be_in(doc) for f in self.forms)
 
-    def loose_last(self, doc: _Document, lo: int, below: Span) -> Span | None:
-        """The latest match by words within ``[lo, below's end)`` that ``below`` can follow."""
-        sq = doc.squeezed
-        n = len(self.words)
-        start, end = sq.at(lo), sq.at(below[1])
+    def first(self, doc: _Document, after: _Place) -> _Place | None:
+        """The earliest place that can follow ``after``; the search widens forward (past
+        the first stretch only when the piece's words could be in the document)."""
+        width = self.width
         while True:
-            i = sq.text.rfind(self.words, start, end)
-            if i == -1:
-                return None
-            span = sq.span(i, n)
-            if span[0] <= below[0] and span != below:
-                return span
-            end = i + n - 1
-
-    def last(self, doc: _Document, below: Span) -> tuple[Span, int] | None:
-        """The latest occurrence that ``below`` can follow (starting and ending by
-        ``below``'s start and end, not ``below`` itself), and the form found; the search
-        widens back from ``below``'s start."""
-        text = doc.text
-        width = 2 * len(self.forms[-1]) + 256
-        while True:
-            lo = max(0, below[0] - width)
-            for form, needle in enumerate(self.forms):
-                n = len(needle)
-                hi = min(below[1], below[0] + n)
-                i = text.rfind(needle, lo, hi)
-                if i != -1 and (i, i + n) == below:
-                    i = text.rfind(needle, lo, hi - 1)
-                if i != -1:
-                    return (i, i + n), form
-            found = self.loose_last(doc, lo, below)
-            if found is not None:
-                return found, self.LOOSE
-            if lo == 0:
+            hi = min(len(doc.text), after.span[1] + width)
+            found = [next((p for p in f.matches(doc, after.span[0], hi, self.piece)
+                           if after.precedes(p.span)), None) for f in self.forms]
+            found = [p for p in found if p is not None]
+            if found:
+                return min(found, key=lambda p: p.span)
+            if hi >= len(doc.text) or width == self.width and not self.could_be_in(doc):
                 return None
             width *= 2
 
-    def first(self, doc: _Document, after: Span) -> tuple[Span, int] | None:
-        """The earliest occurrence that can follow ``after`` (starting and ending where or
-        after it does, not ``after`` itself), and the form found; the search widens
-        forward from ``after``'s end."""
-        text = doc.text
-        width = 2 * len(self.forms[0]) + 256
+    def last(self, doc: _Document, below: _Place, floor: _Place) -> _Place:
+        """The latest place that ``below`` can follow, no earlier than ``floor`` (a place
+        that can); when that is ``below`` itself, the latest other place if one is
+        no earlier than ``floor``. The search widens back."""
+        width = self.width
+        place = floor
         while True:
-            hi = min(len(text), after[1] + width)
-            for form, needle in enumerate(self.forms):
-                n = len(needle)
-                lo = max(after[0], after[1] - n, 0)
-                i = text.find(needle, lo, hi)
-                if i != -1 and (i, i + n) == after:
-                    i = text.find(needle, lo + 1, hi)
-                if i != -1:
-                    return (i, i + n), form
-            for span in self.loose(doc, max(after[0], 0), hi):
-                if span[1] >= after[1] and span != after:
-                    return span, self.LOOSE
-            if hi == len(text):
-                return None
+            lo = max(0, below.span[0] - width)
+            found = [p for p in (f.latest(doc, lo, below, self.piece) for f in self.forms) if p]
+            if found:
+                place = max([*found, floor], key=lambda p: p.span)
+                break
+            if lo <= floor.span[0]:
+                break
             width *= 2
+        if below.repeats(place):  # in text that repeats, the copy is elsewhere
+            others = [p for p in (f.latest(doc, floor.span[0], below, self.piece, other=True)
+                                  for f in self.forms) if p is not None and floor.precedes(p.span)]
+            if others:
+                return max(others, key=lambda p: p.span)
+        return place
 
     def anywhere(self, doc: _Document) -> bool:
-        return self.forms[-1] in doc.text or self.words in doc.squeezed.text
+        return any(f.could_be_in(doc) and f.words in doc.squeezed for f in self.forms)
 
-    def next(self, doc: _Document, prev: Span, limit: int, bound: Span, form: int) -> Span:
-        """Where the piece continues the chunk at ``prev``: the latest occurrence (in the
-        form its bound was found in) that starts by ``limit``, else the first after it;
-        never past ``bound`` (itself an occurrence that fits)."""
-        text = doc.text
-        lo = max(prev[0], 0)
-        if form != self.LOOSE:
-            needle = self.forms[form]
-            n = len(needle)
-            i = text.rfind(needle, lo, min(limit, bound[0]) + n)
-            if i != -1 and i + n >= prev[1] and (i, i + n) != prev:
-                return i, i + n
-            i = text.find(needle, limit + 1, bound[1])
-            return (i, i + n) if i != -1 else bound
-        within = None
-        for start, end in self.loose(doc, lo, bound[1]):
-            if end < prev[1] or (start, end) == prev or start > bound[0]:
-                continue
-            if start > limit:
-                return within or (start, end)
-            within = (start, end)
-        return within or bound
-
-    def widen(self, text: str, span: Span) -> Span:
-        """``span`` with the characters whose halves the piece showed as U+FFFD."""
-        start, end = span
-        if self.lead:
-            j = start
-            while j > 0 and text[j - 1].isspace():
-                j -= 1
-            if j > 0 and not text[j - 1].isascii():
-                start = j - 1
-        if self.trail:
-            j = end
-            while j < len(text) and text[j].isspace():
-                j += 1
-            if j < len(text) and not text[j].isascii():
-                end = j + 1
-        return start, end
+    def next(self, doc: _Document, prev: _Place, limit: int, bound: _Place) -> _Place:
+        """Where the piece continues the chunk at ``prev``: the latest place that starts by
+        ``limit`` (where its text is as returned, if there is one), else the first after
+        it; never past ``bound`` (itself a place that fits)."""
+        within: _Place | None = None
+        beyond: _Place | None = None
+        for form in self.forms:
+            for place in form.backward(doc, prev.span[0], min(limit, bound.span[0]), self.piece):
+                if (place.span[0] <= limit and prev.precedes(place.span)
+                        and bound.holds(place.span)):
+                    # the text as it is before the same words with other whitespace
+                    if within is None or (not place.loose, place.span) > (not within.loose,
+                                                                          within.span):
+                        within = place
+                    if not place.loose:
+                        break
+            for place in form.matches(doc, limit + 1, bound.span[1], self.piece):
+                if (place.span[0] > limit and prev.precedes(place.span)
+                        and bound.holds(place.span)):
+                    if beyond is None or place.span < beyond.span:
+                        beyond = place
+                    break
+        return within or beyond or bound
 
 
 def _limit(text: str, end: int) -> int:
@@ -247,44 +295,36 @@ def _limit(text: str, end: int) -> int:
 
 
 def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
-    """Find every piece in ``text``; pieces that are empty, only whitespace or only a
-    broken character are skipped. See the module's docstring for how."""
-    needles = [(p, _Needle(p)) for p in pieces]
-    needles = [(p, n) for p, n in needles if not n.empty]
+    """Find every piece in ``text``; pieces that are empty or only whitespace are skipped.
+    See the module's docstring for how."""
+    needles = [n for n in map(_Needle, pieces) if not n.empty]
     doc = _Document(text)
 
     # 1. which pieces fit in order: each at its first place after the previous one
-    earliest: list[tuple[Span, int] | None] = []
-    after: Span = (-1, 0)
-    for _, needle in needles:
+    earliest: list[_Place | None] = []
+    after = _START
+    for needle in needles:
         earliest.append(needle.first(doc, after))
-        if earliest[-1] is not None:
-            after = earliest[-1][0]
+        after = earliest[-1] or after
 
     # 2. from the end: the latest place of each of them that leaves room for the rest
-    bounds: list[tuple[Span, int] | None] = [None] * len(needles)
-    below: Span = (len(text), len(text) + 1)  # a sentinel every piece can precede
+    bounds: list[_Place | None] = [None] * len(needles)
+    below = _Place((len(text) + 1, len(text) + 1), "")  # every piece can precede it
     for k in range(len(needles) - 1, -1, -1):
         if earliest[k] is not None:
-            # the earliest place is a fallback the search cannot miss
-            bounds[k] = needles[k][1].last(doc, below) or earliest[k]
-            below = bounds[k][0]
+            bounds[k] = below = needles[k].last(doc, below, earliest[k])
 
     # 3. from the start: each piece where it continues the previous one
     spans: list[Span] = []
     missing: list[str] = []
     unordered: list[str] = []
     loose = 0
-    prev: Span = (-1, 0)
-    last_start = 0
-    for (piece, needle), bound in zip(needles, bounds):
+    prev = _START
+    for needle, bound in zip(needles, bounds):
         if bound is None:
-            (unordered if needle.anywhere(doc) else missing).append(piece)
+            (unordered if needle.anywhere(doc) else missing).append(needle.piece)
             continue
-        span = needle.next(doc, prev, _limit(text, prev[1]), bound[0], bound[1])
-        prev = span
-        loose += bound[1] == needle.LOOSE
-        start, end = strip_span(text, *needle.widen(text, span))
-        last_start = max(last_start, start)  # a widened start never goes before the last
-        spans.append((last_start, end))
+        prev = needle.next(doc, prev, _limit(text, prev.span[1]), bound)
+        loose += prev.loose
+        spans.append(prev.span)
     return Located(tuple(spans), loose, tuple(missing), tuple(unordered))

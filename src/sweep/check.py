@@ -11,6 +11,7 @@ appended to ``$GITHUB_STEP_SUMMARY`` when set), or as JSON with ``--json``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -23,6 +24,10 @@ from sweep.exporting.selection import Chosen, ExportError, choose
 from sweep.scoring.table import ScoreTable
 
 
+#: what makes a metric and its test the same in two sweeps, besides its name
+_SCORING = ("min_coverage", "gain", "alpha")
+
+
 def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
     path = chosen.row.file("per_query.csv")
     if path is None:
@@ -31,6 +36,10 @@ def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
         values = ScoreTable.read_csv(path).values(level, metric)
     except ValueError as e:  # a damaged per_query.csv, named with its line
         raise ExportError(str(e)) from None
+    bad = next((q for q, v in values.items() if not math.isfinite(v)), None)
+    if bad is not None:
+        raise ExportError(f"{path}: query {bad!r} has {level} {metric} {values[bad]}, not a "
+                          "score; the job's folder is damaged")
     return values or None
 
 
@@ -41,7 +50,7 @@ def _label(chosen: Chosen) -> str:
 def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job: int | None,
             max_drop: float | None) -> Verdict:
     new = choose(new_dir, new_job)
-    old = choose(baseline_dir, baseline_job)
+    old = choose(baseline_dir, baseline_job, option="--baseline-job")
     primary = new.row.eval.primary_metric
     metric = primary.label
     labels = dict(new_label=_label(new), baseline_label=_label(old))
@@ -49,6 +58,14 @@ def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job
         return Verdict(INCOMPARABLE, f"The sweeps rank by different metrics (new: {metric}, "
                        f"baseline: {old.row.eval.primary_metric.label}).", metric,
                        labels["new_label"], labels["baseline_label"])
+    differ = [f"eval.{name}: new {getattr(new.row.eval, name)}, baseline "
+              f"{getattr(old.row.eval, name)}" for name in _SCORING
+              if getattr(new.row.eval, name) != getattr(old.row.eval, name)]
+    if differ:
+        return Verdict(INCOMPARABLE, (
+            f"The sweeps score or test differently ({'; '.join(differ)}), so {metric} or its "
+            "test is not the same. Rerun one of them with the other's settings."),
+            metric, labels["new_label"], labels["baseline_label"])
     new_key = new.row.dataset.key if new.row.dataset else ""
     old_key = old.row.dataset.key if old.row.dataset else ""
     if new_key != old_key or not new_key:
@@ -76,8 +93,12 @@ def check(args) -> int:
     print(json.dumps(result.to_dict(), indent=2) if args.json else markdown, end="\n" if args.json else "")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with open(summary, "a", encoding="utf-8") as f:
-            f.write(markdown + "\n")
+        try:
+            with open(summary, "a", encoding="utf-8") as f:
+                f.write(markdown + "\n")
+        except OSError as e:  # the verdict stands; only its copy for the job page is lost
+            print(f"sweep.check: warning: GITHUB_STEP_SUMMARY={summary}: "
+                  f"{e.strerror or e}; the verdict is not appended there", file=sys.stderr)
     return result.status
 
 

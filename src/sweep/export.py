@@ -43,9 +43,9 @@ def _dataset(chosen: Chosen) -> Dataset:
         raise ExportError(f"job {chosen.row.job}'s dataset cannot be read: {e}") from None
     if chosen.row.dataset is not None and (
             DatasetInfo.of(dataset).fingerprint != chosen.row.dataset.fingerprint):
-        raise ExportError(f"the documents of {chosen.row.dataset.name} changed since job "
-                          f"{chosen.row.job} ran: its chunks' offsets no longer fit them; "
-                          "rerun the sweep")
+        raise ExportError(f"the documents or questions of {chosen.row.dataset.name} changed "
+                          f"since job {chosen.row.job} ran (its fingerprint differs), so its "
+                          "chunks may no longer fit them; rerun the sweep")
     return dataset
 
 
@@ -70,8 +70,38 @@ def _check_config_name(out: Path) -> None:
                           f"the file otherwise, e.g. {out.with_name('chosen.yaml')}")
 
 
+def _offsets(chosen: Chosen) -> list:
+    """The setting's chunks as the job kept them, all of them."""
+    path = chosen.job_dir / CHUNKS_NAME
+    if not path.exists():
+        raise ExportError(f"{path}: missing (the job ran before sweep kept its chunks); "
+                          "rerun the sweep")
+    try:
+        offsets = read_chunk_offsets(path)
+    except ChunkFileError as e:
+        raise ExportError(str(e)) from None
+    expected = chosen.row.stats.n_chunks
+    if expected and len(offsets) != expected:
+        raise ExportError(f"{path}: {len(offsets)} chunks, but job {chosen.row.job} made "
+                          f"{expected}; the file is incomplete, rerun the sweep")
+    return offsets
+
+
+def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
+    prefix = str(chosen.config["chunk"].get("prefix", "none"))
+    if prefix == "none":
+        return []
+    how = ("split_for_embedding(text) gives them" if kind == "sweep" else
+           "this module reproduces the cuts only")
+    return [f"NOTE: this setting embedded each chunk after its {prefix} prefix (the "
+            f"document's title and headings, then a blank line) and was scored so; {how}. "
+            "sweep.export --to chunks writes each chunk's embed_text."]
+
+
 def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) -> int:
-    if out.exists() and not force:
+    if out.is_dir():
+        raise ExportError(f"{out}: is a folder; name a file to write")
+    if (out.exists() or out.is_symlink()) and not force:
         raise ExportError(f"{out}: file exists; name a new file (or pass --force)")
     if not out.parent.is_dir():
         raise ExportError(f"{out}: no folder {out.parent}")
@@ -79,23 +109,21 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         _check_config_name(out)
     chosen = choose(sweep_dir, job)
     if kind == "hydra":
+        if not chosen.choices:
+            raise ExportError(f"{chosen.job_dir / '.hydra' / 'hydra.yaml'}: missing; the rerun "
+                              "needs the job's Hydra group choices (chunk=..., embed=...)")
         write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen)))
         print(f"wrote {out}: job {chosen.row.job}'s config")
         return 0
-    try:
-        offsets = read_chunk_offsets(chosen.job_dir / CHUNKS_NAME)
-    except ChunkFileError as e:
-        if not (chosen.job_dir / CHUNKS_NAME).exists():
-            raise ExportError(f"{chosen.job_dir / CHUNKS_NAME}: missing (the job ran before "
-                              "sweep kept its chunks); rerun the sweep") from None
-        raise ExportError(str(e)) from None
+    offsets = _offsets(chosen)
     dataset = _dataset(chosen)
     documents = {d.doc_id: d for d in dataset.documents}
     problem = check_offsets(documents, offsets)
     if problem is not None:
         raise ExportError(f"job {chosen.row.job}: {problem}; rerun the sweep")
     if kind == "chunks":
-        write_text_atomic(out, to_jsonl(chunk_records(documents, offsets)))
+        prefix = str(chosen.config["chunk"].get("prefix", "none"))
+        write_text_atomic(out, to_jsonl(chunk_records(documents, offsets, prefix)))
         print(f"wrote {out}: {len(offsets)} chunks of job {chosen.row.job} ({chosen.label})")
         return 0
     try:
@@ -111,6 +139,9 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         except ImportError as e:
             raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed: "
                               "pip install 'sweep[frameworks]'") from None
+        except Exception as e:  # the module cannot build the splitter the setting names
+            raise ExportError(f"job {chosen.row.job}: the {kind} module fails to build its "
+                              f"splitter: {type(e).__name__}: {e}") from None
     agreement = measure_agreement(splitter, rendered.framework, rendered.call,
                                   dataset.documents, offsets)
     name = "this splitter"
@@ -120,6 +151,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
                    "of its chunks are the same), so the sweep's numbers do not carry over. To "
                    "deploy what was scored, export --to sweep (sweep's own chunker); to score "
                    f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
+    warning += _prefix_warning(chosen, kind)
     header = "\n".join([_header(chosen), f"It defines `splitter`: {rendered.what}.",
                         *agreement.lines(name), *warning])
     text = "".join(f"# {line}\n" for paragraph in header.splitlines()

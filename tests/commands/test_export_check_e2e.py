@@ -236,3 +236,125 @@ def test_a_damaged_sweep_folder_is_one_line_naming_the_file_and_exit_2(sweeps, t
     err = capsys.readouterr().err
     assert status == 2 and len(err.strip().splitlines()) == 1, err
     assert str(path) in err and "Traceback" not in err and not out.exists()
+
+
+def _main(module: str, *args: str, capsys) -> tuple[int, str]:
+    import importlib
+
+    status = importlib.import_module(module).main([str(a) for a in args])
+    return status, capsys.readouterr().err
+
+
+def _copy(sweeps, tmp_path, name="copy") -> Path:
+    folder = tmp_path / name
+    shutil.copytree(sweeps["grid"], folder)
+    return folder
+
+
+@pytest.mark.parametrize("damage", ["row.json", "per_query.csv", "results.csv"])
+def test_the_recommended_setting_is_never_silently_another_one(sweeps, tmp_path, damage, capsys):
+    folder = _copy(sweeps, tmp_path)
+    from sweep.exporting.selection import recommended_job
+
+    job = recommended_job(folder)
+    if damage == "row.json":
+        path = folder / str(job) / "row.json"
+        path.write_text(path.read_text()[:40])
+    elif damage == "per_query.csv":
+        path = folder / str(job) / "per_query.csv"
+        path.unlink()
+    else:  # the report recommends another job than the rows do
+        import csv
+
+        path = folder / "results.csv"
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            r["vs_best"] = "recommended" if r["job"] != str(job) else "best"
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    out = tmp_path / "o.jsonl"
+    status, err = _main("sweep.export", folder, "--recommended", "--to", "chunks", out,
+                        capsys=capsys)
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert (str(path) if damage != "results.csv" else "results.csv") in err and not out.exists()
+    status, err = _main("sweep.check", folder, "--baseline", sweeps["grid"], capsys=capsys)
+    assert status == 2 and "Traceback" not in err
+
+
+def test_check_refuses_sweeps_that_score_or_test_differently(sweeps, tmp_path, capsys):
+    for key, value in (("alpha", 1e-5), ("min_coverage", 1.0)):
+        folder = _copy(sweeps, tmp_path, key)
+        for row in folder.glob("*/row.json"):
+            data = json.loads(row.read_text())
+            data["eval"][key] = value
+            row.write_text(json.dumps(data))
+        proc = _run("sweep.check", str(folder), "--baseline", str(sweeps["grid"]), "--json")
+        verdict = json.loads(proc.stdout)
+        assert proc.returncode == 2 and f"eval.{key}" in verdict["reason"], proc.stdout
+
+
+def test_damaged_but_readable_files_are_one_line_and_exit_2(sweeps, tmp_path, capsys):
+    folder = _copy(sweeps, tmp_path)
+    job = folder / "0"
+    config = job / "resolved_config.yaml"
+    config.write_text("dataset:\n  name: x\n")  # valid YAML, no chunk settings
+    status, err = _main("sweep.export", folder, "--job", "0", "--to", "chunks",
+                        tmp_path / "a.jsonl", capsys=capsys)
+    assert status == 2 and f"{config}: no chunk settings" in err
+    shutil.copy(sweeps["grid"] / "0" / "resolved_config.yaml", config)
+    (job / ".hydra" / "hydra.yaml").write_text("hydra: [1, 2]\n")
+    status, err = _main("sweep.export", folder, "--job", "0", "--to", "hydra",
+                        tmp_path / "b.yaml", capsys=capsys)
+    assert status == 2 and "hydra.yaml: no hydra.runtime section" in err
+    # the check needs neither file
+    status, err = _main("sweep.check", folder, "--job", "0", "--baseline", sweeps["grid"],
+                        "--baseline-job", "0", capsys=capsys)
+    assert status == 0, err
+    shutil.rmtree(job / ".hydra")
+    status, err = _main("sweep.export", folder, "--job", "0", "--to", "hydra",
+                        tmp_path / "c.yaml", capsys=capsys)
+    assert status == 2 and "group choices" in err
+    chunks = job / "chunks.csv"
+    chunks.write_text("".join(chunks.read_text().splitlines(keepends=True)[:50]))
+    status, err = _main("sweep.export", folder, "--job", "0", "--to", "chunks",
+                        tmp_path / "d.jsonl", capsys=capsys)
+    assert status == 2 and "49 chunks, but job 0 made" in err
+    scores = job / "per_query.csv"
+    lines = scores.read_text().splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if ",span,recall@5," in line)
+    lines[target] = lines[target].rsplit(",", 1)[0] + ",inf\n"
+    scores.write_text("".join(lines))
+    status, err = _main("sweep.check", folder, "--job", "0", "--baseline", sweeps["grid"],
+                        "--baseline-job", "0", "--json", capsys=capsys)
+    assert status == 2 and "not a score" in err
+    assert not list(tmp_path.glob("*.jsonl")) and not list(tmp_path.glob("*.yaml"))
+
+
+def test_a_relative_dataset_path_is_read_from_the_folder_the_sweep_ran_in(sweeps, tmp_path,
+                                                                        capsys, monkeypatch):
+    folder = _copy(sweeps, tmp_path)
+    config = folder / "0" / "resolved_config.yaml"
+    hydra = folder / "0" / ".hydra" / "hydra.yaml"
+    text = config.read_text()
+    absolute = next(line.split(":", 1)[1].strip() for line in text.splitlines()
+                    if line.strip().startswith("path:"))
+    config.write_text(text.replace(absolute, "corpora/kestrel"))
+    ran_in = next(line.split(":", 1)[1].strip() for line in hydra.read_text().splitlines()
+                  if line.strip().startswith("cwd:"))
+    assert Path(ran_in).resolve() == ROOT.resolve() and (ROOT / "corpora" / "kestrel").is_dir()
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "e.jsonl"
+    status, err = _main("sweep.export", folder, "--job", "0", "--to", "chunks", out,
+                        capsys=capsys)
+    assert status == 0, err
+    assert out.read_text().count("\n") > 100
+
+
+def test_a_summary_file_that_cannot_be_written_keeps_the_verdict(sweeps, tmp_path):
+    env = dict(_env(), GITHUB_STEP_SUMMARY=str(tmp_path / "missing" / "summary.md"))
+    proc = _run("sweep.check", str(sweeps["grid"]), "--baseline", str(sweeps["grid"]), env=env)
+    assert proc.returncode == 0 and "GITHUB_STEP_SUMMARY" in proc.stderr
+    assert "Traceback" not in proc.stderr

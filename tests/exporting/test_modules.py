@@ -119,3 +119,35 @@ def test_the_hydra_file_names_its_rerun_command_and_keeps_the_choices(tmp_path):
     assert list(data.defaults) == ["config", {"override dataset": "kestrel"},
                                    {"override chunk": "token"}, "_self_"]
     assert data.chunk.size == 128 and "runtime" not in data
+
+
+def test_a_class_method_target_and_positional_arguments_become_a_runnable_module(tmp_path):
+    config = {"chunk": {"_target_": "sweep.chunking.build_framework_chunker",
+                        "framework": "langchain", "prefix": "none", "splitter": {
+                            "_target_": "langchain_text_splitters.RecursiveCharacterTextSplitter"
+                                        ".from_tiktoken_encoder",
+                            "encoding_name": "cl100k_base", "chunk_size": 32,
+                            "chunk_overlap": 0}}}
+    rendered = render_module(config, "langchain")
+    assert "from langchain_text_splitters import RecursiveCharacterTextSplitter" in rendered.source
+    splitter = _load(rendered.source, tmp_path)
+    assert splitter.split_text(TEXT)[0].startswith("# Guide")
+    config = {"chunk": {"_target_": "sweep.chunking.build_framework_chunker",
+                        "framework": "semchunk", "prefix": "none", "splitter": {
+                            "_target_": "semchunk.chunkerify", "_args_": ["cl100k_base", 24]}}}
+    rendered = render_module(config, "semchunk")
+    assert "chunkerify('cl100k_base', 24)" in rendered.source.replace('"', "'")
+    assert _load(rendered.source, tmp_path)(TEXT)
+
+
+def test_a_prefixed_settings_chunks_carry_what_was_embedded():
+    offsets = _offsets("token")[:2]
+    records = list(chunk_records({"guide.md": DOCS[0]}, offsets, prefix="title+headings"))
+    assert records[0]["embed_text"] == "Guide\n\n" + records[0]["text"]
+    assert "embed_text" not in next(chunk_records({"guide.md": DOCS[0]}, offsets))
+
+
+def test_the_rerun_command_quotes_a_folder_with_spaces(tmp_path):
+    out = tmp_path / "my runs" / "chosen.yaml"
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, "job 0")
+    assert f"--config-dir '{out.parent.resolve()}' --config-name chosen" in text

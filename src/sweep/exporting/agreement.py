@@ -39,7 +39,9 @@ class Agreement:
     @property
     def share(self) -> float:
         """Of the setting's chunks, the share the splitter makes too."""
-        return self.shared / self.n_chunks if self.n_chunks else 1.0
+        if not self.n_chunks:
+            return 0.0 if self.n_theirs else 1.0
+        return self.shared / self.n_chunks
 
     @property
     def close(self) -> bool:

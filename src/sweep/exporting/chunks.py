@@ -7,7 +7,7 @@ import bisect
 import json
 from typing import Any, Iterator, Mapping, Sequence
 
-from sweep.chunking.headings import parse_headings
+from sweep.chunking.headings import Prefixer, parse_headings
 from sweep.core.types import Document
 from sweep.store.chunkfile import ChunkOffsets
 from sweep.store.traces import page_range
@@ -26,17 +26,20 @@ def check_offsets(documents: Mapping[str, Document], offsets: Sequence[ChunkOffs
     return None
 
 
-def chunk_records(documents: Mapping[str, Document], offsets: Sequence[ChunkOffsets]
-                  ) -> Iterator[dict[str, Any]]:
+def chunk_records(documents: Mapping[str, Document], offsets: Sequence[ChunkOffsets],
+                  prefix: str = "none") -> Iterator[dict[str, Any]]:
     """One record per chunk: ``chunk_id, doc_id, start, end, text`` (``text ==
     doc.text[start:end]``), ``n_tokens``, ``headings`` (the path of Markdown headings the
-    chunk starts under) and ``pages`` (for paged documents)."""
+    chunk starts under), ``pages`` (for paged documents) and, for a setting that embeds a
+    title or heading prefix (``prefix``), ``embed_text``: what was embedded."""
     headings_of: dict[str, tuple[list[int], list[Any]]] = {}
+    prefixers: dict[str, Prefixer] = {}
     for c in offsets:
         doc = documents[c.doc_id]
         if c.doc_id not in headings_of:
             heads = parse_headings(doc.text)
             headings_of[c.doc_id] = ([h.start for h in heads], heads)
+            prefixers[c.doc_id] = Prefixer(prefix, doc)
         starts, heads = headings_of[c.doc_id]
         record: dict[str, Any] = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start,
                                   "end": c.end, "text": doc.text[c.start:c.end],
@@ -44,6 +47,9 @@ def chunk_records(documents: Mapping[str, Document], offsets: Sequence[ChunkOffs
         i = bisect.bisect_right(starts, c.start) - 1
         if i >= 0:
             record["headings"] = list(heads[i].path)
+        head = prefixers[c.doc_id](c.start)
+        if head:
+            record["embed_text"] = f"{head}\n\n{record['text']}"
         pages = page_range(doc, c.start, c.end)
         if pages is not None:
             record["pages"] = pages

@@ -3,6 +3,7 @@ and its resolved values on top."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -23,8 +24,8 @@ def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
     defaults.append("_self_")
     body = {"defaults": defaults}
     body.update({k: v for k, v in config.items() if k not in _LEFT_OUT})
-    command = (f"python -m sweep --config-dir {out.parent.resolve()} "
-               f"--config-name {out.stem}")
+    command = (f"python -m sweep --config-dir {shlex.quote(str(out.parent.resolve()))} "
+               f"--config-name {shlex.quote(out.stem)}")
     lines = [f"# {line}" for line in header.splitlines()]
     lines.append(f"# Rerun it: {command}")
     return "\n".join(lines) + "\n" + OmegaConf.to_yaml(OmegaConf.create(body))

@@ -9,6 +9,7 @@ module's header (``sweep.exporting.agreement``). Where no framework has an equiv
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any, Mapping
 
@@ -60,6 +61,23 @@ def framework_of(chunk: Mapping[str, Any]) -> str | None:
     return str(chunk.get("framework")) if chunk.get("_target_") == _FRAMEWORK_CHUNKER else None
 
 
+def _importable(target: str) -> tuple[str, str, str]:
+    """``(module, name, expression)`` for a ``_target_``: the longest prefix that is a
+    module (as Hydra resolves it), the name imported from it, and the call's expression
+    (``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` for a class method)."""
+    parts = target.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:i])
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent that is no package
+            found = False
+        if found:
+            return module, parts[i], ".".join(parts[i:])
+    module, _, name = target.rpartition(".")  # not installed: the import says so
+    return module, name, name
+
+
 def _py(value: Any, imports: set[str]) -> str:
     """A Hydra node as a Python expression (``_target_`` nodes become calls)."""
     if isinstance(value, Mapping) and "_target_" in value:
@@ -67,13 +85,15 @@ def _py(value: Any, imports: set[str]) -> str:
         kwargs = {k: v for k, v in value.items() if not str(k).startswith("_")}
         if target == "sweep.core.tokenization.get_encoding":
             return f"_encoding({_py(kwargs.get('name', 'cl100k_base'), imports)})"
-        module, _, name = target.rpartition(".")
+        module, name, call = _importable(target)
         imports.add(f"from {module} import {name}")
-        args = ", ".join(f"{k}={_py(v, imports)}" for k, v in kwargs.items())
+        positional = value.get("_args_") or ()
+        args = ", ".join([*(_py(v, imports) for v in positional),
+                          *(f"{k}={_py(v, imports)}" for k, v in kwargs.items())])
         if value.get("_partial_"):
             imports.add("import functools")
-            return f"functools.partial({name}{', ' if args else ''}{args})"
-        return f"{name}({args})"
+            return f"functools.partial({call}{', ' if args else ''}{args})"
+        return f"{call}({args})"
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{_py(k, imports)}: {_py(v, imports)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
@@ -150,6 +170,11 @@ class SweepSplitter:
 
     def split_text(self, text):
         return [c.text for c in self.chunk(text)]
+
+    def split_for_embedding(self, text):
+        """The texts the sweep embedded: each chunk after its title or heading prefix,
+        when the setting has one."""
+        return [c.embed_text or c.text for c in self.chunk(text)]
 
 
 splitter = SweepSplitter()

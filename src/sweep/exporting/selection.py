@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +25,65 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class Chosen:
-    """One job of a sweep folder: its row, its resolved config and Hydra's group choices."""
+    """One job of a sweep folder: its row, and (read when asked for) its resolved config and
+    Hydra's group choices."""
 
     sweep_dir: Path
     row: Row
-    config: dict[str, Any]
-    choices: dict[str, str]
 
     @property
     def job_dir(self) -> Path:
         return self.sweep_dir / str(self.row.job)
 
+    @cached_property
+    def _hydra(self) -> dict[str, Any]:
+        """``hydra.runtime`` of the job's ``.hydra/hydra.yaml`` ({} without the file)."""
+        path = self.job_dir / ".hydra" / "hydra.yaml"
+        if not path.is_file():
+            return {}
+        hydra = _mapping(path).get("hydra")
+        runtime = hydra.get("runtime") if isinstance(hydra, dict) else None
+        if not isinstance(runtime, dict):
+            raise ExportError(f"{path}: no hydra.runtime section; the job's folder is damaged")
+        return runtime
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        """The job's resolved config; a relative dataset path is made absolute against the
+        folder the sweep ran in (so it reads the same documents from anywhere)."""
+        path = self.job_dir / "resolved_config.yaml"
+        if not path.is_file():
+            raise ExportError(f"{path}: missing; the job's folder is incomplete")
+        config = _mapping(path, resolve=True)
+        for key in ("dataset", "chunk"):
+            if not isinstance(config.get(key), dict):
+                raise ExportError(f"{path}: no {key} settings; the job's folder is damaged")
+        where = config["dataset"].get("path")
+        cwd = self._hydra.get("cwd")
+        if isinstance(where, str) and not Path(where).is_absolute() and isinstance(cwd, str):
+            config["dataset"]["path"] = str(Path(cwd) / where)
+        return config
+
+    @cached_property
+    def choices(self) -> dict[str, str]:
+        """Hydra's group choices (``chunk: langchain``); {} when the job kept none."""
+        found = self._hydra.get("choices")
+        return {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()
+                if v is not None and not str(k).startswith("hydra/")}
+
     @property
     def label(self) -> str:
         settings = self.row.settings
         plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base",
+                 "retrieve": "dense", "rerank": "none",
                  # a framework's size and overlap are already chunk.size and chunk.overlap
                  "chunk.splitter.chunk_size": settings.get("chunk.size"),
                  "chunk.splitter.chunk_overlap": settings.get("chunk.overlap")}
         shown = {k: v for k, v in settings.items() if v is not None
-                 and k.startswith(("chunk", "embed.model")) and plain.get(k) != v
-                 and (k == "chunk.strategy" or v != settings.get("chunk.strategy"))}
+                 and k.startswith(("chunk", "embed.model", "retrieve", "rerank"))
+                 and plain.get(k) != v
+                 and (k == "chunk.strategy" or v != settings.get("chunk.strategy"))
+                 and not (k == "embed.model" and settings.get("retrieve") == "bm25")}
         return " ".join(f"{k.split('.')[-1]}={str(v).rsplit('/', 1)[-1]}"
                         for k, v in shown.items())
 
@@ -57,10 +97,33 @@ def _rows(sweep_dir: Path) -> list[Row]:
     return rows
 
 
-def recommended_job(sweep_dir: Path, rows: list[Row] | None = None) -> int:
+def _reported(sweep_dir: Path) -> set[int]:
+    """The jobs the folder's results.csv marks recommended (none when it cannot say)."""
+    try:
+        with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as f:
+            return {int(r["job"]) for r in csv.DictReader(f)
+                    if "recommended" in (r.get("vs_best") or "")}
+    except (OSError, ValueError, KeyError, TypeError, csv.Error, UnicodeDecodeError):
+        return set()
+
+
+def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
+                    option: str = "--job") -> int:
     """The job the sweep's report recommends (in a sweep of one setting, that setting); an
-    error when there is none or several."""
+    error when there is none or several, or when a row or a finished job's per-query
+    scores cannot be read (the recommendation, recomputed without them, could differ
+    from the report's). ``option`` is how the user names a job instead."""
     rows = rows if rows is not None else _rows(sweep_dir)
+    loaded = {r.path.resolve() for r in rows if r.path is not None}
+    for path in sorted(sweep_dir.glob("*/row.json")):
+        if path.parent.resolve() not in loaded:
+            raise ExportError(f"{path}: cannot be read, so the recommendation cannot be "
+                              f"recomputed; name the job with {option} N")
+    for r in rows:
+        if r.ok and r.file("per_query.csv") is None:
+            raise ExportError(f"{sweep_dir / str(r.job) / 'per_query.csv'}: missing, so the "
+                              f"recommendation cannot be recomputed; name the job with "
+                              f"{option} N")
     try:
         tables = per_query_tables(rows)
     except ValueError as e:  # a damaged per_query.csv, named with its line
@@ -69,36 +132,32 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None) -> int:
     picks = [d.chosen_job for d in decision.decisions if d.chosen_job is not None]
     if not picks:
         raise ExportError(f"{sweep_dir}: no recommended setting (no job finished with scores); "
-                          "choose one with --job N")
+                          f"choose one with {option} N")
     if len(picks) > 1:
         raise ExportError(f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
-                          f"scoring group (jobs {', '.join(map(str, picks))}); choose with --job N")
+                          f"scoring group (jobs {', '.join(map(str, picks))}); choose with "
+                          f"{option} N")
+    reported = _reported(sweep_dir)
+    if reported and picks[0] not in reported:
+        raise ExportError(
+            f"{sweep_dir}: its rows recommend job {picks[0]}, its results.csv job "
+            f"{', '.join(map(str, sorted(reported)))}: the folder changed after its report "
+            f"(python -m sweep.report {sweep_dir} rebuilds it); or name the job with {option} N")
     return picks[0]
 
 
-def choose(sweep_dir: Path, job: int | None) -> Chosen:
+def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
     """Job ``job`` of ``sweep_dir``, or its recommended setting when ``job`` is None."""
     sweep_dir = Path(sweep_dir)
     rows = _rows(sweep_dir)
-    number = recommended_job(sweep_dir, rows) if job is None else job
+    number = recommended_job(sweep_dir, rows, option) if job is None else job
     row = next((r for r in rows if r.job == number), None)
     if row is None:
         raise ExportError(f"{sweep_dir}: no job {number} (jobs: "
                           f"{', '.join(str(r.job) for r in rows)})")
     if not row.ok:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
-    job_dir = sweep_dir / str(number)
-    config_file = job_dir / "resolved_config.yaml"
-    if not config_file.is_file():
-        raise ExportError(f"{config_file}: missing; the job's folder is incomplete")
-    config = _mapping(config_file, resolve=True)
-    choices: dict[str, str] = {}
-    hydra_file = job_dir / ".hydra" / "hydra.yaml"
-    if hydra_file.is_file():
-        found = (_mapping(hydra_file).get("hydra") or {}).get("runtime", {}).get("choices")
-        choices = {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()
-                   if v is not None and not str(k).startswith("hydra/")}
-    return Chosen(sweep_dir, row, config, choices)
+    return Chosen(sweep_dir, row)
 
 
 def _mapping(path: Path, resolve: bool = False) -> dict[str, Any]:

@@ -186,3 +186,16 @@ def test_a_missing_framework_stops_the_sweep_with_the_pip_command(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "pip install langchain-text-splitters" in proc.stderr
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("overrides,says", [
+    (("chunk=callable",), "chunk.splitter._target_ is not set: chunk=callable needs it"),
+    (("chunk=langchain",
+      "chunk.splitter._target_=langchain_text_splitters.RecursiveCharacterTextSplittr"),
+     "Error loading 'langchain_text_splitters.RecursiveCharacterTextSplittr'"),
+])
+def test_a_splitter_that_cannot_be_built_stops_the_sweep_in_one_line(tmp_path, overrides, says):
+    proc = _sweep(tmp_path, *overrides, "embed.model=/nonexistent", "hydra.sweep.dir=a")
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert proc.returncode == 2 and len(errors) == 1 and says in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "a").exists()

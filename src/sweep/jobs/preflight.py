@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from omegaconf import DictConfig
+from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
 from sweep.chunking.frameworks import missing_package
 from sweep.jobs.config import build
 from sweep.core.folderlock import LOCK_NAME
+from sweep.core.messages import one_line
 from sweep.jobs.job import ConfigError, build_eval, load_dataset, scoring_config
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
@@ -97,6 +99,9 @@ def chunk_problem(node: DictConfig) -> Exception | None:
         return None
     try:
         build(node, embed_fn=_never_embed)
+    except MissingMandatoryValue as e:  # chunk=callable without the function, say
+        return UnknownChunkSetting(f"{e.full_key} is not set: chunk={node.get('framework')} "
+                                   f"needs it (e.g. {e.full_key}=mypackage.split)")
     except Exception as e:  # an unknown tokenizer, say: that cell's row will say so too
         return e
     return None
@@ -137,15 +142,16 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
             problems.append((overrides, problem))
     for overrides, problem in problems:
         if isinstance(problem, UnknownChunkSetting):
-            raise ConfigError(f"{problem} ({_label(overrides)})")
+            raise ConfigError(f"{one_line(problem)} ({_label(overrides)})")
     if problems and len(problems) == len(jobs):
         overrides, problem = problems[0]
         more = f"; {len(jobs) - 1} more setting(s) cannot run either" if len(jobs) > 1 else ""
-        raise ConfigError(f"no setting of this sweep can run: {problem} ({_label(overrides)}){more}")
+        raise ConfigError(f"no setting of this sweep can run: {one_line(problem)} "
+                          f"({_label(overrides)}){more}")
     if problems:
         overrides, problem = problems[0]
         log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
-                    len(problems), len(jobs), _label(overrides), problem)
+                    len(problems), len(jobs), _label(overrides), one_line(problem))
     return composed
 
 

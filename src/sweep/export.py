@@ -112,7 +112,9 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         if not chosen.choices:
             raise ExportError(f"{chosen.job_dir / '.hydra' / 'hydra.yaml'}: missing; the rerun "
                               "needs the job's Hydra group choices (chunk=..., embed=...)")
-        write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen)))
+        deleted = [o.split("=", 1)[0] for o in chosen.row.overrides if o.startswith("~")]
+        write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen),
+                                          deleted))
         print(f"wrote {out}: job {chosen.row.job}'s config")
         return 0
     offsets = _offsets(chosen)

@@ -147,7 +147,9 @@ def test_a_prefixed_settings_chunks_carry_what_was_embedded():
     assert "embed_text" not in next(chunk_records({"guide.md": DOCS[0]}, offsets))
 
 
-def test_the_rerun_command_quotes_a_folder_with_spaces(tmp_path):
+def test_the_rerun_command_quotes_a_folder_with_spaces_and_deletes_what_the_job_deleted(tmp_path):
     out = tmp_path / "my runs" / "chosen.yaml"
-    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, "job 0")
-    assert f"--config-dir '{out.parent.resolve()}' --config-name chosen" in text
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, "job 0",
+                      ["~chunk.splitter.chunk_size"])
+    assert (f"--config-dir '{out.parent.resolve()}' --config-name chosen "
+            "'~chunk.splitter.chunk_size'\n") in text

@@ -82,11 +82,20 @@ def on_interrupt() -> None:
         where = f" in {folder}" if folder is not None else ""
         print(f"sweep: no setting had finished; nothing to report{where}", file=sys.stderr)
         raise SystemExit(130)
+    # A second Ctrl-C may land in a C extension's import (matplotlib's), which turns it
+    # into an ImportError: remember it, so that it is known for what it was.
+    interrupts.forget()
+    interrupts.listen()
     try:
         write_html(rep)
-    except KeyboardInterrupt:
-        print("sweep: interrupted again: pictures and report.html skipped "
-              f"(python -m sweep.report {folder} draws them)", file=sys.stderr)
+    except (KeyboardInterrupt, Exception) as e:
+        if isinstance(e, KeyboardInterrupt) or interrupts.requested():
+            print("sweep: interrupted again: pictures and report.html skipped "
+                  f"(python -m sweep.report {folder} draws them)", file=sys.stderr)
+        else:  # the tables are written; only the pictures failed
+            print(f"sweep: could not draw the pictures and report.html "
+                  f"({first_line(e, with_type=True)}); python -m sweep.report {folder} draws "
+                  "them", file=sys.stderr)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     print("\n" + terminal_text(rep) + "\n")
     print(f"sweep: {summary_line(rep)} finished before the interrupt; they are kept in "

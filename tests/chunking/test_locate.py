@@ -218,7 +218,31 @@ def test_a_cut_character_is_the_one_next_to_the_text(text, piece, span):
 
 def test_a_document_that_holds_replacement_characters_itself_is_matched_as_it_is():
     assert locate_pieces("bad \ufffd\ufffd end", ["bad \ufffd\ufffd"]).spans == ((0, 6),)
-    assert locate_pieces("x \ufffd\ufffd y", ["\ufffd\ufffd"]).spans == ((2, 4),)
+    located = locate_pieces("Caf\ufffd\ufffd au lait", ["Caf\ufffd\ufffd au", "\ufffd\ufffd au lait"])
+    assert located.spans == ((0, 8), (3, 13))
+    text = "\ufffd  X  \ufffd"
+    located = locate_pieces(text, [text, "\ufffd X \ufffd"])  # its words, whitespace changed
+    assert located.spans == ((0, 7), (0, 7)) and located.loose == 1
+
+
+def test_a_piece_of_nothing_but_a_cut_character_is_skipped_not_missing():
+    from langchain_text_splitters import TokenTextSplitter
+
+    # the last token window holds only the second half of the flamingo
+    text = ("Thanks everyone for joining the offsite planning call today, see you all next "
+            "week at the venue\U0001F9A9")
+    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=10,
+                               chunk_overlap=0).split_text(text)
+    assert pieces[-1].strip("\ufffd") == ""
+    located = locate_pieces(text, pieces)
+    assert not located.missing and not located.unordered
+    assert len(located.spans) == len(pieces) - 1 and located.spans[-1][1] == len(text)
+    assert locate_pieces("x \ufffd\ufffd y", ["\ufffd\ufffd"]) == locate_pieces("x", [])
+
+
+def test_the_tail_of_the_previous_chunk_stays_there_when_the_next_chunk_needs_it():
+    located = locate_pieces("ok sat  sat sat", ["ok sat", "sat", "sat  sat"])
+    assert located.spans == ((0, 6), (3, 6), (3, 11)) and located.loose == 0
 
 
 def test_the_text_as_returned_is_preferred_to_the_same_words_with_other_whitespace():

@@ -38,7 +38,8 @@ whitespace is matched too; a match whose whitespace differs from the text's is
 counted as ``loose``. A token splitter that cut a multi-byte character decodes
 the halves as U+FFFD at the chunk's edges: when the text is not in the document
 as returned, it is matched without them, and the place takes the character
-that was cut. A text that is not in the document (a splitter that rewrites
+that was cut (a piece of nothing but halves has no place of its own and is
+skipped). A text that is not in the document (a splitter that rewrites
 text) is never guessed: it is reported in ``missing``; one that is in the
 document but not after the chunk before it (a splitter that repeats or
 reorders chunks) is reported in ``unordered``.
@@ -185,106 +186,119 @@ class _Form:
             i = doc.squeezed.rfind(self.words, start, i + n - 1)
 
     def latest(self, doc: _Document, lo: int, below: _Place, piece: str,
-               other: bool = False) -> _Place | None:
+               other: bool = False, exact: bool = False) -> _Place | None:
         """The latest place from document ``lo`` on that ``below`` can follow (``other``:
-        one that is not ``below`` itself)."""
+        one that is not ``below`` itself; ``exact``: one whose text is as returned)."""
         start, end = doc.at(lo - _SLACK), doc.at(below.span[1] + _SLACK)
         while True:
             i = doc.squeezed.rfind(self.words, start, end)
             if i == -1:
                 return None
             place = self.place(doc, i, piece)
-            if below.holds(place.span) and not (other and below.repeats(place)):
+            if (below.holds(place.span) and not (other and below.repeats(place))
+                    and not (exact and place.loose)):
                 return place
             end = i + len(self.words) - 1
 
 
 class _Needle:
-    """One piece and the forms it is searched in: as returned, and without U+FFFD at its
-    edges when it has some."""
+    """One piece and the forms it may be found in: as returned, and without U+FFFD at its
+    edges when it has some. The first pass settles on one form (the first that fits in
+    order), so that all places compared are of one kind."""
 
     def __init__(self, piece: str) -> None:
         self.piece = piece
         stripped = piece.strip()
-        self.forms = [_Form(stripped)] if stripped else []
         cut_before, cut_after = stripped.startswith(_BROKEN), stripped.endswith(_BROKEN)
-        if cut_before or cut_after:
-            core = stripped.strip(_BROKEN)
-            if core.strip():
-                self.forms.append(_Form(core, cut_before, cut_after))
-        self.forms = [f for f in self.forms if f.words]
+        core = stripped.strip(_BROKEN)
+        # a piece of nothing but halves of a character (a token window that cut one) has
+        # no text of its own to place
+        self.forms = [_Form(stripped)] if core.strip() else []
+        if self.forms and (cut_before or cut_after):
+            self.forms.append(_Form(core, cut_before, cut_after))
+        self.form: _Form | None = None  # settled by the first pass
         self.width = 2 * len(stripped) + 256
+        self._present: dict[int, bool] = {}
 
     @property
     def empty(self) -> bool:
         return not self.forms
 
-    def could_be_in(self, doc: _Document) -> bool:
-        return any(f.could_be_in(doc) for f in self.forms)
+    def _in(self, doc: _Document, k: int) -> bool:
+        """Whether form ``k`` occurs anywhere in the document (searched once)."""
+        if k not in self._present:
+            form = self.forms[k]
+            self._present[k] = form.could_be_in(doc) and form.words in doc.squeezed
+        return self._present[k]
 
     def first(self, doc: _Document, after: _Place) -> _Place | None:
-        """The earliest place that can follow ``after``; the search widens forward (past
-        the first stretch only when the piece's words could be in the document)."""
-        width = self.width
-        while True:
-            hi = min(len(doc.text), after.span[1] + width)
-            found = [next((p for p in f.matches(doc, after.span[0], hi, self.piece)
-                           if after.precedes(p.span)), None) for f in self.forms]
-            found = [p for p in found if p is not None]
-            if found:
-                return min(found, key=lambda p: p.span)
-            if hi >= len(doc.text) or width == self.width and not self.could_be_in(doc):
-                return None
-            width *= 2
+        """The earliest place that can follow ``after``, in the first form that has one
+        (which the later passes keep to); the search widens forward."""
+        for k, form in enumerate(self.forms):
+            width = self.width
+            while True:
+                hi = min(len(doc.text), after.span[1] + width)
+                place = next((p for p in form.matches(doc, after.span[0], hi, self.piece)
+                              if after.precedes(p.span)), None)
+                if place is not None:
+                    self.form = form
+                    return place
+                if hi >= len(doc.text) or not self._in(doc, k):
+                    break
+                width *= 2
+        return None
 
     def last(self, doc: _Document, below: _Place, floor: _Place) -> _Place:
         """The latest place that ``below`` can follow, no earlier than ``floor`` (a place
-        that can); when that is ``below`` itself, the latest other place if one is
-        no earlier than ``floor``. The search widens back."""
+        that can): one where the text is as returned if there is such, and one that is
+        not ``below`` itself if there is such (in text that repeats, a copy is elsewhere).
+        The search widens back."""
+        form = self.form
+        assert form is not None, "the first pass places the piece"
         width = self.width
         place = floor
         while True:
             lo = max(0, below.span[0] - width)
-            found = [p for p in (f.latest(doc, lo, below, self.piece) for f in self.forms) if p]
-            if found:
-                place = max([*found, floor], key=lambda p: p.span)
+            found = form.latest(doc, lo, below, self.piece)
+            if found is not None:
+                place = max(found, floor, key=lambda p: p.span)
                 break
             if lo <= floor.span[0]:
                 break
             width *= 2
-        if below.repeats(place):  # in text that repeats, the copy is elsewhere
-            others = [p for p in (f.latest(doc, floor.span[0], below, self.piece, other=True)
-                                  for f in self.forms) if p is not None and floor.precedes(p.span)]
-            if others:
-                return max(others, key=lambda p: p.span)
+        if place.loose:
+            exact = form.latest(doc, floor.span[0], below, self.piece, exact=True)
+            if exact is not None and floor.precedes(exact.span):
+                place = exact
+        if below.repeats(place):
+            other = form.latest(doc, floor.span[0], below, self.piece, other=True)
+            if other is not None and floor.precedes(other.span):
+                place = other
         return place
 
     def anywhere(self, doc: _Document) -> bool:
-        return any(f.could_be_in(doc) and f.words in doc.squeezed for f in self.forms)
+        return any(self._in(doc, k) for k in range(len(self.forms)))
 
     def next(self, doc: _Document, prev: _Place, limit: int, bound: _Place) -> _Place:
         """Where the piece continues the chunk at ``prev``: the latest place that starts by
         ``limit`` (where its text is as returned, if there is one), else the first after
         it; never past ``bound`` (itself a place that fits)."""
+        form = self.form
+        assert form is not None, "the first pass places the piece"
         within: _Place | None = None
-        beyond: _Place | None = None
-        for form in self.forms:
-            for place in form.backward(doc, prev.span[0], min(limit, bound.span[0]), self.piece):
-                if (place.span[0] <= limit and prev.precedes(place.span)
-                        and bound.holds(place.span)):
-                    # the text as it is before the same words with other whitespace
-                    if within is None or (not place.loose, place.span) > (not within.loose,
-                                                                          within.span):
-                        within = place
-                    if not place.loose:
-                        break
-            for place in form.matches(doc, limit + 1, bound.span[1], self.piece):
-                if (place.span[0] > limit and prev.precedes(place.span)
-                        and bound.holds(place.span)):
-                    if beyond is None or place.span < beyond.span:
-                        beyond = place
+        for place in form.backward(doc, prev.span[0], min(limit, bound.span[0]), self.piece):
+            if place.span[0] <= limit and prev.precedes(place.span) and bound.holds(place.span):
+                # the text as it is before the same words with other whitespace
+                if within is None or within.loose and not place.loose:
+                    within = place
+                if not place.loose:
                     break
-        return within or beyond or bound
+        if within is not None:
+            return within
+        for place in form.matches(doc, limit + 1, bound.span[1], self.piece):
+            if place.span[0] > limit and prev.precedes(place.span) and bound.holds(place.span):
+                return place
+        return bound
 
 
 def _limit(text: str, end: int) -> int:
@@ -295,8 +309,8 @@ def _limit(text: str, end: int) -> int:
 
 
 def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
-    """Find every piece in ``text``; pieces that are empty or only whitespace are skipped.
-    See the module's docstring for how."""
+    """Find every piece in ``text``; pieces that are empty, only whitespace, or only
+    halves of a cut character (U+FFFD) are skipped. See the module's docstring for how."""
     needles = [n for n in map(_Needle, pieces) if not n.empty]
     doc = _Document(text)
 

@@ -265,3 +265,30 @@ def test_the_whitespace_set_is_pythons():
     from sweep.chunking.locate import WHITESPACE
 
     assert set(WHITESPACE) == {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+
+
+def test_where_the_splitter_says_a_chunk_starts_settles_a_repeat_when_the_chunk_is_there():
+    text = "## 6. Client entertainment\n\nClient entertainment means meals."
+    pieces = ["## 6. Client entertainment\n\n", "Client entertainment\n\n",
+              "Client entertainment means meals."]
+    assert locate_pieces(text, pieces).spans[1] == (28, 48)  # ambiguous: the later copy
+    assert locate_pieces(text, pieces, [0, 6, 28]).spans == ((0, 26), (6, 26), (28, 61))
+    # a start where the chunk is not, or one that breaks the order, is not taken
+    assert locate_pieces(text, pieces, [0, 7, 28]).spans[1] == (28, 48)
+    assert locate_pieces(text, pieces, [0, 6, 0]).spans == ((0, 26), (6, 26), (28, 61))
+
+
+def test_chonkies_own_offsets_are_sweeps_on_a_document_with_repeated_headings():
+    from pathlib import Path
+
+    from chonkie import SentenceChunker
+
+    from paths import ROOT
+    from sweep.chunking.frameworks import said_starts
+    from sweep.core.textspans import strip_span
+
+    text = (Path(ROOT) / "corpora" / "kestrel" / "docs" / "people" /
+            "expense-reimbursement-policy.md").read_text(encoding="utf-8")
+    chunks = SentenceChunker(chunk_size=128, chunk_overlap=32).chunk(text)
+    located = locate_pieces(text, [c.text for c in chunks], said_starts(chunks))
+    assert list(located.spans) == [strip_span(text, c.start_index, c.end_index) for c in chunks]

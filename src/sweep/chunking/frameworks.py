@@ -81,6 +81,14 @@ def chunk_texts(out: Any, who: str) -> list[str]:
     return texts
 
 
+def said_starts(out: Iterable[Any]) -> list[int | None]:
+    """Where the splitter says each chunk starts, for chunk objects that say (chonkie's
+    ``start_index``); LlamaIndex's ``start_char_idx`` is left out: it is found by
+    searching the text from its start, so in text that repeats it names the first copy."""
+    return [item.start_index if isinstance(getattr(item, "start_index", None), int) else None
+            for item in out]
+
+
 def split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split:
     """The framework's own method that turns one text into chunk texts."""
     name = type(splitter).__name__
@@ -174,8 +182,10 @@ class FrameworkChunker:
             raise ChunkingSettingsError(
                 f"{self.strategy} failed on document {doc.doc_id!r}: {type(e).__name__}: {e}"
             ) from e
+        if isinstance(out, Iterable) and not isinstance(out, (str, bytes)):
+            out = list(out)  # read twice: the texts, then where the splitter says they are
         pieces = chunk_texts(out, self.strategy)
-        located = locate_pieces(doc.text, pieces)
+        located = locate_pieces(doc.text, pieces, said_starts(out))
         self._pieces += len(pieces)
         self._loose += located.loose
         self._missing.extend((doc.doc_id, m) for m in located.missing)

@@ -42,7 +42,9 @@ that was cut (a piece of nothing but halves has no place of its own and is
 skipped). A text that is not in the document (a splitter that rewrites
 text) is never guessed: it is reported in ``missing``; one that is in the
 document but not after the chunk before it (a splitter that repeats or
-reorders chunks) is reported in ``unordered``.
+reorders chunks) is reported in ``unordered``. Where a splitter says where a
+chunk starts (chonkie's ``start_index``) and the chunk is there, that place is
+taken: offsets from a splitter are checked, never trusted blindly.
 
 The located span's text is the document's own (``doc[start:end]``), so a loose
 match credits exactly the characters the chunk covers.
@@ -308,10 +310,26 @@ def _limit(text: str, end: int) -> int:
     return end
 
 
-def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
+def _said(text: str, needle: _Needle, start: int | None) -> _Place | None:
+    """The place a splitter said a piece starts at, if the piece is there as returned."""
+    if start is None or start < 0 or not text.startswith(needle.piece, start):
+        return None
+    return _Place(strip_span(text, start, start + len(needle.piece)), needle.piece)
+
+
+def locate_pieces(text: str, pieces: Sequence[str],
+                  starts: Sequence[int | None] | None = None) -> Located:
     """Find every piece in ``text``; pieces that are empty, only whitespace, or only
-    halves of a cut character (U+FFFD) are skipped. See the module's docstring for how."""
-    needles = [n for n in map(_Needle, pieces) if not n.empty]
+    halves of a cut character (U+FFFD) are skipped. See the module's docstring for how.
+
+    ``starts``: where the splitter says each piece starts (chonkie does), or None. Where
+    the piece is there as returned and fits the order, that place is taken: in text that
+    repeats it settles what the text alone cannot."""
+    said = list(starts) if starts is not None else []
+    if len(said) != len(pieces):
+        said = [None] * len(pieces)
+    kept = [(n, s) for n, s in zip(map(_Needle, pieces), said) if not n.empty]
+    needles = [n for n, _ in kept]
     doc = _Document(text)
 
     # 1. which pieces fit in order: each at its first place after the previous one
@@ -334,11 +352,15 @@ def locate_pieces(text: str, pieces: Sequence[str]) -> Located:
     unordered: list[str] = []
     loose = 0
     prev = _START
-    for needle, bound in zip(needles, bounds):
+    for (needle, start), bound in zip(kept, bounds):
         if bound is None:
             (unordered if needle.anywhere(doc) else missing).append(needle.piece)
             continue
-        prev = needle.next(doc, prev, _limit(text, prev.span[1]), bound)
+        told = _said(text, needle, start)
+        if told is not None and prev.precedes(told.span) and bound.holds(told.span):
+            prev = told
+        else:
+            prev = needle.next(doc, prev, _limit(text, prev.span[1]), bound)
         loose += prev.loose
         spans.append(prev.span)
     return Located(tuple(spans), loose, tuple(missing), tuple(unordered))

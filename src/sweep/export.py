@@ -87,8 +87,13 @@ def _offsets(chosen: Chosen) -> list:
     return offsets
 
 
+def _prefix(chosen: Chosen) -> str:
+    """The title/heading prefix the setting embedded its chunks after (``none``)."""
+    return str(chosen.config["chunk"].get("prefix", "none"))
+
+
 def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
-    prefix = str(chosen.config["chunk"].get("prefix", "none"))
+    prefix = _prefix(chosen)
     if prefix == "none":
         return []
     how = ("split_for_embedding(text) gives them" if kind == "sweep" else
@@ -124,8 +129,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
     if problem is not None:
         raise ExportError(f"job {chosen.row.job}: {problem}; rerun the sweep")
     if kind == "chunks":
-        prefix = str(chosen.config["chunk"].get("prefix", "none"))
-        write_text_atomic(out, to_jsonl(chunk_records(documents, offsets, prefix)))
+        write_text_atomic(out, to_jsonl(chunk_records(documents, offsets, _prefix(chosen))))
         print(f"wrote {out}: {len(offsets)} chunks of job {chosen.row.job} ({chosen.label})")
         return 0
     try:

@@ -284,11 +284,11 @@ def test_chonkies_own_offsets_are_sweeps_on_a_document_with_repeated_headings():
     from chonkie import SentenceChunker
 
     from paths import ROOT
-    from sweep.chunking.frameworks import said_starts
+    from sweep.chunking.frameworks import read_chunks
     from sweep.core.textspans import strip_span
 
     text = (Path(ROOT) / "corpora" / "kestrel" / "docs" / "people" /
             "expense-reimbursement-policy.md").read_text(encoding="utf-8")
     chunks = SentenceChunker(chunk_size=128, chunk_overlap=32).chunk(text)
-    located = locate_pieces(text, [c.text for c in chunks], said_starts(chunks))
+    located = locate_pieces(text, *read_chunks(chunks, "chonkie"))
     assert list(located.spans) == [strip_span(text, c.start_index, c.end_index) for c in chunks]

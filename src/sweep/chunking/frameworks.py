@@ -21,7 +21,7 @@ from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import count_tokens, get_encoding, route_offline_encodings
 from sweep.core.types import Chunk, Document
 
-__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker", "chunk_texts", "split_function",
+__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker", "read_chunks", "split_function",
            "missing_package"]
 
 log = logging.getLogger(__name__)
@@ -66,10 +66,15 @@ def missing_package(node: Mapping[str, Any]) -> str | None:
             f"pip install {package} (or pip install 'sweep[frameworks]' for all of them)")
 
 
-def chunk_texts(out: Any, who: str) -> list[str]:
+def read_chunks(out: Any, who: str) -> tuple[list[str], list[int | None]]:
+    """The chunk texts a splitter returned, and where it says each starts (chonkie's
+    ``start_index``; None where it does not say). LlamaIndex's ``start_char_idx`` is left
+    out: it is found by searching the text from its start, so in text that repeats it
+    names the first copy."""
     if isinstance(out, (str, bytes)) or not isinstance(out, Iterable):
         raise ChunkingSettingsError(f"{who} returned {type(out).__name__}, not a list of chunks")
-    texts = []
+    texts: list[str] = []
+    starts: list[int | None] = []
     for item in out:
         text = item if isinstance(item, str) else getattr(item, "text", None)
         if text is None and hasattr(item, "get_content"):  # a LlamaIndex node
@@ -78,15 +83,9 @@ def chunk_texts(out: Any, who: str) -> list[str]:
             raise ChunkingSettingsError(
                 f"{who} returned a {type(item).__name__} among its chunks, not a string")
         texts.append(text)
-    return texts
-
-
-def said_starts(out: Iterable[Any]) -> list[int | None]:
-    """Where the splitter says each chunk starts, for chunk objects that say (chonkie's
-    ``start_index``); LlamaIndex's ``start_char_idx`` is left out: it is found by
-    searching the text from its start, so in text that repeats it names the first copy."""
-    return [item.start_index if isinstance(getattr(item, "start_index", None), int) else None
-            for item in out]
+        start = getattr(item, "start_index", None)
+        starts.append(start if isinstance(start, int) else None)
+    return texts, starts
 
 
 def split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split:
@@ -182,10 +181,8 @@ class FrameworkChunker:
             raise ChunkingSettingsError(
                 f"{self.strategy} failed on document {doc.doc_id!r}: {type(e).__name__}: {e}"
             ) from e
-        if isinstance(out, Iterable) and not isinstance(out, (str, bytes)):
-            out = list(out)  # read twice: the texts, then where the splitter says they are
-        pieces = chunk_texts(out, self.strategy)
-        located = locate_pieces(doc.text, pieces, said_starts(out))
+        pieces, starts = read_chunks(out, self.strategy)
+        located = locate_pieces(doc.text, pieces, starts)
         self._pieces += len(pieces)
         self._loose += located.loose
         self._missing.extend((doc.doc_id, m) for m in located.missing)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from sweep.chunking.base import ChunkingSettingsError
-from sweep.chunking.frameworks import chunk_texts, said_starts, split_function
+from sweep.chunking.frameworks import read_chunks, split_function
 from sweep.chunking.locate import locate_pieces
 from sweep.core.textspans import strip_span
 from sweep.core.types import Document
@@ -75,15 +75,13 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
     for doc in documents:
         mine = [strip_span(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
         try:
-            out = split(doc.text)
-            out = list(out) if not isinstance(out, (str, bytes)) else out
-            pieces = chunk_texts(out, "the exported splitter")
+            pieces, starts = read_chunks(split(doc.text), "the exported splitter")
         except ChunkingSettingsError as e:
             raise ExportError(f"document {doc.doc_id!r}: {e}") from None
         except Exception as e:  # the exported splitter's own error, with the document
             raise ExportError(f"the exported splitter failed on document {doc.doc_id!r}: "
                               f"{type(e).__name__}: {e}") from None
-        located = locate_pieces(doc.text, pieces, said_starts(out))
+        located = locate_pieces(doc.text, pieces, starts)
         theirs = list(located.spans)
         missing += len(located.missing) + len(located.unordered)
         same = len(set(mine) & set(theirs))

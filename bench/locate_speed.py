@@ -32,13 +32,13 @@ from sweep.chunking.locate import locate_pieces
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median_seconds(call, repeats: int) -> float:
-    times = []
+def _median_seconds(call, repeats: int) -> tuple[float, object]:
+    times, result = [], None
     for _ in range(repeats):
         start = time.perf_counter()
-        call()
+        result = call()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(times), result
 
 
 def main() -> None:
@@ -67,14 +67,13 @@ def main() -> None:
         ("prose and 8,000 identical rows", [table], recursive.split_text),
         ("token 32 over accents/CJK/emoji", [mixed], tokens.split_text),
     ]
-    print(f"| text | chunks | split ms | locate ms | locate/split | placed |")
+    print("| text | chunks | split ms | locate ms | locate/split | placed |")
     print("|---|---|---|---|---|---|")
     for name, texts, split in cases:
         pieces = [split(t) for t in texts]
-        split_s = _median_seconds(lambda: [split(t) for t in texts], args.repeats)
-        locate_s = _median_seconds(lambda: [locate_pieces(t, p) for t, p in zip(texts, pieces)],
-                                   args.repeats)
-        located = [locate_pieces(t, p) for t, p in zip(texts, pieces)]
+        split_s, _ = _median_seconds(lambda: [split(t) for t in texts], args.repeats)
+        locate_s, located = _median_seconds(
+            lambda: [locate_pieces(t, p) for t, p in zip(texts, pieces)], args.repeats)
         n = sum(len(p) for p in pieces)
         placed = sum(len(x.spans) for x in located)
         print(f"| {name} | {n} | {1000 * split_s:.1f} | {1000 * locate_s:.1f} | "

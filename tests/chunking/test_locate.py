@@ -14,6 +14,18 @@ def _placed_texts(text, located):
     return [text[a:b] for a, b in located.spans]
 
 
+def _windows(text, data, most):
+    """Chunks as a splitter makes them: in order, each starting after and ending after the
+    last, over up to ``most`` cuts."""
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=most)))
+                  | {0, len(text)})
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
+        spans.append((a - back, b))
+    return spans
+
+
 def _assert_whole_characters(text, a, b, piece):
     """``text[a:b]`` is the piece, with at most the one character it cut at either edge
     (and the whitespace between) in place of its U+FFFD."""
@@ -62,13 +74,7 @@ def test_text_that_is_not_in_the_document_is_never_guessed():
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ab .\n", min_size=1, max_size=80), st.data())
 def test_windows_with_overlap_are_located_exactly(text, data):
-    # chunks as a splitter makes them: in order, each starting after and ending after the last
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=8))) | {0, len(text)})
-    spans = []
-    for a, b in zip(cuts, cuts[1:]):
-        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
-        spans.append((a - back, b))
-    wanted = [(a, b) for a, b in spans if text[a:b].strip()]
+    wanted = [(a, b) for a, b in _windows(text, data, 8) if text[a:b].strip()]
     located = locate_pieces(text, [text[a:b] for a, b in wanted])
     assert not located.missing
     assert [text[a:b] for a, b in located.spans] == [text[a:b].strip() for a, b in wanted]
@@ -153,14 +159,8 @@ def test_a_whitespace_changing_splitter_over_a_long_document_is_placed_by_its_wo
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ab\n", min_size=1, max_size=60), st.data())
 def test_windows_over_repetitive_text_are_all_placed_in_order(text, data):
-    # the same shape of chunks as above, over text made of two letters and line breaks,
-    # where most chunk texts occur more than once
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=10))) | {0, len(text)})
-    spans = []
-    for a, b in zip(cuts, cuts[1:]):
-        back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
-        spans.append((a - back, b))
-    pieces = [text[a:b] for a, b in spans if text[a:b].strip()]
+    # text made of two letters and line breaks, where most chunk texts occur more than once
+    pieces = [text[a:b] for a, b in _windows(text, data, 10) if text[a:b].strip()]
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered
     assert _placed_texts(text, located) == [p.strip() for p in pieces]

@@ -371,3 +371,14 @@ def test_cli_errors_are_one_line(tmp_path):
     res = _cli("clear", "--dir", str(tmp_path), "--namespace", "nope", "--yes")
     assert res.returncode == 2 and "no namespace 'nope'" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_info_names_a_namespace_of_query_encode_times(tmp_path):
+    from sweep.embedding.cache import describe_namespace
+    from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
+
+    CachedEncodeTimes(tmp_path, timing_namespace('{"model": "m"}', "cpu", 4), "my-model"
+                      ).get_or_measure(["q"], lambda text: None)
+    (ns,) = cache_info(tmp_path)["namespaces"]
+    assert ns["dim"] == 1 and ns["entries"] == 1
+    assert describe_namespace(ns) == "my-model query encode times (ms) on cpu, 4 thread(s)"

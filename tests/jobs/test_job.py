@@ -17,8 +17,9 @@ from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
 from sweep.jobs import job as jobmod
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch
+from sweep.pipeline.latency import encode_times_for
 from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_dataset,
-                            run_job, save_failed_row, scoring_config, shared_encode_times)
+                            run_job, save_failed_row, scoring_config)
 from sweep.store.row import Row
 from sweep.store.traces import read_traces
 
@@ -230,20 +231,20 @@ def test_load_dataset_loads_once_per_node_and_unwraps_hydras_error(tmp_path):
 # --------------------------------------------------------------------------- encode times
 
 
-def test_shared_encode_times_are_measured_once_per_sweep_folder(tmp_path):
-    assert shared_encode_times(HashEmbedder(), tmp_path) is None  # no identity: nothing shared
+def test_a_jobs_encode_times_are_measured_once_per_sweep_folder_with_the_cache_off(tmp_path):
+    assert encode_times_for(HashEmbedder(), tmp_path) is None  # no identity: nothing shared
     emb = HashEmbedder(identity="fake-1")
-    times = shared_encode_times(emb, tmp_path)
+    times = encode_times_for(emb, tmp_path)
     got = times(["a question", "another one"])
     assert got.shape == (2,) and np.all(got >= 0)
     n = len(emb.encoded)
     assert n >= 2 and {"a question", "another one"} <= set(emb.encoded)
-    again = shared_encode_times(HashEmbedder(identity="fake-1"), tmp_path)(["a question",
-                                                                           "another one"])
+    again = encode_times_for(HashEmbedder(identity="fake-1"), tmp_path)(["a question",
+                                                                        "another one"])
     np.testing.assert_allclose(again, got, atol=1e-3)  # read back, not measured again
     assert BUILT[-1].encoded == []
     other = HashEmbedder(identity="fake-2")
-    shared_encode_times(other, tmp_path)(["a question"])
+    encode_times_for(other, tmp_path)(["a question"])
     assert other.encoded  # another embedder is timed on its own
 
 

@@ -140,19 +140,38 @@ def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
                    "hydra.launcher.n_jobs=2")
     assert first.returncode == 0, first.stderr[-3000:]
     # The query encodes for the latency columns were timed once, by the prewarm pass with
-    # the model it had loaded; no job loaded the model.
+    # the model it had loaded, and kept in the cache; no job loaded the model.
     assert (first.stdout + first.stderr).count(LOADED) == 1
-    assert (tmp_path / "a" / "query_encode_ms.json").exists()
+    assert not (tmp_path / "a" / "query_encode_ms.json").exists()
     assert _frame(tmp_path / "a")["latency_p50_ms"].gt(0).all()
-    # Warm, and with no latency to time, nothing needs the model at all.
+    # Warm, latency columns included, nothing needs the model at all.
     again = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "hydra/launcher=joblib",
                                 "hydra.launcher.n_jobs=2") + [
-        f"runtime.cache_dir={tmp_path / 'a-cache'}", "eval.latency_queries=0"], cwd=ROOT,
+        f"runtime.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT,
         env=_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     (group,) = json.loads((tmp_path / "b" / "prewarm.json").read_text())["groups"]
     assert group["embedded"] == 0 and group["cached"] == group["texts"] > 0
     assert group["model_loads"] == 0 and LOADED not in again.stdout + again.stderr
+    assert _frame(tmp_path / "b")["latency_p50_ms"].gt(0).all()
+
+
+def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
+    cold = _sweep(tmp_path, "a", "chunk.size=32,64")
+    assert cold.returncode == 0, cold.stderr[-3000:]
+    assert "an embedding model was loaded 1 time(s)" in cold.stderr, cold.stderr[-3000:]
+    warm = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64") + [
+        f"runtime.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT, env=_env(), capture_output=True,
+        text=True, timeout=600)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    log = warm.stdout + warm.stderr
+    assert LOADED not in log and "query encode" not in log
+    assert ("embedding: 0 text(s) embedded; no embedding model loaded (vectors and query "
+            "timings came from the cache)") in log
+    a, b = _frame(tmp_path / "a"), _frame(tmp_path / "b")
+    assert (b["embedded"] == 0).all() and (b["model_load_s"] == 0).all()
+    assert b["latency_p50_ms"].gt(0).all()
+    pd.testing.assert_series_equal(a["span.recall@5"], b["span.recall@5"])
 
 
 def test_prewarm_can_be_turned_off_and_on(tmp_path):

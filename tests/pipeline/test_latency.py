@@ -1,15 +1,20 @@
-"""``sweep.pipeline.latency``: one query at a time, fresh encodes timed once per sweep and embedder."""
+"""``sweep.pipeline.latency``: one query at a time over a fixed sample, fresh encodes timed once
+per embedder and kept where a rerun finds them."""
 
 import json
 import math
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from sweep.core.types import Ranking
-from sweep.pipeline.latency import ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times, search_times
+from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
+from sweep.pipeline.latency import (ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times,
+                                    encode_times_for, latency_sample, search_times)
 
 
 class CountingRetriever:
@@ -25,7 +30,7 @@ class CountingRetriever:
 def test_each_query_is_searched_on_its_own_with_its_own_vector_after_a_warm_up():
     retriever = CountingRetriever()
     vecs = np.arange(8, dtype=np.float32).reshape(4, 2)
-    ms = search_times(["a", "b", "c", "d"], vecs, retriever, 7, limit=3)
+    ms = search_times(["a", "b", "c"], vecs[:3], retriever, 7)
     assert retriever.calls == [(["a"], [[0, 1]], 7), (["a"], [[0, 1]], 7), (["b"], [[2, 3]], 7),
                                (["c"], [[4, 5]], 7)]
     assert ms.shape == (3,) and (ms > 0).all()
@@ -33,20 +38,21 @@ def test_each_query_is_searched_on_its_own_with_its_own_vector_after_a_warm_up()
 
 def test_a_retriever_without_vectors_is_searched_with_none():
     retriever = CountingRetriever()
-    assert search_times(["a", "b"], None, retriever, 3, limit=200).shape == (2,)
+    assert search_times(["a", "b"], None, retriever, 3).shape == (2,)
     assert [c[1] for c in retriever.calls] == [None, None, None]
 
 
 def test_each_query_is_encoded_afresh_after_an_untimed_warm_up():
     encoded = []
-    ms = encode_times(["a", "b", "c"], lambda t: encoded.append(t), limit=2)
+    ms = encode_times(["a", "b"], lambda t: encoded.append(t))
     assert encoded == ["a", "a", "b"] and ms.shape == (2,)
 
 
 @pytest.mark.parametrize("queries,limit", [([], 10), (["a"], 0)])
 def test_nothing_to_time_is_nan_not_an_error(queries, limit):
     retriever = CountingRetriever()
-    out = Latency.of_ms(search_times(queries, None, retriever, 3, limit=limit))
+    sample = [queries[i] for i in latency_sample(len(queries), limit)]
+    out = Latency.of_ms(search_times(sample, None, retriever, 3))
     assert out.n == 0 and math.isnan(out.p50_ms) and math.isnan(out.p95_ms) and retriever.calls == []
 
 
@@ -60,13 +66,13 @@ def test_percentiles_are_ordered_and_within_the_times(ms):
 def test_encode_times_are_measured_once_per_embedder_and_queries(tmp_path):
     encoded = []
     store = EncodeTimes(tmp_path)
-    first = store.get_or_measure("model-a", ["q1", "q2"], encoded.append, limit=10)
-    again = EncodeTimes(tmp_path).get_or_measure("model-a", ["q1", "q2"], encoded.append, limit=10)
+    first = store.get_or_measure("model-a", ["q1", "q2"], encoded.append)
+    again = EncodeTimes(tmp_path).get_or_measure("model-a", ["q1", "q2"], encoded.append)
     assert encoded == ["q1", "q1", "q2"]  # measured once (after a warm-up), then read back
     np.testing.assert_allclose(again, first, atol=1e-3)
     # Another embedder, or other queries, are measured anew; the first entry stays.
-    store.get_or_measure("model-b", ["q1", "q2"], encoded.append, limit=10)
-    store.get_or_measure("model-a", ["q1", "q3"], encoded.append, limit=10)
+    store.get_or_measure("model-b", ["q1", "q2"], encoded.append)
+    store.get_or_measure("model-a", ["q1", "q3"], encoded.append)
     assert len(encoded) == 9
     data = json.loads((tmp_path / ENCODE_TIMES_NAME).read_text())
     assert set(data) == {"model-a", "model-b"} and data["model-a"]["queries"] == ["q1", "q3"]
@@ -75,7 +81,7 @@ def test_encode_times_are_measured_once_per_embedder_and_queries(tmp_path):
 def test_a_damaged_file_is_measured_again_not_an_error(tmp_path):
     (tmp_path / ENCODE_TIMES_NAME).write_text("{not json")
     encoded = []
-    ms = EncodeTimes(tmp_path).get_or_measure("m", ["q"], encoded.append, limit=5)
+    ms = EncodeTimes(tmp_path).get_or_measure("m", ["q"], encoded.append)
     assert encoded == ["q", "q"] and ms.shape == (1,)
     assert json.loads((tmp_path / ENCODE_TIMES_NAME).read_text())["m"]["queries"] == ["q"]
 
@@ -90,10 +96,128 @@ def test_concurrent_jobs_measure_once(tmp_path):
 
     results = []
     threads = [threading.Thread(target=lambda: results.append(
-        EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], slow_encode, limit=2)))
+        EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], slow_encode)))
         for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert calls == ["a", "a", "b"] and len(results) == 4
+
+
+# --------------------------------------------------------------------------- the sample
+
+
+@given(st.integers(0, 5000), st.integers(0, 400))
+def test_the_sample_is_spread_over_the_queries_in_order_and_the_same_every_time(n, limit):
+    idx = latency_sample(n, limit)
+    assert len(idx) == min(n, limit)
+    assert (np.diff(idx) > 0).all() and (idx >= 0).all() and (idx < max(n, 1)).all()
+    if len(idx):
+        assert idx[0] == 0
+        # Evenly spread: no gap is more than one query wider than the stride.
+        assert (np.diff(np.append(idx, n)) <= -(-n // len(idx))).all()
+    np.testing.assert_array_equal(idx, latency_sample(n, limit))
+
+
+def test_a_sample_of_a_dataset_sorted_by_type_takes_every_type():
+    types = ["easy"] * 100 + ["multi"] * 100 + ["unanswerable"] * 100
+    assert {types[i] for i in latency_sample(len(types), 32)} == set(types)
+
+
+# --------------------------------------------------------------------------- cached times
+
+
+def _namespace(**kw):
+    return timing_namespace(kw.get("identity", "model-a"), kw.get("device", "cpu"),
+                            kw.get("threads", 2))
+
+
+def test_cached_times_are_measured_once_and_read_back_by_a_later_run(tmp_path):
+    encoded = []
+    first, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
+        ["q1", "q2"], encoded.append)
+    assert measured == 2 and encoded == ["q1", "q1", "q2"] and (first > 0).all()
+    # A later run (a new object, as a new process would build): read, not measured.
+    again, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
+        ["q2", "q1"], encoded.append)
+    assert measured == 0 and len(encoded) == 3
+    np.testing.assert_allclose(again, first[::-1], rtol=1e-6)
+    # Only a new query is timed (after its own warm-up call).
+    _, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
+        ["q1", "q3"], encoded.append)
+    assert measured == 1 and encoded[3:] == ["q3", "q3"]
+
+
+@pytest.mark.parametrize("other", [{"identity": "model-b"}, {"device": "cuda:0"}, {"threads": 1}])
+def test_times_of_another_embedder_device_or_thread_count_are_measured_anew(tmp_path, other):
+    encoded = []
+    CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(["q"], encoded.append)
+    _, measured = CachedEncodeTimes(tmp_path, _namespace(**other), "m").get_or_measure(
+        ["q"], encoded.append)
+    assert measured == 1 and len(encoded) == 4
+
+
+def test_the_namespace_names_the_machine_and_the_configured_thread_count(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a parallel job's share is not the deployment's
+    data = json.loads(timing_namespace("model-a", "cpu", None))
+    assert data["threads"] == os.cpu_count() and data["cpu"] and data["kind"] == "query_encode_ms"
+    assert json.loads(timing_namespace("model-a", "cpu", 5))["threads"] == 5
+
+
+def test_concurrent_jobs_time_each_query_once_in_the_cache(tmp_path):
+    calls = []
+    lock = threading.Lock()
+
+    def encode(text):
+        with lock:
+            calls.append(text)
+
+    threads = [threading.Thread(target=lambda: CachedEncodeTimes(
+        tmp_path, _namespace(), "m").get_or_measure(["a", "b"], encode)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["a", "a", "b"]
+
+
+class TimingEmbedder:
+    """Keeps its encode times in a cache folder (None: it has none)."""
+
+    def __init__(self, root, identity="model-a"):
+        self.root, self.identity, self.encoded = root, identity, []
+
+    def encode_query(self, text):
+        self.encoded.append(text)
+
+    def query_encode_ms(self, texts):
+        if self.root is None:
+            return None
+        return CachedEncodeTimes(self.root, _namespace(identity=self.identity), "m"
+                                 ).get_or_measure(texts, self.encode_query)[0]
+
+
+def test_a_sweep_takes_the_embedders_cached_times_and_writes_nothing_in_its_folder(tmp_path):
+    emb = TimingEmbedder(tmp_path / "cache")
+    times = encode_times_for(emb, tmp_path / "sweep-1")
+    assert times(["q1", "q2"]).shape == (2,) and len(emb.encoded) == 3
+    later = TimingEmbedder(tmp_path / "cache")
+    assert encode_times_for(later, tmp_path / "sweep-2")(["q1", "q2"]).shape == (2,)
+    assert later.encoded == []  # a rerun in another sweep folder measures nothing
+    assert not (tmp_path / "sweep-1" / ENCODE_TIMES_NAME).exists()
+
+
+def test_with_the_cache_off_the_sweep_folder_keeps_the_times_for_its_settings(tmp_path):
+    emb = TimingEmbedder(None)
+    encode_times_for(emb, tmp_path)(["q1"])
+    encode_times_for(TimingEmbedder(None), tmp_path)(["q1"])
+    assert emb.encoded == ["q1", "q1"] and (tmp_path / ENCODE_TIMES_NAME).exists()
+
+
+def test_an_embedder_without_an_identity_shares_nothing():
+    class Anonymous:
+        def encode_query(self, text):
+            pass
+
+    assert encode_times_for(Anonymous(), Path("unused")) is None

@@ -56,7 +56,7 @@ class EvalConfig:
     #: Power at which "questions needed" is computed for settings that tie with the best.
     power: float = 0.8
     #: Queries timed one at a time for the latency_p50_ms/latency_p95_ms columns (0: none).
-    latency_queries: int = 200
+    latency_queries: int = 32
     #: The metric that fits each query type (a fact: is the first hit right, mrr; two-hop:
 #: are both passages in, complete), shown beside the primary in the type breakdown:
     #: a name (its k is the primary's) or a full measure (``mrr@1``); ``"*"``: every other type.

@@ -18,7 +18,7 @@ from sweep.core.types import Chunk, Document, Ranking
 __all__ = ["ApproximateIndex", "Chunker", "DocumentChunker", "EmbedStatsLike", "Embedder",
            "HasNotes", "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder",
            "identity_of",
-           "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever"]
+           "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever", "TimesQueries"]
 
 
 @runtime_checkable
@@ -140,6 +140,14 @@ def identity_of(embedder: object) -> str | None:
     """The embedder's identity, None for one that has none (its vectors are shared with no
     other job)."""
     return (embedder.identity or None) if isinstance(embedder, IdentifiedEmbedder) else None
+
+
+@runtime_checkable
+class TimesQueries(Protocol):
+    """An embedder that keeps its fresh-encode time per query (ms) where a rerun finds it;
+    None when it has nowhere to keep them."""
+
+    def query_encode_ms(self, texts: Sequence[str]) -> np.ndarray | None: ...
 
 
 @runtime_checkable

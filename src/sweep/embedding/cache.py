@@ -477,6 +477,9 @@ def describe_namespace(ns: dict) -> str:
     if not isinstance(ident, dict):
         return str(ident)
     model = ns.get("model") or ident.get("model") or "?"
+    if ident.get("kind") == "query_encode_ms":  # sweep.embedding.encode_times
+        return (f"{model} query encode times (ms) on {ident.get('device', '?')}, "
+                f"{ident.get('threads', '?')} thread(s)")
     parts = [model]
     for key in ("max_seq_length", "normalize"):
         if key in ident:

@@ -9,6 +9,7 @@ also keeps what the command's exit status and its Ctrl-C handler need to know.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -26,9 +27,10 @@ from sweep.jobs import preflight
 from sweep.core import progress
 from sweep.jobs.config import made_here
 from sweep.datasets.loading import DatasetError
-from sweep.jobs.prewarm import prewarm_grid
+from sweep.jobs.prewarm import REPORT_NAME, prewarm_grid
 from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import SweepReport
+from sweep.store.row import load_rows
 
 log = logging.getLogger("sweep")
 
@@ -88,6 +90,29 @@ def _every_problem(e: DatasetError) -> str:
     return "\n".join(lines)
 
 
+def log_model_use(folder: Path) -> None:
+    """Say whether the sweep loaded an embedding model at all: a warm rerun, whose
+    vectors and query timings all come from the cache, loads none."""
+    rows = [r for r in load_rows(folder) if r.status == "ok"]
+    if not rows:
+        return
+    loads = sum(1 for r in rows if (r.stats.model_load_s or 0) > 0)
+    embedded = sum(int(r.stats.embedded or 0) for r in rows)
+    try:
+        prewarm = json.loads((folder / REPORT_NAME).read_text(encoding="utf-8"))
+        groups = prewarm.get("groups", []) if isinstance(prewarm, dict) else []
+        loads += sum(int(g.get("model_loads") or 0) for g in groups if isinstance(g, dict))
+        embedded += int(prewarm.get("embedded") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    if loads:
+        log.info("embedding: %d text(s) embedded; an embedding model was loaded %d time(s)",
+                 embedded, loads)
+    else:
+        log.info("embedding: %d text(s) embedded; no embedding model loaded (vectors and "
+                 "query timings came from the cache)", embedded)
+
+
 class SweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         overrides = list(config.hydra.overrides.task)
@@ -126,6 +151,7 @@ class SweepCallback(Callback):
     @staticmethod
     def _end(folder: Path) -> None:
         state.finished = True
+        log_model_use(folder)
         state.report = write_report(folder, quiet=False)
         if state.report is None:
             print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

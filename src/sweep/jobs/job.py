@@ -15,9 +15,8 @@ import traceback
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-import numpy as np
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
@@ -34,21 +33,21 @@ from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
 from sweep.core.files import write_text_atomic
 from sweep.retrieval.index import ANN_RECALL_K
-from sweep.pipeline.latency import EncodeTimes
+from sweep.pipeline.latency import encode_times_for
 from sweep.core.measures import Primary
 from sweep.pipeline.evaluate import evaluate_setting
 from sweep.store.stats import Stats
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
-                                  Reranker, Retriever, identity_of)
+                                  Reranker, Retriever)
 from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_document,
                                     write_boundary_view)
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
-           "save_failed_row", "scoring_config", "shared_encode_times"]
+           "save_failed_row", "scoring_config"]
 
 log = logging.getLogger("sweep")
 
@@ -172,18 +171,6 @@ def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
     return placement.device if requested == "auto" else None
 
 
-def shared_encode_times(embedder: Any, sweep_dir: Path
-                        ) -> Callable[[Sequence[str]], np.ndarray] | None:
-    """The sweep's fresh-encode times for this embedder, measured by the first job (or
-    the prewarm pass) that needs them; None for an embedder without an identity."""
-    identity = identity_of(embedder)
-    if not identity:
-        return None
-    store = EncodeTimes(sweep_dir)
-    return lambda texts: store.get_or_measure(identity, texts, embedder.encode_query,
-                                              limit=len(texts))
-
-
 def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
              ) -> tuple[EvalConfig, Dataset]:
     """The job's folder with its resolved config, its eval config and its dataset."""
@@ -237,8 +224,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
                                   stages.embedder, stages.retriever, ev, stages.reranker,
-                                  encode_times_of=shared_encode_times(stages.embedder,
-                                                                      job_dir.parent))
+                                  encode_times_of=encode_times_for(stages.embedder,
+                                                                   job_dir.parent))
         stats, summary = result.stats, result.summary
         diagnostics, first_stage = result.diagnostics, result.first_stage
         if stats.ann_recall is not None:

@@ -34,7 +34,7 @@ from sweep.embedding.cache import resolve_cache_dir
 from sweep.jobs.devices import Launch
 from sweep.core.files import write_text_atomic
 from sweep.jobs.job import ConfigError, build_stages, cause, embedder_node, load_dataset
-from sweep.pipeline.latency import EncodeTimes
+from sweep.pipeline.latency import encode_times_for, latency_sample
 from sweep.core.protocols import LabelledEmbedder, identity_of
 
 __all__ = ["GroupReport", "PrewarmReport", "REPORT_NAME", "embed_spread", "prewarm_grid",
@@ -174,7 +174,8 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         group.settings += 1
         limit = int(OmegaConf.select(cfg, "eval.latency_queries", default=0) or 0)
         if limit > len(group.latency_queries):
-            group.latency_queries = [q.query for q in dataset.queries][:limit]
+            texts = [q.query for q in dataset.queries]
+            group.latency_queries = [texts[i] for i in latency_sample(len(texts), limit)]
     return groups, skipped, selected
 
 
@@ -208,7 +209,15 @@ def embed_spread(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence
         return [f.result() for f in futures]
 
 
-def _embed_group(group: _Group, spread: Sequence[str]) -> GroupReport:
+def _time_queries(group: _Group, folder: Path | None) -> None:
+    """The latency columns' query encodes, timed once here for every job of the group
+    (with the model this pass loaded, if it loaded one) instead of once per job."""
+    times = encode_times_for(group.embedder, folder) if folder is not None else None
+    if group.latency_queries and times is not None:
+        times(group.latency_queries)
+
+
+def _embed_group(group: _Group, spread: Sequence[str], folder: Path | None) -> GroupReport:
     docs, queries = list(group.docs), list(group.queries)
     loads = sum(1 for e in group.embedders if e.stats.load_seconds > 0)
     load_s = sum(float(e.stats.load_seconds) for e in group.embedders)
@@ -220,6 +229,10 @@ def _embed_group(group: _Group, spread: Sequence[str]) -> GroupReport:
         loads += sum(1 for p in parts if p["load_seconds"] > 0)
         load_s += sum(float(p["load_seconds"]) for p in parts)
         model_s = max((float(p["seconds"]) for p in parts), default=0.0)
+        group.embedder.reset_stats()
+        _time_queries(group, folder)
+        loads += 1 if group.embedder.stats.load_seconds > 0 else 0
+        load_s += float(group.embedder.stats.load_seconds)
     else:
         embedder = group.embedder
         embedder.reset_stats()
@@ -227,6 +240,7 @@ def _embed_group(group: _Group, spread: Sequence[str]) -> GroupReport:
             embedder.embed_documents(docs[lo:lo + _SLICE])
         if queries:
             embedder.embed_queries(queries)
+        _time_queries(group, folder)  # before the stats are read: a model it loads counts
         stats = embedder.stats
         texts, cached, embedded = int(stats.unique), int(stats.cache_hits), int(stats.embedded)
         loads += 1 if stats.load_seconds > 0 else 0
@@ -259,16 +273,8 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     spread = ([f"cuda:{i}" for i in range(machine.cuda)] if machine.cuda > 1 else [])
     reports = []
     for group in groups.values():
-        reports.append(_embed_group(group, spread if group.device.startswith("cuda") else []))
-    if folder is not None:
-        # The latency columns' query encodes, timed once here for every job of the group
-        # (with the model this pass loaded) instead of once per job.
-        for group in groups.values():
-            identity = identity_of(group.embedder)
-            if group.latency_queries and identity:
-                EncodeTimes(folder).get_or_measure(identity, group.latency_queries,
-                                                   group.embedder.encode_query,
-                                                   limit=len(group.latency_queries))
+        reports.append(_embed_group(group, spread if group.device.startswith("cuda") else [],
+                                    folder))
     report = PrewarmReport(len(jobs), tuple(reports), skipped, collect_s,
                            time.perf_counter() - t0)
     for g in report.groups:

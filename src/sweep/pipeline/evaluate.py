@@ -57,7 +57,7 @@ def evaluate_setting(
 
     ``encode_times_of`` gives the fresh-encode time (ms) of each query for the latency
     columns; None: measured here with ``embedder.encode_query``. A sweep passes the
-    times it measured once for all its settings (``sweep.pipeline.latency.EncodeTimes``).
+    times it keeps for all its settings (``sweep.pipeline.latency.encode_times_for``).
 
     A retriever that needs no vectors (BM25) gets none: nothing is embedded and
     the embedding model is never loaded (the semantic chunker still embeds sentences).
@@ -79,7 +79,10 @@ def evaluate_setting(
     ranking = reranked.ranking if reranked is not None else searched.ranking
     scored = steps.score(queries, chunked, ranking, config)
     parts = [chunked, embedded, indexed, searched, scored] + ([reranked] if reranked else [])
-    stats = Stats(**{name: value for part in parts for name, value in part.columns().items()})
+    columns = {name: value for part in parts for name, value in part.columns().items()}
+    # The latency columns' query encodes may load the model after embedding did not.
+    columns["model_load_s"] = float(embedder.stats.load_seconds)
+    stats = Stats(**columns)
     return SettingResult(chunked.chunks, ranking, scored.table, scored.summary, scored.credits,
                          scored.diagnostics, stats,
                          reranked.first_stage if reranked is not None else None)

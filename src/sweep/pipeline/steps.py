@@ -21,7 +21,7 @@ from sweep.core.measures import measures_for
 from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSearchIndex, Reranker,
                                   Retriever, SizedRetriever)
 from sweep.core.types import Chunk, Document, Query, Ranking
-from sweep.pipeline.latency import Latency, encode_times, search_times
+from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
 from sweep.retrieval.index import ann_recall
 from sweep.scoring.aggregate import Summary, summarize
 from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
@@ -175,9 +175,10 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
            encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None) -> Searched:
     """Rank ``depth`` chunks per query, then time queries one at a time for the latency columns.
 
-    Latency per query is a fresh query encode (none for a retriever without vectors) plus
-    this setting's own search (sweep.pipeline.latency); ``encode_times_of`` gives the
-    encode times a sweep measured once for all its settings, else they are measured here.
+    Latency per query, over ``latency_queries`` of them spread evenly, is a fresh query
+    encode (none for a retriever without vectors) plus this setting's own search
+    (sweep.pipeline.latency); ``encode_times_of`` gives the encode times a sweep keeps
+    for all its settings and reruns, else they are measured here.
     """
     t0 = time.perf_counter()
     ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
@@ -190,11 +191,13 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
             and embedded.doc_vecs is not None):
         ann = ann_recall(found, embedded.doc_vecs, embedded.query_vecs)
 
-    n_timed = min(len(queries), latency_queries)
-    search_ms = search_times(queries, embedded.query_vecs, retriever, depth, limit=n_timed)
-    if embedded.doc_vecs is not None and n_timed:
-        encode_ms = (encode_times_of(queries[:n_timed]) if encode_times_of is not None
-                     else encode_times(queries, embedder.encode_query, limit=n_timed))
+    sample = latency_sample(len(queries), latency_queries)
+    timed = [queries[i] for i in sample]
+    vectors = None if embedded.query_vecs is None else embedded.query_vecs[sample]
+    search_ms = search_times(timed, vectors, retriever, depth)
+    if embedded.doc_vecs is not None and timed:
+        encode_ms = (encode_times_of(timed) if encode_times_of is not None
+                     else encode_times(timed, embedder.encode_query))
         search_ms = search_ms + encode_ms
     latency = Latency.of_ms(search_ms)
     if latency.n:

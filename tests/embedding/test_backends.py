@@ -193,10 +193,42 @@ def test_export_is_checked_and_described(exports, tmp_path):
     folders = sorted(p.name for p in exports.iterdir())
     assert [f.split("-", 1)[1] for f in folders] == ["fp32-r1", "int8-r1"]
     fp32, int8 = (json.loads((exports / f / MANIFEST_FILE).read_text()) for f in folders)
-    assert fp32["probe_min_cosine"] >= 0.9999 and int8["probe_min_cosine"] >= 0.95
+    assert fp32["probe_min_cosine"] >= 0.99999 and int8["probe_min_cosine"] >= 0.95
+    assert fp32["graph"] == "fused"  # exact, so the fused graph is the one kept
     assert fp32["dim"] == int8["dim"] == 384 and fp32["max_seq_length"] == 256
     assert (exports / folders[1] / "model.onnx").stat().st_size < \
         0.8 * (exports / folders[0] / "model.onnx").stat().st_size
+
+
+@pytest.mark.e2e
+def test_a_fused_graph_that_changes_the_vectors_is_replaced_by_the_plain_one(tmp_path,
+                                                                            monkeypatch):
+    import onnx
+    from onnx import helper, numpy_helper
+
+    fuse = onnx_export._optimize
+
+    def inexact(raw, dst, model_dir):
+        # A "fusion" that changes the numbers: a constant added to the output.
+        fused = fuse(raw, dst, model_dir)
+        model = onnx.load(str(dst))
+        out = model.graph.output[0].name
+        for node in model.graph.node:
+            node.output[:] = [o + "_pre" if o == out else o for o in node.output]
+        model.graph.initializer.append(
+            numpy_helper.from_array(np.full(384, 0.05, dtype=np.float32), "shift"))
+        model.graph.node.append(helper.make_node("Add", [out + "_pre", "shift"], [out]))
+        onnx.save(model, str(dst))
+        return fused
+
+    monkeypatch.setattr(onnx_export, "_optimize", inexact)
+    e = emb(tmp_path, tmp_path / "exports", backend="onnx")
+    vectors = e.embed_documents(TEXTS[:3])
+    (folder,) = (tmp_path / "exports").iterdir()
+    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    assert manifest["graph"] == "plain" and manifest["probe_min_cosine"] >= 0.99999
+    torch_vectors = emb(tmp_path / "t", backend="torch").embed_documents(TEXTS[:3])
+    assert _cosines(vectors, torch_vectors).min() >= 0.99999
 
 
 @pytest.mark.e2e

@@ -86,22 +86,27 @@ def test_a_damaged_file_is_measured_again_not_an_error(tmp_path):
     assert json.loads((tmp_path / ENCODE_TIMES_NAME).read_text())["m"]["queries"] == ["q"]
 
 
-def test_concurrent_jobs_measure_once(tmp_path):
+def _measured_by_four_jobs_at_once(measure) -> list[str]:
+    """The texts encoded when four threads call ``measure(encode)`` at the same time."""
     calls = []
     lock = threading.Lock()
 
-    def slow_encode(text):
+    def encode(text):
         with lock:
             calls.append(text)
 
-    results = []
-    threads = [threading.Thread(target=lambda: results.append(
-        EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], slow_encode)))
-        for _ in range(4)]
+    threads = [threading.Thread(target=measure, args=(encode,)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return calls
+
+
+def test_concurrent_jobs_measure_once(tmp_path):
+    results = []
+    calls = _measured_by_four_jobs_at_once(lambda encode: results.append(
+        EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], encode)))
     assert calls == ["a", "a", "b"] and len(results) == 4
 
 
@@ -166,19 +171,8 @@ def test_the_namespace_names_the_machine_and_the_configured_thread_count(monkeyp
 
 
 def test_concurrent_jobs_time_each_query_once_in_the_cache(tmp_path):
-    calls = []
-    lock = threading.Lock()
-
-    def encode(text):
-        with lock:
-            calls.append(text)
-
-    threads = [threading.Thread(target=lambda: CachedEncodeTimes(
-        tmp_path, _namespace(), "m").get_or_measure(["a", "b"], encode)) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    calls = _measured_by_four_jobs_at_once(lambda encode: CachedEncodeTimes(
+        tmp_path, _namespace(), "m").get_or_measure(["a", "b"], encode))
     assert calls == ["a", "a", "b"]
 
 

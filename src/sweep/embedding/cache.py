@@ -44,6 +44,10 @@ _TMP_PREFIX = ".tmp-"
 # younger ones may belong to a writer that is still running.
 _STALE_TMP_SECONDS = 24 * 3600
 
+#: The ``kind`` of a namespace that holds query-encode times (ms, dim 1), not vectors.
+ENCODE_TIMES_KIND = "query_encode_ms"
+
+
 class CacheError(ValueError):
     """A one-line message about a cache directory or a cache command."""
 
@@ -477,7 +481,7 @@ def describe_namespace(ns: dict) -> str:
     if not isinstance(ident, dict):
         return str(ident)
     model = ns.get("model") or ident.get("model") or "?"
-    if ident.get("kind") == "query_encode_ms":  # sweep.embedding.encode_times
+    if ident.get("kind") == ENCODE_TIMES_KIND:  # sweep.embedding.encode_times
         return (f"{model} query encode times (ms) on {ident.get('device', '?')}, "
                 f"{ident.get('threads', '?')} thread(s)")
     parts = [model]

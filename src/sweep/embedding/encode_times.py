@@ -5,14 +5,14 @@ with a warm model. That time depends on the embedder and the query, not on the
 chunking, so it is measured once and stored beside the embeddings, under a namespace
 of everything it depends on: the embedder's identity (model weights, backend,
 ``max_seq_length``, normalization, prefixes), the device, the CPU thread count
-(``embed.threads``, else every core) and the processor. A rerun reads the times instead of loading the model to measure them
-again; a new query, another thread count or another machine is measured anew.
+(``embed.threads``, else every core) and the processor. A rerun reads the times
+instead of loading the model to measure them again; a new query, another thread
+count or another machine is measured anew.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import platform
 from functools import lru_cache
@@ -23,13 +23,10 @@ import numpy as np
 
 from sweep.core.folderlock import locked
 from sweep.core.timing import per_call_ms
-from sweep.embedding.cache import EmbeddingCache
-
-log = logging.getLogger(__name__)
+from sweep.embedding.cache import ENCODE_TIMES_KIND, EmbeddingCache
 
 __all__ = ["ENCODE_TIMES_KIND", "LOCK_NAME", "CachedEncodeTimes", "cpu_name", "timing_namespace"]
 
-ENCODE_TIMES_KIND = "query_encode_ms"
 #: In the cache folder: one measurer at a time, so parallel jobs neither time the same
 #: queries twice nor slow each other's timings down.
 LOCK_NAME = ".encode-times.lock"

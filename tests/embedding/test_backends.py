@@ -1,5 +1,5 @@
-"""The embedder's backends: torch, and the ONNX Runtime exports (fp32, int8) of the
-real bundled MiniLM. Tests that export or load the model are marked e2e; one
+"""The embedder's backends: torch, the ONNX Runtime exports (fp32, int8) and the
+OpenVINO export of the real bundled MiniLM. Tests that export or load the model are marked e2e; one
 export per test session is shared through the ``exports`` fixture."""
 
 from __future__ import annotations
@@ -55,18 +55,21 @@ def test_bad_backend_is_a_one_line_error(tmp_path, value):
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend=value)
     msg = one_line(err)
-    assert msg.startswith("embed.backend must be one of torch, onnx, onnx-int8, got ")
+    assert msg.startswith("embed.backend must be one of torch, onnx, onnx-int8, openvino, got ")
     assert repr(value) in msg
 
 
-@pytest.mark.parametrize("missing", ["onnxruntime", "onnx"])
-@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
-def test_missing_extra_names_the_install_command(tmp_path, monkeypatch, missing, backend):
+@pytest.mark.parametrize("missing, backend, extra", [
+    ("onnxruntime", "onnx", "onnx"), ("onnx", "onnx", "onnx"),
+    ("onnxruntime", "onnx-int8", "onnx"), ("onnx", "onnx-int8", "onnx"),
+    ("openvino", "openvino", "openvino"), ("onnx", "openvino", "openvino"),
+])
+def test_missing_extra_names_the_install_command(tmp_path, monkeypatch, missing, backend, extra):
     monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend=backend)
     assert one_line(err) == (f"embed.backend={backend} needs the '{missing}' package: "
-                             'pip install -e ".[onnx]"')
+                             f'pip install -e ".[{extra}]"')
     # torch does not need the extra.
     assert emb(tmp_path, backend="torch").backend == "torch"
 
@@ -99,10 +102,44 @@ def test_backend_is_part_of_the_namespace_and_identity(tmp_path):
                                    "max_seq_length": 256, "normalize": True}
     assert namespaces["onnx"]["backend"] == "onnx"
     assert namespaces["onnx-int8"]["backend"] == "onnx-int8"
-    assert len({e.cache_namespace for e in by_backend.values()}) == 3
+    assert namespaces["openvino"]["backend"] == "openvino"
+    assert len({e.cache_namespace for e in by_backend.values()}) == len(BACKENDS)
     assert [json.loads(e.identity)["backend"] for e in by_backend.values()] == list(BACKENDS)
     assert emb(tmp_path, backend="onnx", threads=1).cache_namespace == \
         by_backend["onnx"].cache_namespace
+
+
+def test_openvino_precision_is_part_of_the_namespace_and_identity(tmp_path, monkeypatch):
+    # A cache folder shared by a CPU that computes in bfloat16 and one that cannot
+    # keeps their vectors apart.
+    from sweep.embedding import embedder
+
+    seen = {}
+    for precision in ("bf16", "f32"):
+        monkeypatch.setattr(embedder, "_openvino_precision", lambda p=precision: p)
+        e = emb(tmp_path, backend="openvino")
+        seen[precision] = (e.cache_namespace, e.identity)
+        assert json.loads(e.cache_namespace)["precision"] == precision == e.precision
+        assert json.loads(e.identity)["precision"] == precision
+    assert seen["bf16"][0] != seen["f32"][0] and seen["bf16"][1] != seen["f32"][1]
+    assert "precision" not in json.loads(emb(tmp_path, backend="onnx").cache_namespace)
+
+
+def test_openvino_that_cannot_see_the_cpu_is_a_one_line_error(tmp_path, monkeypatch):
+    from sweep.embedding import backends, embedder
+
+    def broken():
+        raise RuntimeError("Device with \"CPU\" name is not registered\nin the OpenVINO Runtime")
+
+    monkeypatch.setattr(backends, "openvino_precision", broken)
+    embedder._openvino_precision.cache_clear()
+    try:
+        with pytest.raises(EmbedderError) as err:
+            emb(tmp_path, backend="openvino").cache_namespace
+        assert one_line(err) == ('embed.backend=openvino: cannot query OpenVINO\'s CPU device: '
+                                 'Device with "CPU" name is not registered')
+    finally:
+        embedder._openvino_precision.cache_clear()
 
 
 def test_check_backend_passes_known_names():
@@ -173,7 +210,8 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("backend, bound", [("onnx", 0.99999), ("onnx-int8", 0.999)])
+@pytest.mark.parametrize("backend, bound", [("onnx", 0.99999), ("onnx-int8", 0.999),
+                                            ("openvino", 0.9999)])
 @pytest.mark.parametrize("max_seq_length", [None, 16])
 def test_vectors_match_torch(tmp_path, exports, backend, bound, max_seq_length):
     want = emb(tmp_path / "t", max_seq_length=max_seq_length).embed_documents(TEXTS)
@@ -198,7 +236,7 @@ def test_vectors_match_torch(tmp_path, exports, backend, bound, max_seq_length):
 @pytest.mark.e2e
 def test_export_is_checked_and_described(exports, tmp_path):
     emb(tmp_path, exports, backend="onnx-int8").load()
-    folders = sorted(p.name for p in exports.iterdir())
+    folders = sorted(p.name for p in exports.iterdir() if "openvino" not in p.name)
     assert [f.split("-", 1)[1] for f in folders] == ["fp32-r1", "int8-r2"]
     fp32, int8 = (json.loads((exports / f / MANIFEST_FILE).read_text()) for f in folders)
     assert fp32["probe_min_cosine"] >= 0.99999 and int8["probe_min_cosine"] >= 0.999
@@ -207,6 +245,21 @@ def test_export_is_checked_and_described(exports, tmp_path):
     assert fp32["dim"] == int8["dim"] == 384 and fp32["max_seq_length"] == 256
     assert (exports / folders[1] / "model.onnx").stat().st_size < \
         0.8 * (exports / folders[0] / "model.onnx").stat().st_size
+
+
+@pytest.mark.e2e
+def test_openvino_export_is_the_plain_graph_checked_at_its_precision(exports, tmp_path):
+    e = emb(tmp_path, exports, backend="openvino")
+    e.load()
+    folder = e.export_folder()
+    assert folder.name.endswith("-openvino-r1")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "manifest.json", "model.bin", "model.xml", "tokenizer.json"]  # raw.onnx is gone
+    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    assert manifest["graph"] == "plain" and manifest["probe_min_cosine"] >= 0.9999
+    assert manifest["probe_precision"] == e.precision in ("bf16", "f32")
+    # The weights stay float32 on disk (22.7M parameters); only the products may be bf16.
+    assert (folder / "model.bin").stat().st_size > 4 * 22_000_000
 
 
 @pytest.mark.e2e
@@ -248,7 +301,7 @@ def test_cache_never_returns_another_backends_vector(tmp_path, exports):
         e = emb(tmp_path, exports, backend=backend)
         vectors[backend] = e.embed_documents(text)
         assert (e.stats.cache_hits, e.stats.embedded) == (0, 1), backend
-    assert len({v.tobytes() for v in vectors.values()}) == 3
+    assert len({v.tobytes() for v in vectors.values()}) == len(BACKENDS)
     for backend in BACKENDS[::-1]:  # each backend finds its own vector again
         e = emb(tmp_path, exports, backend=backend)
         assert e.embed_documents(text).tobytes() == vectors[backend].tobytes()
@@ -256,13 +309,14 @@ def test_cache_never_returns_another_backends_vector(tmp_path, exports):
 
 
 @pytest.mark.e2e
-def test_onnx_run_does_not_import_torch(tmp_path, exports):
-    emb(tmp_path, exports, backend="onnx").load()
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_an_exported_backend_does_not_import_torch(tmp_path, exports, backend):
+    emb(tmp_path, exports, backend=backend).load()
     script = textwrap.dedent(f"""
         import sys
         from sweep.embedding.embedder import SentenceTransformerEmbedder
-        e = SentenceTransformerEmbedder(cache_dir="off", onnx_dir={str(exports)!r}, backend="onnx",
-                     show_progress=False, threads=1)
+        e = SentenceTransformerEmbedder(cache_dir="off", onnx_dir={str(exports)!r},
+                     backend={backend!r}, show_progress=False, threads=1)
         v = e.embed_documents(["no torch here"], what="chunks")
         assert v.shape == (1, 384) and e.stats.embedded == 1
         assert "torch" not in sys.modules and "sentence_transformers" not in sys.modules
@@ -297,15 +351,18 @@ def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.Co
 
 
 @pytest.mark.e2e
-def test_sweep_with_the_int8_backend(tmp_path, exports):
-    proc = _sweep(tmp_path, "embed.backend=onnx-int8,bogus", f"embed.onnx_dir={exports}")
+def test_sweep_with_the_int8_and_openvino_backends(tmp_path, exports):
+    proc = _sweep(tmp_path, "embed.backend=onnx-int8,openvino,bogus", f"embed.onnx_dir={exports}")
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     with open(tmp_path / "sweep" / "results.csv", newline="", encoding="utf-8") as f:
         rows = {r["embed.backend"]: r for r in csv.DictReader(f)}
-    ok, bad = rows["onnx-int8"], rows["bogus"]
-    assert ok["status"] == "ok" and int(ok["embedded"]) > 0
-    assert 0.0 <= float(ok["span.recall@5"]) <= 1.0
+    bad = rows["bogus"]
+    for backend in ("onnx-int8", "openvino"):
+        ok = rows[backend]
+        assert ok["status"] == "ok" and int(ok["embedded"]) > 0, ok
+        assert 0.0 <= float(ok["span.recall@5"]) <= 1.0
     assert bad["status"] == "invalid"
-    assert bad["error"].endswith("embed.backend must be one of torch, onnx, onnx-int8, got 'bogus'")
+    assert bad["error"].endswith(
+        "embed.backend must be one of torch, onnx, onnx-int8, openvino, got 'bogus'")
     resolved = (tmp_path / "sweep" / "0" / "resolved_config.yaml").read_text()
     assert "backend: onnx-int8" in resolved

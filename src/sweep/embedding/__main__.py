@@ -18,7 +18,8 @@ def _show(model: str, device: str, backend: str, max_seq_length: int | None,
     print(f"model: {model}")
     print(f"loaded from: {emb.source}")
     if emb.backend != "torch":
-        print(f"export: {emb.onnx_folder()}")
+        print(f"export: {emb.export_folder()}")
+        print(f"precision: {emb.precision}")
     print(f"dim: {emb.dim}  max_seq_length: {emb.max_seq_length}")
     print(f"identity: {emb.identity}")
     for text, vec in zip(texts, emb.embed_documents(list(texts)) if texts else ()):
@@ -30,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = CommandParser("sweep.embedding")
     ap.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--backend", default="torch", help="torch, onnx or onnx-int8")
+    ap.add_argument("--backend", default="torch", help="torch, onnx, onnx-int8 or openvino")
     ap.add_argument("--max-seq-length", type=int, default=None)
     ap.add_argument("--embed", metavar="TEXT", action="append", default=[],
                     help="also embed TEXT (without the cache) and print the first values")

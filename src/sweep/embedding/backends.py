@@ -1,11 +1,16 @@
-"""Which runtime computes the vectors: torch (sentence-transformers) or ONNX Runtime.
+"""Which runtime computes the vectors: torch (sentence-transformers), ONNX Runtime or OpenVINO.
 
-The ONNX backends run an exported copy of the model (see ``sweep.embedding.onnx_export``)
-with ONNX Runtime and the model's own ``tokenizers`` tokenizer, so embedding
-with them imports neither torch nor sentence-transformers once the export
-exists. ``onnx-int8`` is the same graph with its weight matrices stored as int8
-in blocks of 32 rows, each with its own scale (ONNX Runtime's MatMulNBits), which
-keeps MiniLM's vectors within a cosine of 0.999 of the model's own.
+The exported backends run a copy of the model (see ``sweep.embedding.onnx_export``)
+with the model's own ``tokenizers`` tokenizer, so embedding with them imports
+neither torch nor sentence-transformers once the export exists.
+
+- ``onnx``: the graph with ONNX Runtime's exact fusions, run by ONNX Runtime.
+- ``onnx-int8``: that graph with its weight matrices stored as int8 in blocks of
+  32 rows, each with its own scale (ONNX Runtime's MatMulNBits), which keeps
+  MiniLM's vectors within a cosine of 0.999 of the model's own.
+- ``openvino``: the plain graph run by OpenVINO at the CPU's default inference
+  precision: bfloat16 where the CPU computes it natively (AVX-512 BF16, AMX),
+  float32 elsewhere. The precision is part of the cache key.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-BACKENDS = ("torch", "onnx", "onnx-int8")
-#: Modules each backend needs beyond the core install, with the extra that brings them.
-_NEEDS = {"onnx": ("onnxruntime", "onnx"), "onnx-int8": ("onnxruntime", "onnx", "onnx_ir")}
-INSTALL_HINT = 'pip install -e ".[onnx]"'
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
+#: Modules each backend needs beyond the core install, and the extra that brings them.
+_NEEDS = {"onnx": ("onnxruntime", "onnx"), "onnx-int8": ("onnxruntime", "onnx", "onnx_ir"),
+          "openvino": ("openvino", "onnx")}
+_EXTRA = {"onnx": "onnx", "onnx-int8": "onnx", "openvino": "openvino"}
 MODEL_FILE = "model.onnx"
+#: OpenVINO's own format (graph + weights), converted once from the plain ONNX graph.
+OPENVINO_FILE = "model.xml"
 TOKENIZER_FILE = "tokenizer.json"
 MANIFEST_FILE = "manifest.json"
 
@@ -36,12 +44,27 @@ def check_backend(backend: Any) -> str:
     for module in _NEEDS.get(backend, ()):
         if not _importable(module):
             raise ValueError(f"embed.backend={backend} needs the '{module}' package: "
-                             f"{INSTALL_HINT}")
+                             f'pip install -e ".[{_EXTRA[backend]}]"')
     return backend
 
 
-def precision(backend: str) -> str:
+def export_kind(backend: str) -> str:
+    """Which export a backend runs: ``fp32``, ``int8`` or ``openvino``."""
+    if backend == "openvino":
+        return "openvino"
     return "int8" if backend.endswith("-int8") else "fp32"
+
+
+def openvino_precision() -> str:
+    """The precision OpenVINO computes in on this CPU by default (``bf16`` or ``f32``)."""
+    import openvino as ov
+
+    return _precision_name(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT"))
+
+
+def _precision_name(value: Any) -> str:
+    """``bf16``, ``f32``, ...: OpenVINO's short name of an element type."""
+    return str(value.get_type_name() if hasattr(value, "get_type_name") else value)
 
 
 def _importable(module: str) -> bool:
@@ -71,37 +94,27 @@ class Manifest:
                    pad_id=int(data["pad_id"]), pad_token=str(data["pad_token"]))
 
 
-class OnnxEncoder:
-    """An exported model folder run by ONNX Runtime on the CPU.
+class _ExportEncoder:
+    """Tokenizes with the export's tokenizer, sorts by token count so each batch
+    pads to about its own length, runs the graph (which includes the model's
+    pooling), and optionally L2-normalizes, like ``SentenceTransformer.encode``."""
 
-    ``encode`` tokenizes, sorts by token count so each batch pads to about its
-    own length, runs the graph (which includes the model's pooling), and
-    optionally L2-normalizes, like ``SentenceTransformer.encode``.
-    """
-
-    def __init__(self, folder: Path, threads: int | None = None) -> None:
-        import onnxruntime as ort
+    def __init__(self, folder: Path) -> None:
         from tokenizers import Tokenizer
 
         self.folder = folder
         self.manifest = Manifest.read(folder)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # 0 lets ONNX Runtime use one thread per physical core.
-        options.intra_op_num_threads = int(threads or 0)
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings about unused initializers are noise here
-        self._session = ort.InferenceSession(str(folder / MODEL_FILE), options,
-                                             providers=["CPUExecutionProvider"])
-        names = {i.name for i in self._session.get_inputs()}
-        self._inputs = [n for n in self.manifest.inputs if n in names]
         self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.no_padding()
         self._lock = threading.Lock()
+        self._inputs = list(self.manifest.inputs)
 
     @property
     def dim(self) -> int:
         return self.manifest.dim
+
+    def _run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        raise NotImplementedError
 
     def encode(self, texts: Sequence[str], batch_size: int, max_seq_length: int,
                normalize: bool) -> np.ndarray:
@@ -127,11 +140,60 @@ class OnnxEncoder:
                 mask[row, :n] = 1
                 types[row, :n] = enc.type_ids
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            vecs = self._session.run([self.manifest.output],
-                                     {name: feed[name] for name in self._inputs})[0]
-            out[idx] = vecs
+            out[idx] = self._run({name: feed[name] for name in self._inputs})
         if normalize:
             # As torch.nn.functional.normalize: a zero vector stays zero.
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             out /= np.maximum(norms, 1e-12)
         return out
+
+
+class OnnxEncoder(_ExportEncoder):
+    """An exported model folder run by ONNX Runtime on the CPU."""
+
+    def __init__(self, folder: Path, threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        super().__init__(folder)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # 0 lets ONNX Runtime use one thread per physical core.
+        options.intra_op_num_threads = int(threads or 0)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about unused initializers are noise here
+        self._session = ort.InferenceSession(str(folder / MODEL_FILE), options,
+                                             providers=["CPUExecutionProvider"])
+        names = {i.name for i in self._session.get_inputs()}
+        self._inputs = [n for n in self.manifest.inputs if n in names]
+
+    def _run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        return self._session.run([self.manifest.output], feed)[0]
+
+
+class OpenVinoEncoder(_ExportEncoder):
+    """An exported model folder run by OpenVINO on the CPU, at the CPU's default
+    inference precision (``precision``: ``bf16`` or ``f32``)."""
+
+    def __init__(self, folder: Path, threads: int | None = None) -> None:
+        import openvino as ov
+
+        super().__init__(folder)
+        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = int(threads)
+        compiled = ov.Core().compile_model(str(folder / OPENVINO_FILE), "CPU", config)
+        self.precision = _precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        self._output = compiled.output(self.manifest.output)
+        self._request = compiled.create_infer_request()
+        self._run_lock = threading.Lock()  # one infer request runs one batch at a time
+
+    def _run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        with self._run_lock:
+            return np.array(self._request.infer(feed)[self._output], dtype=np.float32)
+
+
+def encoder_for(backend: str, folder: Path, threads: int | None = None) -> _ExportEncoder:
+    """The runtime that computes ``backend``'s vectors from its export ``folder``."""
+    if backend == "openvino":
+        return OpenVinoEncoder(folder, threads=threads)
+    return OnnxEncoder(folder, threads=threads)

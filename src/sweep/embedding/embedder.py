@@ -10,6 +10,7 @@ multirun share one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -229,7 +230,7 @@ class _ModelFiles:
 _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
 #: ONNX Runtime sessions per (export folder, threads).
-_ONNX_MEMO: dict[tuple[str, int | None], Any] = {}
+_EXPORT_MEMO: dict[tuple[str, int | None], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
 #: Device names torch accepts (checked here so a typo is caught even when every
@@ -364,8 +365,8 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model behind a content-addressed embedding cache.
 
     ``backend`` picks the runtime: ``torch`` (sentence-transformers), ``onnx``
-    (the model exported to ONNX, run by ONNX Runtime) or ``onnx-int8`` (that
-    export with int8 weights). ``threads`` caps the CPU threads the model
+    (the model exported to ONNX, run by ONNX Runtime), ``onnx-int8`` (that
+    export with int8 weights) or ``openvino`` (the export run by OpenVINO). ``threads`` caps the CPU threads the model
     uses (None: the runtime's default, all cores). ONNX exports are kept in
     ``onnx_dir`` (None: ``onnx/`` inside the embedding cache folder, or
     ``$XDG_CACHE_HOME/sweep/onnx`` when the cache is off).
@@ -410,7 +411,7 @@ class SentenceTransformerEmbedder:
         self._requested_max_seq_length = max_seq_length
         self._files: _ModelFiles | None = None
         self._model: Any = None
-        self._onnx: backends.OnnxEncoder | None = None
+        self._exported: Any = None  # backends.OnnxEncoder or OpenVinoEncoder
         self._dim: int | None = None
         self._max_seq_length: int | None = None
         self._cache_root = resolve_cache_dir(cache_dir)
@@ -442,7 +443,7 @@ class SentenceTransformerEmbedder:
             if self.backend == "torch":
                 self._ensure_model()
             else:
-                self._ensure_onnx()
+                self._ensure_export()
         return int(self._max_seq_length)
 
     @property
@@ -460,18 +461,37 @@ class SentenceTransformerEmbedder:
             # torch's namespace stays as it was before backends existed, so
             # vectors cached then are still found.
             namespace["backend"] = self.backend
+        if self.backend == "openvino":
+            # bfloat16 and float32 products give (slightly) different vectors, and a
+            # cache folder may be shared by machines that differ in it.
+            namespace["precision"] = self.precision
         return json.dumps(namespace, sort_keys=True)
+
+    @property
+    def precision(self) -> str:
+        """What the model computes in: ``fp32``, ``int8`` (onnx-int8's weights), or
+        OpenVINO's choice for this CPU (``bf16`` or ``f32``)."""
+        if self.backend == "openvino":
+            if self._exported is not None:
+                return self._exported.precision
+            try:
+                return _openvino_precision()
+            except Exception as exc:
+                raise EmbedderError(f"embed.backend=openvino: cannot query OpenVINO's CPU "
+                                    f"device: {first_line(exc)}") from None
+        return backends.export_kind(self.backend) if self.backend != "torch" else "fp32"
 
     @property
     def identity(self) -> str:
         """Everything that determines the vectors: model, weights fingerprint,
         backend, max_seq_length, normalization and prefixes (for result rows)."""
         files = self._model_files_loaded()
-        return json.dumps({"model": self.label, "weights": files.fingerprint,
-                           "backend": self.backend,
-                           "max_seq_length": self.max_seq_length, "normalize": self.normalize,
-                           "query_prefix": self.query_prefix,
-                           "document_prefix": self.document_prefix}, sort_keys=True)
+        identity = {"model": self.label, "weights": files.fingerprint, "backend": self.backend,
+                    "max_seq_length": self.max_seq_length, "normalize": self.normalize,
+                    "query_prefix": self.query_prefix, "document_prefix": self.document_prefix}
+        if self.backend == "openvino":
+            identity["precision"] = self.precision
+        return json.dumps(identity, sort_keys=True)
 
     @property
     def dim(self) -> int:
@@ -480,7 +500,7 @@ class SentenceTransformerEmbedder:
             if cache is not None and cache.dim is not None:
                 self._dim = cache.dim
             elif self.backend != "torch":
-                self._dim = self._ensure_onnx().dim
+                self._dim = self._ensure_export().dim
             else:
                 model = self._ensure_model()
                 self._dim = int(model.get_embedding_dimension())
@@ -564,7 +584,7 @@ class SentenceTransformerEmbedder:
         if self.backend == "torch":
             self._ensure_model()
         else:
-            self._ensure_onnx()
+            self._ensure_export()
 
     # -- internals ---------------------------------------------------------------
 
@@ -613,14 +633,15 @@ class SentenceTransformerEmbedder:
         """Where the model is loaded from: the bundled MiniLM's folder, a directory, or a Hub id."""
         return self._source
 
-    def onnx_folder(self) -> Path:
-        """The ONNX export this backend runs (exported now if it is not on disk yet)."""
-        return self._ensure_onnx().folder
+    def export_folder(self) -> Path:
+        """The export this backend runs (exported now if it is not on disk yet)."""
+        return self._ensure_export().folder
 
-    def _ensure_onnx(self) -> backends.OnnxEncoder:
-        """The ONNX Runtime session for this backend, exporting the model first if needed."""
-        if self._onnx is not None:
-            return self._onnx
+    def _ensure_export(self) -> Any:
+        """The runtime (ONNX Runtime or OpenVINO) for this backend's export, exporting
+        the model first if needed."""
+        if self._exported is not None:
+            return self._exported
         files = self._model_files_loaded()
         start = time.perf_counter()
         with _MEMO_LOCK:
@@ -628,22 +649,22 @@ class SentenceTransformerEmbedder:
 
             folder = self._onnx_root() / onnx_export.export_dirname(files.fingerprint, self.backend)
             key = (str(folder), self.threads)
-            encoder = _ONNX_MEMO.get(key)
+            encoder = _EXPORT_MEMO.get(key)
             if encoder is None:
                 if not (folder / backends.MANIFEST_FILE).is_file():
-                    log.info("exporting %s to ONNX (%s) in %s; done once per model",
-                             self.label, backends.precision(self.backend), folder.parent)
+                    log.info("exporting %s for embed.backend=%s in %s; done once per model",
+                             self.label, self.backend, folder.parent)
                 try:
                     with quiet_transformers():
                         folder = onnx_export.ensure_export(files.path, files.fingerprint,
                                                            self.backend, self._onnx_root())
-                    encoder = backends.OnnxEncoder(folder, threads=self.threads)
+                    encoder = backends.encoder_for(self.backend, folder, threads=self.threads)
                 except Exception as exc:
                     raise EmbedderError(f"cannot run '{self.model_name}' with "
                                         f"embed.backend={self.backend}: {first_line(exc)}") from None
-                _ONNX_MEMO[key] = encoder
+                _EXPORT_MEMO[key] = encoder
                 self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
-        self._onnx = encoder
+        self._exported = encoder
         if self._max_seq_length is None:
             self._max_seq_length = self._check_max_seq_length(
                 self._requested_max_seq_length or encoder.manifest.max_seq_length or 512)
@@ -793,7 +814,7 @@ class SentenceTransformerEmbedder:
     def _encoder(self) -> Callable[[list[str]], np.ndarray]:
         """This backend's strings -> vectors function, the model loaded."""
         if self.backend != "torch":
-            onnx = self._ensure_onnx()
+            onnx = self._ensure_export()
             return lambda texts: onnx.encode(texts, self.batch_size, self.max_seq_length,
                                              self.normalize)
         model = self._ensure_model()
@@ -810,6 +831,11 @@ class SentenceTransformerEmbedder:
                 return model.encode(texts, batch_size=self.batch_size, show_progress_bar=False,
                                     convert_to_numpy=True, normalize_embeddings=self.normalize)
         return encode
+
+
+@functools.lru_cache(maxsize=1)
+def _openvino_precision() -> str:
+    return backends.openvino_precision()
 
 
 def _bump(stats: EmbedStats, **add: float) -> EmbedStats:

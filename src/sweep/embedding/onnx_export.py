@@ -1,4 +1,5 @@
-"""Export a local sentence-transformers model to ONNX once, and quantize it to int8.
+"""Export a local sentence-transformers model to ONNX once, quantize it to int8,
+or convert it for OpenVINO.
 
 Layout under ``root`` (``<embedding cache>/onnx`` unless ``embed.onnx_dir`` says)::
 
@@ -6,6 +7,7 @@ Layout under ``root`` (``<embedding cache>/onnx`` unless ``embed.onnx_dir`` says
     <fingerprint>-fp32-r1/tokenizer.json   the model's fast tokenizer
     <fingerprint>-fp32-r1/manifest.json    inputs, output, dim, padding, checks
     <fingerprint>-int8-r2/...              the same, weight matrices stored as int8
+    <fingerprint>-openvino-r1/model.xml    the plain graph in OpenVINO's format (+ model.bin)
 
 The folder name carries the model's weights fingerprint and the recipe
 revision, so another model or a changed recipe never reuses an old export.
@@ -23,6 +25,9 @@ cosine of 0.976 and span recall@5 by up to 0.031 in a cell of the default grid,
 where the block-wise weights keep a cosine of 0.9993 and every cell within
 0.009. Every export is checked against the torch model on a few probe texts
 before it is published.
+
+OpenVINO gets the graph as exported, without ONNX Runtime's fusions (they use
+operators only ONNX Runtime knows); OpenVINO fuses it itself when it compiles.
 """
 
 from __future__ import annotations
@@ -40,20 +45,23 @@ from typing import Any
 
 import numpy as np
 
-from sweep.embedding.backends import (MANIFEST_FILE, MODEL_FILE, TOKENIZER_FILE, OnnxEncoder, precision)
+from sweep.embedding.backends import (MANIFEST_FILE, MODEL_FILE, OPENVINO_FILE, TOKENIZER_FILE,
+                                      encoder_for, export_kind)
 
 log = logging.getLogger(__name__)
 
 #: Revision of each export recipe, in the folder name: a changed recipe is exported anew.
-RECIPES = {"fp32": "r1", "int8": "r2"}
+RECIPES = {"fp32": "r1", "int8": "r2", "openvino": "r1"}
 #: int8 weights: one scale per block of this many input rows of a weight matrix.
 INT8_BLOCK = 32
 _TMP_PREFIX = ".tmp-"
 _STALE_TMP_SECONDS = 24 * 3600
 #: Minimum cosine between the export's and torch's vectors on the probe texts.
-#: fp32 differs by float rounding only; int8 by design (the bench measures what it
-#: costs in retrieval).
-MIN_PROBE_COSINE = {"fp32": 0.99999, "int8": 0.999}
+#: fp32 differs by float rounding only; int8 by design, and OpenVINO by bfloat16
+#: products on CPUs that have them (the bench measures what each costs in retrieval).
+MIN_PROBE_COSINE = {"fp32": 0.99999, "int8": 0.999, "openvino": 0.9999}
+#: The backend each export kind is checked with.
+_BACKEND = {"fp32": "onnx", "int8": "onnx-int8", "openvino": "openvino"}
 #: Architectures whose attention and layer norms the BERT fusions recognise.
 _BERT_LIKE = {"bert", "roberta", "xlm-roberta", "distilbert", "camembert", "electra", "mpnet"}
 _PROBES = (
@@ -72,7 +80,8 @@ class ExportError(RuntimeError):
 
 
 def export_dirname(fingerprint: str, backend: str) -> str:
-    return f"{fingerprint}-{precision(backend)}-{RECIPES[precision(backend)]}"
+    kind = export_kind(backend)
+    return f"{fingerprint}-{kind}-{RECIPES[kind]}"
 
 
 def ensure_export(model_dir: Path, fingerprint: str, backend: str, root: Path) -> Path:
@@ -82,9 +91,12 @@ def ensure_export(model_dir: Path, fingerprint: str, backend: str, root: Path) -
         return final
     root.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(root)
-    if precision(backend) == "int8":
+    kind = export_kind(backend)
+    if kind == "int8":
         source = ensure_export(model_dir, fingerprint, "onnx", root)
         _publish(final, lambda tmp: _quantize(source, tmp, model_dir))
+    elif kind == "openvino":
+        _publish(final, lambda tmp: _export_openvino(model_dir, tmp))
     else:
         _publish(final, lambda tmp: _export_fp32(model_dir, tmp))
     return final
@@ -148,14 +160,16 @@ class _Graph:
         return Wrapped().eval()
 
 
-def _export_fp32(model_dir: Path, out: Path) -> None:
+def _export_graph(model_dir: Path, out: Path) -> tuple[Any, dict, Path]:
+    """The torch model, its manifest and its plain ONNX graph (``out/raw.onnx``), with
+    the tokenizer saved beside it."""
     import torch
 
     model = _load_torch_model(model_dir)
     tokenizer = getattr(model, "tokenizer", None)
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)
     if backend_tokenizer is None:
-        raise ExportError("the ONNX backends need a model with a fast (tokenizers) tokenizer")
+        raise ExportError("the exported backends need a model with a fast (tokenizers) tokenizer")
     features = model.preprocess(["an example input", "a"])
     tensors = {k: v for k, v in features.items() if isinstance(v, torch.Tensor)}
     constants = {k: v for k, v in features.items() if not isinstance(v, torch.Tensor)}
@@ -168,10 +182,9 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
         torch.onnx.export(_Graph.wrap(model, constants), tuple(tensors[n] for n in inputs), str(raw),
                           input_names=inputs, output_names=["sentence_embedding"], dynamo=False,
                           opset_version=17, dynamic_axes={n: {0: "batch", 1: "tokens"} for n in inputs})
-    fused = _optimize(raw, out / MODEL_FILE, model_dir)
     backend_tokenizer.save(str(out / TOKENIZER_FILE))
     manifest = {
-        "format": 1, "recipe": RECIPES["fp32"], "precision": "fp32", "source": str(model_dir),
+        "format": 1, "source": str(model_dir),
         "inputs": inputs, "output": "sentence_embedding",
         "dim": int(model.get_embedding_dimension()),
         "max_seq_length": int(model.max_seq_length) if model.max_seq_length else None,
@@ -179,8 +192,14 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
         "pad_id": int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0),
         "pad_token": str(tokenizer.pad_token or "[PAD]"),
         "versions": _versions(),
-        "graph": "fused" if fused else "plain",
     }
+    return model, manifest, raw
+
+
+def _export_fp32(model_dir: Path, out: Path) -> None:
+    model, manifest, raw = _export_graph(model_dir, out)
+    fused = _optimize(raw, out / MODEL_FILE, model_dir)
+    manifest.update(recipe=RECIPES["fp32"], precision="fp32", graph="fused" if fused else "plain")
     _write_manifest(out, manifest)
     try:
         _check(out, model, "fp32", manifest)
@@ -194,6 +213,20 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
         manifest["graph"] = "plain"
         _check(out, model, "fp32", manifest)
     raw.unlink()
+
+
+def _export_openvino(model_dir: Path, out: Path) -> None:
+    import openvino as ov
+
+    model, manifest, raw = _export_graph(model_dir, out)
+    # Weights stay float32 on disk; the precision of the products is chosen per CPU
+    # when the model is compiled.
+    ov.save_model(ov.convert_model(str(raw)), str(out / OPENVINO_FILE), compress_to_fp16=False)
+    raw.unlink()
+    manifest["versions"]["openvino"] = ov.__version__
+    manifest.update(recipe=RECIPES["openvino"], precision="fp32", graph="plain")
+    _write_manifest(out, manifest)
+    _check(out, model, "openvino", manifest)
 
 
 def _optimize(raw: Path, dst: Path, model_dir: Path) -> bool:
@@ -267,17 +300,20 @@ def _quantize(source: Path, out: Path, model_dir: Path) -> None:
     _check(out, _load_torch_model(model_dir), "int8", manifest)
 
 
-def _check(folder: Path, model: Any, prec: str, manifest: dict) -> None:
+def _check(folder: Path, model: Any, kind: str, manifest: dict) -> None:
     """Compare the export with the torch model on the probe texts; record the worst cosine."""
     msl = int(model.max_seq_length or 128)
     want = np.asarray(model.encode(list(_PROBES), convert_to_numpy=True, show_progress_bar=False,
                                    normalize_embeddings=True), dtype=np.float64)
-    got = OnnxEncoder(folder).encode(list(_PROBES), batch_size=4, max_seq_length=msl,
-                                     normalize=True).astype(np.float64)
+    encoder = encoder_for(_BACKEND[kind], folder)
+    got = encoder.encode(list(_PROBES), batch_size=4, max_seq_length=msl,
+                         normalize=True).astype(np.float64)
     cosine = float(np.min(np.sum(want * got, axis=1)))
-    if not cosine >= MIN_PROBE_COSINE[prec]:
-        raise ExportError(f"the {prec} ONNX export disagrees with the torch model "
-                          f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[prec]} on a probe text)")
+    if not cosine >= MIN_PROBE_COSINE[kind]:
+        raise ExportError(f"the {kind} export disagrees with the torch model "
+                          f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[kind]} on a probe text)")
+    if kind == "openvino":
+        manifest["probe_precision"] = encoder.precision
     manifest["probe_min_cosine"] = round(cosine, 6)
     _write_manifest(folder, manifest)
 

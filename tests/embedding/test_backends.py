@@ -366,3 +366,18 @@ def test_sweep_with_the_int8_and_openvino_backends(tmp_path, exports):
         "embed.backend must be one of torch, onnx, onnx-int8, openvino, got 'bogus'")
     resolved = (tmp_path / "sweep" / "0" / "resolved_config.yaml").read_text()
     assert "backend: onnx-int8" in resolved
+
+
+@pytest.mark.e2e
+def test_the_embedding_command_shows_the_export_and_its_precision(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    res = subprocess.run([sys.executable, "-m", "sweep.embedding", "--backend", "openvino",
+                          "--embed", "the pump"], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = dict(line.split(": ", 1) for line in res.stdout.splitlines() if ": " in line)
+    assert lines["export"].startswith(str(tmp_path / "xdg" / "sweep" / "onnx")) \
+        and lines["export"].endswith("-openvino-r1")
+    assert lines["precision"] in ("bf16", "f32")
+    assert json.loads(lines["identity"])["precision"] == lines["precision"]
+    assert "'the pump': [" in res.stdout

@@ -1,4 +1,8 @@
-"""``python -m sweep.cache info|clear``: show the embedding cache, or clear it."""
+"""``python -m sweep.cache info|clear``: show the embedding cache, or clear it.
+
+The cache folder also keeps the report pictures drawn before (``figures/``); ``info``
+counts them and ``clear`` without ``--namespace`` deletes them too.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +17,13 @@ from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.embedding.cache import (CacheError, cache_info, clear_cache, default_cache_dir,
                                    describe_namespace, human_bytes, namespace_dirname)
+from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 
 
 def _info(root: Path, as_json: bool) -> int:
     info = cache_info(root)
+    pictures = FigureCache(root / FIGURES_DIR).files()
+    info["figures"] = {"files": len(pictures), "bytes": sum(p.stat().st_size for p in pictures)}
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -26,6 +33,9 @@ def _info(root: Path, as_json: bool) -> int:
     for ns in info["namespaces"]:
         print(f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
               f"dim={ns['dim']}  {describe_namespace(ns)}")
+    if pictures:
+        print(f"report pictures drawn before: {len(pictures)}  "
+              f"size: {human_bytes(info['figures']['bytes'])}  ({root / FIGURES_DIR})")
     return 0
 
 
@@ -45,6 +55,10 @@ def _clear(root: Path, namespace: str | None, yes: bool) -> int:
             return 1
     removed = clear_cache(root, namespace)
     print(f"cleared {removed['entries']} entries ({human_bytes(removed['bytes'])}) from {root}")
+    if namespace is None:
+        files, size = FigureCache(root / FIGURES_DIR).clear()
+        if files:
+            print(f"cleared {files} report pictures ({human_bytes(size)})")
     return 0
 
 

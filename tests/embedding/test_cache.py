@@ -353,6 +353,26 @@ def test_cli_info_and_clear(tmp_path):
     assert cache_info(tmp_path)["entries"] == 0
 
 
+def test_cli_counts_and_clears_the_report_pictures(tmp_path):
+    from sweep.reporting.figurecache import FigureCache, fingerprint
+
+    png = tmp_path / "p.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100 + b"IEND\xaeB`\x82")
+    figures = FigureCache(tmp_path / "cache" / "figures")
+    figures.keep(fingerprint("one"), png)
+    figures.keep(fingerprint("two"), png)
+    (figures.folder / "mine.txt").write_text("not the cache's")
+    res = _cli("info", "--dir", str(tmp_path / "cache"))
+    assert "report pictures drawn before: 2" in res.stdout, res.stdout
+    assert json.loads(_cli("info", "--dir", str(tmp_path / "cache"), "--json").stdout)[
+        "figures"] == {"files": 2, "bytes": 2 * 116}
+    res = _cli("clear", "--dir", str(tmp_path / "cache"), "--namespace", "x", "--yes")
+    assert res.returncode == 2 and len(figures.files()) == 2  # one namespace: pictures stay
+    res = _cli("clear", "--dir", str(tmp_path / "cache"), "--yes")
+    assert res.returncode == 0 and "cleared 2 report pictures" in res.stdout
+    assert figures.files() == [] and (figures.folder / "mine.txt").exists()
+
+
 def test_cli_default_dir_follows_xdg(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     root = tmp_path / "sweep" / "embeddings"

@@ -160,6 +160,7 @@ def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
     cold = _sweep(tmp_path, "a", "chunk.size=32,64")
     assert cold.returncode == 0, cold.stderr[-3000:]
     assert "an embedding model was loaded 1 time(s)" in cold.stderr, cold.stderr[-3000:]
+    inodes = [p.stat().st_ino for p in sorted((tmp_path / "a-cache" / "figures").iterdir())]
     warm = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64") + [
         f"runtime.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT, env=_env(), capture_output=True,
         text=True, timeout=600)
@@ -172,6 +173,13 @@ def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
     assert (b["embedded"] == 0).all() and (b["model_load_s"] == 0).all()
     assert b["latency_p50_ms"].gt(0).all()
     pd.testing.assert_series_equal(a["span.recall@5"], b["span.recall@5"])
+    # The report's pictures show the same values: copied from the cache, not drawn again
+    # (a picture drawn again would be kept again, as a new file).
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a" / "plots").iterdir()} == \
+        {p.name: p.read_bytes() for p in (tmp_path / "b" / "plots").iterdir()}
+    kept = sorted((tmp_path / "a-cache" / "figures").iterdir())
+    assert len(kept) == len(list((tmp_path / "a" / "plots").iterdir())) >= 5
+    assert [p.stat().st_ino for p in kept] == inodes
 
 
 def test_prewarm_can_be_turned_off_and_on(tmp_path):

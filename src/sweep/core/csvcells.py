@@ -53,14 +53,22 @@ def restore_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: restore(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
+#: First characters of a text that may need a quote (a trigger, or a quote before one).
+_FIRST = frozenset(TRIGGERS) | {QUOTE}
+
+
 def _cell(value: Any) -> Any:
-    return neutralise(value) if isinstance(value, str) else value
+    # Most cells of a per-query file are numbers and ids: only a text whose first
+    # character could start a formula is looked at closely.
+    if isinstance(value, str) and value[:1] in _FIRST:
+        return neutralise(value)
+    return value
 
 
 def _has_cr(cells: Iterable[Any]) -> bool:
     # Python's csv module quotes a field only for the characters of its line terminator
     # ("\n"): a bare carriage return would end the row for every reader.
-    return any(isinstance(c, str) and "\r" in c for c in cells)
+    return any("\r" in c for c in cells if isinstance(c, str))
 
 
 def write_rows(f: TextIO, rows: Iterable[Sequence[Any]]) -> None:
@@ -75,7 +83,8 @@ def write_rows(f: TextIO, rows: Iterable[Sequence[Any]]) -> None:
 def _text_columns(df: pd.DataFrame) -> list[Any]:
     from pandas.api.types import is_object_dtype, is_string_dtype
 
-    return [c for c in df.columns if is_object_dtype(df[c].dtype) or is_string_dtype(df[c].dtype)]
+    # From df.dtypes: looking each of a results frame's ~500 columns up by name is slow.
+    return [c for c, dtype in df.dtypes.items() if is_object_dtype(dtype) or is_string_dtype(dtype)]
 
 
 def neutralise_frame(df: pd.DataFrame) -> pd.DataFrame:

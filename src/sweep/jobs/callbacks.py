@@ -28,6 +28,8 @@ from sweep.core import progress
 from sweep.jobs.config import made_here
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.prewarm import REPORT_NAME, prewarm_grid
+from sweep.embedding.cache import resolve_cache_dir
+from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import SweepReport
 from sweep.store.row import load_rows
@@ -113,6 +115,15 @@ def log_model_use(folder: Path) -> None:
                  "query timings came from the cache)", embedded)
 
 
+def figure_cache(config: DictConfig) -> FigureCache | None:
+    """The pictures kept beside the embedding cache (``runtime.cache_dir``); None when it is off."""
+    try:
+        root = resolve_cache_dir(OmegaConf.select(config, "runtime.cache_dir", default=None))
+    except Exception:  # an unresolvable value: its jobs said so; the pictures are drawn
+        return None
+    return None if root is None else FigureCache(root / FIGURES_DIR)
+
+
 class SweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         overrides = list(config.hydra.overrides.task)
@@ -143,15 +154,15 @@ class SweepCallback(Callback):
         _check_start(folder, config.hydra.job.config_name, [list(config.hydra.overrides.task)])
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._end(Path(config.hydra.sweep.dir))
+        self._end(Path(config.hydra.sweep.dir), figure_cache(config))
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._end(Path(config.hydra.run.dir))
+        self._end(Path(config.hydra.run.dir), figure_cache(config))
 
     @staticmethod
-    def _end(folder: Path) -> None:
+    def _end(folder: Path, figures: FigureCache | None) -> None:
         state.finished = True
         log_model_use(folder)
-        state.report = write_report(folder, quiet=False)
+        state.report = write_report(folder, quiet=False, figures=figures)
         if state.report is None:
             print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

@@ -55,6 +55,10 @@ def run_hydra_job(cfg: DictConfig) -> None:
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
         fail(str(e), sweep_dir)
+    if not launch.separate_processes and (hc.mode == RunMode.RUN or job_num + 1 == launch.n_jobs):
+        # The last job of this process: the sweep's end, right after it, writes the tables.
+        interrupts.hold()
+        return
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
     try:
         write_report(sweep_dir, quiet=True)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from sweep.reporting import htmlkit
+from sweep.reporting.figurecache import FigureCache
 from sweep.reporting.htmlkit import Picture
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import fmt, markdown
@@ -51,7 +52,7 @@ def health_markdown(rep: SweepReport) -> str | None:
     return None if df is None else f"## Chunk health\n\n{HEALTH_NOTE}\n\n{markdown(df)}"
 
 
-def write_length_histograms(rep: SweepReport) -> list[Picture]:
+def write_length_histograms(rep: SweepReport, cache: FigureCache | None = None) -> list[Picture]:
     """One panel per setting (up to 12): how many chunks have how many tokens."""
     from sweep.reporting import drawing as plots
 
@@ -65,7 +66,7 @@ def write_length_histograms(rep: SweepReport) -> list[Picture]:
         except ChunkFileError:
             continue
     path = plots.length_histograms(rep.sweep_dir / "plots" / "chunk_tokens.png", lengths,
-                                   title="Chunk lengths in tokens, per setting")
+                                   title="Chunk lengths in tokens, per setting", cache=cache)
     return [Picture(path, "How long each setting's chunks are: chunks per token-length bin "
                           "(shared bins; a spike at the left is tiny chunks)")] if path else []
 

@@ -4,7 +4,9 @@ Every ``*_figure`` function takes plain values and returns one Figure, or None
 when there is too little to draw (one setting has no heatmap); the function
 of the same picture without ``_figure`` saves it as a PNG. Figures are built
 with ``matplotlib.figure.Figure`` and never through ``pyplot``, so no GUI
-backend is touched and no global figure state leaks between calls.
+backend is touched and no global figure state leaks between calls. Given a
+:class:`~sweep.reporting.figurecache.FigureCache`, a picture drawn before with
+the same inputs (and this module and matplotlib unchanged) is copied instead.
 """
 
 from __future__ import annotations
@@ -13,15 +15,23 @@ import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+import hashlib
+
+import matplotlib
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+if TYPE_CHECKING:
+    from sweep.reporting.figurecache import FigureCache
+
 DPI = 110
+#: What a kept picture depends on besides its inputs: this module's code, matplotlib.
+_CODE = (hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), matplotlib.__version__, DPI)
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,22 @@ def _order(values: Sequence[Any]) -> list[Any]:
                   and not isinstance(v, bool) else (1, 0.0, str(v)))
 
 
+def _drawn(path: Path, cache: "FigureCache | None", what: str, inputs: tuple,
+           make: Callable[[], Figure | None]) -> Path | None:
+    """``make()``'s figure saved as ``path`` (None when there is nothing to draw), or the
+    same picture copied from ``cache``."""
+    key = cache.key(_CODE, what, inputs) if cache is not None else None
+    if key is not None and cache.fetch(key, path):
+        return path
+    fig = make()
+    if fig is None:
+        return None
+    _save(fig, path)
+    if key is not None:
+        cache.keep(key, path)
+    return path
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".tmp.png")
@@ -93,10 +119,11 @@ def heatmap_panels(cells: Sequence[Cell]) -> list[Panel]:
     return panels
 
 
-def heatmap(path: Path, cells: Sequence[Cell], *, title: str) -> Path | None:
+def heatmap(path: Path, cells: Sequence[Cell], *, title: str,
+            cache: "FigureCache | None" = None) -> Path | None:
     """:func:`heatmap_figure` saved as ``path``; None when there is nothing to draw."""
-    fig = heatmap_figure(cells, title=title)
-    return None if fig is None else _save(fig, path)
+    return _drawn(path, cache, "heatmap", (tuple(cells), title),
+                  lambda: heatmap_figure(cells, title=title))
 
 
 def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
@@ -176,10 +203,10 @@ def _rank_counts(ranks: Mapping[str, int], k: int) -> np.ndarray:
 
 
 def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: int,
-                    title: str) -> Path | None:
+                    title: str, cache: "FigureCache | None" = None) -> Path | None:
     """:func:`rank_figure` saved as ``path``; None when no setting has a ranked query."""
-    fig = rank_figure(ranks, k=k, title=title)
-    return None if fig is None else _save(fig, path)
+    return _drawn(path, cache, "ranks", (ranks, k, title),
+                  lambda: rank_figure(ranks, k=k, title=title))
 
 
 def rank_figure(ranks: Mapping[str, Mapping[str, int]], *, k: int, title: str) -> Figure | None:
@@ -240,10 +267,10 @@ def _rank_matrix(labels: Sequence[str], counts: Mapping[str, np.ndarray],
 
 
 def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
-                 title: str) -> Path | None:
+                 title: str, cache: "FigureCache | None" = None) -> Path | None:
     """:func:`budget_figure` saved as ``path``; None when no series has a value."""
-    fig = budget_figure(series, metric=metric, title=title)
-    return None if fig is None else _save(fig, path)
+    return _drawn(path, cache, "budget", (tuple(series), metric, title),
+                  lambda: budget_figure(series, metric=metric, title=title))
 
 
 def budget_figure(series: Sequence[Series], *, metric: str, title: str) -> Figure | None:
@@ -286,10 +313,11 @@ class ScoreSplit:
     threshold: float | None = None
 
 
-def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str) -> Path | None:
+def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str,
+                     cache: "FigureCache | None" = None) -> Path | None:
     """:func:`score_figure` saved as ``path``; None when there is nothing to draw."""
-    fig = score_figure(splits, title=title)
-    return None if fig is None else _save(fig, path)
+    return _drawn(path, cache, "scores", (tuple(splits), title),
+                  lambda: score_figure(splits, title=title))
 
 
 def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
@@ -331,10 +359,11 @@ def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
     return fig
 
 
-def length_histograms(path: Path, lengths: Mapping[str, np.ndarray], *, title: str) -> Path | None:
+def length_histograms(path: Path, lengths: Mapping[str, np.ndarray], *, title: str,
+                      cache: "FigureCache | None" = None) -> Path | None:
     """Per setting, chunks per token-length bin (shared bins); None without chunks."""
-    fig = length_figure(lengths, title=title)
-    return None if fig is None else _save(fig, path)
+    return _drawn(path, cache, "lengths", (lengths, title),
+                  lambda: length_figure(lengths, title=title))
 
 
 def length_figure(lengths: Mapping[str, np.ndarray], *, title: str) -> Figure | None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweep.reporting.htmlkit import Picture
 from sweep.core.measures import LEVELS
@@ -15,6 +15,9 @@ from sweep.decision.decide import Decision
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import HEADLINE_METRICS, budget_metrics
 from sweep.store.traces import read_traces
+
+if TYPE_CHECKING:
+    from sweep.reporting.figurecache import FigureCache
 
 __all__ = ["budget_picture_name", "heatmap_cells", "heatmap_metrics", "plot_name", "write_pictures",
            "write_score_histograms"]
@@ -79,8 +82,9 @@ def heatmap_cells(rep: SweepReport, level: str, metric: str) -> list:
     return cells
 
 
-def write_pictures(rep: SweepReport) -> list[Picture]:
-    """Heatmaps, metric-vs-budget lines and the first-relevant-rank histogram under plots/."""
+def write_pictures(rep: SweepReport, cache: "FigureCache | None" = None) -> list[Picture]:
+    """Heatmaps, metric-vs-budget lines and the first-relevant-rank histogram under plots/
+    (copied from ``cache`` where drawn before)."""
     from sweep.reporting import drawing as plots  # matplotlib loads only when pictures are drawn
 
     out_dir = rep.sweep_dir / "plots"
@@ -91,7 +95,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
     for level, metric in heatmap_metrics(rep):
         path = plots.heatmap(out_dir / plot_name("heatmap", level, metric),
                              heatmap_cells(rep, level, metric),
-                             title=f"{level} {metric}: mean [95% interval]")
+                             title=f"{level} {metric}: mean [95% interval]", cache=cache)
         if path:
             heatmaps.append(Picture(path, f"{level} {metric} over chunk.size × chunk.overlap"))
     for d in rep.decision.decisions:
@@ -111,7 +115,8 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
         suffix = _group_suffix(rep, d)
         path = plots.budget_lines(
             out_dir / budget_picture_name(rep, d), series, metric=name,
-            title=f"{name} at equal context cost" + (f" ({d.group.label})" if d.group.label else ""))
+            title=f"{name} at equal context cost" + (f" ({d.group.label})" if d.group.label else ""),
+            cache=cache)
         if path:
             pictures.append(Picture(path, f"{name} at each token budget, one line per setting "
                                           "(band: 95% interval)"))
@@ -127,7 +132,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
         path = plots.rank_histograms(
             out_dir / f"first_relevant_rank_{p.level}{suffix}.png", ranks, k=k,
             title=f"Rank of the first relevant chunk ({p.level} level, top {k}; "
-                  f"none = not in the top {k})")
+                  f"none = not in the top {k})", cache=cache)
         if path:
             pictures.append(Picture(path, "Where the first relevant chunk lands, per setting: "
                                           "rank-aware metrics (mrr, ndcg) reward rank 1 most"))
@@ -135,7 +140,7 @@ def write_pictures(rep: SweepReport) -> list[Picture]:
     return heatmaps[:1] + pictures + heatmaps[1:]
 
 
-def write_score_histograms(rep: SweepReport) -> list[Picture]:
+def write_score_histograms(rep: SweepReport, cache: "FigureCache | None" = None) -> list[Picture]:
     """Per setting, the top-1 scores of answerable and unanswerable queries: can the top score
     tell that a question has no answer in the corpus?"""
     from sweep.reporting import drawing as plots
@@ -163,7 +168,8 @@ def write_score_histograms(rep: SweepReport) -> list[Picture]:
         path = plots.score_histograms(rep.sweep_dir / "plots" / f"top_score{_group_suffix(rep, d)}.png",
                                       splits,
                                       title="Top-1 retrieval score: answerable vs unanswerable "
-                                            "questions" + (f" ({d.group.label})" if d.group.label else ""))
+                                            "questions" + (f" ({d.group.label})" if d.group.label else ""),
+                                      cache=cache)
         if path:
             out.append(Picture(path, "Can the top score tell an unanswerable question? One panel "
                                      "per setting (up to 12): questions per score bin"))

@@ -21,6 +21,7 @@ from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.reporting import htmlkit
 from sweep.reporting.chunkhealth import health_markdown
+from sweep.reporting.figurecache import FigureCache
 from sweep.reporting.frames import combine_per_query, write_results
 from sweep.reporting.sweepreport import SweepReport, build_report
 from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
@@ -54,14 +55,15 @@ def write_tables(rep: SweepReport) -> list[str]:
     return files
 
 
-def write_html(rep: SweepReport) -> list[str]:
-    """plots/ and report.html (seconds: matplotlib)."""
+def write_html(rep: SweepReport, figures: FigureCache | None = None) -> list[str]:
+    """plots/ and report.html (seconds: matplotlib; pictures drawn before are copied from
+    ``figures``)."""
     from sweep.reporting.html import render_html
     from sweep.reporting.chunkhealth import write_length_histograms
     from sweep.reporting.pictures import write_pictures, write_score_histograms
 
-    pictures, scores = write_pictures(rep), write_score_histograms(rep)
-    lengths = write_length_histograms(rep) if rep.ok else []
+    pictures, scores = write_pictures(rep, figures), write_score_histograms(rep, figures)
+    lengths = write_length_histograms(rep, figures) if rep.ok else []
     htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores, lengths))
     return ["report.html"] + (["plots/"] if pictures or scores or lengths else [])
 
@@ -73,8 +75,8 @@ def summary_line(rep: SweepReport) -> str:
     return f"{len(rep.rows)} setting(s): {', '.join(parts)}"
 
 
-def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = None
-                 ) -> SweepReport | None:
+def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = None,
+                 figures: FigureCache | None = None) -> SweepReport | None:
     """(Re)write the tables; unless quiet also print them and draw plots/ and report.html.
 
     ``html`` overrides whether pictures and report.html are made (default: ``not quiet``,
@@ -93,7 +95,7 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
     except (ValueError, TraceError) as e:  # a damaged per-query file or trace: name it
         raise ReportError(str(e)) from None
     if (not quiet) if html is None else html:
-        files += write_html(rep)
+        files += write_html(rep, figures)
     if not quiet:
         print("\n" + terminal_text(rep) + "\n")
         print(f"sweep: {summary_line(rep)}; files in {sweep_dir}/ ({', '.join(files)}, "

@@ -1,0 +1,160 @@
+"""Pictures drawn before are copied, not drawn again: by exactly what they show."""
+
+from __future__ import annotations
+
+import logging
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from sweep.reporting import drawing, figurecache
+from sweep.reporting.drawing import Cell, heatmap, length_histograms, rank_histograms
+from sweep.reporting.figurecache import FigureCache, fingerprint
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _grid(shift: float = 0.0) -> list[Cell]:
+    return [Cell("", s, o, 0.4 + 0.1 * i + 0.02 * j + shift, 0.3, 0.9)
+            for i, s in enumerate((128, 256, 512)) for j, o in enumerate((0, 64))]
+
+
+def _count_draws(monkeypatch) -> list[str]:
+    calls: list[str] = []
+    real = drawing.heatmap_figure
+
+    def counted(cells, *, title):
+        calls.append(title)
+        return real(cells, title=title)
+
+    monkeypatch.setattr(drawing, "heatmap_figure", counted)
+    return calls
+
+
+# -- the hash ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b", [
+    (1, 1.0), (1, "1"), (1, True), (0.1, float(np.nextafter(0.1, 1.0))), ((1, 2), [1, 2]), ((1, 2), (2, 1)),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # panel order is drawn
+    (np.array([1, 2], dtype=np.int64), np.array([1, 2], dtype=np.int32)),
+    (np.array([[1, 2]]), np.array([1, 2])),
+    (Cell("", 128, 0, 0.5), Cell("", 128, 0, 0.5, note="x")),
+    ("a", "b"), (None, "None"),
+])
+def test_different_inputs_have_different_fingerprints(a, b):
+    assert fingerprint(a) != fingerprint(b)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text()
+                    | st.floats(allow_nan=False),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12))
+def test_the_fingerprint_is_a_function_of_the_value(value):
+    assert fingerprint(value) == fingerprint(value)
+    assert fingerprint(value) != fingerprint([value])
+
+
+def test_a_value_it_cannot_hash_is_drawn_not_cached(tmp_path):
+    cache = FigureCache(tmp_path / "figures")
+    assert cache.key(object()) is None
+    with pytest.raises(TypeError):
+        fingerprint({1, 2})
+
+
+# -- drawing through the cache ---------------------------------------------------------------
+
+def test_the_same_picture_is_copied_and_another_is_drawn(tmp_path, monkeypatch):
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    first = heatmap(tmp_path / "a" / "h.png", _grid(), title="span recall@5", cache=cache)
+    (kept,) = cache.files()
+    assert draws == ["span recall@5"] and kept.read_bytes() == first.read_bytes()
+    again = heatmap(tmp_path / "b" / "h.png", _grid(), title="span recall@5", cache=cache)
+    assert draws == ["span recall@5"]  # not drawn again
+    assert again.read_bytes() == first.read_bytes()
+    assert not list(again.parent.glob("*.tmp.png"))
+    # Any change of what is shown is another picture.
+    heatmap(tmp_path / "c" / "h.png", _grid(), title="doc recall@5", cache=cache)
+    heatmap(tmp_path / "d" / "h.png", _grid(shift=1e-9), title="span recall@5", cache=cache)
+    assert len(draws) == 3 and len(cache.files()) == 3
+    # Without a cache, every call draws.
+    heatmap(tmp_path / "e" / "h.png", _grid(), title="span recall@5")
+    assert len(draws) == 4
+
+
+def test_a_changed_drawing_module_draws_anew(tmp_path, monkeypatch):
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    monkeypatch.setattr(drawing, "_CODE", ("another revision",) + drawing._CODE[1:])
+    heatmap(tmp_path / "b.png", _grid(), title="t", cache=cache)
+    assert len(draws) == 2 and len(cache.files()) == 2
+
+
+def test_arrays_and_nested_maps_are_cached_by_value(tmp_path):
+    cache = FigureCache(tmp_path / "figures")
+    lengths = {"size=128": np.array([120, 128, 64]), "size=256": np.array([250, 256])}
+    a = length_histograms(tmp_path / "a.png", lengths, title="t", cache=cache)
+    b = length_histograms(tmp_path / "b.png", {k: v.copy() for k, v in lengths.items()},
+                          title="t", cache=cache)
+    assert a.read_bytes() == b.read_bytes() and len(cache.files()) == 1
+    length_histograms(tmp_path / "c.png", {**lengths, "size=256": np.array([250, 255])},
+                      title="t", cache=cache)
+    ranks = {"a": {"q1": 1, "q2": 0}, "b": {"q1": 3}}
+    rank_histograms(tmp_path / "r.png", ranks, k=5, title="t", cache=cache)
+    rank_histograms(tmp_path / "r2.png", ranks, k=5, title="t", cache=cache)
+    assert len(cache.files()) == 3
+
+
+def test_a_damaged_kept_picture_is_drawn_again(tmp_path, monkeypatch, caplog):
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    (kept,) = cache.files()
+    kept.write_bytes(kept.read_bytes()[:100])  # cut short
+    with caplog.at_level(logging.WARNING):
+        out = heatmap(tmp_path / "b.png", _grid(), title="t", cache=cache)
+    assert len(draws) == 2 and out.read_bytes()[:8] == PNG
+    assert "damaged cached picture" in caplog.text
+    assert kept.read_bytes() == out.read_bytes()  # kept again, whole
+
+
+def test_a_cache_that_cannot_be_written_still_draws(tmp_path):
+    blocker = tmp_path / "figures"
+    blocker.write_text("a file where the folder would be")
+    out = heatmap(tmp_path / "a.png", _grid(), title="t", cache=FigureCache(blocker))
+    assert out.read_bytes()[:8] == PNG and blocker.read_text().startswith("a file")
+
+
+def test_nothing_to_draw_keeps_nothing(tmp_path):
+    cache = FigureCache(tmp_path / "figures")
+    assert heatmap(tmp_path / "h.png", [Cell("", 128, 0, 0.5)], title="t", cache=cache) is None
+    assert cache.files() == [] and not (tmp_path / "h.png").exists()
+
+
+def test_the_least_recently_used_pictures_go_first(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setattr(figurecache, "MAX_FILES", 5)
+    cache = FigureCache(tmp_path / "figures")
+    src = tmp_path / "p.png"
+    src.write_bytes(PNG + b"\0" * 8 + b"IEND\xaeB`\x82")
+    keys = [fingerprint(i) for i in range(5)]
+    for n, key in enumerate(keys):
+        cache.keep(key, src)
+        os.utime(cache.folder / f"{key}.png", (1000 + n, 1000 + n))
+    assert cache.fetch(keys[0], tmp_path / "out.png")  # used now: the newest
+    cache.keep(fingerprint("sixth"), src)  # 6 > 5: down to 4, oldest first
+    left = {p.stem for p in cache.files()}
+    assert left == {keys[0], keys[3], keys[4], fingerprint("sixth")}
+
+
+def test_clear_removes_only_the_kept_pictures(tmp_path):
+    cache = FigureCache(tmp_path / "figures")
+    heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    (cache.folder / "notes.txt").write_text("mine")
+    (cache.folder / "holiday.png").write_bytes(PNG)
+    n, size = cache.clear()
+    assert n == 1 and size > 0
+    assert sorted(p.name for p in cache.folder.iterdir()) == ["holiday.png", "notes.txt"]
+    assert FigureCache(tmp_path / "none").clear() == (0, 0)

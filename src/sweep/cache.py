@@ -22,8 +22,8 @@ from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 
 def _info(root: Path, as_json: bool) -> int:
     info = cache_info(root)
-    pictures = FigureCache(root / FIGURES_DIR).files()
-    info["figures"] = {"files": len(pictures), "bytes": sum(p.stat().st_size for p in pictures)}
+    n_pictures, picture_bytes = FigureCache(root / FIGURES_DIR).size()
+    info["figures"] = {"files": n_pictures, "bytes": picture_bytes}
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -33,8 +33,8 @@ def _info(root: Path, as_json: bool) -> int:
     for ns in info["namespaces"]:
         print(f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
               f"dim={ns['dim']}  {describe_namespace(ns)}")
-    if pictures:
-        print(f"report pictures drawn before: {len(pictures)}  "
+    if n_pictures:
+        print(f"report pictures drawn before: {n_pictures}  "
               f"size: {human_bytes(info['figures']['bytes'])}  ({root / FIGURES_DIR})")
     return 0
 
@@ -49,7 +49,11 @@ def _clear(root: Path, namespace: str | None, yes: bool) -> int:
     if not yes:
         if not sys.stdin.isatty():
             raise CacheError("refusing to clear without --yes (stdin is not a terminal)")
-        if input(f"delete {entries} cached embeddings ({human_bytes(size)}) from {root}? "
+        pictures, picture_bytes = FigureCache(root / FIGURES_DIR).size() if namespace is None \
+            else (0, 0)
+        also = (f" and {pictures} report pictures ({human_bytes(picture_bytes)})"
+                if pictures else "")
+        if input(f"delete {entries} cached embeddings ({human_bytes(size)}){also} from {root}? "
                  "[y/N] ").strip().lower() not in ("y", "yes"):
             print("nothing deleted")
             return 1

@@ -252,7 +252,7 @@ def test_openvino_export_is_the_plain_graph_checked_at_its_precision(exports, tm
     e = emb(tmp_path, exports, backend="openvino")
     e.load()
     folder = e.export_folder()
-    assert folder.name.endswith("-openvino-r1")
+    assert folder.name.endswith(f"-openvino-{e.precision}-r1")  # checked at this precision
     assert sorted(p.name for p in folder.iterdir()) == [
         "manifest.json", "model.bin", "model.xml", "tokenizer.json"]  # raw.onnx is gone
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
@@ -260,6 +260,33 @@ def test_openvino_export_is_the_plain_graph_checked_at_its_precision(exports, tm
     assert manifest["probe_precision"] == e.precision in ("bf16", "f32")
     # The weights stay float32 on disk (22.7M parameters); only the products may be bf16.
     assert (folder / "model.bin").stat().st_size > 4 * 22_000_000
+
+
+@pytest.mark.e2e
+def test_openvino_feeds_only_the_inputs_its_graph_has(tmp_path, exports):
+    # A model that never reads token_type_ids is exported without that input; OpenVINO
+    # refuses an input its graph does not have.
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    from sweep.embedding.backends import OpenVinoEncoder
+
+    source = emb(tmp_path, exports, backend="openvino").export_folder()
+    folder = tmp_path / "two-inputs"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes((source / "tokenizer.json").read_bytes())
+    manifest = json.loads((source / MANIFEST_FILE).read_text())
+    manifest["dim"] = 1
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest))
+    assert "token_type_ids" in manifest["inputs"]
+    ids = ops.parameter([-1, -1], ov.Type.i64, name="input_ids")
+    mask = ops.parameter([-1, -1], ov.Type.i64, name="attention_mask")
+    tokens = ops.convert(ops.reduce_sum(mask, ops.constant(np.array([1])), True), ov.Type.f32)
+    tokens.output(0).get_tensor().set_names({"sentence_embedding"})  # the tokens per text
+    ov.save_model(ov.Model([tokens], [ids, mask], "count"), str(folder / "model.xml"))
+    got = OpenVinoEncoder(folder).encode(["one", "one two three"], batch_size=2,
+                                         max_seq_length=16, normalize=False)
+    assert got[:, 0].tolist() == [3.0, 5.0]  # [CLS] ... [SEP]
 
 
 @pytest.mark.e2e
@@ -377,7 +404,7 @@ def test_the_embedding_command_shows_the_export_and_its_precision(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in res.stdout.splitlines() if ": " in line)
     assert lines["export"].startswith(str(tmp_path / "xdg" / "sweep" / "onnx")) \
-        and lines["export"].endswith("-openvino-r1")
+        and lines["export"].endswith(f"-openvino-{lines['precision']}-r1")
     assert lines["precision"] in ("bf16", "f32")
     assert json.loads(lines["identity"])["precision"] == lines["precision"]
     assert "'the pump': [" in res.stdout

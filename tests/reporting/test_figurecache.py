@@ -158,3 +158,43 @@ def test_clear_removes_only_the_kept_pictures(tmp_path):
     assert n == 1 and size > 0
     assert sorted(p.name for p in cache.folder.iterdir()) == ["holiday.png", "notes.txt"]
     assert FigureCache(tmp_path / "none").clear() == (0, 0)
+
+
+def test_another_style_or_unreadable_drawing_code_draws_anew(tmp_path, monkeypatch):
+    import matplotlib
+
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    with matplotlib.rc_context({"font.size": 14}):  # a matplotlibrc of the user's, say
+        heatmap(tmp_path / "b.png", _grid(), title="t", cache=cache)
+    assert len(draws) == 2 and len(cache.files()) == 2
+    monkeypatch.setattr(drawing, "_CODE", None)  # the module's source could not be read
+    heatmap(tmp_path / "c.png", _grid(), title="t", cache=cache)
+    assert len(draws) == 3 and len(cache.files()) == 2
+
+
+def test_arrays_of_objects_are_not_fingerprinted(tmp_path):
+    with pytest.raises(TypeError):
+        fingerprint(np.array(["a", None], dtype=object))
+    cache = FigureCache(tmp_path / "figures")
+    assert cache.key({"s": np.array([1, None], dtype=object)}) is None
+
+
+def test_temporaries_of_copies_cut_short_are_removed(tmp_path):
+    import os
+
+    cache = FigureCache(tmp_path / "figures")
+    cache.folder.mkdir()
+    stale = cache.folder / f".tmp-{'a' * 64}-12345678.png"
+    fresh = cache.folder / f".tmp-{'b' * 64}-12345678.png"
+    stale.write_bytes(PNG)
+    fresh.write_bytes(PNG)
+    os.utime(stale, (0, 0))
+    src = tmp_path / "p.png"
+    src.write_bytes(PNG + b"\0" * 8 + b"IEND\xaeB`\x82")
+    cache.keep(fingerprint("x"), src)
+    assert not stale.exists() and fresh.exists()  # another sweep's copy in progress stays
+    assert cache.size() == (1, src.stat().st_size)
+    cache.clear()
+    assert not cache.folder.exists()

@@ -10,7 +10,8 @@ neither torch nor sentence-transformers once the export exists.
   MiniLM's vectors within a cosine of 0.999 of the model's own.
 - ``openvino``: the plain graph run by OpenVINO at the CPU's default inference
   precision: bfloat16 where the CPU computes it natively (AVX-512 BF16, AMX),
-  float32 elsewhere. The precision is part of the cache key.
+  float32 on other x86 CPUs. The precision is part of the cache key and of the
+  export's folder name (each precision's export is checked where it runs).
 """
 
 from __future__ import annotations
@@ -182,6 +183,9 @@ class OpenVinoEncoder(_ExportEncoder):
         if threads:
             config["INFERENCE_NUM_THREADS"] = int(threads)
         compiled = ov.Core().compile_model(str(folder / OPENVINO_FILE), "CPU", config)
+        # The exporter drops an input the model never reads (token_type_ids, say).
+        names = {name for port in compiled.inputs for name in port.get_names()}
+        self._inputs = [n for n in self.manifest.inputs if n in names]
         self.precision = _precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
         self._output = compiled.output(self.manifest.output)
         self._request = compiled.create_infer_request()

@@ -647,7 +647,9 @@ class SentenceTransformerEmbedder:
         with _MEMO_LOCK:
             from sweep.embedding import onnx_export
 
-            folder = self._onnx_root() / onnx_export.export_dirname(files.fingerprint, self.backend)
+            precision = self.precision if self.backend == "openvino" else None
+            folder = self._onnx_root() / onnx_export.export_dirname(files.fingerprint, self.backend,
+                                                                    precision)
             key = (str(folder), self.threads)
             encoder = _EXPORT_MEMO.get(key)
             if encoder is None:
@@ -657,7 +659,8 @@ class SentenceTransformerEmbedder:
                 try:
                     with quiet_transformers():
                         folder = onnx_export.ensure_export(files.path, files.fingerprint,
-                                                           self.backend, self._onnx_root())
+                                                           self.backend, self._onnx_root(),
+                                                           precision)
                     encoder = backends.encoder_for(self.backend, folder, threads=self.threads)
                 except Exception as exc:
                     raise EmbedderError(f"cannot run '{self.model_name}' with "

@@ -7,7 +7,8 @@ Layout under ``root`` (``<embedding cache>/onnx`` unless ``embed.onnx_dir`` says
     <fingerprint>-fp32-r1/tokenizer.json   the model's fast tokenizer
     <fingerprint>-fp32-r1/manifest.json    inputs, output, dim, padding, checks
     <fingerprint>-int8-r2/...              the same, weight matrices stored as int8
-    <fingerprint>-openvino-r1/model.xml    the plain graph in OpenVINO's format (+ model.bin)
+    <fingerprint>-openvino-bf16-r1/model.xml  the plain graph in OpenVINO's format (+ model.bin),
+                                            checked at the precision OpenVINO computes in here
 
 The folder name carries the model's weights fingerprint and the recipe
 revision, so another model or a changed recipe never reuses an old export.
@@ -79,14 +80,23 @@ class ExportError(RuntimeError):
     """The model could not be exported or the export does not match the model."""
 
 
-def export_dirname(fingerprint: str, backend: str) -> str:
+def export_dirname(fingerprint: str, backend: str, precision: str | None = None) -> str:
+    """The export's folder name. OpenVINO's names the precision it was checked at
+    (``precision``): a cache folder shared with a machine that computes in another
+    precision gets an export checked there."""
     kind = export_kind(backend)
+    if kind == "openvino":
+        if not precision:
+            raise ValueError("an openvino export is named by its precision")
+        return f"{fingerprint}-{kind}-{precision}-{RECIPES[kind]}"
     return f"{fingerprint}-{kind}-{RECIPES[kind]}"
 
 
-def ensure_export(model_dir: Path, fingerprint: str, backend: str, root: Path) -> Path:
-    """The folder of ``model_dir``'s export for ``backend`` under ``root``, built if missing."""
-    final = root / export_dirname(fingerprint, backend)
+def ensure_export(model_dir: Path, fingerprint: str, backend: str, root: Path,
+                  precision: str | None = None) -> Path:
+    """The folder of ``model_dir``'s export for ``backend`` under ``root``, built if missing
+    (``precision``: OpenVINO's on this machine, for the ``openvino`` backend)."""
+    final = root / export_dirname(fingerprint, backend, precision)
     if (final / MANIFEST_FILE).is_file():
         return final
     root.mkdir(parents=True, exist_ok=True)
@@ -310,7 +320,8 @@ def _check(folder: Path, model: Any, kind: str, manifest: dict) -> None:
                          normalize=True).astype(np.float64)
     cosine = float(np.min(np.sum(want * got, axis=1)))
     if not cosine >= MIN_PROBE_COSINE[kind]:
-        raise ExportError(f"the {kind} export disagrees with the torch model "
+        at = f" computed in {encoder.precision}" if kind == "openvino" else ""
+        raise ExportError(f"the {kind} export{at} disagrees with the torch model "
                           f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[kind]} on a probe text)")
     if kind == "openvino":
         manifest["probe_precision"] = encoder.precision

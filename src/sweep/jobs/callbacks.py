@@ -95,7 +95,11 @@ def _every_problem(e: DatasetError) -> str:
 def log_model_use(folder: Path) -> None:
     """Say whether the sweep loaded an embedding model at all: a warm rerun, whose
     vectors and query timings all come from the cache, loads none."""
-    rows = [r for r in load_rows(folder) if r.status == "ok"]
+    try:
+        rows = [r for r in load_rows(folder) if r.status == "ok"]
+    except Exception as e:  # a damaged row: the tables, written next, name it
+        log.debug("model use not counted: %s", e)
+        return
     if not rows:
         return
     loads = sum(1 for r in rows if (r.stats.model_load_s or 0) > 0)

@@ -30,8 +30,20 @@ if TYPE_CHECKING:
     from sweep.reporting.figurecache import FigureCache
 
 DPI = 110
-#: What a kept picture depends on besides its inputs: this module's code, matplotlib.
-_CODE = (hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), matplotlib.__version__, DPI)
+
+
+def _code() -> tuple | None:
+    """What a kept picture depends on besides its inputs: this module's code, matplotlib's
+    and NumPy's versions (binning), the resolution. None when the code cannot be read
+    (then nothing is cached)."""
+    try:
+        source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return source, matplotlib.__version__, np.__version__, DPI
+
+
+_CODE = _code()
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,10 @@ def _drawn(path: Path, cache: "FigureCache | None", what: str, inputs: tuple,
            make: Callable[[], Figure | None]) -> Path | None:
     """``make()``'s figure saved as ``path`` (None when there is nothing to draw), or the
     same picture copied from ``cache``."""
-    key = cache.key(_CODE, what, inputs) if cache is not None else None
+    key = None
+    if cache is not None and _CODE is not None:
+        # The style in force (a matplotlibrc of the user's, say) draws other pixels.
+        key = cache.key(_CODE, repr(sorted(matplotlib.rcParams.items())), what, inputs)
     if key is not None and cache.fetch(key, path):
         return path
     fig = make()

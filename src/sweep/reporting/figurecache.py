@@ -2,11 +2,11 @@
 
 Drawing a report's pictures takes seconds (matplotlib's layout and rendering), about a
 quarter of a rerun whose vectors all come from the embedding cache. A picture is a pure
-function of its inputs (the values drawn, the title, the drawing code and matplotlib's
-version), so it is kept under the hash of exactly those in ``<cache>/figures/<hash>.png``
-and copied when the same picture is asked for again. Anything that changes a pixel
-changes the hash: another value, label or title, an edit of the drawing module, another
-matplotlib. The folder keeps the most recently used ``MAX_FILES`` pictures.
+function of its inputs (the values drawn, the title, the drawing code, matplotlib's style
+settings and the versions of matplotlib and NumPy), so it is kept under the hash of
+exactly those in ``<cache>/figures/<hash>.png`` and copied when the same picture is asked
+for again. Anything that changes a pixel changes the hash: another value, label or title,
+an edit of the drawing module, a matplotlibrc, another matplotlib. The folder keeps the most recently used ``MAX_FILES`` pictures.
 
 Only PNG files written here are read back; one that is damaged (no PNG header or end) is
 deleted and the picture drawn again.
@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,6 +37,8 @@ _FORMAT = b"sweep-figure-1"
 _PNG_HEAD = b"\x89PNG\r\n\x1a\n"
 _PNG_TAIL = b"IEND\xaeB`\x82"
 _TMP_PREFIX = ".tmp-"
+#: A temporary this old is a copy that a crash cut short, not one in progress.
+_STALE_TMP_SECONDS = 3600
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -45,6 +48,8 @@ def _feed(h: Any, obj: Any) -> None:
     elif isinstance(obj, float):
         h.update(f"float:{obj!r};".encode())  # repr round-trips: every bit counts
     elif isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:  # its bytes are pointers, not values
+            raise TypeError("cannot fingerprint an array of Python objects")
         a = np.ascontiguousarray(obj)
         h.update(f"ndarray:{a.dtype.str}:{a.shape};".encode())
         h.update(a.tobytes())
@@ -122,10 +127,13 @@ class FigureCache:
             tmp = dest.with_name(f"{dest.stem}.tmp.png")
             shutil.copyfile(kept, tmp)
             tmp.replace(dest)
-            os.utime(kept)  # recently used: pruned last
         except OSError as exc:
             log.debug("cached picture %s not copied (%s)", kept, exc)
             return False
+        try:
+            os.utime(kept)  # recently used: pruned last
+        except OSError:  # a cache shared read-only: the copy stands
+            pass
         return True
 
     def keep(self, key: str, drawn: Path) -> None:
@@ -145,8 +153,22 @@ class FigureCache:
             return []
         return [p for p in self.folder.iterdir() if p.suffix == ".png" and _is_key(p.stem)]
 
+    def size(self) -> tuple[int, int]:
+        """(pictures, bytes) kept now."""
+        n = size = 0
+        for p in self.files():
+            try:
+                size += p.stat().st_size
+                n += 1
+            except OSError:  # pruned by another sweep meanwhile
+                pass
+        return n, size
+
     def clear(self) -> tuple[int, int]:
-        """Delete the kept pictures (and nothing else); (files, bytes) removed."""
+        """Delete the kept pictures and the temporaries of copies cut short (and nothing
+        else); (pictures, bytes) removed."""
+        for p in self._temporaries():
+            p.unlink(missing_ok=True)
         n = size = 0
         for p in self.files():
             try:
@@ -161,13 +183,30 @@ class FigureCache:
             pass
         return n, size
 
+    def _temporaries(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return [p for p in self.folder.iterdir()
+                if p.name.startswith(_TMP_PREFIX) and p.suffix == ".png"]
+
     def _prune(self) -> None:
+        now = time.time()
+        for p in self._temporaries():  # a copy cut short by a crash
+            if now - _mtime(p) > _STALE_TMP_SECONDS:
+                p.unlink(missing_ok=True)
         files = self.files()
         if len(files) <= MAX_FILES:
             return
-        by_age = sorted(files, key=lambda p: p.stat().st_mtime)
+        by_age = sorted(files, key=_mtime)
         for p in by_age[:len(files) - MAX_FILES * 4 // 5]:
             p.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # gone meanwhile: first in line
+        return 0.0
 
 
 def _is_key(name: str) -> bool:

@@ -229,7 +229,7 @@ class _ModelFiles:
 
 _FILES_MEMO: dict[str, _ModelFiles] = {}
 _MODEL_MEMO: dict[tuple[str, str], Any] = {}
-#: ONNX Runtime sessions per (export folder, threads).
+#: Loaded exports (ONNX Runtime sessions, compiled OpenVINO models) per (folder, threads).
 _EXPORT_MEMO: dict[tuple[str, int | None], Any] = {}
 _TOKENIZER_MEMO: dict[str, Any] = {}
 _MEMO_LOCK = threading.RLock()
@@ -366,10 +366,11 @@ class SentenceTransformerEmbedder:
 
     ``backend`` picks the runtime: ``torch`` (sentence-transformers), ``onnx``
     (the model exported to ONNX, run by ONNX Runtime), ``onnx-int8`` (that
-    export with int8 weights) or ``openvino`` (the export run by OpenVINO). ``threads`` caps the CPU threads the model
-    uses (None: the runtime's default, all cores). ONNX exports are kept in
-    ``onnx_dir`` (None: ``onnx/`` inside the embedding cache folder, or
-    ``$XDG_CACHE_HOME/sweep/onnx`` when the cache is off).
+    export with int8 weights) or ``openvino`` (the export run by OpenVINO).
+    ``threads`` caps the CPU threads the model uses (None: the runtime's
+    default, all cores). Exports are kept in ``onnx_dir`` (None: ``onnx/``
+    inside the embedding cache folder, or ``$XDG_CACHE_HOME/sweep/onnx`` when
+    the cache is off).
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32,
@@ -817,9 +818,9 @@ class SentenceTransformerEmbedder:
     def _encoder(self) -> Callable[[list[str]], np.ndarray]:
         """This backend's strings -> vectors function, the model loaded."""
         if self.backend != "torch":
-            onnx = self._ensure_export()
-            return lambda texts: onnx.encode(texts, self.batch_size, self.max_seq_length,
-                                             self.normalize)
+            exported = self._ensure_export()
+            return lambda texts: exported.encode(texts, self.batch_size, self.max_seq_length,
+                                                 self.normalize)
         model = self._ensure_model()
 
         def encode(texts: list[str]) -> np.ndarray:

@@ -55,16 +55,16 @@ def run_hydra_job(cfg: DictConfig) -> None:
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
         fail(str(e), sweep_dir)
-    if not launch.separate_processes and (hc.mode == RunMode.RUN or job_num + 1 == launch.n_jobs):
-        # The last job of this process: the sweep's end, right after it, writes the tables.
-        interrupts.hold()
-        return
-    # Rebuilt after every job, so a crash or Ctrl-C later never loses this row.
-    try:
-        write_report(sweep_dir, quiet=True)
-    except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
-        log.warning("could not update the sweep table (%s); rows are kept in %s", first_line(e, with_type=True),
-                    sweep_dir)
+    # Rebuilt after every job, so a crash or Ctrl-C later never loses this row; after the
+    # last job of this process the sweep's end, right after it, writes the tables.
+    ends_here = not launch.separate_processes and (hc.mode == RunMode.RUN
+                                                   or job_num + 1 == launch.n_jobs)
+    if not ends_here:
+        try:
+            write_report(sweep_dir, quiet=True)
+        except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
+            log.warning("could not update the sweep table (%s); rows are kept in %s",
+                        first_line(e, with_type=True), sweep_dir)
     interrupts.hold()
 
 

@@ -11,13 +11,12 @@ the same inputs (and this module and matplotlib unchanged) is copied instead.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
-
-import hashlib
 
 import matplotlib
 import numpy as np

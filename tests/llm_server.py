@@ -22,7 +22,7 @@ How a request is answered:
 4. Otherwise ``classify(request)`` names the prompt kind (by default the
    ``Task: <kind>`` line that starts every sweep system prompt) and
    ``responders[kind](request)`` returns the answer text. An unknown kind
-   answers HTTP 400.
+   answers HTTP 400. :class:`ContextResponders` answers chunk.context=llm's prompt.
 
 In a test module, ``from llm_server import stand_in`` brings a fixture that
 yields a started server with :class:`GenerationResponders` installed.
@@ -554,6 +554,41 @@ class AnswerResponders:
         return self._reply("judge-correctness", {"correct": ok, "reason": "stand-in correctness"})
 
 
+# --------------------------------------------------------------------------- chunk contexts
+
+
+_CONTEXT_DOC = re.compile(r"<document>\n(.*?)\n</document>", re.DOTALL)
+_CONTEXT_CHUNK = re.compile(r"<chunk>\n(.*?)\n</chunk>", re.DOTALL)
+
+
+@dataclass
+class ContextResponders:
+    """Deterministic answers to chunk.context=llm's prompt (``Task: chunk-context``): the
+    document's first heading (else its first words) and the chunk's three longest content
+    words. No model writes them, so they show what the plumbing does, not what a real
+    LLM's contexts are worth. ``say(document, chunk)``, when set, is answered instead (a
+    test plants an answer in a context)."""
+
+    say: Callable[[str, str], str] | None = None
+
+    def install(self, server: StandInLLM) -> StandInLLM:
+        server.responders["chunk-context"] = self.context
+        return server
+
+    def context(self, req: ChatRequest) -> str:
+        user = req.text("user")
+        doc, chunk = _CONTEXT_DOC.search(user), _CONTEXT_CHUNK.search(user)
+        document = doc.group(1) if doc else user
+        piece = chunk.group(1) if chunk else user
+        if self.say is not None:
+            return self.say(document, piece)
+        title = next((line.lstrip("# ").strip() for line in document.splitlines()
+                      if line.startswith("#") and line.lstrip("# ").strip()),
+                     " ".join(document.split()[:6]))
+        words = ", ".join(_keywords(piece, 3)) or "its opening"
+        return f"From the document \"{title}\"; this part is about {words}."
+
+
 try:
     import pytest
 except ImportError:  # run as a script outside the test environment
@@ -576,6 +611,7 @@ def main() -> None:
     args = parser.parse_args()
     server = GenerationResponders().install(StandInLLM(models=[args.model], port=args.port))
     AnswerResponders().install(server)
+    ContextResponders().install(server)
     print(f"stand-in LLM serving model {args.model!r} at {server.url}", flush=True)
     try:
         server._httpd.serve_forever()

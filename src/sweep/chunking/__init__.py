@@ -6,7 +6,8 @@ sentence, paragraph, recursive; ``markdown``; ``semantic``), the tools they shar
 (``boundaries``, ``headings``, ``fitting``), and :func:`build_chunker`, which
 builds one sweep setting's chunker (the ``_target_`` of the ``chunk`` config group).
 ``frameworks`` runs LangChain, LlamaIndex, chonkie, semchunk or any function as a
-chunker, its texts located in the document by ``locate``.
+chunker, its texts located in the document by ``locate``. ``contexts`` has an LLM
+write each chunk a situating context to search it by (Contextual Retrieval).
 """
 
 from sweep.chunking.base import (PREFIXES, BaseChunker, ChunkingSettingsError,

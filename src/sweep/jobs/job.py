@@ -37,6 +37,9 @@ from sweep.pipeline.latency import encode_times_for
 from sweep.core.measures import Primary
 from sweep.pipeline.evaluate import evaluate_setting
 from sweep.store.stats import Stats
+from sweep.retrieval.parents import ParentSpec
+from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
+from sweep.llm import LLMClient
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
@@ -46,8 +49,8 @@ from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_doc
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
-__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "load_dataset", "run_job",
-           "save_failed_row", "scoring_config"]
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "chunk_node", "context_writer",
+           "load_dataset", "run_job", "save_failed_row", "scoring_config"]
 
 log = logging.getLogger("sweep")
 
@@ -62,6 +65,8 @@ class Stages:
     chunker: Chunker
     retriever: Retriever
     reranker: Reranker | None = None
+    parents: ParentSpec = ParentSpec()
+    contexts: ContextWriter | None = None
 
 
 class _PerDocument:
@@ -96,12 +101,47 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     (the semantic strategy embeds sentences; the others ignore it).
     """
     embedder = instantiate(embedder_node(cfg, device))
-    chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
+    node, context = chunk_node(cfg)
+    chunker = instantiate(node, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
-    retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
+    # retrieve.parent and parent_size say what a hit hands the LLM, not how chunks are
+    # found: the retriever never sees them.
+    node = OmegaConf.to_container(cfg.retrieve, resolve=True)
+    parents = ParentSpec.of(node.pop("parent", "none"), node.pop("parent_size", 512),
+                            OmegaConf.select(cfg, "chunk.tokenizer", default=None))
+    retriever = instantiate(node, index=instantiate(cfg.index))
     reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
-    return Stages(embedder, chunker, retriever, reranker)
+    return Stages(embedder, chunker, retriever, reranker, parents, context_writer(cfg, context))
+
+
+#: chunk.<key> -> ContextSpec field: what contexts are written with, not how text is cut.
+_CONTEXT_KEYS = {"context": "mode", "context_prompt": "prompt",
+                 "context_max_tokens": "max_tokens", "context_confirm": "confirm",
+                 "context_confirm_above": "confirm_above"}
+
+
+def chunk_node(cfg: DictConfig) -> tuple[DictConfig, ContextSpec]:
+    """The ``chunk`` node the chunker is built from, and its contexts' settings (the
+    ``context*`` keys, which the chunker never sees)."""
+    node = OmegaConf.to_container(cfg.chunk, resolve=True)
+    given = {name: node.pop(key) for key, name in _CONTEXT_KEYS.items() if key in node}
+    return OmegaConf.create(node), ContextSpec(**given)
+
+
+def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None
+                   ) -> ContextWriter | None:
+    """The writer of ``chunk.context=llm``'s contexts through the ``llm`` group's endpoint;
+    None for ``chunk.context=none``."""
+    if not spec.active:
+        return None
+    if cfg.get("llm") is None:
+        raise ContextError("chunk.context=llm needs the llm group (llm=openai or llm=local)")
+    config = instantiate(cfg.llm)
+    if show_progress is None:
+        show_progress = bool((cfg.get("runtime") or {}).get("show_progress", True))
+    return ContextWriter(LLMClient.open(spec.llm_config(config), show_progress=show_progress),
+                         spec)
 
 
 def build_eval(cfg: DictConfig) -> EvalConfig:
@@ -211,7 +251,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
     t0 = time.perf_counter()
     status, error, notes, stats, summary = "ok", None, (), Stats(), None
-    diagnostics = first_stage = None
+    diagnostics = first_stage = child = None
     try:
         device = _place(cfg, job_num, launch)
         try:
@@ -225,9 +265,10 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
                                   stages.embedder, stages.retriever, ev, stages.reranker,
                                   encode_times_of=encode_times_for(stages.embedder,
-                                                                   job_dir.parent))
+                                                                   job_dir.parent),
+                                  parents=stages.parents, contexts=stages.contexts)
         stats, summary = result.stats, result.summary
-        diagnostics, first_stage = result.diagnostics, result.first_stage
+        diagnostics, first_stage, child = result.diagnostics, result.first_stage, result.child
         if stats.ann_recall is not None:
             notes += (f"approximate index ({choices.get('index', 'index')}): its top "
                       f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
@@ -239,11 +280,12 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
             write_boundary_view(job_dir / BOUNDARIES_NAME,
                                 boundary_view(shown, result.chunks, dataset.queries))
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
+        # What was retrieved and scored: the chunks, or their parents.
         write_traces(job_dir / "hits.jsonl",
-                     traces_of(dataset, result.chunks, result.ranking, result.credits, max(ev.k),
+                     traces_of(dataset, result.passages, result.ranking, result.credits, max(ev.k),
                                twohop={q: {k: twohop_class(r, k) for k in ev.k}
                                        for q, r in twohop.items()}))
-    except (_Invalid, ChunkingSettingsError) as e:
+    except (_Invalid, ChunkingSettingsError, ContextError) as e:
         # A chunker that turns out not to run on this corpus (a splitter that rewrites
         # text, one that fails on a document) is a bad setting, not a crash.
         status, error = "invalid", first_line(e)
@@ -258,7 +300,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     ok = status == "ok"
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
               notes, stats, summary if ok else None, diagnostics if ok else None,
-              first_stage=first_stage if ok else None, path=job_dir)
+              first_stage=first_stage if ok else None, child=child if ok else None,
+              path=job_dir)
     row = row.with_stats(total_s=time.perf_counter() - t0)
     row.save(job_dir)
     return row

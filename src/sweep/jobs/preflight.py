@@ -21,11 +21,14 @@ from sweep.chunking.frameworks import missing_package
 from sweep.jobs.config import build
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
-from sweep.jobs.job import ConfigError, build_eval, load_dataset, scoring_config
+from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
+from sweep.jobs.job import (ConfigError, build_eval, chunk_node, context_writer, load_dataset,
+                            scoring_config)
+from sweep.llm import LLMConfigError, LLMError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 
-__all__ = ["check_folder", "check_grid", "discard_if_unused", "expand_grid"]
+__all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused", "expand_grid"]
 
 log = logging.getLogger("sweep")
 
@@ -136,7 +139,11 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
                 ev = build_eval(cfg)
                 scoring_config(load_dataset(cfg.dataset), ev, warn=False)
             if chunk_key not in chunk_checked:
-                chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
+                try:
+                    node, _ = chunk_node(cfg)
+                except ContextError as e:  # a typo in chunk.context*: every such cell alike
+                    raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
+                chunk_checked[chunk_key] = chunk_problem(node)
         problem = chunk_checked[chunk_key]
         if problem is not None:
             problems.append((overrides, problem))
@@ -152,7 +159,55 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
         overrides, problem = problems[0]
         log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
                     len(problems), len(jobs), _label(overrides), one_line(problem))
+    check_contexts(config_name, [j for j in jobs if j not in [o for o, _ in problems]], composed)
     return composed
+
+
+def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
+                   composed: dict[tuple[str, ...], DictConfig]) -> None:
+    """Before any request: what the grid's chunk.context=llm settings would send, said once;
+    refused (exit 2) above ``chunk.context_confirm_above`` requests unless confirmed, or when
+    the endpoint cannot be used at all (a bad llm setting, a missing key)."""
+    from hydra import compose
+
+    seen: set[tuple[str, ...]] = set()
+    total = Estimate(0, 0, 0, 0, None)
+    spec = model = None
+    for overrides in jobs:
+        key = _subset(overrides, ("chunk", "llm", "dataset", "experiment"))
+        if key in seen:
+            continue
+        seen.add(key)
+        cfg = composed.get(tuple(overrides)) or compose(config_name=config_name,
+                                                        overrides=list(overrides))
+        node, spec_here = chunk_node(cfg)
+        if not spec_here.active:
+            continue
+        try:
+            writer = context_writer(cfg, spec_here, show_progress=False)
+            chunker = build(node, embed_fn=_never_embed)
+            chunks = chunker.chunk_documents(load_dataset(cfg.dataset).documents)
+        except (LLMConfigError, LLMError, ContextError) as e:
+            raise ConfigError(f"chunk.context=llm: {one_line(e)}") from None
+        except Exception as e:  # the semantic strategy, a user's chunker: the job estimates
+            log.info("chunk contexts of %s are estimated in its job (%s)", _label(overrides),
+                     one_line(e))
+            continue
+        found = estimate(writer.client, spec_here, load_dataset(cfg.dataset).documents, chunks)
+        spec, model = spec_here, f"{writer.client.config.model} at {writer.client.config.endpoint}"
+        cost = None if found.cost is None else (total.cost or 0.0) + found.cost
+        total = Estimate(total.chunks + found.chunks, total.requests + found.requests,
+                         total.prompt_tokens + found.prompt_tokens,
+                         total.completion_tokens + found.completion_tokens, cost)
+    if spec is None:
+        return
+    # Chunks two settings share are one request: the client's cache answers the second.
+    log.info("chunk contexts for this sweep: %s (settings that share a chunk ask once)",
+             total.describe(model))
+    try:
+        check_confirmed(spec, total, model)
+    except ContextError as e:
+        raise ConfigError(one_line(e)) from None
 
 
 def _label(overrides: Sequence[str]) -> str:

@@ -160,6 +160,10 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         except Exception as e:  # an invalid setting: its job saves the reason in its row
             skipped[num] = first_line(cause(e))
             continue
+        if stages.contexts is not None or getattr(stages.embedder, "late", False):
+            skipped[num] = ("its chunks are embedded with their contexts or late-chunked, "
+                            "which its job does")
+            continue
         group = groups.setdefault(key, _Group(stages.embedder, node, device))
         stages.embedder.reset_stats()
         try:

@@ -46,6 +46,10 @@ class LLMConfig:
     max_retries: int = 4
     backoff_s: float = 1.0
     cache_dir: str | None = None
+    #: Prices per million prompt (input) and completion (output) tokens, in the
+    #: currency the user reads them in; None: costs are not estimated.
+    input_price: float | None = None
+    output_price: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.strip():
@@ -88,6 +92,10 @@ class LLMConfig:
         number("llm.timeout_s", self.timeout_s, 0.0, 3600.0, open_low=True, error=LLMConfigError)
         integer("llm.max_retries", self.max_retries, 0, 20, error=LLMConfigError)
         number("llm.backoff_s", self.backoff_s, 0.0, 600.0, error=LLMConfigError)
+        for name in ("input_price", "output_price"):
+            value = getattr(self, name)
+            if value is not None:
+                number(f"llm.{name}", value, 0.0, 1e6, error=LLMConfigError)
         if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
             raise LLMConfigError(f"llm.cache_dir must be a path, off, or null, got {self.cache_dir!r}")
 
@@ -111,7 +119,8 @@ class LLMConfig:
                 else self.api_key_env,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "json_mode": self.json_mode, "max_concurrency": self.max_concurrency,
-                "timeout_s": self.timeout_s, "max_retries": self.max_retries}
+                "timeout_s": self.timeout_s, "max_retries": self.max_retries,
+                "input_price": self.input_price, "output_price": self.output_price}
 
 
 def without_userinfo(url: str) -> str:

@@ -14,7 +14,9 @@ import numpy as np
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
 from sweep.core.types import Chunk, Document, Query, Ranking
+from sweep.chunking.contexts import Contexts
 from sweep.pipeline import steps
+from sweep.retrieval.parents import ParentSpec
 from sweep.scoring.aggregate import Summary
 from sweep.scoring.credit import UnitCredits
 from sweep.scoring.table import ScoreTable
@@ -31,9 +33,14 @@ class SettingResult:
     With a re-ranker, ``ranking`` and ``summary`` are the re-ranked ones and
     ``first_stage`` summarizes the retriever's own ranking (every eval measure,
     plus each at k = the re-ranker's ``top_n``: the re-ranker's ceiling).
+
+    With parent retrieval, ``ranking`` ranks ``passages`` (the parents, which is what
+    is scored) and ``child`` summarizes the ranking of the chunks themselves; without,
+    ``passages`` is ``chunks``.
     """
 
     chunks: list[Chunk]
+    passages: list[Chunk]
     ranking: Ranking
     scores: ScoreTable
     summary: Summary
@@ -41,6 +48,7 @@ class SettingResult:
     diagnostics: Diagnostics
     stats: Stats
     first_stage: Summary | None = None
+    child: Summary | None = None
 
 
 def evaluate_setting(
@@ -52,6 +60,8 @@ def evaluate_setting(
     config: EvalConfig,
     reranker: Reranker | None = None,
     encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
+    parents: ParentSpec | None = None,
+    contexts: Callable[[Sequence[Document], Sequence[Chunk]], Contexts] | None = None,
 ) -> SettingResult:
     """Run one configuration end to end and score it.
 
@@ -61,28 +71,45 @@ def evaluate_setting(
 
     A retriever that needs no vectors (BM25) gets none: nothing is embedded and
     the embedding model is never loaded (the semantic chunker still embeds sentences).
+
+    ``parents`` (section or window): chunks are searched and their parents scored.
+    ``contexts`` writes each chunk a context that is searched with it (never credited).
     """
     texts = [q.query for q in queries]
     # Before chunking: the semantic strategy embeds sentences, and those count too.
     embedder.reset_stats()
     chunked = steps.chunk(chunker, documents)
+    written = None
+    if contexts is not None:
+        chunked, written = steps.contextualize(contexts, documents, chunked)
     embedded = steps.embed(embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors)
     indexed = steps.index(retriever, chunked.chunks, embedded.doc_vecs)
     depth = steps.retrieval_depth(chunked.chunks, config.k, config.budgets)
     if reranker is not None:  # the re-ranker must see its full top N
         depth = max(depth, min(int(reranker.top_n), len(chunked.chunks)))
+    found, enough = (steps.find_parents(documents, chunked, parents, config)
+                     if parents is not None and parents.active else (None, None))
     searched = steps.search(retriever, embedder, texts, embedded, depth,
                             latency_queries=config.latency_queries,
-                            encode_times_of=encode_times_of)
+                            encode_times_of=encode_times_of, enough=enough,
+                            n_chunks=len(chunked.chunks))
     reranked = (steps.rerank(reranker, queries, chunked.chunks, searched.ranking, config)
                 if reranker is not None else None)
     ranking = reranked.ranking if reranked is not None else searched.ranking
-    scored = steps.score(queries, chunked, ranking, config)
-    parts = [chunked, embedded, indexed, searched, scored] + ([reranked] if reranked else [])
+    lifted = (steps.lift(queries, chunked, ranking, found, config) if found is not None
+              else None)
+    if lifted is not None:
+        passages, n_tokens, ranking = found.passages, found.n_tokens, lifted.ranking
+    else:
+        passages, n_tokens = chunked.chunks, chunked.n_tokens
+    scored = steps.score(queries, passages, n_tokens, ranking, config)
+    parts = [chunked, embedded, indexed, searched, scored] + ([reranked] if reranked else []) \
+        + ([lifted] if lifted else []) + ([written] if written else [])
     columns = {name: value for part in parts for name, value in part.columns().items()}
     # The latency columns' query encodes may load the model after embedding did not.
     columns["model_load_s"] = float(embedder.stats.load_seconds)
     stats = Stats(**columns)
-    return SettingResult(chunked.chunks, ranking, scored.table, scored.summary, scored.credits,
-                         scored.diagnostics, stats,
-                         reranked.first_stage if reranked is not None else None)
+    return SettingResult(chunked.chunks, list(passages), ranking, scored.table, scored.summary,
+                         scored.credits, scored.diagnostics, stats,
+                         reranked.first_stage if reranked is not None else None,
+                         lifted.child if lifted is not None else None)

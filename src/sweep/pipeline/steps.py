@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from sweep.chunking.contexts import Contexts, with_contexts
 from sweep.chunking.health import Health, chunk_health
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import measures_for
@@ -23,6 +24,8 @@ from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSear
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
 from sweep.retrieval.index import ann_recall
+from sweep.retrieval.parents import Parents, ParentSpec, parents_of
+from sweep.retrieval.parents import lift as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
 from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
 from sweep.scoring.table import ScoreTable
@@ -30,8 +33,8 @@ from sweep.scoring.diagnostics import Diagnostics, diagnose
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunked", "Embedded", "Indexed", "Reranked", "Scored", "Searched", "chunk", "embed",
-           "index", "rerank", "retrieval_depth", "score", "search"]
+__all__ = ["Chunked", "Embedded", "Indexed", "Lifted", "Reranked", "Scored", "Searched", "chunk",
+           "contextualize", "embed", "find_parents", "index", "lift", "rerank", "retrieval_depth", "score", "search"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,14 @@ def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
     health = chunk_health(documents, chunks, getattr(chunker, "target_size", None),
                           getattr(chunker, "length", None))
     return Chunked(chunks, n_tokens, seconds, health)
+
+
+def contextualize(write: Callable[[Sequence[Document], Sequence[Chunk]], Contexts],
+                  documents: Sequence[Document], chunked: Chunked) -> tuple[Chunked, Contexts]:
+    """The chunks with an LLM's context before their embedding input (searched, never
+    credited: offsets and text stay the chunk's own)."""
+    contexts = write(documents, chunked.chunks)
+    return replace(chunked, chunks=with_contexts(chunked.chunks, contexts.texts)), contexts
 
 
 @dataclass(frozen=True)
@@ -172,8 +183,13 @@ class Searched:
 
 def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], embedded: Embedded,
            depth: int, *, latency_queries: int,
-           encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None) -> Searched:
+           encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
+           enough: Callable[[Ranking], bool] | None = None, n_chunks: int | None = None
+           ) -> Searched:
     """Rank ``depth`` chunks per query, then time queries one at a time for the latency columns.
+
+    ``enough`` (parent retrieval): a test of the ranking; while it fails, the depth
+    doubles, up to ``n_chunks``, since many chunks can share one parent.
 
     Latency per query, over ``latency_queries`` of them spread evenly, is a fresh query
     encode (none for a retriever without vectors) plus this setting's own search
@@ -182,6 +198,9 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
     """
     t0 = time.perf_counter()
     ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
+    while enough is not None and n_chunks is not None and depth < n_chunks and not enough(ranking):
+        depth = min(n_chunks, 2 * depth)
+        ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
     seconds = time.perf_counter() - t0
     # What an approximate index misses, against exact search on the same vectors (cheap
     # next to embedding them).
@@ -238,6 +257,45 @@ def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk]
 
 
 @dataclass(frozen=True)
+class Lifted:
+    """Parent retrieval: the chunk ranking as a ranking of parents, and the chunk
+    ranking's own scores (``child``), kept beside the parents' like a first stage."""
+
+    parents: Parents
+    ranking: Ranking
+    child: Summary
+    seconds: float
+
+    def columns(self) -> dict[str, Any]:
+        return {"n_parents": len(self.parents.passages),
+                "mean_parent_tokens": float(self.parents.n_tokens.mean()),
+                "parent_s": self.seconds}
+
+
+def find_parents(documents: Sequence[Document], chunked: Chunked, spec: ParentSpec,
+                 config: EvalConfig) -> tuple[Parents, Callable[[Ranking], bool]]:
+    """The chunks' parents, and the test that a chunk ranking brings enough distinct
+    parents for every @k and @Bt measure (or all of them)."""
+    parents = parents_of(documents, chunked.chunks, spec)
+    need = retrieval_depth(parents.passages, config.k, config.budgets)
+
+    def enough(ranking: Ranking) -> bool:
+        return all(len(np.unique(parents.of_chunk[ranking.row(q)])) >= need
+                   for q in range(ranking.ids.shape[0]))
+    return parents, enough
+
+
+def lift(queries: Sequence[Query], chunked: Chunked, ranking: Ranking, parents: Parents,
+         config: EvalConfig) -> Lifted:
+    t0 = time.perf_counter()
+    table = score_ranked(queries, ranking.ids, chunked.chunks, config.measures,
+                         min_coverage=config.min_coverage, gain=config.gain)
+    child = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
+    lifted = lift_ranking(ranking, parents.of_chunk)
+    return Lifted(parents, lifted, child, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
 class Scored:
     table: ScoreTable
     summary: Summary
@@ -251,10 +309,11 @@ class Scored:
         return {"tokens_at": self.tokens_at, "score_s": self.seconds}
 
 
-def score(queries: Sequence[Query], chunked: Chunked, ranking: Ranking,
-          config: EvalConfig) -> Scored:
+def score(queries: Sequence[Query], chunks: Sequence[Chunk], n_tokens: np.ndarray,
+          ranking: Ranking, config: EvalConfig) -> Scored:
+    """Score ``ranking`` over ``chunks`` (the chunks, or their parents), whose token
+    counts ``n_tokens`` are what an LLM would read."""
     t0 = time.perf_counter()
-    chunks = chunked.chunks
     table = score_ranked(queries, ranking.ids, chunks, config.measures,
                          min_coverage=config.min_coverage, gain=config.gain)
     summary = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
@@ -264,7 +323,6 @@ def score(queries: Sequence[Query], chunked: Chunked, ranking: Ranking,
                            n_boot=config.n_boot, seed=config.seed)
     seconds = time.perf_counter() - t0
     # The context an LLM would be handed at each k: the cost side of the trade-off.
-    n_tokens = chunked.n_tokens
     padded = np.where(ranking.ids >= 0, n_tokens[np.maximum(ranking.ids, 0)], 0)
     tokens_at = {k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan
                  for k in config.k}

@@ -9,7 +9,8 @@ Columns of :func:`load`: the settings first (``chunk.size``, ``chunk.overlap``..
 then ``job``, ``status``, ``error``, the comparison with the best (``vs_best``,
 ``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
 aggregate as ``level.metric@k`` with its 95% interval in ``.lo``/``.hi``; with a
-re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi``).
+re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi``); with
+parent retrieval, the chunks' own ranking as ``child.level.metric@k``.
 ``results.csv`` is this frame, written by :func:`write_results`.
 """
 
@@ -79,6 +80,12 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
                 rec[f"first_stage.{level}.{metric}"] = m.mean
                 rec[f"first_stage.{level}.{metric}.lo"] = m.ci_low
                 rec[f"first_stage.{level}.{metric}.hi"] = m.ci_high
+    if row.child is not None:  # parent retrieval: the chunks themselves, beside their parents
+        for level, lv in row.child.levels.items():
+            for metric, m in lv.metrics.items():
+                rec[f"child.{level}.{metric}"] = m.mean
+                rec[f"child.{level}.{metric}.lo"] = m.ci_low
+                rec[f"child.{level}.{metric}.hi"] = m.ci_high
     return rec
 
 

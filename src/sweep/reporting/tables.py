@@ -16,6 +16,7 @@ import pandas as pd
 from sweep.decision.breakdown import QueryRow
 from sweep.decision.decide import Decision
 from sweep.core.measures import LEVELS
+from sweep.scoring.aggregate import Summary
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
 from sweep.reporting.sweepreport import GroupView, SweepReport
@@ -82,6 +83,10 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
     cost_k = _cost_k(rep)
     metric_cols = _metric_columns(rep)
     first_cols = first_stage_metrics(rep)
+    # Parent retrieval: the primary metric of the chunks themselves, beside their parents'.
+    p = rep.decision.primary
+    child_cols = ([(p.level, p.metric)] if p is not None and any(r.child is not None for r in rep.ok)
+                  else [])
     records = []
     for r in rep.rows:
         st = r.stats
@@ -96,6 +101,7 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
         })
         rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
         rec.update({f"1st stage {lvl} {m}": _first_stage_cell(r, lvl, m) for lvl, m in first_cols})
+        rec.update({f"child {lvl} {m}": _cell(r.child, lvl, m) for lvl, m in child_cols})
         rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
                     "status": _status(r)})
         records.append(rec)
@@ -113,7 +119,11 @@ def first_stage_metrics(rep: SweepReport) -> list[tuple[str, str]]:
 
 
 def _first_stage_cell(row: Row, level: str, metric: str) -> str:
-    m = None if row.first_stage is None else row.first_stage.interval(level, metric)
+    return _cell(row.first_stage, level, metric)
+
+
+def _cell(summary: Summary | None, level: str, metric: str) -> str:
+    m = None if summary is None else summary.interval(level, metric)
     if m is None or math.isnan(m.mean):
         return "–"
     return f"{fmt(m.mean)} [{fmt(m.ci_low, 2)}, {fmt(m.ci_high, 2)}]"
@@ -230,6 +240,10 @@ def footnotes(rep: SweepReport) -> list[str]:
     notes.append(f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
                  "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
                  "so chunk sizes are compared at the same context cost.")
+    if any(r.child is not None for r in ok):
+        notes.append("parent retrieval (retrieve.parent): the chunks are searched and their "
+                     "parents scored, so metrics and tok@k are those of the parents; child "
+                     "columns score the chunks themselves.")
     notes += diagnostics_notes(rep)
     notes += agreement_lines(rep)
     notes += rep.decision.notes
@@ -295,12 +309,27 @@ def cost_frame(rep: SweepReport) -> pd.DataFrame | None:
             "latency p50 ms": fmt(st.latency_p50_ms, 1),
             "latency p95 ms": fmt(st.latency_p95_ms, 1),
         })
+        if any(o.stats.context_prompt_tokens or o.stats.context_requests for o in ok):
+            records[-1].update({
+                "context LLM tokens": (fmt(st.context_prompt_tokens + st.context_completion_tokens)
+                                       if st.context_prompt_tokens else "–"),
+                "context requests sent": fmt(st.context_requests) if st.context_prompt_tokens else "–",
+                "context cost": fmt(st.context_cost, 2) if st.context_cost is not None else "–"})
     return pd.DataFrame(records)
+
+
+CONTEXT_NOTE = ("context LLM tokens: prompt and completion tokens of the chunk contexts, as the "
+                "endpoint counted them, cached answers included (they were paid once); "
+                "requests sent: this run's, the others came from the cache; cost: at the llm "
+                "group's input_price and output_price per million tokens.")
 
 
 def cost_markdown(rep: SweepReport) -> str | None:
     df = cost_frame(rep)
-    return None if df is None else f"## What each setting costs\n\n{COST_NOTE}\n\n{markdown(df)}"
+    if df is None:
+        return None
+    note = COST_NOTE + (" " + CONTEXT_NOTE if "context LLM tokens" in df.columns else "")
+    return f"## What each setting costs\n\n{note}\n\n{markdown(df)}"
 
 
 def recommendations(rep: SweepReport) -> list[str]:

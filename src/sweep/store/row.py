@@ -88,6 +88,8 @@ class Row:
     diagnostics: Diagnostics | None = None
     #: The retriever's own ranking scored, when a re-ranker re-ordered it (see SettingResult).
     first_stage: Summary | None = None
+    #: Parent retrieval: the ranking of the chunks themselves scored, beside the parents'.
+    child: Summary | None = None
     #: The job's folder when read from disk (not saved: folders move).
     path: Path | None = field(default=None, compare=False)
 
@@ -133,6 +135,7 @@ class Row:
             "summary": None if self.summary is None else self.summary.to_dict(),
             "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
             "first_stage": None if self.first_stage is None else self.first_stage.to_dict(),
+            "child": None if self.child is None else self.child.to_dict(),
         }
         return json.dumps(data, indent=2, default=str)
 
@@ -165,6 +168,7 @@ class Row:
                              else Diagnostics.from_dict(data["diagnostics"])),
                 first_stage=(None if data.get("first_stage") is None
                              else Summary.from_dict(data["first_stage"])),
+                child=None if data.get("child") is None else Summary.from_dict(data["child"]),
                 path=path,
             )
         except KeyError as e:

@@ -46,7 +46,7 @@ class Stats:
     cache_misses: int = 0
     model_s: float = 0.0
     model_load_s: float = 0.0
-    #: k -> mean tokens of the top k chunks per query: what an LLM would read.
+    #: k -> mean tokens of the top k chunks (or their parents) per query: what an LLM would read.
     tokens_at: Mapping[int, float] = field(default_factory=dict)
     chunk_s: float = 0.0
     embed_s: float = 0.0
@@ -61,6 +61,20 @@ class Stats:
     rerank_candidates: float = 0.0
     rerank_computed: int = 0
     rerank_s: float = 0.0
+    #: Parent retrieval (retrieve.parent): the distinct parents of the chunks, their mean
+    #: tokens, and the time to find them and map the rankings (0: none).
+    #: Contextual chunk headers (chunk.context=llm): requests sent and answered from the
+    #: cache, the tokens of every context (cached ones included: paid once), their cost
+    #: at the llm group's prices (None: no prices) and the time (0: none).
+    context_requests: int = 0
+    context_cached: int = 0
+    context_prompt_tokens: int = 0
+    context_completion_tokens: int = 0
+    context_cost: float | None = None
+    context_s: float = 0.0
+    n_parents: int = 0
+    mean_parent_tokens: float = 0.0
+    parent_s: float = 0.0
     score_s: float = 0.0
     total_s: float = 0.0
     #: Approximate indexes only (hnsw, ivf): share of exact search's top 10 the index also

@@ -1,0 +1,145 @@
+"""Parent-document retrieval (small-to-big): search small chunks, hand the LLM their parents.
+
+A chunk's parent is the heading section it lies in (``section``) or a window of
+``size`` tokens centred on it (``window``). What is scored is what the LLM would
+read: the ranking of chunks is mapped to their parents and a parent that an
+earlier chunk already brought is dropped, so no text is counted twice and token
+budgets count parent text. LangChain's ParentDocumentRetriever and LlamaIndex's
+auto-merging retriever are the deployed forms of this design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from sweep.chunking.headings import markdown_sections
+from sweep.core.tokenization import count_tokens, tokenize
+from sweep.core.types import Chunk, Document, Ranking
+
+__all__ = ["PARENT_MODES", "ParentError", "Parents", "ParentSpec", "lift", "parents_of"]
+
+PARENT_MODES = ("none", "section", "window")
+
+
+class ParentError(ValueError):
+    """A ``retrieve.parent`` setting that cannot run; one line."""
+
+
+@dataclass(frozen=True)
+class ParentSpec:
+    """``mode`` none, section or window; ``size`` the window in ``encoding`` tokens, and
+    for sections the most tokens a parent may have (a longer section is cut to that many
+    tokens around the chunk; None: sections are never cut)."""
+
+    mode: str = "none"
+    size: int | None = 512
+    encoding: str = "cl100k_base"
+
+    def __post_init__(self) -> None:
+        if self.mode not in PARENT_MODES:
+            raise ParentError(f"retrieve.parent must be one of {', '.join(PARENT_MODES)}, "
+                              f"got {self.mode!r}")
+        if self.size is not None and (isinstance(self.size, bool) or not isinstance(self.size, int)
+                                      or self.size < 1):
+            raise ParentError(f"retrieve.parent_size must be a positive number of tokens or null, "
+                              f"got {self.size!r}")
+        if self.mode == "window" and self.size is None:
+            raise ParentError("retrieve.parent=window needs retrieve.parent_size (tokens)")
+
+    @property
+    def active(self) -> bool:
+        return self.mode != "none"
+
+    @classmethod
+    def of(cls, mode: Any = "none", size: Any = 512, encoding: Any = None) -> "ParentSpec":
+        """From config values (``encoding`` None: cl100k_base, the default chunker's)."""
+        return cls(str(mode) if mode is not None else "none", size,
+                   str(encoding) if isinstance(encoding, str) and encoding else "cl100k_base")
+
+
+@dataclass(frozen=True)
+class Parents:
+    """The parents of a chunking: ``passages[of_chunk[i]]`` is chunk i's parent."""
+
+    passages: list[Chunk]
+    of_chunk: np.ndarray  # int64, one per chunk
+
+    @property
+    def n_tokens(self) -> np.ndarray:
+        return np.fromiter((p.n_tokens for p in self.passages), dtype=np.int64,
+                           count=len(self.passages))
+
+
+def _window(doc: Document, start: int, end: int, lo_char: int, hi_char: int, size: int,
+            encoding: str) -> tuple[int, int]:
+    """The span of ``size`` tokens centred on ``[start, end)`` inside ``[lo_char, hi_char)``;
+    the chunk itself when it already has that many tokens."""
+    tt = tokenize(encoding, doc.text)
+    lo_tok, hi_tok = (int(x) for x in tt.token_index(np.array([lo_char, hi_char])))
+    a, b = (int(x) for x in tt.token_index(np.array([start, end])))
+    if b - a >= size:
+        return start, end
+    lo = max(lo_tok, a - (size - (b - a)) // 2)
+    hi = min(hi_tok, lo + size)
+    lo = max(lo_tok, hi - size)
+    s, e = tt.char_span(lo, hi)
+    # Token spans can straddle the bounds by a character (a multi-byte snap): stay
+    # inside them, and never cut the chunk itself.
+    return min(start, max(s, lo_char)), max(end, min(e, hi_char))
+
+
+def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
+               spec: ParentSpec) -> Parents:
+    """Each chunk's parent span, parents shared by the chunks that have the same one."""
+    if not spec.active:
+        raise ValueError("parents_of needs retrieve.parent=section or window")
+    by_id = {d.doc_id: d for d in documents}
+    sections: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    spans: list[tuple[str, int, int]] = []
+    for c in chunks:
+        doc = by_id[c.doc_id]
+        if spec.mode == "window":
+            spans.append((c.doc_id, *_window(doc, c.start, c.end, 0, len(doc.text), spec.size,
+                                             spec.encoding)))
+            continue
+        if c.doc_id not in sections:
+            bounds = markdown_sections(doc.text) or [(0, len(doc.text))]
+            sections[c.doc_id] = (np.array([a for a, _ in bounds]), np.array([b for _, b in bounds]))
+        starts, ends = sections[c.doc_id]
+        # Every section the chunk touches: a chunker that ignores headings can straddle two.
+        first = max(int(np.searchsorted(starts, c.start, side="right")) - 1, 0)
+        last = max(int(np.searchsorted(starts, c.end - 1, side="right")) - 1, first)
+        lo, hi = int(starts[first]), int(ends[last])
+        if spec.size is not None and count_tokens(spec.encoding, doc.text[lo:hi]) > spec.size:
+            lo, hi = _window(doc, c.start, c.end, lo, hi, spec.size, spec.encoding)
+        spans.append((c.doc_id, min(lo, c.start), max(hi, c.end)))
+    position: dict[tuple[str, int, int], int] = {}
+    of_chunk = np.fromiter((position.setdefault(s, len(position)) for s in spans),
+                           dtype=np.int64, count=len(spans))
+    index_in_doc: dict[str, int] = {}
+    passages = []
+    for doc_id, start, end in position:
+        text = by_id[doc_id].text[start:end]
+        i = index_in_doc[doc_id] = index_in_doc.get(doc_id, -1) + 1
+        passages.append(Chunk(doc_id=doc_id, index=i, start=start, end=end, text=text,
+                              n_tokens=count_tokens(spec.encoding, text)))
+    return Parents(passages, of_chunk)
+
+
+def lift(ranking: Ranking, of_chunk: np.ndarray) -> Ranking:
+    """The ranking of chunks as a ranking of their parents: each parent at the rank of its
+    best chunk, later chunks of the same parent dropped (their text is already there)."""
+    ids = np.full(ranking.ids.shape, -1, dtype=np.int64)
+    scores = np.full(ranking.scores.shape, np.nan, dtype=np.float32)
+    for q in range(ranking.ids.shape[0]):
+        row = ranking.ids[q]
+        keep = row >= 0
+        parents = of_chunk[row[keep]]
+        _, first = np.unique(parents, return_index=True)
+        first.sort()
+        ids[q, :len(first)] = parents[first]
+        scores[q, :len(first)] = ranking.scores[q][keep][first]
+    return Ranking(ids, scores)

@@ -92,3 +92,23 @@ def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
     assert pd.isna(none["child.span.recall@5"])
     md = (tmp_path / "a" / "results.md").read_text()
     assert "child span recall@5" in md and "parent retrieval (retrieve.parent)" in md
+
+
+def test_late_chunking_rows_embed_documents_whole_and_rerun_from_the_cache(tmp_path):
+    run = _sweep(tmp_path, "a", "embed.late=false,true", "chunk.prefix=title+headings")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "late-chunking" in run.stderr
+    plain, late = _rows(tmp_path / "a").to_dict("records")
+    assert (str(plain["embed.late"]), str(late["embed.late"])) == ("False", "True")
+    assert plain["status"] == late["status"] == "ok" and late["embedded"] > 0
+    assert late["truncated_share"] == 0 and plain["n_chunks"] == late["n_chunks"]
+    again = _sweep(tmp_path, "b", "embed.late=true")
+    assert again.returncode == 0, again.stderr[-3000:]
+    rerun = _rows(tmp_path / "b").to_dict("records")[0]
+    assert rerun["embedded"] == 0 and rerun["span.recall@5"] == late["span.recall@5"]
+    # Late chunking needs the model's token vectors: another backend is an invalid row.
+    bad = _sweep(tmp_path, "c", "embed.late=true", "embed.backend=onnx,torch")
+    assert bad.returncode == 0, bad.stderr[-3000:]
+    rows = _rows(tmp_path / "c").to_dict("records")
+    assert rows[0]["status"] == "invalid" and "embed.backend=torch" in rows[0]["error"]
+    assert rows[1]["status"] == "ok"

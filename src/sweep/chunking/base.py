@@ -32,6 +32,12 @@ __all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "UnknownChunkSett
 PREFIXES = ("none", "title", "title+headings")
 
 
+#: Keys of a ``chunk`` node that say how contexts are written (sweep.chunking.contexts), read
+#: by the pipeline; a chunker built from the whole node ignores them.
+CONTEXT_KEYS = ("context", "context_prompt", "context_max_tokens", "context_confirm",
+                "context_confirm_above")
+
+
 class ChunkingSettingsError(ValueError):
     """Invalid chunker settings; str() is one line naming the setting."""
 

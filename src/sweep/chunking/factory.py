@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweep.chunking.base import BaseChunker, UnknownChunkSetting
+from sweep.chunking.base import CONTEXT_KEYS, BaseChunker, UnknownChunkSetting
 from sweep.chunking.markdown import MarkdownChunker
 from sweep.chunking.semantic import DEFAULT_MIN_UNIT_TOKENS, EmbedFn, SemanticChunker
 from sweep.chunking.strategies import (ParagraphChunker, RecursiveChunker, SentenceChunker,
@@ -61,6 +61,7 @@ def build_chunker(
     Options given for another strategy with a non-default value are kept in
     ``notes``. Invalid settings raise ``ChunkingSettingsError`` (a ValueError).
     """
+    options = {k: v for k, v in options.items() if k not in CONTEXT_KEYS}
     cls = _CLASSES.get(strategy)
     if cls is None:
         raise UnknownChunkSetting(

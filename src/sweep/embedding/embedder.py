@@ -31,9 +31,11 @@ from sweep.core.messages import first_line
 from sweep.embedding import backends
 
 from sweep.core import progress
-from sweep.core.checks import positive_int
+from sweep.core.checks import is_int, positive_int
+from sweep.core.types import Chunk, Document
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
+from sweep.embedding.late import assemble, pool, windows
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,10 @@ _FINGERPRINT_SAMPLES = 16
 _FINGERPRINT_SAMPLE_BYTES = 64 << 10
 _SKIP_FILES = {"README.md", ".gitattributes", "LICENSE", "LICENSE.txt", "NOTICE"}
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+# Late-chunked vectors share the cache with plain ones; this prefix (no text starts
+# with a NUL) and the format number keep their keys apart.
+_LATE_KEY = "\0late:"
+_LATE_FORMAT = 1
 
 
 class EmbedderError(ValueError):
@@ -370,7 +376,8 @@ class SentenceTransformerEmbedder:
     ``threads`` caps the CPU threads the model uses (None: the runtime's
     default, all cores). Exports are kept in ``onnx_dir`` (None: ``onnx/``
     inside the embedding cache folder, or ``$XDG_CACHE_HOME/sweep/onnx`` when
-    the cache is off).
+    the cache is off). ``late`` asks for late chunking (:meth:`embed_late`, torch
+    only), its windows of ``max_seq_length`` tokens overlapping by ``late_overlap``.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32,
@@ -378,7 +385,8 @@ class SentenceTransformerEmbedder:
                  query_prefix: str = "", document_prefix: str = "",
                  cache_dir: str | None = None, show_progress: bool = True,
                  backend: str = "torch", threads: int | None = None,
-                 onnx_dir: str | None = None) -> None:
+                 onnx_dir: str | None = None, late: bool = False,
+                 late_overlap: int = 64) -> None:
         try:
             self.backend = backends.check_backend(backend)
         except ValueError as exc:
@@ -394,6 +402,13 @@ class SentenceTransformerEmbedder:
                                 f"set embed.device=cpu (got {device!r})")
         if not isinstance(normalize, bool):
             raise EmbedderError(f"embed.normalize must be true or false, got {normalize!r}")
+        if not isinstance(late, bool):
+            raise EmbedderError(f"embed.late must be true or false, got {late!r}")
+        if not is_int(late_overlap) or late_overlap < 0:
+            raise EmbedderError(f"embed.late_overlap must be an integer >= 0, got {late_overlap!r}")
+        if late and self.backend != "torch":
+            raise EmbedderError(f"embed.late=true needs embed.backend=torch (got {self.backend}): "
+                                "late chunking reads the model's token embeddings")
         if onnx_dir is not None and (not isinstance(onnx_dir, str) or not onnx_dir.strip()):
             raise EmbedderError(f"embed.onnx_dir must be a folder path or null, got {onnx_dir!r}")
         for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
@@ -407,6 +422,8 @@ class SentenceTransformerEmbedder:
         self.document_prefix = document_prefix
         self.show_progress = show_progress
         self.threads = threads
+        self.late = late
+        self.late_overlap = int(late_overlap)
         self._onnx_dir = Path(os.path.expanduser(onnx_dir)) if onnx_dir is not None else None
         self._source = resolve_model(self.model_name)
         self._requested_max_seq_length = max_seq_length
@@ -492,6 +509,9 @@ class SentenceTransformerEmbedder:
                     "query_prefix": self.query_prefix, "document_prefix": self.document_prefix}
         if self.backend == "openvino":
             identity["precision"] = self.precision
+        if self.late:
+            # Only when on, so the identities of existing settings stay as they were.
+            identity.update(late=True, late_overlap=self.late_overlap)
         return json.dumps(identity, sort_keys=True)
 
     @property
@@ -578,6 +598,84 @@ class SentenceTransformerEmbedder:
         strings = [prefix + t for t in self._check_texts(texts)]
         vectors, found = cache.get_many(self._input_keys(strings))
         return np.ascontiguousarray(vectors, dtype=np.float32) if found.all() else None
+
+    def embed_late(self, documents: Sequence[Document], chunks: Sequence[Chunk]) -> np.ndarray:
+        """Late-chunked vectors, float32 (len(chunks), dim), rows aligned with ``chunks``.
+
+        Each document is read by the model whole, in windows of ``max_seq_length``
+        tokens (special and ``document_prefix`` tokens included) overlapping by
+        ``late_overlap``, and a chunk's vector is the mean of its tokens' vectors over
+        ``text[chunk.start:chunk.end]``, so it carries the context of the text around
+        it; L2-normalised when ``normalize``. Late chunking embeds the document as
+        written: a chunk's ``embed_text`` (a heading prefix, say) is not used. Vectors
+        are cached by document text, span, overlap and prefix; only documents with an
+        uncached chunk go through the model.
+        """
+        by_id: dict[str, Document] = {}
+        for doc in documents:
+            if doc.doc_id in by_id:
+                raise EmbedderError(f"late chunking: document {doc.doc_id!r} is given twice")
+            by_id[doc.doc_id] = doc
+        digests: dict[str, str] = {}
+        keys = []
+        for c in chunks:
+            doc = by_id.get(c.doc_id)
+            if doc is None:
+                raise EmbedderError(f"late chunking: chunk {c.chunk_id} belongs to none of the "
+                                    "documents given")
+            if not 0 <= c.start <= c.end <= len(doc.text):
+                raise EmbedderError(f"late chunking: chunk {c.chunk_id} spans [{c.start}, {c.end}), "
+                                    f"outside its document of {len(doc.text)} characters")
+            if c.doc_id not in digests:
+                digests[c.doc_id] = hashlib.sha256(
+                    doc.text.encode("utf-8", "surrogatepass")).hexdigest()
+            keys.append(_LATE_KEY + json.dumps([_LATE_FORMAT, self.late_overlap, self.document_prefix,
+                                                digests[c.doc_id], c.start, c.end]))
+        position: dict[str, int] = {}
+        inverse = np.fromiter((position.setdefault(k, len(position)) for k in keys),
+                              dtype=np.int64, count=len(keys))
+        unique = list(position)
+        cache = self._get_cache()
+        start = time.perf_counter()
+        if cache is not None:
+            vectors, found = cache.get_many(unique)
+        else:
+            vectors, found = np.zeros((len(unique), 0), np.float32), np.zeros(len(unique), bool)
+        cache_seconds = time.perf_counter() - start
+        misses = np.flatnonzero(~found).tolist()
+        hits = len(unique) - len(misses)
+        log.info("late-chunking %d chunks of %d documents: %d cached, %d to embed",
+                 len(chunks), len(digests), hits, len(misses))
+        model_seconds = 0.0
+        if misses:
+            # Each missing vector is computed from the first chunk that asks for it.
+            first: dict[int, Chunk] = {}
+            for c, u in zip(chunks, inverse.tolist()):
+                first.setdefault(u, c)
+            wanted: dict[str, list[tuple[int, int, int]]] = {}
+            for u in misses:
+                c = first[u]
+                wanted.setdefault(c.doc_id, []).append((u, c.start, c.end))
+            out = np.empty((len(unique), self.dim), dtype=np.float32)
+            if hits:
+                if vectors.shape[1] != out.shape[1]:
+                    raise EmbedderError(f"embedding cache holds dim {vectors.shape[1]} vectors, "
+                                        f"the model gives {out.shape[1]}")
+                out[found] = vectors[found]
+            model_seconds, store_seconds = self._late_misses(
+                [(by_id[d], spans) for d, spans in wanted.items()], unique, out, cache)
+            cache_seconds += store_seconds
+        elif unique:
+            out = vectors
+            if self._dim is None:
+                self._dim = int(out.shape[1])
+        else:
+            out = np.zeros((0, self.dim), dtype=np.float32)
+        self._stats = _bump(self._stats, requested=len(chunks), unique=len(unique),
+                            cache_hits=hits if cache is not None else 0,
+                            cache_misses=len(misses), embedded=len(misses),
+                            seconds=model_seconds, cache_seconds=cache_seconds)
+        return np.ascontiguousarray(out[inverse], dtype=np.float32)
 
     def load(self) -> None:
         """Load the model (exporting it first for an ONNX backend) now instead
@@ -783,6 +881,136 @@ class SentenceTransformerEmbedder:
                             seconds=model_seconds, cache_seconds=cache_seconds)
         return np.ascontiguousarray(out[inverse], dtype=np.float32)
 
+    def _late_misses(self, todo: list[tuple[Document, list[tuple[int, int, int]]]],
+                     keys: list[str], out: np.ndarray,
+                     cache: EmbeddingCache | None) -> tuple[float, float]:
+        """Run the documents of ``todo`` through the model in windows and write the
+        vector of each ``(row, start, end)`` of theirs into ``out[row]``.
+
+        Windows of all documents share batches, and a document is pooled and its
+        vectors freed as soon as its last window is through, so memory holds a batch
+        and the documents it touches, never the corpus.
+        """
+        import torch
+
+        # Longest first, as _embed_misses does: the bar's rate starts pessimistic.
+        todo = sorted(todo, key=lambda item: -len(item[0].text))
+        model = self._ensure_model()
+        tok = model.tokenizer
+        transformer = model[0]
+        if tok is None or not getattr(tok, "is_fast", False) or not hasattr(transformer, "auto_model"):
+            raise EmbedderError(f"embed.late=true needs a fast tokenizer (for character offsets) "
+                                f"and a transformer module; '{self.model_name}' lacks one")
+        lower = bool(getattr(transformer, "do_lower_case", False))
+        head, tail = _special_tokens(tok)
+        prefix = tok(_lower(self.document_prefix, lower), add_special_tokens=False,
+                     verbose=False)["input_ids"] if self.document_prefix else []
+        lead = head + prefix
+        width = self.max_seq_length - len(lead) - len(tail)
+        if width <= self.late_overlap:
+            raise EmbedderError(
+                f"embed.late_overlap={self.late_overlap} must be less than the {width} document "
+                f"tokens a window holds (max_seq_length {self.max_seq_length} minus special and "
+                "prefix tokens)")
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        # Per document being read: its token offsets, windows and window vectors so far.
+        reading: dict[int, tuple[np.ndarray, list[tuple[int, int]], list[np.ndarray]]] = {}
+
+        def window_inputs() -> Iterator[tuple[int, list[int]]]:
+            for i, (doc, _) in enumerate(todo):
+                enc = tok(_lower(doc.text, lower), add_special_tokens=False,
+                          return_offsets_mapping=True, verbose=False)
+                ids = enc["input_ids"]
+                offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+                # A document with no tokens (whitespace) is one window of specials only.
+                spans = windows(len(ids), width, self.late_overlap) or [(0, 0)]
+                reading[i] = (offsets, spans, [])
+                for a, b in spans:
+                    yield i, lead + ids[a:b] + tail
+
+        pending_keys: list[str] = []
+        pending_vecs: list[np.ndarray] = []
+        store_seconds = 0.0
+
+        def store() -> None:
+            nonlocal store_seconds
+            if cache is None or not pending_keys:
+                return
+            start = time.perf_counter()
+            vecs = np.vstack(pending_vecs)
+            ok = np.isfinite(vecs).all(axis=1)
+            if not ok.all():
+                log.warning("%d chunks late-chunked to non-finite vectors; not cached",
+                            int((~ok).sum()))
+            cache.put_many([k for k, good in zip(pending_keys, ok) if good], vecs[ok])
+            pending_keys.clear()
+            pending_vecs.clear()
+            store_seconds += time.perf_counter() - start
+
+        def run(batch: list[tuple[int, list[int]]], bar: Any) -> None:
+            longest = max(len(ids) for _, ids in batch)
+            input_ids = torch.full((len(batch), longest), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), longest), dtype=torch.long)
+            for row, (_, ids) in enumerate(batch):
+                input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+                mask[row, :len(ids)] = 1
+            try:
+                with _MEMO_LOCK:
+                    # The memoized model is shared by embedders that may want another
+                    # max_seq_length or thread count.
+                    model.max_seq_length = self.max_seq_length
+                    if self.threads is not None:
+                        torch.set_num_threads(self.threads)
+                    with torch.inference_mode():
+                        features = {"input_ids": input_ids.to(model.device),
+                                    "attention_mask": mask.to(model.device)}
+                        hidden = transformer(features)["token_embeddings"]
+                hidden = hidden.float().cpu().numpy()
+            except Exception as exc:  # e.g. out of memory
+                raise EmbedderError(f"late chunking with '{self.model_name}' failed: "
+                                    f"{first_line(exc)}") from None
+            for row, (i, ids) in enumerate(batch):
+                offsets, spans, done = reading[i]
+                if len(offsets):
+                    done.append(hidden[row, len(lead):len(ids) - len(tail)])
+                else:  # as the plain embedding of an empty text: the mean over the specials
+                    done.append(hidden[row, :len(ids)].mean(axis=0, keepdims=True))
+                if len(done) == len(spans):
+                    finish(i)
+                    bar.update(1)
+
+        def finish(i: int) -> None:
+            offsets, spans, done = reading.pop(i)
+            wanted = todo[i][1]
+            if len(offsets):
+                tokens = assemble(len(offsets), spans, done)
+                vecs = pool(offsets, tokens, [(s, e) for _, s, e in wanted])
+            else:
+                vecs = np.repeat(done[0], len(wanted), axis=0)
+            if self.normalize:
+                vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            rows = [u for u, _, _ in wanted]
+            out[rows] = vecs
+            pending_keys.extend(keys[u] for u in rows)
+            pending_vecs.append(vecs)
+
+        start = time.perf_counter()
+        batches = 0
+        with progress.bar(len(todo), "late chunking", "doc", show=self.show_progress) as bar:
+            batch: list[tuple[int, list[int]]] = []
+            for item in window_inputs():
+                batch.append(item)
+                if len(batch) == self.batch_size:
+                    run(batch, bar)
+                    batch = []
+                    batches += 1
+                    if batches % _STORE_EVERY_BATCHES == 0:
+                        store()
+            if batch:
+                run(batch, bar)
+            store()
+        return time.perf_counter() - start - store_seconds, store_seconds
+
     def _embed_misses(self, strings: list[str], keys: list[str], where: np.ndarray,
                       out: np.ndarray, cache: EmbeddingCache | None) -> tuple[float, float]:
         encode = self._encoder()
@@ -840,6 +1068,27 @@ class SentenceTransformerEmbedder:
 @functools.lru_cache(maxsize=1)
 def _openvino_precision() -> str:
     return backends.openvino_precision()
+
+
+def _special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The special token ids a tokenizer puts before and after one text ([CLS] and
+    [SEP] for BERT), read from its own post-processor rather than assumed."""
+    enc = tokenizer("a", add_special_tokens=True, return_special_tokens_mask=True, verbose=False)
+    ids, special = enc["input_ids"], enc["special_tokens_mask"]
+    first = special.index(0)
+    last = len(special) - special[::-1].index(0)
+    return list(ids[:first]), list(ids[last:])
+
+
+def _lower(text: str, lower: bool) -> str:
+    """``text`` lowercased when the model asks for it, one character for one, so the
+    tokenizer's offsets still index the original text."""
+    if not lower:
+        return text
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
 def _bump(stats: EmbedStats, **add: float) -> EmbedStats:

@@ -22,6 +22,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from sweep.chunking import ChunkingSettingsError
+from sweep.chunking.base import CONTEXT_KEYS
 from sweep.core.messages import first_line
 from sweep.jobs import devices
 
@@ -49,7 +50,7 @@ from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_doc
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
-__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "chunk_node", "context_writer",
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
            "load_dataset", "run_job", "save_failed_row", "scoring_config"]
 
 log = logging.getLogger("sweep")
@@ -101,8 +102,8 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     (the semantic strategy embeds sentences; the others ignore it).
     """
     embedder = instantiate(embedder_node(cfg, device))
-    node, context = chunk_node(cfg)
-    chunker = instantiate(node, embed_fn=partial(embedder.embed_documents, what="sentences"))
+    context = context_spec(cfg)
+    chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
     # retrieve.parent and parent_size say what a hit hands the LLM, not how chunks are
@@ -116,17 +117,15 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
 
 
 #: chunk.<key> -> ContextSpec field: what contexts are written with, not how text is cut.
-_CONTEXT_KEYS = {"context": "mode", "context_prompt": "prompt",
-                 "context_max_tokens": "max_tokens", "context_confirm": "confirm",
-                 "context_confirm_above": "confirm_above"}
+_CONTEXT_KEYS = dict(zip(CONTEXT_KEYS, ("mode", "prompt", "max_tokens", "confirm",
+                                        "confirm_above")))
 
 
-def chunk_node(cfg: DictConfig) -> tuple[DictConfig, ContextSpec]:
-    """The ``chunk`` node the chunker is built from, and its contexts' settings (the
-    ``context*`` keys, which the chunker never sees)."""
-    node = OmegaConf.to_container(cfg.chunk, resolve=True)
-    given = {name: node.pop(key) for key, name in _CONTEXT_KEYS.items() if key in node}
-    return OmegaConf.create(node), ContextSpec(**given)
+def context_spec(cfg: DictConfig) -> ContextSpec:
+    """The contexts' settings: the ``chunk.context*`` keys (the chunker ignores them)."""
+    chunk = cfg.chunk
+    return ContextSpec(**{name: OmegaConf.select(chunk, key) for key, name in _CONTEXT_KEYS.items()
+                          if key in chunk})
 
 
 def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None

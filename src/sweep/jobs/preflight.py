@@ -22,7 +22,7 @@ from sweep.jobs.config import build
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
 from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
-from sweep.jobs.job import (ConfigError, build_eval, chunk_node, context_writer, load_dataset,
+from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_dataset,
                             scoring_config)
 from sweep.llm import LLMConfigError, LLMError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
@@ -140,10 +140,10 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
                 scoring_config(load_dataset(cfg.dataset), ev, warn=False)
             if chunk_key not in chunk_checked:
                 try:
-                    node, _ = chunk_node(cfg)
+                    context_spec(cfg)
                 except ContextError as e:  # a typo in chunk.context*: every such cell alike
                     raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
-                chunk_checked[chunk_key] = chunk_problem(node)
+                chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
         problem = chunk_checked[chunk_key]
         if problem is not None:
             problems.append((overrides, problem))
@@ -180,12 +180,12 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
         seen.add(key)
         cfg = composed.get(tuple(overrides)) or compose(config_name=config_name,
                                                         overrides=list(overrides))
-        node, spec_here = chunk_node(cfg)
+        spec_here = context_spec(cfg)
         if not spec_here.active:
             continue
         try:
             writer = context_writer(cfg, spec_here, show_progress=False)
-            chunker = build(node, embed_fn=_never_embed)
+            chunker = build(cfg.chunk, embed_fn=_never_embed)
             chunks = chunker.chunk_documents(load_dataset(cfg.dataset).documents)
         except (LLMConfigError, LLMError, ContextError) as e:
             raise ConfigError(f"chunk.context=llm: {one_line(e)}") from None

@@ -82,7 +82,8 @@ def evaluate_setting(
     written = None
     if contexts is not None:
         chunked, written = steps.contextualize(contexts, documents, chunked)
-    embedded = steps.embed(embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors)
+    embedded = steps.embed(embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors,
+                           documents=documents)
     indexed = steps.index(retriever, chunked.chunks, embedded.doc_vecs)
     depth = steps.retrieval_depth(chunked.chunks, config.k, config.budgets)
     if reranker is not None:  # the re-ranker must see its full top N

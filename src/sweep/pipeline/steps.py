@@ -101,25 +101,32 @@ class Embedded:
 
 
 def embed(embedder: Embedder, chunks: Sequence[Chunk], queries: Sequence[str], *,
-          needs_vectors: bool) -> Embedded:
+          needs_vectors: bool, documents: Sequence[Document] = ()) -> Embedded:
     """The embedder's stats count from its last ``reset_stats`` (before chunking, so the
-    semantic chunker's sentence embeddings count too)."""
+    semantic chunker's sentence embeddings count too).
+
+    A late-chunking embedder (``embed.late``) reads each of ``documents`` whole, in
+    overlapping windows, and pools each chunk's token vectors: nothing is truncated, and
+    a chunk's prefix or context is not part of its vector.
+    """
+    late = bool(getattr(embedder, "late", False))
     doc_vecs = query_vecs = None
     model_tokens, max_len, truncated_share = np.zeros(len(chunks)), 0, 0.0
     t0 = time.perf_counter()
     if needs_vectors:
-        inputs = [c.embedding_input for c in chunks]
+        inputs = [c.text if late else c.embedding_input for c in chunks]
         model_tokens = np.asarray(embedder.count_model_tokens(inputs))
         max_len = int(embedder.max_seq_length)
-        truncated_share = float((model_tokens > max_len).mean())
+        truncated_share = 0.0 if late else float((model_tokens > max_len).mean())
         if truncated_share > 0:
             log.warning(
                 "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
                 "(longest %d); their tails are never embedded, so this row partly measures "
                 "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
         t0 = time.perf_counter()
-        doc_vecs = np.ascontiguousarray(embedder.embed_documents(inputs, what="chunks"),
-                                        dtype=np.float32)
+        vecs = (embedder.embed_late(documents, chunks) if late  # type: ignore[attr-defined]
+                else embedder.embed_documents(inputs, what="chunks"))
+        doc_vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         query_vecs = np.ascontiguousarray(embedder.embed_queries(queries), dtype=np.float32)
     seconds = time.perf_counter() - t0
     s = embedder.stats

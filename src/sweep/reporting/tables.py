@@ -19,6 +19,7 @@ from sweep.core.measures import LEVELS
 from sweep.scoring.aggregate import Summary
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
+from sweep.reporting.designs import DESIGNS_NOTE, twohop_changes_frame
 from sweep.reporting.sweepreport import GroupView, SweepReport
 
 __all__ = ["ROW_LEGEND", "TERMINAL_WIDTH", "agreement_lines", "breakdown_frame",
@@ -523,6 +524,10 @@ def diagnostics_markdown(rep: SweepReport) -> str | None:
         df = twohop_frame(rep, k)
         if df is not None:
             parts.append(f"# Two-hop failures at k={k}\n\n{TWOHOP_NOTE}\n\n{markdown(df)}\n")
+        df = twohop_changes_frame(rep.rows, rep.labels, k)
+        if df is not None:
+            parts.append(f"# Do parents, contexts or late chunking complete two-hop questions? "
+                         f"(k={k})\n\n{DESIGNS_NOTE}\n\n{markdown(df)}\n")
     df = abstention_frame(rep)
     if df is not None:
         caveat = abstention_caveat(rep)

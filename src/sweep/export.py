@@ -103,6 +103,26 @@ def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
             "sweep.export --to chunks writes each chunk's embed_text."]
 
 
+def _design_warning(chosen: Chosen) -> list[str]:
+    """What the setting did besides cutting text, which a splitter cannot carry."""
+    config = chosen.config
+    done = []
+    parent = str((config.get("retrieve") or {}).get("parent") or "none")
+    if parent != "none":
+        done.append(f"handed the LLM each hit's parent ({parent}, retrieve.parent_size="
+                    f"{(config.get('retrieve') or {}).get('parent_size')}) and was scored so")
+    if str((config.get("chunk") or {}).get("context") or "none") != "none":
+        done.append("searched each chunk with an LLM-written context before it "
+                    "(chunk.context=llm)")
+    if (config.get("embed") or {}).get("late") is True:
+        done.append("embedded documents whole and pooled each chunk's token vectors "
+                    "(embed.late=true)")
+    if not done:
+        return []
+    return [f"NOTE: this setting also {'; '.join(done)}. This export reproduces the chunks "
+            "only; deploy those steps beside it (docs/retrieval-designs.md)."]
+
+
 def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) -> int:
     if out.is_dir():
         raise ExportError(f"{out}: is a folder; name a file to write")
@@ -131,6 +151,8 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
     if kind == "chunks":
         write_text_atomic(out, to_jsonl(chunk_records(documents, offsets, _prefix(chosen))))
         print(f"wrote {out}: {len(offsets)} chunks of job {chosen.row.job} ({chosen.label})")
+        for line in _design_warning(chosen):
+            print(line, file=sys.stderr)
         return 0
     try:
         rendered = render_module(chosen.config, kind)
@@ -157,7 +179,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
                    "of its chunks are the same), so the sweep's numbers do not carry over. To "
                    "deploy what was scored, export --to sweep (sweep's own chunker); to score "
                    f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
-    warning += _prefix_warning(chosen, kind)
+    warning += _prefix_warning(chosen, kind) + _design_warning(chosen)
     header = "\n".join([_header(chosen), f"It defines `splitter`: {rendered.what}.",
                         *agreement.lines(name), *warning])
     text = "".join(f"# {line}\n" for paragraph in header.splitlines()

@@ -92,6 +92,12 @@ def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
     assert pd.isna(none["child.span.recall@5"])
     md = (tmp_path / "a" / "results.md").read_text()
     assert "child span recall@5" in md and "parent retrieval (retrieve.parent)" in md
+    # The export carries the chunks only, and says so.
+    out = subprocess.run([sys.executable, "-m", "sweep.export", str(tmp_path / "a"), "--job", "1",
+                          "--to", "chunks", str(tmp_path / "chunks.jsonl")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "handed the LLM each hit's parent (section" in out.stderr
 
 
 def test_late_chunking_rows_embed_documents_whole_and_rerun_from_the_cache(tmp_path):

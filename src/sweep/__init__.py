@@ -40,7 +40,6 @@ _EXPORTS = {
     "BaseChunker": "sweep.chunking",
     "build_chunker": "sweep.chunking",
     "build_framework_chunker": "sweep.chunking",
-    "build_framework_chunker": "sweep.chunking",
     "SentenceTransformerEmbedder": "sweep.embedding.embedder",
     "DenseRetriever": "sweep.retrieval.dense",
     "BM25Retriever": "sweep.retrieval.lexical",
@@ -76,7 +75,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names load lazily
-    from sweep.chunking import BaseChunker, build_chunker, build_framework_chunker, build_framework_chunker
+    from sweep.chunking import BaseChunker, build_chunker, build_framework_chunker
     from sweep.core.evalconfig import EvalConfig
     from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
     from sweep.core.types import Chunk, Dataset, Document, Hit, Judgment, Query, Ranking

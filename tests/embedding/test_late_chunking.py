@@ -283,3 +283,23 @@ def test_overlap_as_wide_as_the_window_is_an_embedder_error(tmp_path):
     with pytest.raises(EmbedderError, match="late_overlap=14"):
         e.embed_late([SHORT], chunks_of(SHORT, SHORT_PARTS))
     assert emb(tmp_path, late=True).embed_late([SHORT], []).shape == (0, 384)
+
+
+@pytest.mark.e2e
+def test_a_model_that_is_not_mean_pooled_is_refused_in_one_line(tmp_path):
+    from sentence_transformers import SentenceTransformer, models
+
+    from sweep.embedding.embedder import LateChunkingUnsupported, _check_mean_pooled, resolve_model
+
+    transformer = models.Transformer(resolve_model("sentence-transformers/all-MiniLM-L6-v2"))
+    dim = transformer.get_word_embedding_dimension()
+    mean = SentenceTransformer(modules=[transformer, models.Pooling(dim, pooling_mode="mean"),
+                                        models.Normalize()], device="cpu")
+    _check_mean_pooled(mean, "mean")  # the bundled model's own shape: fine
+    for modules, says in (([models.Pooling(dim, pooling_mode="cls")], "without mean pooling"),
+                          ([models.Pooling(dim, pooling_mode="mean"),
+                            models.Dense(dim, 16)], "Transformer -> Pooling -> Dense")):
+        model = SentenceTransformer(modules=[transformer, *modules], device="cpu")
+        with pytest.raises(LateChunkingUnsupported) as e:
+            _check_mean_pooled(model, "odd")
+        assert says in str(e.value) and "\n" not in str(e.value)

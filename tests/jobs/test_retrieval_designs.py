@@ -118,3 +118,32 @@ def test_late_chunking_rows_embed_documents_whole_and_rerun_from_the_cache(tmp_p
     rows = _rows(tmp_path / "c").to_dict("records")
     assert rows[0]["status"] == "invalid" and "embed.backend=torch" in rows[0]["error"]
     assert rows[1]["status"] == "ok"
+
+
+@pytest.mark.parametrize("overrides,says", [
+    (("chunk.context=llm", "llm=local"), "chunk.context=llm: llm.model is required"),
+    (("retrieve.parent=sectoin",), "retrieve.parent must be one of none, section, window"),
+    (("chunk.context=gpt",), "chunk.context must be one of none, llm"),
+])
+def test_a_design_setting_no_cell_can_run_stops_the_sweep_in_one_line(tmp_path, overrides, says):
+    run = _sweep(tmp_path, "a", *overrides)
+    assert run.returncode == 2, run.stderr[-2000:]
+    last = run.stderr.strip().splitlines()[-1]
+    assert says in last and "Traceback" not in run.stderr
+
+
+def test_contexts_a_dense_late_row_never_reads_are_said_in_its_notes():
+    from types import SimpleNamespace
+
+    from sweep.jobs.job import design_notes
+    from sweep.retrieval.dense import DenseRetriever
+    from sweep.retrieval.index import FlatIPIndex
+    from sweep.retrieval.lexical import BM25Retriever
+
+    late = SimpleNamespace(late=True)
+    dense = SimpleNamespace(embedder=late, retriever=DenseRetriever(FlatIPIndex()),
+                            contexts=object(), reranker=None)
+    assert "pays for contexts it never reads" in design_notes(dense)[0]
+    assert design_notes(SimpleNamespace(**{**vars(dense), "retriever": BM25Retriever()})) == ()
+    assert design_notes(SimpleNamespace(**{**vars(dense), "contexts": None})) == ()
+    assert design_notes(SimpleNamespace(**{**vars(dense), "embedder": SimpleNamespace()})) == ()

@@ -68,3 +68,12 @@ def test_a_budget_counts_parent_tokens_so_a_big_parent_can_overrun_it():
     assert smallest > 64  # each section is longer than the 64-token budget
     assert lifted.summary.interval("span", "recall@64t").mean == 0.0
     assert run(None).summary.interval("span", "recall@64t").mean > 0.0
+
+
+def test_overlapping_window_parents_never_count_text_twice():
+    lifted = run(ParentSpec("window", 80))
+    for q in range(3):
+        got = [lifted.passages[i] for i in lifted.ranking.row(q)[:3]]
+        chars = [c for p in got for c in range(p.start, p.end)]
+        assert len(chars) == len(set(chars))
+        assert sum(p.n_tokens for p in got) <= 80 * 3 + 3

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from sweep.core.tokenization import count_tokens
 from sweep.core.types import Chunk, Document
 from sweep.llm import Completion, LLMClient, LLMConfig, RequestFailed
+from sweep.llm.cache import request_key
 
 __all__ = ["ANTHROPIC_PROMPT", "CONTEXT_MODES", "ContextError", "ContextSpec", "ContextWriter",
            "Contexts", "ContextsFailed", "Estimate", "check_confirmed", "estimate", "messages_for",
@@ -124,14 +125,23 @@ def _cost(config: LLMConfig, prompt: int, completion: int) -> float | None:
 
 
 def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document],
-             chunks: Sequence[Chunk]) -> Estimate:
+             chunks: Sequence[Chunk], asked: set[str] | None = None) -> Estimate:
+    """What writing these chunks' contexts would send. A request is counted once (chunks
+    with the same text in one document ask once); ``asked`` carries the request keys
+    counted already across calls, for a grid whose settings share chunks."""
     by_id = {d.doc_id: d for d in documents}
     doc_tokens: dict[str, int] = {}
     requests = prompt = 0
+    asked = set() if asked is None else asked
     frame = count_tokens("cl100k_base", _SYSTEM + spec.prompt) + _FRAMING_TOKENS
     for c in chunks:
         doc = by_id[c.doc_id]
-        if client.is_cached(messages_for(spec, doc, c)):
+        messages = messages_for(spec, doc, c)
+        key = request_key(client.request(messages))
+        if key in asked:
+            continue
+        asked.add(key)
+        if client.is_cached(messages):
             continue
         if c.doc_id not in doc_tokens:
             doc_tokens[c.doc_id] = count_tokens("cl100k_base", doc.text)

@@ -66,6 +66,32 @@ class EmbedderError(ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
+class LateChunkingUnsupported(EmbedderError):
+    """``embed.late=true`` with a model it cannot be done with: a bad setting, not a crash."""
+
+
+def _check_mean_pooled(model: Any, name: str) -> None:
+    """Late chunking averages the transformer's token vectors; that is the model's own
+    vector only when the model is a transformer, mean pooling and at most a normalization
+    (queries go through the whole model, chunks would not)."""
+    modules = [type(m).__name__ for m in model]
+    pooling = model[1] if len(model) > 1 else None
+    mode = getattr(pooling, "pooling_mode", None)
+    if isinstance(mode, str) or isinstance(mode, (list, tuple)):  # sentence-transformers >= 6
+        mean = mode == "mean" or list(mode) == ["mean"]
+    else:  # older releases: one flag per mode
+        mean = bool(getattr(pooling, "pooling_mode_mean_tokens", False)) and not any(
+            getattr(pooling, f"pooling_mode_{m}", False)
+            for m in ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens",
+                      "lasttoken"))
+    if len(modules) < 2 or modules[1] != "Pooling" or not mean or any(
+            m != "Normalize" for m in modules[2:]):
+        raise LateChunkingUnsupported(
+            f"embed.late=true needs a mean-pooled model (transformer, mean pooling, at most a "
+            f"normalization); '{name}' is {' -> '.join(modules)}"
+            + ("" if mean else " without mean pooling"))
+
+
 def _is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -899,8 +925,10 @@ class SentenceTransformerEmbedder:
         tok = model.tokenizer
         transformer = model[0]
         if tok is None or not getattr(tok, "is_fast", False) or not hasattr(transformer, "auto_model"):
-            raise EmbedderError(f"embed.late=true needs a fast tokenizer (for character offsets) "
-                                f"and a transformer module; '{self.model_name}' lacks one")
+            raise LateChunkingUnsupported(
+                f"embed.late=true needs a fast tokenizer (for character offsets) and a "
+                f"transformer module; '{self.model_name}' lacks one")
+        _check_mean_pooled(model, self.model_name)
         lower = bool(getattr(transformer, "do_lower_case", False))
         head, tail = _special_tokens(tok)
         prefix = tok(_lower(self.document_prefix, lower), add_special_tokens=False,

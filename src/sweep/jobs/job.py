@@ -41,6 +41,8 @@ from sweep.store.stats import Stats
 from sweep.retrieval.parents import ParentSpec
 from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
 from sweep.llm import LLMClient
+from sweep.embedding.embedder import LateChunkingUnsupported
+from sweep.retrieval.fusion import HybridRetriever
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
@@ -114,6 +116,17 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     retriever = instantiate(node, index=instantiate(cfg.index))
     reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
     return Stages(embedder, chunker, retriever, reranker, parents, context_writer(cfg, context))
+
+
+def design_notes(stages: Stages) -> tuple[str, ...]:
+    """Combinations of the retrieval designs that pay for nothing: said in the row."""
+    late = bool(getattr(stages.embedder, "late", False))
+    lexical = not stages.retriever.needs_vectors or isinstance(stages.retriever, HybridRetriever)
+    if stages.contexts is not None and late and not lexical and stages.reranker is None:
+        return ("chunk.context=llm with embed.late=true: late chunking embeds the documents as "
+                "written, so this dense row pays for contexts it never reads (BM25, hybrid "
+                "and re-ranking would read them)",)
+    return ()
 
 
 #: chunk.<key> -> ContextSpec field: what contexts are written with, not how text is cut.
@@ -258,7 +271,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         except Exception as e:  # a bad setting: the row says why, the sweep goes on
             _raise_if_interrupted(e)
             raise _Invalid(first_line(cause(e), with_type=True)) from e
-        notes = tuple(stages.chunker.notes)
+        notes = tuple(stages.chunker.notes) + design_notes(stages)
         for note in notes:
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
@@ -284,7 +297,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                      traces_of(dataset, result.passages, result.ranking, result.credits, max(ev.k),
                                twohop={q: {k: twohop_class(r, k) for k in ev.k}
                                        for q, r in twohop.items()}))
-    except (_Invalid, ChunkingSettingsError, ContextError) as e:
+    except (_Invalid, ChunkingSettingsError, ContextError, LateChunkingUnsupported) as e:
         # A chunker that turns out not to run on this corpus (a splitter that rewrites
         # text, one that fails on a document) is a bad setting, not a crash.
         status, error = "invalid", first_line(e)

@@ -13,18 +13,19 @@ import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
 from sweep.chunking.frameworks import missing_package
-from sweep.jobs.config import build
+from sweep.jobs.config import build, cause
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
 from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
 from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_dataset,
                             scoring_config)
 from sweep.llm import LLMConfigError, LLMError
+from sweep.retrieval.parents import ParentError, ParentSpec
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 
@@ -134,6 +135,11 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
         if data_key not in seen or chunk_key not in chunk_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
             composed[tuple(overrides)] = cfg
+            try:
+                ParentSpec.of(OmegaConf.select(cfg, "retrieve.parent", default="none"),
+                              OmegaConf.select(cfg, "retrieve.parent_size", default=512))
+            except ParentError as e:  # a typo in retrieve.parent: every such cell alike
+                raise ConfigError(f"{one_line(e)} ({' '.join(overrides)})") from None
             if data_key not in seen:
                 seen.add(data_key)
                 ev = build_eval(cfg)
@@ -171,6 +177,7 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
     from hydra import compose
 
     seen: set[tuple[str, ...]] = set()
+    asked: set[str] = set()  # requests counted already: settings that share a chunk ask once
     total = Estimate(0, 0, 0, 0, None)
     spec = model = None
     for overrides in jobs:
@@ -185,15 +192,20 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
             continue
         try:
             writer = context_writer(cfg, spec_here, show_progress=False)
+        except Exception as e:  # the endpoint cannot be used at all: every such cell alike
+            found = cause(e)
+            if isinstance(found, (LLMConfigError, LLMError, ContextError)):
+                raise ConfigError(f"chunk.context=llm: {one_line(found)}") from None
+            raise
+        try:
             chunker = build(cfg.chunk, embed_fn=_never_embed)
             chunks = chunker.chunk_documents(load_dataset(cfg.dataset).documents)
-        except (LLMConfigError, LLMError, ContextError) as e:
-            raise ConfigError(f"chunk.context=llm: {one_line(e)}") from None
         except Exception as e:  # the semantic strategy, a user's chunker: the job estimates
             log.info("chunk contexts of %s are estimated in its job (%s)", _label(overrides),
                      one_line(e))
             continue
-        found = estimate(writer.client, spec_here, load_dataset(cfg.dataset).documents, chunks)
+        found = estimate(writer.client, spec_here, load_dataset(cfg.dataset).documents, chunks,
+                         asked)
         spec, model = spec_here, f"{writer.client.config.model} at {writer.client.config.endpoint}"
         cost = None if found.cost is None else (total.cost or 0.0) + found.cost
         total = Estimate(total.chunks + found.chunks, total.requests + found.requests,

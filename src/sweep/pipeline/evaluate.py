@@ -100,7 +100,7 @@ def evaluate_setting(
     lifted = (steps.lift(queries, chunked, ranking, found, config) if found is not None
               else None)
     if lifted is not None:
-        passages, n_tokens, ranking = found.passages, found.n_tokens, lifted.ranking
+        passages, n_tokens, ranking = lifted.passages, lifted.n_tokens, lifted.ranking
     else:
         passages, n_tokens = chunked.chunks, chunked.n_tokens
     scored = steps.score(queries, passages, n_tokens, ranking, config)

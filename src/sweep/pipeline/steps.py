@@ -265,10 +265,13 @@ def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk]
 
 @dataclass(frozen=True)
 class Lifted:
-    """Parent retrieval: the chunk ranking as a ranking of parents, and the chunk
-    ranking's own scores (``child``), kept beside the parents' like a first stage."""
+    """Parent retrieval: the chunk ranking as the passages an LLM would read (``passages``,
+    ranked by ``ranking``), and the chunk ranking's own scores (``child``), kept beside the
+    parents' like a first stage."""
 
     parents: Parents
+    passages: list[Chunk]
+    n_tokens: np.ndarray
     ranking: Ranking
     child: Summary
     seconds: float
@@ -281,14 +284,14 @@ class Lifted:
 
 def find_parents(documents: Sequence[Document], chunked: Chunked, spec: ParentSpec,
                  config: EvalConfig) -> tuple[Parents, Callable[[Ranking], bool]]:
-    """The chunks' parents, and the test that a chunk ranking brings enough distinct
-    parents for every @k and @Bt measure (or all of them)."""
+    """The chunks' parents, and the test that a chunk ranking brings enough passages for
+    every @k and @Bt measure (or all the text there is)."""
     parents = parents_of(documents, chunked.chunks, spec)
     need = retrieval_depth(parents.passages, config.k, config.budgets)
 
     def enough(ranking: Ranking) -> bool:
-        return all(len(np.unique(parents.of_chunk[ranking.row(q)])) >= need
-                   for q in range(ranking.ids.shape[0]))
+        return bool(((lift_ranking(ranking, parents).ranking.ids >= 0).sum(axis=1)
+                     >= need).all())
     return parents, enough
 
 
@@ -298,8 +301,9 @@ def lift(queries: Sequence[Query], chunked: Chunked, ranking: Ranking, parents: 
     table = score_ranked(queries, ranking.ids, chunked.chunks, config.measures,
                          min_coverage=config.min_coverage, gain=config.gain)
     child = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
-    lifted = lift_ranking(ranking, parents.of_chunk)
-    return Lifted(parents, lifted, child, time.perf_counter() - t0)
+    lifted = lift_ranking(ranking, parents)
+    return Lifted(parents, lifted.passages, lifted.n_tokens, lifted.ranking, child,
+                  time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,9 @@ DESIGNS_NOTE = ("Each design row against the row with the same settings and the 
                 "the same multi-hop questions: how many the plain row misses (a span never "
                 "retrieved: hop1_missed, hop2_missed, both_missed) the design makes complete "
                 "(every span in the top k), how many ranked_out ones it completes, and how "
-                "many complete ones it loses. Counts of questions; few questions decide little.")
+                "many complete ones it loses. Counts of questions; few questions decide little. A parent "
+                "row hands the LLM more text per hit than its twin: read it with the token "
+                "budgets of the comparison table.")
 
 
 def _off(value: Any, off: Any) -> bool:

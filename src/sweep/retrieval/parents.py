@@ -2,9 +2,10 @@
 
 A chunk's parent is the heading section it lies in (``section``) or a window of
 ``size`` tokens centred on it (``window``). What is scored is what the LLM would
-read: the ranking of chunks is mapped to their parents and a parent that an
-earlier chunk already brought is dropped, so no text is counted twice and token
-budgets count parent text. LangChain's ParentDocumentRetriever and LlamaIndex's
+read: the ranking of chunks is mapped to their parents, and each parent brings only
+the text that earlier parents of the same query did not (a parent wholly inside
+earlier ones brings nothing and is dropped; one that overlaps them is cut to its new
+text). So no text is counted twice, and token budgets count parent text. LangChain's ParentDocumentRetriever and LlamaIndex's
 auto-merging retriever are the deployed forms of this design.
 """
 
@@ -19,7 +20,7 @@ from sweep.chunking.headings import markdown_sections
 from sweep.core.tokenization import count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["PARENT_MODES", "ParentError", "Parents", "ParentSpec", "lift", "parents_of"]
+__all__ = ["PARENT_MODES", "Lifted", "ParentError", "Parents", "ParentSpec", "lift", "parents_of"]
 
 PARENT_MODES = ("none", "section", "window")
 
@@ -62,10 +63,12 @@ class ParentSpec:
 
 @dataclass(frozen=True)
 class Parents:
-    """The parents of a chunking: ``passages[of_chunk[i]]`` is chunk i's parent."""
+    """The parents of a chunking: ``passages[of_chunk[i]]`` is chunk i's parent; token
+    counts in ``encoding``."""
 
     passages: list[Chunk]
     of_chunk: np.ndarray  # int64, one per chunk
+    encoding: str = "cl100k_base"
 
     @property
     def n_tokens(self) -> np.ndarray:
@@ -126,20 +129,89 @@ def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
         i = index_in_doc[doc_id] = index_in_doc.get(doc_id, -1) + 1
         passages.append(Chunk(doc_id=doc_id, index=i, start=start, end=end, text=text,
                               n_tokens=count_tokens(spec.encoding, text)))
-    return Parents(passages, of_chunk)
+    return Parents(passages, of_chunk, spec.encoding)
 
 
-def lift(ranking: Ranking, of_chunk: np.ndarray) -> Ranking:
-    """The ranking of chunks as a ranking of their parents: each parent at the rank of its
-    best chunk, later chunks of the same parent dropped (their text is already there)."""
-    ids = np.full(ranking.ids.shape, -1, dtype=np.int64)
-    scores = np.full(ranking.scores.shape, np.nan, dtype=np.float32)
+def _uncovered(start: int, end: int, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` outside the sorted, disjoint spans ``covered``."""
+    out, pos = [], start
+    for a, b in covered:
+        if b <= pos:
+            continue
+        if a >= end:
+            break
+        if a > pos:
+            out.append((pos, a))
+        pos = max(pos, b)
+    if pos < end:
+        out.append((pos, end))
+    return out
+
+
+def _cover(covered: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted([*covered, (start, end)]):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+@dataclass(frozen=True)
+class Lifted:
+    """A ranking of ``passages``: the parents, and the new parts of parents that overlap
+    earlier ones (appended after the parents)."""
+
+    ranking: Ranking
+    passages: list[Chunk]
+
+    @property
+    def n_tokens(self) -> np.ndarray:
+        return np.fromiter((p.n_tokens for p in self.passages), dtype=np.int64,
+                           count=len(self.passages))
+
+
+def lift(ranking: Ranking, parents: Parents) -> Lifted:
+    """The ranking of chunks as the passages an LLM would be handed: each chunk's parent, at
+    the rank of the chunk, cut to the text no earlier parent of the query brought (gone
+    when there is none). A parent that surrounds an earlier one brings the text on both
+    sides: two passages, at consecutive ranks."""
+    passages = list(parents.passages)
+    position = {(p.doc_id, p.start, p.end): i for i, p in enumerate(passages)}
+    next_index: dict[str, int] = {}
+    for p in passages:
+        next_index[p.doc_id] = max(next_index.get(p.doc_id, 0), p.index + 1)
+
+    def passage(parent: Chunk, start: int, end: int) -> int:
+        key = (parent.doc_id, start, end)
+        if key not in position:
+            text = parent.text[start - parent.start:end - parent.start]
+            i = next_index[parent.doc_id]
+            next_index[parent.doc_id] = i + 1
+            position[key] = len(passages)
+            passages.append(Chunk(parent.doc_id, i, start, end, text,
+                                  count_tokens(parents.encoding, text)))
+        return position[key]
+
+    rows: list[list[tuple[int, float]]] = []
     for q in range(ranking.ids.shape[0]):
-        row = ranking.ids[q]
-        keep = row >= 0
-        parents = of_chunk[row[keep]]
-        _, first = np.unique(parents, return_index=True)
-        first.sort()
-        ids[q, :len(first)] = parents[first]
-        scores[q, :len(first)] = ranking.scores[q][keep][first]
-    return Ranking(ids, scores)
+        covered: dict[str, list[tuple[int, int]]] = {}
+        row = []
+        for c, score in zip(ranking.ids[q].tolist(), ranking.scores[q].tolist()):
+            if c < 0:
+                continue
+            parent = passages[int(parents.of_chunk[c])]
+            spans = covered.get(parent.doc_id, [])
+            for start, end in _uncovered(parent.start, parent.end, spans):
+                row.append((passage(parent, start, end), score))
+            covered[parent.doc_id] = _cover(spans, parent.start, parent.end)
+        rows.append(row)
+    width = max([len(r) for r in rows] + [ranking.ids.shape[1]])
+    ids = np.full((len(rows), width), -1, dtype=np.int64)
+    scores = np.full((len(rows), width), np.nan, dtype=np.float32)
+    for q, row in enumerate(rows):
+        if row:
+            ids[q, :len(row)] = [i for i, _ in row]
+            scores[q, :len(row)] = [v for _, v in row]
+    return Lifted(Ranking(ids, scores), passages)

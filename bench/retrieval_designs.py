@@ -50,6 +50,11 @@ def num(r: dict, key: str, digits: int = 3) -> str:
     return "–" if value in ("", "None", "nan") else f"{float(value):.{digits}f}"
 
 
+def _verdict(r: dict) -> str:
+    p = r.get("p_holm", "")
+    return r["vs_best"] if p in ("", "None", "nan") else f"{r['vs_best']} (p={float(p):.2f})"
+
+
 def table(rows: list[dict], axis: list[str], extra: dict[str, str]) -> None:
     head = [*axis, "span recall@5 [95% CI]", "vs best", "@512t", "@1024t", "tok@5", "trunc %",
             *extra]
@@ -58,7 +63,7 @@ def table(rows: list[dict], axis: list[str], extra: dict[str, str]) -> None:
     for r in rows:
         cells = [r[a] for a in axis] + [
             f"{num(r, 'span.recall@5')} [{num(r, 'span.recall@5.lo', 2)}, "
-            f"{num(r, 'span.recall@5.hi', 2)}]", r["vs_best"], num(r, "span.recall@512t"),
+            f"{num(r, 'span.recall@5.hi', 2)}]", _verdict(r), num(r, "span.recall@512t"),
             num(r, "span.recall@1024t"), num(r, "tokens@5", 0),
             f"{100 * float(r['truncated_share']):.1f}"]
         cells += [num(r, key, 1 if key.endswith("_s") else 3) if not key.startswith("=")

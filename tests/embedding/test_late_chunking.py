@@ -32,6 +32,7 @@ def window_settings(draw) -> tuple[int, int, int]:
     return draw(st.integers(0, 2000)), width, draw(st.integers(0, width - 1))
 
 
+@settings(deadline=None)
 @given(window_settings())
 def test_windows_cover_every_token_with_the_stated_overlap(setting):
     n, width, overlap = setting
@@ -58,7 +59,7 @@ def test_windows_reject_bad_settings(n, width, overlap):
 # -- assemble -----------------------------------------------------------------------------
 
 @given(window_settings())
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 def test_assemble_takes_each_token_from_its_deepest_window(setting):
     n, width, overlap = setting
     spans = windows(n, width, overlap)
@@ -124,6 +125,7 @@ def naive_pool(offsets, vectors, spans):
     return np.array(out)
 
 
+@settings(deadline=None)
 @given(tokens_and_spans())
 def test_pool_is_the_mean_over_overlapping_tokens(data):
     offsets, vectors, spans = data
@@ -132,6 +134,7 @@ def test_pool_is_the_mean_over_overlapping_tokens(data):
     assert np.allclose(got, naive_pool(offsets, vectors, spans), atol=1e-5)
 
 
+@settings(deadline=None)
 @given(tokens_and_spans())
 def test_pool_of_one_token_is_that_token(data):
     offsets, vectors, _ = data

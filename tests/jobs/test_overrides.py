@@ -14,7 +14,7 @@ def _check(*args: str) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("chunk.sise=128",), "unknown setting chunk.sise (did you mean chunk.size?); "
-                          "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
+                          "chunk has: breakpoint_percentile, buffer_size, context, context_confirm"),
     (("chunks.size=3",), "unknown setting chunks (did you mean chunk.size?); "
                          "the top-level keys are: chunk, dataset"),
     (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),

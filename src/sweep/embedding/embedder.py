@@ -657,51 +657,22 @@ class SentenceTransformerEmbedder:
                     doc.text.encode("utf-8", "surrogatepass")).hexdigest()
             keys.append(_LATE_KEY + json.dumps([_LATE_FORMAT, self.late_overlap, self.document_prefix,
                                                 digests[c.doc_id], c.start, c.end]))
-        position: dict[str, int] = {}
-        inverse = np.fromiter((position.setdefault(k, len(position)) for k in keys),
-                              dtype=np.int64, count=len(keys))
-        unique = list(position)
-        cache = self._get_cache()
-        start = time.perf_counter()
-        if cache is not None:
-            vectors, found = cache.get_many(unique)
-        else:
-            vectors, found = np.zeros((len(unique), 0), np.float32), np.zeros(len(unique), bool)
-        cache_seconds = time.perf_counter() - start
-        misses = np.flatnonzero(~found).tolist()
-        hits = len(unique) - len(misses)
-        log.info("late-chunking %d chunks of %d documents: %d cached, %d to embed",
-                 len(chunks), len(digests), hits, len(misses))
-        model_seconds = 0.0
-        if misses:
+
+        def announce(distinct: int, cached: int, missing: int) -> None:
+            log.info("late-chunking %d chunks of %d documents: %d cached, %d to embed",
+                     len(chunks), len(digests), cached, missing)
+
+        def compute(misses: list[int], first: list[int], out: np.ndarray,
+                    cache: EmbeddingCache | None) -> tuple[float, float]:
             # Each missing vector is computed from the first chunk that asks for it.
-            first: dict[int, Chunk] = {}
-            for c, u in zip(chunks, inverse.tolist()):
-                first.setdefault(u, c)
             wanted: dict[str, list[tuple[int, int, int]]] = {}
             for u in misses:
-                c = first[u]
+                c = chunks[first[u]]
                 wanted.setdefault(c.doc_id, []).append((u, c.start, c.end))
-            out = np.empty((len(unique), self.dim), dtype=np.float32)
-            if hits:
-                if vectors.shape[1] != out.shape[1]:
-                    raise EmbedderError(f"embedding cache holds dim {vectors.shape[1]} vectors, "
-                                        f"the model gives {out.shape[1]}")
-                out[found] = vectors[found]
-            model_seconds, store_seconds = self._late_misses(
-                [(by_id[d], spans) for d, spans in wanted.items()], unique, out, cache)
-            cache_seconds += store_seconds
-        elif unique:
-            out = vectors
-            if self._dim is None:
-                self._dim = int(out.shape[1])
-        else:
-            out = np.zeros((0, self.dim), dtype=np.float32)
-        self._stats = _bump(self._stats, requested=len(chunks), unique=len(unique),
-                            cache_hits=hits if cache is not None else 0,
-                            cache_misses=len(misses), embedded=len(misses),
-                            seconds=model_seconds, cache_seconds=cache_seconds)
-        return np.ascontiguousarray(out[inverse], dtype=np.float32)
+            return self._late_misses([(by_id[d], spans) for d, spans in wanted.items()],
+                                     [keys[f] for f in first], out, cache)
+
+        return self._through_cache(keys, announce, compute)
 
     def load(self) -> None:
         """Load the model (exporting it first for an ONNX backend) now instead
@@ -864,14 +835,33 @@ class SentenceTransformerEmbedder:
 
     def _embed(self, texts: Sequence[str], prefix: str, what: str) -> np.ndarray:
         strings = [prefix + t for t in self._check_texts(texts)]
+        keys = self._input_keys(strings)  # distinct model inputs, as cache keys
+
+        def announce(distinct: int, cached: int, missing: int) -> None:
+            log.info("embedding %d %s (%d distinct model inputs): %d cached, %d to embed",
+                     len(strings), what, distinct, cached, missing)
+
+        def compute(misses: list[int], first: list[int], out: np.ndarray,
+                    cache: EmbeddingCache | None) -> tuple[float, float]:
+            return self._embed_misses([strings[first[u]] for u in misses],
+                                      [keys[first[u]] for u in misses],
+                                      np.asarray(misses, dtype=np.int64), out, cache)
+
+        return self._through_cache(keys, announce, compute)
+
+    def _through_cache(self, keys: list[str], announce: Callable[[int, int, int], None],
+                       compute: Callable[[list[int], list[int], np.ndarray,
+                                          EmbeddingCache | None], tuple[float, float]]
+                       ) -> np.ndarray:
+        """Vectors for ``keys``, rows aligned: each distinct key looked up in the cache
+        once, the others computed into ``out`` by ``compute(misses, first, out, cache)``
+        (``first[u]``: the first input with distinct key ``u``), which returns its model
+        and cache-store seconds; ``announce(distinct, cached, to compute)`` logs."""
         position: dict[str, int] = {}
-        inverse = np.fromiter((position.setdefault(k, len(position)) for k in
-                               self._input_keys(strings)), dtype=np.int64, count=len(strings))
-        unique = list(position)  # distinct model inputs, as cache keys
-        first = {}
-        for s, i in zip(strings, inverse.tolist()):
-            first.setdefault(i, s)
-        representative = [first[i] for i in range(len(unique))]
+        inverse = np.fromiter((position.setdefault(k, len(position)) for k in keys),
+                              dtype=np.int64, count=len(keys))
+        unique = list(position)
+        first = np.unique(inverse, return_index=True)[1].tolist()
         cache = self._get_cache()
         start = time.perf_counter()
         if cache is not None:
@@ -879,10 +869,9 @@ class SentenceTransformerEmbedder:
         else:
             vectors, found = np.zeros((len(unique), 0), np.float32), np.zeros(len(unique), bool)
         cache_seconds = time.perf_counter() - start
-        misses = [i for i in np.flatnonzero(~found)]
+        misses = np.flatnonzero(~found).tolist()
         hits = len(unique) - len(misses)
-        log.info("embedding %d %s (%d distinct model inputs): %d cached, %d to embed",
-                 len(strings), what, len(unique), hits, len(misses))
+        announce(len(unique), hits, len(misses))
         model_seconds = 0.0
         if misses:
             out = np.empty((len(unique), self.dim), dtype=np.float32)
@@ -891,9 +880,7 @@ class SentenceTransformerEmbedder:
                     raise EmbedderError(f"embedding cache holds dim {vectors.shape[1]} vectors, "
                                         f"the model gives {out.shape[1]}")
                 out[found] = vectors[found]
-            model_seconds, store_seconds = self._embed_misses(
-                [representative[i] for i in misses], [unique[i] for i in misses],
-                np.asarray(misses, dtype=np.int64), out, cache)
+            model_seconds, store_seconds = compute(misses, first, out, cache)
             cache_seconds += store_seconds
         elif unique:
             out = vectors
@@ -901,7 +888,7 @@ class SentenceTransformerEmbedder:
                 self._dim = int(out.shape[1])
         else:
             out = np.zeros((0, self.dim), dtype=np.float32)
-        self._stats = _bump(self._stats, requested=len(strings), unique=len(unique),
+        self._stats = _bump(self._stats, requested=len(keys), unique=len(unique),
                             cache_hits=hits if cache is not None else 0,
                             cache_misses=len(misses), embedded=len(misses),
                             seconds=model_seconds, cache_seconds=cache_seconds)
@@ -964,16 +951,10 @@ class SentenceTransformerEmbedder:
             nonlocal store_seconds
             if cache is None or not pending_keys:
                 return
-            start = time.perf_counter()
-            vecs = np.vstack(pending_vecs)
-            ok = np.isfinite(vecs).all(axis=1)
-            if not ok.all():
-                log.warning("%d chunks late-chunked to non-finite vectors; not cached",
-                            int((~ok).sum()))
-            cache.put_many([k for k, good in zip(pending_keys, ok) if good], vecs[ok])
+            store_seconds += _keep(cache, list(pending_keys), np.vstack(pending_vecs),
+                                   "chunks late-chunked")
             pending_keys.clear()
             pending_vecs.clear()
-            store_seconds += time.perf_counter() - start
 
         def run(batch: list[tuple[int, list[int]]], bar: Any) -> None:
             longest = max(len(ids) for _, ids in batch)
@@ -1061,13 +1042,7 @@ class SentenceTransformerEmbedder:
                 vecs = np.asarray(vecs, dtype=np.float32)
                 out[where[idx]] = vecs
                 if cache is not None:
-                    start = time.perf_counter()
-                    ok = np.isfinite(vecs).all(axis=1)
-                    if not ok.all():
-                        log.warning("%d texts embedded to non-finite vectors; not cached",
-                                    int((~ok).sum()))
-                    cache.put_many([keys[i] for i, good in zip(idx, ok) if good], vecs[ok])
-                    store_seconds += time.perf_counter() - start
+                    store_seconds += _keep(cache, [keys[i] for i in idx], vecs, "texts embedded")
                 bar.update(len(idx))
         return model_seconds, store_seconds
 
@@ -1117,6 +1092,17 @@ def _lower(text: str, lower: bool) -> str:
     if len(lowered) == len(text):
         return lowered
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def _keep(cache: EmbeddingCache, keys: list[str], vecs: np.ndarray, what: str) -> float:
+    """Cache the finite ones of ``vecs`` (a NaN must be computed again, not served);
+    the seconds it took."""
+    start = time.perf_counter()
+    ok = np.isfinite(vecs).all(axis=1)
+    if not ok.all():
+        log.warning("%d %s to non-finite vectors; not cached", int((~ok).sum()), what)
+    cache.put_many([k for k, good in zip(keys, ok) if good], vecs[ok])
+    return time.perf_counter() - start
 
 
 def _bump(stats: EmbedStats, **add: float) -> EmbedStats:

@@ -53,7 +53,7 @@ from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
-           "load_dataset", "run_job", "save_failed_row", "scoring_config"]
+           "load_dataset", "parent_spec", "run_job", "save_failed_row", "scoring_config"]
 
 log = logging.getLogger("sweep")
 
@@ -108,14 +108,26 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
     if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
+    parents = parent_spec(cfg)
     # retrieve.parent and parent_size say what a hit hands the LLM, not how chunks are
     # found: the retriever never sees them.
-    node = OmegaConf.to_container(cfg.retrieve, resolve=True)
-    parents = ParentSpec.of(node.pop("parent", "none"), node.pop("parent_size", 512),
-                            OmegaConf.select(cfg, "chunk.tokenizer", default=None))
+    node = {k: v for k, v in OmegaConf.to_container(cfg.retrieve, resolve=True).items()
+            if k not in _PARENT_KEYS}
     retriever = instantiate(node, index=instantiate(cfg.index))
     reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
     return Stages(embedder, chunker, retriever, reranker, parents, context_writer(cfg, context))
+
+
+#: retrieve.<key> the pipeline reads for parent retrieval; the retriever is built without them.
+_PARENT_KEYS = ("parent", "parent_size")
+
+
+def parent_spec(cfg: DictConfig) -> ParentSpec:
+    """What a hit hands the LLM: ``retrieve.parent`` and ``retrieve.parent_size``, in
+    tokens of ``chunk.tokenizer``."""
+    return ParentSpec.of(OmegaConf.select(cfg, "retrieve.parent", default="none"),
+                         OmegaConf.select(cfg, "retrieve.parent_size", default=ParentSpec.size),
+                         OmegaConf.select(cfg, "chunk.tokenizer", default=None))
 
 
 def design_notes(stages: Stages) -> tuple[str, ...]:

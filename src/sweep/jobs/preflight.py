@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
@@ -23,9 +23,9 @@ from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
 from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
 from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_dataset,
-                            scoring_config)
+                            parent_spec, scoring_config)
 from sweep.llm import LLMConfigError, LLMError
-from sweep.retrieval.parents import ParentError, ParentSpec
+from sweep.retrieval.parents import ParentError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 
@@ -136,8 +136,7 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
             composed[tuple(overrides)] = cfg
             try:
-                ParentSpec.of(OmegaConf.select(cfg, "retrieve.parent", default="none"),
-                              OmegaConf.select(cfg, "retrieve.parent_size", default=512))
+                parent_spec(cfg)
             except ParentError as e:  # a typo in retrieve.parent: every such cell alike
                 raise ConfigError(f"{one_line(e)} ({' '.join(overrides)})") from None
             if data_key not in seen:

@@ -101,7 +101,7 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
             "trunc %": fmt(100 * st.truncated_share, 1) if r.ok else "–",
         })
         rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
-        rec.update({f"1st stage {lvl} {m}": _first_stage_cell(r, lvl, m) for lvl, m in first_cols})
+        rec.update({f"1st stage {lvl} {m}": _cell(r.first_stage, lvl, m) for lvl, m in first_cols})
         rec.update({f"child {lvl} {m}": _cell(r.child, lvl, m) for lvl, m in child_cols})
         rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
                     "status": _status(r)})
@@ -117,10 +117,6 @@ def first_stage_metrics(rep: SweepReport) -> list[tuple[str, str]]:
     if p is None or not n:
         return []
     return list(dict.fromkeys([(p.level, p.metric), (p.level, f"{p.measure.name}@{round(n)}")]))
-
-
-def _first_stage_cell(row: Row, level: str, metric: str) -> str:
-    return _cell(row.first_stage, level, metric)
 
 
 def _cell(summary: Summary | None, level: str, metric: str) -> str:

@@ -32,6 +32,9 @@ def test_defaults_are_valid_for_a_url_and_model():
     ({"backoff_s": -1}, "llm.backoff_s"),
     ({"max_tokens": 0}, "llm.max_tokens"),
     ({"json_mode": "yes"}, "llm.json_mode"),
+    ({"input_price": -0.15}, "llm.input_price"),
+    ({"output_price": "0.60"}, "llm.output_price"),
+    ({"output_price": float("inf")}, "llm.output_price"),
 ])
 def test_bad_values_fail_with_one_line_naming_the_key(kwargs, key):
     args = {"base_url": REMOTE, "model": "m", **kwargs}

@@ -17,28 +17,39 @@ import textwrap
 from pathlib import Path
 from typing import Sequence
 
-from omegaconf import OmegaConf
-
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.core.files import write_text_atomic
+from sweep.core.messages import visible
 from sweep.core.types import Dataset
+from sweep.datasets.loading import load_dataset
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml
 from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
 from sweep.exporting.selection import Chosen, ExportError, choose
 from sweep.jobs.config import CONF_DIR
-from sweep.jobs.job import load_dataset
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
 from sweep.store.row import DatasetInfo
 
 KINDS = ("chunks", "hydra", *EXPORT_FRAMEWORKS)
+#: The one dataset loader export calls. A sweep folder is untrusted input: its config may
+#: name any ``_target_``, and export builds none of them (the loader is called, not
+#: instantiated, so a node among its arguments stays data).
+DATASET_LOADER = "sweep.datasets.loading.load_dataset"
 
 
 def _dataset(chosen: Chosen) -> Dataset:
+    node = chosen.config["dataset"]
+    if node.get("_target_") != DATASET_LOADER:
+        raise ExportError(f"{chosen.job_dir / 'resolved_config.yaml'}: dataset._target_ is "
+                          f"{node.get('_target_')!r}; export reads a dataset with sweep's own "
+                          f"loader only ({DATASET_LOADER}) and runs nothing a sweep folder names")
+    arguments = {k: v for k, v in node.items() if k != "_target_"}
     try:
-        dataset = load_dataset(OmegaConf.create(chosen.config["dataset"]))
+        dataset = load_dataset(**arguments)
+    except TypeError as e:  # a key the loader does not take
+        raise ExportError(f"{chosen.job_dir / 'resolved_config.yaml'}: dataset: {e}") from None
     except (OSError, ValueError) as e:
         raise ExportError(f"job {chosen.row.job}'s dataset cannot be read: {e}") from None
     if chosen.row.dataset is not None and (
@@ -49,13 +60,21 @@ def _dataset(chosen: Chosen) -> Dataset:
     return dataset
 
 
-def _header(chosen: Chosen) -> str:
+def _header(chosen: Chosen) -> list[str]:
+    """The opening comment's lines (the writer escapes what they quote from the folder)."""
     row = chosen.row
     primary = row.eval.primary_metric
     mean = row.mean(primary.level, primary.measure)
     score = f"; {primary.label} {mean:.3f}" if mean is not None else ""
-    return (f"Exported by sweep.export from job {row.job} of {chosen.sweep_dir.resolve()}\n"
-            f"({chosen.label}{score}).")
+    return [f"Exported by sweep.export from job {row.job} of {chosen.sweep_dir.resolve()}",
+            f"({chosen.label}{score})."]
+
+
+def _comment(paragraphs: list[str]) -> str:
+    """Python comment lines of ``paragraphs``, each wrapped; a line break or control
+    character in one (a folder's name, a setting's value) is escaped, never a new line."""
+    return "".join(f"# {line}\n" for paragraph in paragraphs
+                   for line in textwrap.wrap(visible(paragraph), 86))
 
 
 def _check_config_name(out: Path) -> None:
@@ -140,7 +159,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         deleted = [o.split("=", 1)[0] for o in chosen.row.overrides if o.startswith("~")]
         write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen),
                                           deleted))
-        print(f"wrote {out}: job {chosen.row.job}'s config")
+        print(f"wrote {visible(out)}: job {chosen.row.job}'s config")
         return 0
     offsets = _offsets(chosen)
     dataset = _dataset(chosen)
@@ -150,14 +169,16 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         raise ExportError(f"job {chosen.row.job}: {problem}; rerun the sweep")
     if kind == "chunks":
         write_text_atomic(out, to_jsonl(chunk_records(documents, offsets, _prefix(chosen))))
-        print(f"wrote {out}: {len(offsets)} chunks of job {chosen.row.job} ({chosen.label})")
+        print(f"wrote {visible(out)}: {len(offsets)} chunks of job {chosen.row.job} "
+              f"({visible(chosen.label)})")
         for line in _design_warning(chosen):
-            print(line, file=sys.stderr)
+            print(visible(line), file=sys.stderr)
         return 0
-    try:
+    try:  # only an allow-listed splitter with literal arguments, checked on its syntax tree
         rendered = render_module(chosen.config, kind)
     except ValueError as e:
-        raise ExportError(f"job {chosen.row.job}: {e}") from None
+        raise ExportError(f"{chosen.job_dir / 'resolved_config.yaml'}: job {chosen.row.job}: "
+                          f"{e}") from None
     # Measured by running the very module the user gets.
     with tempfile.TemporaryDirectory() as tmp:
         trial = Path(tmp) / "exported_splitter.py"
@@ -167,7 +188,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         except ImportError as e:
             raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed: "
                               "pip install 'sweep[frameworks]'") from None
-        except Exception as e:  # the module cannot build the splitter the setting names
+        except (Exception, SystemExit) as e:  # it cannot build the splitter the setting names
             raise ExportError(f"job {chosen.row.job}: the {kind} module fails to build its "
                               f"splitter: {type(e).__name__}: {e}") from None
     agreement = measure_agreement(splitter, rendered.framework, rendered.call,
@@ -180,15 +201,13 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
                    "deploy what was scored, export --to sweep (sweep's own chunker); to score "
                    f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
     warning += _prefix_warning(chosen, kind) + _design_warning(chosen)
-    header = "\n".join([_header(chosen), f"It defines `splitter`: {rendered.what}.",
-                        *agreement.lines(name), *warning])
-    text = "".join(f"# {line}\n" for paragraph in header.splitlines()
-                   for line in textwrap.wrap(paragraph, 86)) + rendered.source
-    write_text_atomic(out, text)
-    print(f"wrote {out}: {rendered.what}; identical chunks on {agreement.identical} of "
+    header = [*_header(chosen), f"It defines `splitter`: {rendered.what}.",
+              *agreement.lines(name), *warning]
+    write_text_atomic(out, _comment(header) + rendered.source)
+    print(f"wrote {visible(out)}: {rendered.what}; identical chunks on {agreement.identical} of "
           f"{agreement.n_documents} documents, {100 * agreement.share:.0f}% of chunks the same")
     for line in warning:
-        print(line, file=sys.stderr)
+        print(visible(line), file=sys.stderr)
     return 0
 
 

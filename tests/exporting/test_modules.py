@@ -26,7 +26,8 @@ def _own(strategy: str, size: int = 32, overlap: int = 0, **extra) -> dict:
     return {"chunk": {"_target_": "sweep.chunking.build_chunker", "strategy": strategy,
                       "size": size, "overlap": overlap, "tokenizer": "cl100k_base",
                       "prefix": "none", **extra},
-            "embed": {"_target_": "x.Embedder", "model": "m", "cache_dir": "/c"}}
+            "embed": {"_target_": "sweep.embedding.embedder.SentenceTransformerEmbedder",
+                      "model": "m", "cache_dir": "/c"}}
 
 
 def _offsets(strategy: str, size: int = 32, overlap: int = 0) -> list[ChunkOffsets]:

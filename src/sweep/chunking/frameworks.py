@@ -21,7 +21,8 @@ from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import count_tokens, get_encoding, route_offline_encodings
 from sweep.core.types import Chunk, Document
 
-__all__ = ["FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks", "build_framework_chunker", "read_chunks", "split_function",
+__all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
+           "build_framework_chunker", "exportable_splitter", "read_chunks", "split_function",
            "missing_package"]
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,37 @@ FRAMEWORKS: dict[str, str] = {
     "semchunk": "semchunk",
     "callable": "",
 }
+
+#: framework -> the module its splitters are imported from, and the splitters of it (a
+#: class, or a class method that builds one) that ``sweep.export`` builds from a sweep
+#: folder's ``chunk.splitter`` node. A sweep builds whatever its own config names; a sweep
+#: folder is untrusted input (committed, mailed, opened from a pull request), so export
+#: builds only these: each cuts text and nothing else (no model, file or network named by
+#: its arguments). ``callable`` has none: export never runs a user's function.
+EXPORTABLE_SPLITTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "langchain": ("langchain_text_splitters", (
+        "RecursiveCharacterTextSplitter", "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+        "RecursiveCharacterTextSplitter.from_language",
+        "CharacterTextSplitter", "CharacterTextSplitter.from_tiktoken_encoder",
+        "TokenTextSplitter", "MarkdownTextSplitter", "MarkdownTextSplitter.from_tiktoken_encoder",
+        "LatexTextSplitter", "PythonCodeTextSplitter")),
+    "llamaindex": ("llama_index.core.node_parser", (
+        "SentenceSplitter", "TokenTextSplitter", "MarkdownNodeParser", "SimpleNodeParser")),
+    "chonkie": ("chonkie", ("TokenChunker", "SentenceChunker", "RecursiveChunker")),
+    "semchunk": ("semchunk", ("chunkerify",)),
+}
+
+
+def exportable_splitter(framework: str, target: Any) -> tuple[str, str] | None:
+    """``(module, expression)`` of a saved ``chunk.splitter`` node's ``_target_``
+    (``("langchain_text_splitters", "RecursiveCharacterTextSplitter.from_tiktoken_encoder")``)
+    when it is one of ``framework``'s :data:`EXPORTABLE_SPLITTERS`; else None."""
+    module, names = EXPORTABLE_SPLITTERS.get(str(framework), ("", ()))
+    if not isinstance(target, str) or not target.startswith(module + "."):
+        return None
+    expression = target[len(module) + 1:]
+    return (module, expression) if expression in names else None
+
 
 Split = Callable[[str], Sequence[Any]]
 

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
-__all__ = ["first_line", "one_line"]
+import re
+
+__all__ = ["first_line", "one_line", "visible"]
+
+# Control characters (C0, DEL, C1), the bidi controls (embeddings, overrides, isolates,
+# marks), the Unicode line and paragraph separators, and lone surrogates (which cannot
+# even be encoded to a terminal).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069\ud800-\udfff]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _SHORT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def visible(text: object) -> str:
+    """``text`` (a file name, a doc_id) with every control, bidi and separator character
+    escaped: a line break shows as ``\\n``, an ANSI escape as ``\\x1b``, U+202E as
+    ``\\u202e``. Printable text, accents and scripts included, is unchanged."""
+    return _UNSAFE.sub(_escape, str(text))
 
 
 def one_line(text: object) -> str:

@@ -66,7 +66,10 @@ class Agreement:
 def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
                       documents: Sequence[Document], offsets: Sequence[ChunkOffsets]
                       ) -> Agreement:
-    split = split_function(framework, splitter, dict(call))
+    try:
+        split = split_function(framework, splitter, dict(call))
+    except ChunkingSettingsError as e:  # the module built something that does not split
+        raise ExportError(f"the exported module's splitter cannot split: {e}") from None
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for c in offsets:
         by_doc.setdefault(c.doc_id, []).append((c.start, c.end))

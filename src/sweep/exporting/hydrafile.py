@@ -1,5 +1,12 @@
 """A setting's Hydra config, to rerun it: sweep's own config with the job's group choices
-and its resolved values on top."""
+and its resolved values on top.
+
+Its values are the job's, literally: a string that looks like an interpolation
+(``${oc.env:KEY}``, which the user escaped) is written escaped, so the rerun reads the same
+string and resolves nothing. Its comment lines show data (the folder, the output path, the
+setting's label) with line breaks and control characters escaped, so each stays one
+comment line.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,11 @@ import shlex
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from sweep.core.configfiles import config_yaml
+from sweep.core.messages import visible
+from sweep.exporting.selection import ExportError
 
 __all__ = ["hydra_yaml"]
 
@@ -17,10 +28,11 @@ _LEFT_OUT = ("runtime", "hydra", "experiment")
 
 
 def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
-               header: str, deleted: Sequence[str] = ()) -> str:
-    """The YAML text; ``out`` is where it will be written (the rerun command names it).
-    ``deleted`` are the job's ``~key`` overrides: a config file cannot delete a key its
-    defaults bring, so the rerun command does."""
+               header: Sequence[str], deleted: Sequence[str] = ()) -> str:
+    """The YAML text; ``out`` is where it will be written (the rerun command names it);
+    ``header`` the lines of its opening comment. ``deleted`` are the job's ``~key``
+    overrides: a config file cannot delete a key its defaults bring, so the rerun command
+    does."""
     defaults: list[Any] = ["config"]
     defaults += [{f"override {g}": choices[g]} for g in _GROUPS if choices.get(g)]
     defaults.append("_self_")
@@ -29,6 +41,10 @@ def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
     command = " ".join(["python -m sweep --config-dir", shlex.quote(str(out.parent.resolve())),
                         "--config-name", shlex.quote(out.stem),
                         *(shlex.quote(d) for d in deleted)])
-    lines = [f"# {line}" for line in header.splitlines()]
-    lines.append(f"# Rerun it: {command}")
-    return "\n".join(lines) + "\n" + OmegaConf.to_yaml(OmegaConf.create(body))
+    lines = [f"# {visible(line)}" for line in [*header, f"Rerun it: {command}"]]
+    try:
+        text = config_yaml(body)
+    except OmegaConfBaseException as e:  # a key no config can have (null, say)
+        raise ExportError(f"the job's config cannot be written as a Hydra config: "
+                          f"{type(e).__name__}: {e}") from None
+    return "\n".join(lines) + "\n" + text

@@ -9,15 +9,25 @@ module's header (``sweep.exporting.agreement``). Where no framework has an equiv
 
 from __future__ import annotations
 
-import importlib.util
+import ast
 import json
+import keyword
+import math
 from typing import Any, Mapping
+
+from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
 
 __all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module"]
 
 #: what ``--to`` writes a module for: the frameworks, and sweep's own chunker
 EXPORT_FRAMEWORKS = ("langchain", "llamaindex", "chonkie", "semchunk", "sweep")
 _FRAMEWORK_CHUNKER = "sweep.chunking.build_framework_chunker"
+#: the one node a splitter node may hold besides the splitters: a tiktoken encoding
+_ENCODING = "sweep.core.tokenization.get_encoding"
+#: the one embedder ``--to sweep`` builds (for the semantic strategy)
+_EMBEDDER = "sweep.embedding.embedder.SentenceTransformerEmbedder"
+#: Hydra's keys of a node, which are not the call's keyword arguments
+_RESERVED = ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")
 _SEPARATORS = {
     "recursive": ["\n\n", "\n", ". ", " ", ""],
     "paragraph": ["\n\n", "\n", " ", ""],
@@ -54,6 +64,7 @@ def _encoding(name):
         return tiktoken.get_encoding(name)
     return get_encoding(name)
 '''
+_PRELUDE_TREE = [ast.dump(s) for s in ast.parse(_PRELUDE).body]
 
 
 def framework_of(chunk: Mapping[str, Any]) -> str | None:
@@ -61,44 +72,153 @@ def framework_of(chunk: Mapping[str, Any]) -> str | None:
     return str(chunk.get("framework")) if chunk.get("_target_") == _FRAMEWORK_CHUNKER else None
 
 
-def _importable(target: str) -> tuple[str, str, str]:
-    """``(module, name, expression)`` for a ``_target_``: the longest prefix that is a
-    module (as Hydra resolves it), the name imported from it, and the call's expression
-    (``RecursiveCharacterTextSplitter.from_tiktoken_encoder`` for a class method)."""
-    parts = target.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:i])
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # a parent that is no package
-            found = False
-        if found:
-            return module, parts[i], ".".join(parts[i:])
-    module, _, name = target.rpartition(".")  # not installed: the import says so
-    return module, name, name
+def _keyword(name: Any, where: str) -> str:
+    """``name`` when it can be a keyword argument; the module is never written otherwise
+    (a key such as ``x=1) if __import__('os')...`` would be code)."""
+    if (isinstance(name, str) and name.isascii() and name.isidentifier()
+            and not keyword.iskeyword(name)):
+        return name
+    raise ValueError(f"{where} has the key {name!r}, which is not a Python name, so it "
+                     "cannot be a keyword argument; nothing is exported")
 
 
-def _py(value: Any, imports: set[str]) -> str:
-    """A Hydra node as a Python expression (``_target_`` nodes become calls)."""
+def _value(value: Any, framework: str, imports: set[str], where: str) -> str:
+    """A saved value as a Python expression: literals through ``repr``, a ``_target_`` node
+    as a call of an exportable splitter (or of the offline tiktoken encoding)."""
     if isinstance(value, Mapping) and "_target_" in value:
-        target = str(value["_target_"])
-        kwargs = {k: v for k, v in value.items() if not str(k).startswith("_")}
-        if target == "sweep.core.tokenization.get_encoding":
-            return f"_encoding({_py(kwargs.get('name', 'cl100k_base'), imports)})"
-        module, name, call = _importable(target)
-        imports.add(f"from {module} import {name}")
-        positional = value.get("_args_") or ()
-        args = ", ".join([*(_py(v, imports) for v in positional),
-                          *(f"{k}={_py(v, imports)}" for k, v in kwargs.items())])
-        if value.get("_partial_"):
-            imports.add("import functools")
-            return f"functools.partial({call}{', ' if args else ''}{args})"
-        return f"{call}({args})"
+        return _call(value, framework, imports, where)
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_py(k, imports)}: {_py(v, imports)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_value(k, framework, imports, where)}: "
+                               f"{_value(v, framework, imports, f'{where}.{k}')}"
+                               for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_py(v, imports) for v in value) + "]"
-    return repr(value)
+        return "[" + ", ".join(_value(v, framework, imports, f"{where}[{i}]")
+                               for i, v in enumerate(value)) + "]"
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    raise ValueError(f"{where} is {value!r}, which a module cannot hold as a literal; "
+                     "nothing is exported")
+
+
+def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str) -> str:
+    """A ``_target_`` node as a call. Its target must be one of ``framework``'s
+    :data:`~sweep.chunking.frameworks.EXPORTABLE_SPLITTERS` (or the tiktoken encoding): a
+    sweep folder is untrusted input, and the module is run to measure it."""
+    target = node["_target_"]
+    if target == _ENCODING:
+        name = node.get("name", (node.get("_args_") or ["cl100k_base"])[0])
+        if not isinstance(name, str) or set(node) - {"_target_", "name", "_args_"}:
+            raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
+                             "nothing is exported")
+        return f"_encoding({name!r})"
+    found = exportable_splitter(framework, target)
+    if found is None:
+        module, names = EXPORTABLE_SPLITTERS.get(framework, ("", ()))
+        allowed = (f"{framework}'s splitters in {module} ({', '.join(names)})" if names
+                   else "no node here")
+        raise ValueError(f"{where}._target_ is {target!r}, which export does not build: it "
+                         f"builds only {allowed}; nothing is exported")
+    module, expression = found
+    imports.add(f"from {module} import {expression.split('.')[0]}")
+    positional = node.get("_args_", [])
+    partial = node.get("_partial_", False)
+    if not isinstance(positional, list) or not isinstance(partial, bool):
+        raise ValueError(f"{where}: _args_ must be a list and _partial_ true or false; "
+                         "nothing is exported")
+    args = [_value(v, framework, imports, f"{where}._args_[{i}]")
+            for i, v in enumerate(positional)]
+    args += [f"{_keyword(k, where)}={_value(v, framework, imports, f'{where}.{k}')}"
+             for k, v in node.items() if k not in _RESERVED]
+    if partial:
+        imports.add("import functools")
+        return f"functools.partial({', '.join([expression, *args])})"
+    return f"{expression}({', '.join(args)})"
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` of a name or an attribute chain; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _is_call(node: ast.AST, callables: set[str]) -> bool:
+    """A call of one of ``callables`` with arguments :func:`_is_argument` accepts;
+    ``functools.partial``'s first argument is one of ``callables`` itself."""
+    if not isinstance(node, ast.Call) or _dotted(node.func) not in callables:
+        return False
+    args = list(node.args)
+    if _dotted(node.func) == "functools.partial":
+        if not args or _dotted(args[0]) not in callables - {"functools.partial", "_encoding"}:
+            return False
+        args = args[1:]
+    return (all(_is_argument(a, callables) for a in args)
+            and all(k.arg is not None and _is_argument(k.value, callables)
+                    for k in node.keywords))
+
+
+def _is_argument(node: ast.AST, callables: set[str]) -> bool:
+    """A literal (numbers, strings, True/False/None, lists, dicts of them), a call of
+    ``callables``, or ``_encoding(name).encode``."""
+    if isinstance(node, ast.Constant):
+        return node.value is None or isinstance(node.value, (bool, int, float, str))
+    if isinstance(node, ast.UnaryOp):
+        return (isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+                and type(node.operand.value) in (int, float))
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_argument(e, callables) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_argument(k, set()) and _is_argument(v, callables)
+                   for k, v in zip(node.keys, node.values))
+    if isinstance(node, ast.Attribute) and node.attr == "encode":
+        return _is_call(node.value, {"_encoding"})
+    return _is_call(node, callables)
+
+
+def _shape_error(what: str) -> ValueError:
+    return ValueError(f"the module export rendered {what}, which it never writes; nothing "
+                      "is exported")
+
+
+def _checked(source: str, framework: str) -> str:
+    """``source`` when it is exactly a splitter module: the prelude, imports from
+    ``framework``'s exportable splitters (and ``functools``), then ``splitter = <call>`` of
+    them with literal arguments. Checked on the parsed module before it is written or run,
+    whatever the config held."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError) as e:
+        raise _shape_error(f"is not Python ({e})") from None
+    n = len(_PRELUDE_TREE)
+    if [ast.dump(s) for s in body[:n]] != _PRELUDE_TREE or len(body) < n + 1:
+        raise _shape_error("does not start with its prelude")
+    *imports, assign = body[n:]
+    module, names = EXPORTABLE_SPLITTERS[framework]
+    imported = set()
+    for s in imports:
+        if isinstance(s, ast.Import) and [(a.name, a.asname) for a in s.names] == [
+                ("functools", None)]:
+            imported.add("functools")
+        elif (isinstance(s, ast.ImportFrom) and s.module == module and s.level == 0
+              and [a.asname for a in s.names] == [None]
+              and s.names[0].name in {name.split(".")[0] for name in names}):
+            imported.add(s.names[0].name)
+        else:
+            raise _shape_error(f"imports {ast.unparse(s)!r}")
+    callables = {name for name in names if name.split(".")[0] in imported} | {"_encoding"}
+    if "functools" in imported:
+        callables.add("functools.partial")
+    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Name) and assign.targets[0].id == "splitter"
+            and _is_call(assign.value, callables)):
+        raise _shape_error(f"ends in {ast.unparse(assign)[:80]!r}, not splitter = "
+                           "a call of an exportable splitter with literal arguments")
+    return source
 
 
 def _equivalent(to: str, strategy: str, size: int, overlap: int, tokenizer: str
@@ -159,9 +279,9 @@ class SweepSplitter:
     def __init__(self):
         embed_fn = None
         if SETTINGS["strategy"] == "semantic":  # it embeds sentences with the sweep's model
-            from hydra.utils import instantiate
+            from sweep.embedding.embedder import SentenceTransformerEmbedder
 
-            embedder = instantiate(EMBED)
+            embedder = SentenceTransformerEmbedder(**EMBED)
             embed_fn = partial(embedder.embed_documents, what="sentences")
         self.chunker = build_chunker(**SETTINGS, embed_fn=embed_fn)
 
@@ -181,40 +301,97 @@ splitter = SweepSplitter()
 '''
 
 
+_SWEEP_TREE = ast.dump(ast.parse(_SWEEP_MODULE.format(settings="{}", embed="{}")))
+
+
+def _checked_sweep(source: str) -> str:
+    """``source`` when it is exactly :data:`_SWEEP_MODULE` with literal dicts as ``SETTINGS``
+    and ``EMBED``; checked on the parsed module before it is written or run."""
+    tree = ast.parse(source)
+    for s in tree.body:
+        if (isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id in ("SETTINGS", "EMBED")):
+            if not (isinstance(s.value, ast.Dict) and _is_argument(s.value, set())):
+                raise _shape_error(f"sets {s.targets[0].id} to more than literals")
+            s.value = ast.Dict(keys=[], values=[])
+    if ast.dump(tree) != _SWEEP_TREE:
+        raise _shape_error("differs from sweep's own module")
+    return source
+
+
+def _setting(chunk: Mapping[str, Any], key: str, kind: type) -> Any:
+    """``chunk[key]`` as ``kind`` (int or str); ValueError when the config has none."""
+    if key not in chunk:
+        raise ValueError(f"the job's config has no chunk.{key}")
+    try:
+        return kind(chunk[key])
+    except (TypeError, ValueError):
+        raise ValueError(f"chunk.{key} is {chunk[key]!r}, not a {kind.__name__}") from None
+
+
+def _sweep_module(config: Mapping[str, Any], chunk: Mapping[str, Any], strategy: str
+                  ) -> str:
+    """The source of ``--to sweep``: sweep's chunker with the setting's values (and, for
+    the semantic strategy, sweep's embedder with the setting's model)."""
+    settings = {k: chunk.get(k, default) for k, default in (
+        ("strategy", None), ("size", None), ("overlap", None), ("tokenizer", None),
+        ("prefix", "none"))}
+    settings.update({k: chunk[k] for k in ("breakpoint_percentile", "buffer_size",
+                                           "min_unit_tokens")
+                     if strategy == "semantic" and k in chunk})
+    embed = config.get("embed") or {}
+    if not isinstance(embed, Mapping):
+        raise ValueError("the job's embed settings are not a mapping")
+    if strategy == "semantic" and embed.get("_target_") != _EMBEDDER:
+        raise ValueError(f"this setting embedded its sentences with {embed.get('_target_')!r}; "
+                         f"--to sweep builds only sweep's own embedder ({_EMBEDDER})")
+    embed = {_keyword(k, "embed"): v for k, v in embed.items()
+             if k not in (*_RESERVED, "cache_dir", "show_progress")}
+    return _checked_sweep(_SWEEP_MODULE.format(settings=_value(settings, "", set(), "chunk"),
+                                               embed=_value(embed, "", set(), "embed")))
+
+
 def render_module(config: Mapping[str, Any], to: str) -> Rendered:
     """The module for ``to`` of a job's resolved ``config``; ValueError when ``to`` cannot
-    reproduce it (a framework row asked for another framework)."""
+    reproduce it (a framework row asked for another framework), or when the config holds
+    anything but an exportable splitter with literal arguments. The source is checked on
+    its parsed form (:func:`ast.parse`) before it is returned: a config cannot make it
+    anything but a splitter module."""
     chunk = config["chunk"]
     own = framework_of(chunk)
     if own is not None:
+        splitter = chunk.get("splitter")
+        target = splitter.get("_target_") if isinstance(splitter, Mapping) else None
         if own == "callable" or to != own:
-            target = chunk.get("splitter", {}).get("_target_", "?")
             hint = "" if own == "callable" else f" (it can be exported --to {own})"
             raise ValueError(f"this setting ran {target} (chunk={own}); sweep cannot translate "
                              f"one framework's splitter into another's{hint}; --to chunks and "
                              f"--to hydra work for every setting")
+        if target is None:
+            raise ValueError("chunk.splitter has no _target_: the job's config is damaged")
         imports: set[str] = set()
-        expression = _py(chunk["splitter"], imports)
-        call = dict(chunk.get("call") or {})
+        expression = _call(splitter, own, imports, "chunk.splitter")
+        call = chunk.get("call") or {}
+        if not isinstance(call, Mapping):
+            raise ValueError(f"chunk.call is {call!r}, not keyword arguments")
+        for k, v in call.items():  # the measure calls with them; the note shows them
+            _value(v, own, set(), f"chunk.call.{_keyword(k, 'chunk.call')}")
+        call = dict(call)
         note = (f"\n# Call it with these keyword arguments: {call!r}\n" if call else "")
         source = (_PRELUDE + "\n" + "\n".join(sorted(imports)) + "\n\n"
                   f"splitter = {expression}\n{note}")
-        return Rendered(source, f"the splitter this setting ran ({chunk['splitter']['_target_']})",
+        return Rendered(_checked(source, own), f"the splitter this setting ran ({target})",
                         own, call)
-    strategy = str(chunk["strategy"])
-    size, overlap, tokenizer = int(chunk["size"]), int(chunk["overlap"]), str(chunk["tokenizer"])
+    strategy = _setting(chunk, "strategy", str)
+    size, overlap = _setting(chunk, "size", int), _setting(chunk, "overlap", int)
+    tokenizer = _setting(chunk, "tokenizer", str)
     found = None if to == "sweep" else _equivalent(to, strategy, size, overlap, tokenizer)
     if found is None:
-        settings = {k: chunk[k] for k in ("strategy", "size", "overlap", "tokenizer", "prefix")}
-        settings.update({k: chunk[k] for k in ("breakpoint_percentile", "buffer_size",
-                                               "min_unit_tokens")
-                         if strategy == "semantic" and k in chunk})
-        embed = {k: v for k, v in config.get("embed", {}).items()
-                 if k not in ("cache_dir", "show_progress")}
-        source = _SWEEP_MODULE.format(settings=repr(settings), embed=repr(embed))
         why = ("sweep's own chunker (--to sweep)" if to == "sweep" else
                f"sweep's own chunker: {to} has no equivalent of the {strategy} strategy")
-        return Rendered(source, why, "langchain", {})
+        return Rendered(_sweep_module(config, chunk, strategy), why, "langchain", {})
     line, expression = found
     source = _PRELUDE + "\n" + line + "\n\n" + f"splitter = {expression}\n"
-    return Rendered(source, f"{to}'s closest equivalent of sweep's {strategy} strategy", to, {})
+    return Rendered(_checked(source, to), f"{to}'s closest equivalent of sweep's {strategy} "
+                    "strategy", to, {})

@@ -8,10 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
-
+from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
 from sweep.store.row import Row, load_rows
@@ -49,12 +46,13 @@ class Chosen:
 
     @cached_property
     def config(self) -> dict[str, Any]:
-        """The job's resolved config; a relative dataset path is made absolute against the
-        folder the sweep ran in (so it reads the same documents from anywhere)."""
+        """The job's resolved config, as saved: plain values, nothing resolved (a literal
+        ``${oc.env:KEY}`` stays that string); a relative dataset path is made absolute
+        against the folder the sweep ran in (so it reads the same documents from anywhere)."""
         path = self.job_dir / "resolved_config.yaml"
         if not path.is_file():
             raise ExportError(f"{path}: missing; the job's folder is incomplete")
-        config = _mapping(path, resolve=True)
+        config = _mapping(path)
         for key in ("dataset", "chunk"):
             if not isinstance(config.get(key), dict):
                 raise ExportError(f"{path}: no {key} settings; the job's folder is damaged")
@@ -160,19 +158,14 @@ def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
     return Chosen(sweep_dir, row)
 
 
-def _mapping(path: Path, resolve: bool = False) -> dict[str, Any]:
-    """A YAML file sweep wrote, as a dict; a damaged one is an :class:`ExportError` naming
-    the file and line."""
+def _mapping(path: Path) -> dict[str, Any]:
+    """A YAML file sweep wrote, as a dict of plain values: read as data (no tag builds an
+    object, no alias expands, no interpolation resolves: a sweep folder is untrusted
+    input); a damaged one is an :class:`ExportError` naming the file and line."""
     try:
-        loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=resolve)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(e, "problem", None) or type(e).__name__
-        raise ExportError(f"{where}: not valid YAML ({problem}); the job's folder is "
-                          "damaged") from None
-    except (OmegaConfBaseException, UnicodeDecodeError, OSError) as e:
-        raise ExportError(f"{path}: cannot be read ({type(e).__name__}: {e})") from None
+        loaded = read_yaml(path)
+    except ConfigFileError as e:
+        raise ExportError(f"{e}; the job's folder is damaged") from None
     if not isinstance(loaded, dict):
         raise ExportError(f"{path}: not a mapping of settings; the job's folder is damaged")
     return loaded

@@ -32,6 +32,7 @@ from sweep.core.types import Chunk, Dataset, Document
 from sweep.jobs.devices import Launch
 from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
+from sweep.core.configfiles import config_yaml
 from sweep.core.files import write_text_atomic
 from sweep.retrieval.index import ANN_RECALL_K
 from sweep.pipeline.latency import encode_times_for
@@ -240,7 +241,9 @@ def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
     """The job's folder with its resolved config, its eval config and its dataset."""
     ev = build_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "resolved_config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    # Resolved, its literal strings escaped: a value the user escaped (\${oc.env:KEY}) is
+    # saved as the literal it is, never as an interpolation a reader would resolve.
+    (job_dir / "resolved_config.yaml").write_text(config_yaml(cfg), encoding="utf-8")
     dataset = load_dataset(cfg.dataset)
     return scoring_config(dataset, ev, warn=job_num == 0), dataset
 

@@ -4,6 +4,7 @@ the Hydra file and the chunk records."""
 from __future__ import annotations
 
 import runpy
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -114,7 +115,7 @@ def test_chunk_records_carry_text_headings_and_pages():
 def test_the_hydra_file_names_its_rerun_command_and_keeps_the_choices(tmp_path):
     out = tmp_path / "chosen.yaml"
     config = {**_own("token", 128), "runtime": {"cache_dir": "/x"}, "name": "sweep"}
-    text = hydra_yaml(config, {"chunk": "token", "dataset": "kestrel"}, out, "job 3")
+    text = hydra_yaml(config, {"chunk": "token", "dataset": "kestrel"}, out, ["job 3"])
     assert text.startswith("# job 3\n# Rerun it: python -m sweep --config-dir ")
     data = OmegaConf.create(text)
     assert list(data.defaults) == ["config", {"override dataset": "kestrel"},
@@ -150,7 +151,157 @@ def test_a_prefixed_settings_chunks_carry_what_was_embedded():
 
 def test_the_rerun_command_quotes_a_folder_with_spaces_and_deletes_what_the_job_deleted(tmp_path):
     out = tmp_path / "my runs" / "chosen.yaml"
-    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, "job 0",
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, ["job 0"],
                       ["~chunk.splitter.chunk_size"])
     assert (f"--config-dir '{out.parent.resolve()}' --config-name chosen "
             "'~chunk.splitter.chunk_size'\n") in text
+
+
+# -- a sweep folder is untrusted input: the module holds an allow-listed call and literals --
+
+import ast  # noqa: E402
+import keyword  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS  # noqa: E402
+
+
+def _framework(splitter: dict, framework: str = "langchain", **chunk) -> dict:
+    return {"chunk": {"_target_": "sweep.chunking.build_framework_chunker",
+                      "framework": framework, "prefix": "none", "splitter": splitter, **chunk}}
+
+
+def _splitter_call(source: str) -> ast.Call:
+    """The module's last statement, ``splitter = <call>``; before it only the prelude (the
+    offline tiktoken routing, ``_encoding``) and imports."""
+    body = ast.parse(source).body
+    (routing, encoding, *imports, last) = body
+    assert isinstance(routing, ast.Try) and "route_offline_encodings()" in ast.unparse(routing)
+    assert isinstance(encoding, ast.FunctionDef) and encoding.name == "_encoding"
+    assert all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in imports), imports
+    assert isinstance(last, ast.Assign) and [ast.unparse(t) for t in last.targets] == ["splitter"]
+    assert isinstance(last.value, ast.Call)
+    return last.value
+
+
+def _plain_name(name: str) -> bool:
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
+
+
+literals = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=8)
+names = st.text(max_size=30) | st.sampled_from([
+    "x=1) if __import__('os').system('touch pwned') else RecursiveCharacterTextSplitter(y",
+    "a, **{'b': __import__('os')}", "import", "class", "chunk size", "größe", "_x", "x\n= 1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(names, literals, max_size=4))
+def test_fuzz_keyword_names_and_values_give_only_the_expected_call(kwargs):
+    splitter = {"_target_": "langchain_text_splitters.RecursiveCharacterTextSplitter", **kwargs}
+    hostile = [k for k in kwargs if not _plain_name(k) and k not in
+               ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")]
+    if hostile:  # refused, never rendered
+        with pytest.raises(ValueError, match="not a Python name"):
+            render_module(_framework(splitter), "langchain")
+        return
+    source = render_module(_framework(splitter), "langchain").source
+    call = _splitter_call(source)
+    assert ast.unparse(call.func) == "RecursiveCharacterTextSplitter" and not call.args
+    assert {k.arg: ast.literal_eval(k.value) for k in call.keywords} == kwargs
+    imports = [ast.unparse(s) for s in ast.parse(source).body
+               if isinstance(s, (ast.Import, ast.ImportFrom))]
+    assert imports == ["from langchain_text_splitters import RecursiveCharacterTextSplitter"]
+
+
+ISSUE_KEY = "x=1) if __import__('os').system('touch pwned') else MarkdownNodeParser(y"
+
+
+@pytest.mark.parametrize("config,to,says", [
+    # the trial's reproducers: a key that is code, a target that runs a command
+    (_framework({"_target_": "llama_index.core.node_parser.MarkdownNodeParser", ISSUE_KEY: 1},
+                "llamaindex"), "llamaindex", "not a Python name"),
+    (_framework({"_target_": "os.system", "_args_": ["touch pwned"]}), "langchain",
+     "chunk.splitter._target_ is 'os.system', which export does not build"),
+    # a node anywhere inside the splitter's arguments
+    (_framework({"_target_": "chonkie.RecursiveChunker",
+                 "tokenizer": {"_target_": "builtins.exec", "_args_": ["print(1)"]}}, "chonkie"),
+     "chonkie", "chunk.splitter.tokenizer._target_ is 'builtins.exec'"),
+    (_framework({"_target_": "semchunk.chunkerify",
+                 "_args_": [[{"_target_": "os.system"}]]}, "semchunk"), "semchunk",
+     "'os.system', which export does not build"),
+    # another framework's splitter, or a class of the framework's package off the list
+    (_framework({"_target_": "chonkie.RecursiveChunker"}, "langchain"), "langchain",
+     "does not build"),
+    (_framework({"_target_": "langchain_text_splitters.SentenceTransformersTokenTextSplitter",
+                 "model_name": "someone/remote-code"}), "langchain", "does not build"),
+    (_framework({"_target_": "langchain_text_splitters.TokenTextSplitter"}, "langchain",
+                call={"x) or __import__('os').system('true') or (y": 1}), "langchain",
+     "chunk.call has the key"),
+    (_framework({"_target_": "langchain_text_splitters.TokenTextSplitter",
+                 "chunk_size": float("inf")}), "langchain", "cannot hold as a literal"),
+    # --to sweep builds sweep's own embedder only
+    ({**_own("semantic"), "embed": {"_target_": "os.system", "_args_": ["touch pwned"]}}, "sweep",
+     "builds only sweep's own embedder"),
+    ({**_own("token"), "embed": {"_target_": "sweep.embedding.embedder.SentenceTransformerEmbedder",
+                                 "model); import os; (x": "m"}}, "sweep", "not a Python name"),
+], ids=["key-is-code", "os.system", "nested-node", "node-in-a-list", "other-framework",
+        "off-the-list", "call-key", "not-a-literal", "embedder", "embed-key"])
+def test_a_tampered_config_is_refused_in_one_line(config, to, says):
+    with pytest.raises(ValueError) as err:
+        render_module(config, to)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_sweeps_module_builds_the_embedder_itself_and_holds_only_literals(tmp_path):
+    rendered = render_module(_own("semantic", breakpoint_percentile=75), "sweep")
+    assert "instantiate" not in rendered.source and "hydra" not in rendered.source
+    assert "SentenceTransformerEmbedder(**EMBED)" in rendered.source
+    tree = ast.parse(rendered.source)
+    values = {t.id: ast.literal_eval(s.value) for s in tree.body if isinstance(s, ast.Assign)
+              for t in s.targets if t.id in ("SETTINGS", "EMBED")}
+    assert values["EMBED"] == {"model": "m"}  # no _target_, no runtime keys
+    assert values["SETTINGS"]["breakpoint_percentile"] == 75
+
+
+def test_every_equivalent_is_an_exportable_splitter():
+    for strategy in ("token", "sentence", "paragraph", "recursive", "markdown"):
+        for to in ("langchain", "llamaindex", "chonkie"):
+            call = _splitter_call(render_module(_own(strategy), to).source)
+            name = ast.unparse(call.func)
+            assert name in EXPORTABLE_SPLITTERS[to][1], (strategy, to, name)
+
+
+def test_a_splitter_that_cannot_split_is_an_export_error_not_a_traceback():
+    from sweep.exporting.selection import ExportError
+
+    with pytest.raises(ExportError, match="cannot split"):
+        measure_agreement(0, "langchain", {}, DOCS, _offsets("token"))
+
+
+def test_the_hydra_file_keeps_a_literal_interpolation_literal(monkeypatch):
+    monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
+    config = _own("token", 128, context_prompt="${oc.env:SWEEP_TEST_KEY} {document} {chunk}")
+    text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"])
+    data = OmegaConf.create(text)
+    assert data.chunk.context_prompt == "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
+    assert "sk-secret" not in OmegaConf.to_yaml(data, resolve=True)
+
+
+def test_the_hydra_file_keeps_every_line_of_data_in_its_comment(tmp_path):
+    import yaml
+
+    out = tmp_path / "x\nevil_key: 1\n#" / "chosen.yaml"
+    header = ["Exported from job 0 of /runs/a\nother_key: 2", "(size=128\r\u2028third_key: 3)."]
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, header)
+    data = yaml.safe_load(text)
+    assert set(data) == {"defaults", "chunk", "embed"}
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    assert len(comments) == 3 and "x\\nevil_key: 1\\n#" in comments[-1]
+    assert "/runs/a\\nother_key: 2" in comments[0] and "\\r\\u2028third_key" in comments[1]

@@ -280,6 +280,23 @@ def test_an_ok_job_saves_its_config_scores_traces_and_row(tmp_path):
     assert not (d / "error.txt").exists()
 
 
+def test_a_value_the_user_escaped_is_saved_as_the_literal_it_is(tmp_path, monkeypatch):
+    # \${oc.env:KEY} is the literal string ${oc.env:KEY}: the saved config must not turn it
+    # back into an interpolation that a reader (OmegaConf, Hydra, sweep.export) resolves.
+    from sweep.core.configfiles import read_yaml
+
+    monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
+    literal = "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
+    cfg = _tiny("chunk.size=64", f"chunk.context_prompt='\\{literal}'")
+    d = tmp_path / "0"
+    assert run_job(cfg, d, 0, [], {}).ok
+    saved = d / "resolved_config.yaml"
+    assert OmegaConf.load(saved).chunk.context_prompt == literal
+    assert read_yaml(saved)["chunk"]["context_prompt"] == literal
+    assert read_yaml(saved)["chunk"]["size"] == 64
+    assert "sk-secret" not in saved.read_text()
+
+
 def test_an_invalid_setting_saves_an_invalid_row_and_the_sweep_goes_on(tmp_path, caplog):
     cfg = _tiny("chunk.size=32", "chunk.overlap=32")
     d = tmp_path / "0"

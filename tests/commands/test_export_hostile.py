@@ -1,0 +1,193 @@
+"""A sweep folder is untrusted input: ``sweep.export`` run on a tampered one runs none of its
+code, resolves none of its interpolations, expands none of its aliases and writes no line of
+data outside a comment. One real sweep (BM25 on the tiny corpus with LangChain's splitter:
+no embedding model) is made once, then copied and tampered with the way the reliability
+trial did; each refusal is one line on stderr with exit 2, and the marker file each payload
+would create never appears."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paths import ROOT
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+def _env() -> dict:
+    return {**{k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"},
+            "SWEEP_TEST_KEY": SECRET, "HF_HUB_OFFLINE": "1"}
+
+
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *map(str, args)], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    """A real sweep whose splitter has a separator the user escaped: the literal string
+    ``${oc.env:SWEEP_TEST_KEY}``, which must never become the key."""
+    base = tmp_path_factory.mktemp("hostile")
+    proc = _run("sweep", "dataset=tiny", "retrieve=bm25", f"runtime.cache_dir={base / 'cache'}",
+                "runtime.show_progress=false", "eval.n_boot=50", "eval.latency_queries=0",
+                "chunk=langchain", "chunk.splitter.chunk_size=400",
+                '+chunk.splitter.separators=["\\${oc.env:SWEEP_TEST_KEY}","."," "]',
+                f"hydra.sweep.dir={base / 'sweep'}", cwd=base)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return base / "sweep"
+
+
+def _copy(swept: Path, tmp_path: Path, name: str = "copy") -> Path:
+    folder = tmp_path / name
+    shutil.copytree(swept, folder)
+    return folder
+
+
+def _tamper(folder: Path, change) -> Path:
+    """Rewrite job 0's resolved_config.yaml with ``change(config)`` applied."""
+    path = folder / "0" / "resolved_config.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def _refused(proc: subprocess.CompletedProcess, *says: str) -> str:
+    err = proc.stderr.strip()
+    assert proc.returncode == 2, proc.stderr
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for part in says:
+        assert part in err, err
+    return err
+
+
+# -- item 2b: a literal the user escaped stays literal, from the sweep to the rerun ---------
+
+def test_an_escaped_interpolation_never_becomes_the_key(swept, tmp_path):
+    saved = swept / "0" / "resolved_config.yaml"
+    assert SECRET not in saved.read_text()
+    module = tmp_path / "splitter.py"
+    proc = _run("sweep.export", swept, "--job", "0", "--to", "langchain", module)
+    assert proc.returncode == 0, proc.stderr
+    text = module.read_text()
+    assert SECRET not in text and "identical chunks on 3 of 3 documents" in text
+    call = ast.parse(text).body[-1].value
+    separators = next(k.value for k in call.keywords if k.arg == "separators")
+    assert ast.literal_eval(separators) == ["${oc.env:SWEEP_TEST_KEY}", ".", " "]
+    chosen = tmp_path / "chosen.yaml"
+    proc = _run("sweep.export", swept, "--job", "0", "--to", "hydra", chosen)
+    assert proc.returncode == 0, proc.stderr
+    assert SECRET not in chosen.read_text()
+    rerun = _run("sweep", "--config-dir", tmp_path, "--config-name", "chosen", "--cfg", "job",
+                 "--resolve")
+    assert rerun.returncode == 0, rerun.stderr
+    assert SECRET not in rerun.stdout and "- ${oc.env:SWEEP_TEST_KEY}" in rerun.stdout
+
+
+# -- item 1: export never runs code a sweep folder names ------------------------------------
+
+def _splitter_runs(marker: Path):
+    def change(config):
+        config["chunk"]["splitter"] = {"_target_": "os.system", "_args_": [f"touch {marker}"]}
+    return change
+
+
+def _key_is_code(marker: Path):
+    def change(config):
+        key = (f"x=1) if __import__('os').system('touch {marker}') else "
+               "RecursiveCharacterTextSplitter(y")
+        config["chunk"]["splitter"][key] = 1
+    return change
+
+
+def _dataset_runs(marker: Path):
+    def change(config):
+        config["dataset"] = {"_target_": "os.system", "_args_": [f"touch {marker}"]}
+    return change
+
+
+def _dataset_path_runs(marker: Path):
+    def change(config):
+        config["dataset"]["path"] = {"_target_": "os.system", "_args_": [f"touch {marker}"]}
+    return change
+
+
+def _embedder_runs(marker: Path):
+    def change(config):  # sweep's own semantic strategy, its embedder the payload
+        config["chunk"] = {"_target_": "sweep.chunking.build_chunker", "strategy": "semantic",
+                           "size": 400, "overlap": 0, "tokenizer": "cl100k_base",
+                           "prefix": "none"}
+        config["embed"] = {"_target_": "os.system", "_args_": [f"touch {marker}"]}
+    return change
+
+
+@pytest.mark.parametrize("tamper,kind,says", [
+    (_splitter_runs, "langchain", "chunk.splitter._target_ is 'os.system'"),
+    (_key_is_code, "langchain", "not a Python name"),
+    (_dataset_runs, "chunks", "dataset._target_ is 'os.system'"),
+    (_dataset_path_runs, "chunks", "dataset: expected str"),
+    (_embedder_runs, "sweep", "builds only sweep's own embedder"),
+], ids=["splitter", "keyword", "dataset", "dataset-argument", "embedder"])
+def test_a_tampered_config_runs_nothing_and_is_one_line(swept, tmp_path, tamper, kind, says):
+    marker = tmp_path / "pwned"
+    folder = _copy(swept, tmp_path)
+    path = _tamper(folder, tamper(marker))
+    out = tmp_path / ("out.jsonl" if kind == "chunks" else "out.py")
+    proc = _run("sweep.export", folder, "--job", "0", "--to", kind, out)
+    _refused(proc, str(path), says)
+    assert not marker.exists() and not out.exists()
+
+
+# -- item 4: YAML aliases -------------------------------------------------------------------
+
+_BOMB = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'] + [
+    f"{b}: &{b} [" + ", ".join([f"*{a}"] * 10) + "]" for a, b in zip("abcdefgh", "bcdefghi")]
+
+
+@pytest.mark.parametrize("which,kind", [("resolved_config.yaml", "chunks"),
+                                        (".hydra/hydra.yaml", "hydra")])
+def test_an_alias_bomb_is_refused_in_one_line(swept, tmp_path, which, kind):
+    folder = _copy(swept, tmp_path)
+    path = folder / "0" / which
+    path.write_text("\n".join(_BOMB) + "\n" + path.read_text())  # 10^9 strings, expanded
+    out = tmp_path / ("out.jsonl" if kind == "chunks" else "out.yaml")
+    proc = _run("sweep.export", folder, "--job", "0", "--to", kind, out)
+    _refused(proc, f"{path}:2: a YAML alias (*a)")
+    assert not out.exists()
+
+
+# -- item 9: data in a comment stays in the comment -----------------------------------------
+
+def test_a_line_break_in_a_path_stays_inside_one_comment_line(swept, tmp_path):
+    folder = _copy(swept, tmp_path, "runs\nevil = __import__('os').getcwd()\n")
+    there = tmp_path / "out\nevil_key: 1\n#"
+    there.mkdir()
+    chosen = there / "chosen.yaml"
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "hydra", chosen)
+    assert proc.returncode == 0, proc.stderr
+    text = chosen.read_text()
+    assert set(yaml.safe_load(text)) == {"defaults", "dataset", "chunk", "embed", "index",
+                                         "retrieve", "rerank", "eval", "llm", "name"}
+    head = [line for line in text.splitlines() if line.startswith("#")]
+    assert len(head) == 3 and "out\\nevil_key: 1\\n#" in head[2] and "runs\\nevil" in head[0]
+    module = there / "splitter.py"
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "langchain", module)
+    assert proc.returncode == 0, proc.stderr
+    source = module.read_text()
+    names = {t.id for s in ast.parse(source).body if isinstance(s, ast.Assign)
+             for t in s.targets}
+    assert names == {"splitter"}
+    lines = source.splitlines()
+    comment = lines[:next(i for i, line in enumerate(lines) if not line.startswith("# "))]
+    said = " ".join(line[2:] for line in comment)
+    assert said.startswith("Exported by sweep.export from job 0 of ")
+    assert "runs\\nevil = __import__('os').getcwd()\\n" in said

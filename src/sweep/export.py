@@ -124,16 +124,18 @@ def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
 
 def _design_warning(chosen: Chosen) -> list[str]:
     """What the setting did besides cutting text, which a splitter cannot carry."""
-    config = chosen.config
+    # (a damaged config's section that is no mapping says nothing)
+    retrieve, chunk, embed = ((v if isinstance(v, dict) else {}) for v in (
+        chosen.config.get(k) for k in ("retrieve", "chunk", "embed")))
     done = []
-    parent = str((config.get("retrieve") or {}).get("parent") or "none")
+    parent = str(retrieve.get("parent") or "none")
     if parent != "none":
         done.append(f"handed the LLM each hit's parent ({parent}, retrieve.parent_size="
-                    f"{(config.get('retrieve') or {}).get('parent_size')}) and was scored so")
-    if str((config.get("chunk") or {}).get("context") or "none") != "none":
+                    f"{retrieve.get('parent_size')}) and was scored so")
+    if str(chunk.get("context") or "none") != "none":
         done.append("searched each chunk with an LLM-written context before it "
                     "(chunk.context=llm)")
-    if (config.get("embed") or {}).get("late") is True:
+    if embed.get("late") is True:
         done.append("embedded documents whole and pooled each chunk's token vectors "
                     "(embed.late=true)")
     if not done:

@@ -132,7 +132,7 @@ def _embedder_runs(marker: Path):
 
 @pytest.mark.parametrize("tamper,kind,says", [
     (_splitter_runs, "langchain", "chunk.splitter._target_ is 'os.system'"),
-    (_key_is_code, "langchain", "not a Python name"),
+    (_key_is_code, "langchain", "not a keyword argument's name"),
     (_dataset_runs, "chunks", "dataset._target_ is 'os.system'"),
     (_dataset_path_runs, "chunks", "dataset: expected str"),
     (_embedder_runs, "sweep", "builds only sweep's own embedder"),

@@ -208,7 +208,7 @@ def test_fuzz_keyword_names_and_values_give_only_the_expected_call(kwargs):
     hostile = [k for k in kwargs if not _plain_name(k) and k not in
                ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")]
     if hostile:  # refused, never rendered
-        with pytest.raises(ValueError, match="not a Python name"):
+        with pytest.raises(ValueError, match="not a keyword argument's name"):
             render_module(_framework(splitter), "langchain")
         return
     source = render_module(_framework(splitter), "langchain").source
@@ -226,7 +226,7 @@ ISSUE_KEY = "x=1) if __import__('os').system('touch pwned') else MarkdownNodePar
 @pytest.mark.parametrize("config,to,says", [
     # the trial's reproducers: a key that is code, a target that runs a command
     (_framework({"_target_": "llama_index.core.node_parser.MarkdownNodeParser", ISSUE_KEY: 1},
-                "llamaindex"), "llamaindex", "not a Python name"),
+                "llamaindex"), "llamaindex", "not a keyword argument's name"),
     (_framework({"_target_": "os.system", "_args_": ["touch pwned"]}), "langchain",
      "chunk.splitter._target_ is 'os.system', which export does not build"),
     # a node anywhere inside the splitter's arguments
@@ -250,7 +250,8 @@ ISSUE_KEY = "x=1) if __import__('os').system('touch pwned') else MarkdownNodePar
     ({**_own("semantic"), "embed": {"_target_": "os.system", "_args_": ["touch pwned"]}}, "sweep",
      "builds only sweep's own embedder"),
     ({**_own("token"), "embed": {"_target_": "sweep.embedding.embedder.SentenceTransformerEmbedder",
-                                 "model); import os; (x": "m"}}, "sweep", "not a Python name"),
+                                 "model); import os; (x": "m"}}, "sweep",
+     "not a keyword argument's name"),
 ], ids=["key-is-code", "os.system", "nested-node", "node-in-a-list", "other-framework",
         "off-the-list", "call-key", "not-a-literal", "embedder", "embed-key"])
 def test_a_tampered_config_is_refused_in_one_line(config, to, says):

@@ -47,4 +47,7 @@ def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
     except OmegaConfBaseException as e:  # a key no config can have (null, say)
         raise ExportError(f"the job's config cannot be written as a Hydra config: "
                           f"{type(e).__name__}: {e}") from None
+    except RecursionError:
+        raise ExportError("the job's config is nested too deeply to be written as a Hydra "
+                          "config") from None
     return "\n".join(lines) + "\n" + text

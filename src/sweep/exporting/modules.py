@@ -78,8 +78,8 @@ def _keyword(name: Any, where: str) -> str:
     if (isinstance(name, str) and name.isascii() and name.isidentifier()
             and not keyword.iskeyword(name)):
         return name
-    raise ValueError(f"{where} has the key {name!r}, which is not a Python name, so it "
-                     "cannot be a keyword argument; nothing is exported")
+    raise ValueError(f"{where} has the key {name!r}, which is not a keyword argument's name "
+                     "(ASCII letters, digits and _, not a Python keyword); nothing is exported")
 
 
 def _value(value: Any, framework: str, imports: set[str], where: str) -> str:
@@ -108,11 +108,14 @@ def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str
     sweep folder is untrusted input, and the module is run to measure it."""
     target = node["_target_"]
     if target == _ENCODING:
-        name = node.get("name", (node.get("_args_") or ["cl100k_base"])[0])
-        if not isinstance(name, str) or set(node) - {"_target_", "name", "_args_"}:
+        positional = node.get("_args_", [])
+        names = [*(positional if isinstance(positional, list) else [None, None]),
+                 *([node["name"]] if "name" in node else [])]
+        if (len(names) > 1 or not all(isinstance(n, str) for n in names)
+                or set(node) - {"_target_", "name", "_args_"}):
             raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
                              "nothing is exported")
-        return f"_encoding({name!r})"
+        return f"_encoding({(names or ['cl100k_base'])[0]!r})"
     found = exportable_splitter(framework, target)
     if found is None:
         module, names = EXPORTABLE_SPLITTERS.get(framework, ("", ()))
@@ -358,6 +361,14 @@ def render_module(config: Mapping[str, Any], to: str) -> Rendered:
     anything but an exportable splitter with literal arguments. The source is checked on
     its parsed form (:func:`ast.parse`) before it is returned: a config cannot make it
     anything but a splitter module."""
+    try:
+        return _render(config, to)
+    except RecursionError:
+        raise ValueError("the job's chunk settings are nested too deeply to be a splitter's "
+                         "arguments; nothing is exported") from None
+
+
+def _render(config: Mapping[str, Any], to: str) -> Rendered:
     chunk = config["chunk"]
     own = framework_of(chunk)
     if own is not None:

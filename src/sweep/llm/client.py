@@ -13,7 +13,10 @@ or a request the server refuses outright stop the run with an
 
 Secrets (the API key, a password in ``llm.base_url``) are masked in
 everything the server sends back, answers included, before it is cached,
-returned or cut short; no URL shown or logged holds a password.
+returned or cut short, in every form :mod:`sweep.llm.errors` knows; no URL
+shown or logged holds a password. A key no HTTP header can carry is refused
+before any request, and whatever else the HTTP stack raises leaves the client
+as a masked :class:`LLMError`.
 """
 
 from __future__ import annotations

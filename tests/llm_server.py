@@ -17,8 +17,11 @@ How a request is answered:
 2. The model is not in ``models``: HTTP 404.
 3. A queued :class:`Fault` (or ``always``) applies: a delay, an HTTP status,
    a raw body (with any Content-Type), an answer text, a text quoting the
-   request's Authorization header back (as some proxies and servers do), or
-   a connection closed without an answer.
+   request's Authorization header or its key back (as some proxies and servers
+   do), in any of the forms :func:`echo_forms` names (base64, hex, upper case,
+   split over lines, cut, escaped), or a connection closed without an answer.
+   An answer text holding a lone surrogate (``"\\ud800"``) is sent as its JSON
+   escape, as a server that copies broken text does.
 4. Otherwise ``classify(request)`` names the prompt kind (by default the
    ``Task: <kind>`` line that starts every sweep system prompt) and
    ``responders[kind](request)`` returns the answer text. An unknown kind
@@ -39,6 +42,7 @@ Run it on its own for a manual session: ``python tests/llm_server.py --port 8765
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import hashlib
 import json
@@ -48,6 +52,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
+from urllib.parse import quote
 
 Responder = Callable[["ChatRequest"], str]
 
@@ -94,7 +99,9 @@ class Fault:
     content_type: str = "application/json"  # of ``body``
     content: str | None = None    # the assistant's answer text instead of the responder's
     # The answer text (or, with ``status``, the error message) with "{authorization}"
-    # replaced by the request's Authorization header: a server quoting the key back.
+    # replaced by the request's Authorization header, "{key}" by its token and
+    # "{key_base64}", "{key_hex}"... by the forms echo_forms names: a server quoting
+    # the key back.
     echo: str | None = None
     drop: bool = False            # close the connection without answering
 
@@ -102,6 +109,31 @@ class Fault:
 #: A streamed answer (server-sent events), which sweep never asks for.
 SSE_BODY = ('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"stand-in",'
             '"choices":[{"index":0,"delta":{"content":"{}"}}]}\n\ndata: [DONE]\n\n')
+
+
+def echo_forms(authorization: str | None) -> dict[str, str]:
+    """The request's Authorization header and its key (the token after ``Bearer`` or
+    ``Basic``) in the forms servers and proxies have quoted them back in, by name."""
+    header = authorization or ""
+    key = header.split(" ", 1)[1] if " " in header else header
+    raw = key.encode("utf-8")
+    return {
+        "authorization": header, "key": key,
+        "key_base64": base64.b64encode(raw).decode(),
+        "key_base64_url": base64.urlsafe_b64encode(raw).decode(),
+        "basic_base64": base64.b64encode(b"user:" + raw).decode(),  # as a Basic auth token
+        "key_hex": raw.hex(), "key_upper": key.upper(), "key_lower": key.lower(),
+        "key_split": "\n".join(key[i:i + 7] for i in range(0, len(key), 7)),
+        "key_prefix": key[:-(-2 * len(key) // 3)],  # its first two thirds, as a cut log line
+        "key_repr": repr(raw), "key_json": json.dumps(json.dumps(key)),
+        "key_percent": quote(key, safe=""),
+    }
+
+
+def _echo(template: str, authorization: str | None) -> str:
+    for name, value in echo_forms(authorization).items():  # not format: bodies hold braces
+        template = template.replace("{" + name + "}", value)
+    return template
 
 
 def _error(message: str, code: str) -> dict[str, Any]:
@@ -203,7 +235,7 @@ class StandInLLM:
             if fault.drop:
                 return 0, {}, b""
             if fault.echo is not None:
-                echoed = fault.echo.replace("{authorization}", request.authorization or "")
+                echoed = _echo(fault.echo, request.authorization)
             if fault.status is not None:
                 headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
                 message = echoed or f"stand-in fault {fault.status}"

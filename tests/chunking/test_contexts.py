@@ -109,6 +109,34 @@ def test_failed_contexts_fail_the_setting_are_not_cached_and_are_asked_again(ser
     assert again.sent == 2 and len(server.requests) == n + 2
 
 
+def test_a_context_far_over_its_budget_fails_the_setting_naming_the_chunk(server, tmp_path):
+    # An endpoint that ignores max_tokens: 2.4 MB for one chunk, 150 tokens allowed.
+    found = chunks()
+    flood = "situating words " * 150_000
+    ContextResponders(say=lambda document, piece: flood if piece == found[3].text
+                      else "A short context.").install(server)
+    spec = ContextSpec("llm")
+    with pytest.raises(ContextsFailed) as e:
+        write_contexts(client_for(server, tmp_path), spec, [DOC], found)
+    message = str(e.value)
+    assert message.startswith(f"1 of {len(found)} chunk contexts are more than 4 times "
+                              "chunk.context_max_tokens=150 tokens long")
+    assert "'guide#3'" in message and "2,399,999 characters" in message
+    assert "\n" not in message
+    # Read back from the cache, it is refused the same way: never searched.
+    with pytest.raises(ContextsFailed):
+        write_contexts(client_for(server, tmp_path), spec, [DOC], found)
+    assert len(server.requests) == len(found)
+
+
+def test_a_context_a_little_over_its_budget_is_kept(server, tmp_path):
+    # The model's tokenizer counts differently from cl100k_base: 300 tokens for 150 pass.
+    found = chunks()[:2]
+    ContextResponders(say=lambda document, piece: "word " * 300).install(server)
+    written = write_contexts(client_for(server, tmp_path), ContextSpec("llm"), [DOC], found)
+    assert written.texts == [("word " * 300).strip()] * 2
+
+
 def test_a_context_is_searched_but_never_credited(server, tmp_path):
     """The context of another chunk states the answer verbatim; that chunk ranks first
     and still earns nothing: credit comes from offsets into the document."""

@@ -123,3 +123,17 @@ def test_an_empty_answer_is_never_stored_and_an_old_one_is_a_miss(tmp_path):
         cache.path(key).parent.mkdir(parents=True, exist_ok=True)
         cache.path(key).write_text(json.dumps({"format": 1, "key": key, "text": text}))
         assert cache.get(key) is None and key not in cache
+
+
+def test_a_lone_surrogate_in_a_request_or_an_answer_is_stored_and_read_back(tmp_path):
+    # UTF-8 cannot hold U+D800: it is written as the JSON escape, which reads back the same.
+    cache = ResponseCache(tmp_path)
+    request = {**REQUEST, "messages": [{"role": "user", "content": "page \ud800 one"}]}
+    key = request_key(request)
+    cache.put(key, request, "answer \udfff two", Usage(1, 2))
+    raw = cache.path(key).read_bytes()
+    assert b"\\ud800" in raw and b"\\udfff" in raw and raw.decode("utf-8")
+    assert json.loads(raw)["request"] == request
+    assert ResponseCache(tmp_path).get(key) == cache.get(key)
+    assert cache.get(key).text == "answer \udfff two"
+    assert not list(tmp_path.rglob(".tmp-*"))

@@ -9,9 +9,10 @@ import socket
 from urllib.parse import quote
 
 import pytest
-from llm_server import SSE_BODY, Fault, StandInLLM
+from llm_server import SSE_BODY, Fault, StandInLLM, echo_forms
 
-from sweep.llm import PENDING, Completion, LLMClient, LLMConfig, LLMError, RequestFailed, ResponseCache
+from sweep.llm import (PENDING, Completion, LLMClient, LLMConfig, LLMConfigError, LLMError,
+                       RequestFailed, ResponseCache, resolve_api_key)
 from sweep.llm.cache import Usage, request_key
 
 KEY = "sk-sweep-test-7f3a9c2e1b4d"
@@ -379,3 +380,83 @@ def test_a_connection_closed_without_an_answer_is_retried(server, tmp_path):
     server.always = Fault(drop=True)
     with pytest.raises(LLMError, match="cannot reach the LLM endpoint .*disconnected"):
         client_for(server, max_retries=1).complete(ask("y"))
+
+
+ISSUE_KEY = "sk-proj-AAAA1111\nBBBB2222CCCC"
+
+
+@pytest.mark.parametrize("key,what", [(ISSUE_KEY, "a line break at character 17 of 29"),
+                                      ("sk-proj-AAAA1111\tBBBB2222", "a tab"),
+                                      ("sk-proj-AAAA1111\x00BBBB2222", "a control character"),
+                                      ("sk-proj-AAAA1111\x7fBBBB2222", "a control character"),
+                                      ("sk-proj-AAAA1111éBBBB2222", "a character beyond ASCII"),
+                                      ("sk-proj-AAAA1111\u2028BBBB", "a line break")])
+def test_a_key_no_http_header_can_carry_is_refused_before_any_request(
+        server, tmp_path, key, what):
+    config = LLMConfig(base_url=server.url, model="stand-in", api_key_env="MY_LLM_KEY")
+    with pytest.raises(LLMConfigError) as e:
+        resolve_api_key(config, {"MY_LLM_KEY": f"  {key}\n"})
+    message = str(e.value)
+    assert message.startswith(f"the API key in environment variable MY_LLM_KEY has {what}")
+    assert "AAAA" not in message and "BBBB" not in message and "\n" not in message
+    with pytest.raises(LLMConfigError, match="the API key in LLMClient's api_key argument has"):
+        client_for(server, tmp_path, key=key)
+    assert server.requests == [] and not (tmp_path / "cache").exists()
+
+
+def test_the_issue_key_in_the_environment_stops_the_client_at_open(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", ISSUE_KEY)
+    with pytest.raises(LLMConfigError, match="environment variable OPENAI_API_KEY has a line "
+                                             "break at character 17 of 29"):
+        LLMClient.open(LLMConfig(base_url=server.url, model="stand-in", cache_dir="off"))
+    assert server.requests == []
+
+
+#: What each form of the key looks like, for the assertion that none is left anywhere.
+SERVER_FORMS = ["key_base64", "key_base64_url", "basic_base64", "key_hex", "key_upper",
+                "key_lower", "key_split", "key_prefix", "key_repr", "key_json", "key_percent"]
+
+
+@pytest.mark.parametrize("form", SERVER_FORMS)
+def test_a_key_a_server_echoes_in_any_form_is_masked_in_answers_errors_and_the_cache(
+        tmp_path, form, caplog):
+    # Quotes, a backslash, / + = : every escaping form differs from the key as typed.
+    key = 'sk-proj-Ab3x/Y9q+Z7w"2Kp5\\Lm8=Nq4Rt6Vx'
+    forms = echo_forms(f"Bearer {key}")
+    assert key not in [forms[name] for name in SERVER_FORMS]
+    with StandInLLM(api_key=key, responders={"echo": lambda r: "{}"}) as server:
+        server.add_faults(Fault(echo=f"you sent {{{form}}}."),
+                          Fault(status=400, echo="x" * 280 + f" you sent {{{form}}} and more"))
+        client = client_for(server, tmp_path, key=key)
+        answer = client.complete(ask("x"))
+        # Quotes around a repr or JSON form stay: b'***', "\"***\"".
+        assert answer.text.startswith("you sent ") and "***" in answer.text
+        with pytest.raises(LLMError) as e:
+            client.complete(ask("y"))
+        again = client_for(server, tmp_path, key=key).complete(ask("x"))
+        assert again.cached and again.text == answer.text
+    shown = answer.text + str(e.value) + caplog.text + files_text(tmp_path / "cache")
+    assert "refused the request (HTTP 400)" in str(e.value)
+    assert not [name for name in SERVER_FORMS if forms[name] in shown]
+    for piece in ("Z7w", "Lm8", "Nq4Rt"):
+        assert piece.lower() not in shown.lower(), piece
+
+
+def test_a_reply_with_a_lone_surrogate_is_cached_and_read_back_the_same(server, tmp_path):
+    # The stand-in sends the surrogate as the JSON escape \ud800, as a server copying
+    # broken text does; json.loads turns it into a str that UTF-8 cannot hold.
+    server.add_faults(Fault(content='{"said": "caf\ud800e"}'))
+    first = client_for(server, tmp_path).complete(ask("x"))
+    assert isinstance(first, Completion) and first.text == '{"said": "caf\ufffde"}'
+    (entry,) = (tmp_path / "cache").rglob("*.json")
+    assert json.loads(entry.read_bytes().decode("utf-8"))["text"] == first.text
+    again = client_for(server, tmp_path).complete(ask("x"))
+    assert again.cached and again.text == first.text and len(server.requests) == 1
+
+
+def test_a_prompt_with_a_lone_surrogate_is_sent_and_cached(server, tmp_path):
+    # Text from a PDF whose glyph maps to U+D800: sent (and keyed) as U+FFFD.
+    client = client_for(server, tmp_path)
+    answer = client.complete(ask("page \ud800 one"))
+    assert json.loads(answer.text) == {"said": "page \ufffd one"}
+    assert client_for(server, tmp_path).complete(ask("page \ud800 one")).cached

@@ -10,6 +10,13 @@ Requests go through sweep's LLM client, so every answer is cached by its request
 the model, the prompt, the whole document and the chunk's text. Re-chunking pays only
 for chunks whose text is new. A request that fails after its retries is not cached
 and fails the setting; a rerun asks again.
+
+A context far longer than ``chunk.context_max_tokens`` (more than four times, in
+cl100k_base tokens) comes from an endpoint that ignored the request's ``max_tokens``.
+It fails the setting too, naming the chunk: cutting it to the budget would search text
+the model never meant as a context, and keeping it would let one reply outweigh the
+chunk it situates, so neither happens quietly. A context a little over the budget is
+kept: the model's own tokenizer counts differently from cl100k_base.
 """
 
 from __future__ import annotations
@@ -46,6 +53,12 @@ _SYSTEM = ("Task: chunk-context\nYou situate a chunk of a document for a search 
            "Reply with the context only.")
 #: Tokens of the messages' framing (roles, separators) per request, as OpenAI counts them.
 _FRAMING_TOKENS = 8
+#: A context more than this many times ``max_tokens`` long (cl100k_base tokens) cannot
+#: come from an endpoint that honoured ``max_tokens``, whatever tokenizer the model uses.
+_FAR_OVER = 4
+#: Characters per token beyond which a context counts as far over without being
+#: tokenized whole (a reply of megabytes is not worth tokenizing to refuse it).
+_MAX_CHARS_PER_TOKEN = 8
 
 
 class ContextError(ValueError):
@@ -203,9 +216,34 @@ def write_contexts(client: LLMClient, spec: ContextSpec, documents: Sequence[Doc
     prompt = sum(a.usage.prompt_tokens for a in done)
     completion = sum(a.usage.completion_tokens for a in done)
     texts = [" ".join(a.text.split()) for a in done]
+    _refuse_far_over(spec, chunks, texts)
     return Contexts(texts, after.sent - before.sent, after.cached - before.cached, prompt,
                     completion, _cost(client.config, prompt, completion),
                     time.perf_counter() - t0)
+
+
+def _refuse_far_over(spec: ContextSpec, chunks: Sequence[Chunk], texts: Sequence[str]) -> None:
+    """Raise :class:`ContextsFailed` when a context is far over ``spec.max_tokens``,
+    naming the first such chunk and how long its context is."""
+    limit = _FAR_OVER * spec.max_tokens
+    over = [(c, t) for c, t in zip(chunks, texts) if _far_over(t, limit)]
+    if not over:
+        return
+    chunk, text = over[0]
+    raise ContextsFailed(
+        f"{len(over)} of {len(chunks)} chunk contexts are more than {_FAR_OVER} times "
+        f"chunk.context_max_tokens={spec.max_tokens} tokens long (the context of chunk "
+        f"{chunk.chunk_id!r} has {len(text):,} characters): the endpoint ignored max_tokens, "
+        "so the setting is not run with them; use an endpoint that honours max_tokens")
+
+
+def _far_over(text: str, limit: int) -> bool:
+    """Whether ``text`` is more than ``limit`` cl100k_base tokens, tokenizing at most
+    ``limit * _MAX_CHARS_PER_TOKEN`` characters of it."""
+    if len(text.encode("utf-8", "surrogatepass")) <= limit:  # a token is at least a byte
+        return False
+    head = limit * _MAX_CHARS_PER_TOKEN
+    return len(text) > head or count_tokens("cl100k_base", text) > limit
 
 
 def with_contexts(chunks: Sequence[Chunk], texts: Sequence[str]) -> list[Chunk]:

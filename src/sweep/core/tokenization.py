@@ -26,6 +26,7 @@ __all__ = [
     "available_encodings",
     "count_tokens",
     "get_encoding",
+    "replace_surrogates",
     "route_offline_encodings",
     "tokenize",
 ]
@@ -150,9 +151,11 @@ def _resolve(encoding: str | tiktoken.Encoding) -> tiktoken.Encoding:
     return encoding
 
 
-def _sanitize(text: str) -> str:
-    # Lone surrogates cannot be UTF-8 encoded; one U+FFFD per code point keeps
-    # every offset valid (tiktoken's own fallback could merge surrogate pairs).
+def replace_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (``\\ud800``; no UTF-8 can hold one) as U+FFFD.
+
+    One U+FFFD per code point keeps every offset valid (tiktoken's own fallback
+    could merge surrogate pairs)."""
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
@@ -206,7 +209,7 @@ def _byte_lengths(enc: tiktoken.Encoding) -> np.ndarray:
 
 
 def _tokenize_uncached(enc: tiktoken.Encoding, text: str) -> TokenizedText:
-    clean = _sanitize(text)
+    clean = replace_surrogates(text)
     ids = np.asarray(enc.encode_ordinary(clean), dtype=np.int64)
     n_chars = len(text)
     if ids.size == 0:
@@ -277,7 +280,7 @@ def clear_tokenize_cache() -> None:
 
 @functools.lru_cache(maxsize=_COUNT_CACHE_SIZE)
 def _count_cached(encoding_name: str, text: str) -> int:
-    return len(_by_name[encoding_name].encode_ordinary(_sanitize(text)))
+    return len(_by_name[encoding_name].encode_ordinary(replace_surrogates(text)))
 
 
 def count_tokens(encoding: str | tiktoken.Encoding, text: str) -> int:

@@ -105,12 +105,15 @@ class ResponseCache:
         path = self.path(key)
         entry = {"format": FORMAT, "key": key, "request": request, "text": text,
                  "usage": usage.to_dict(), "created": round(time.time(), 3)}
-        payload = json.dumps(entry, ensure_ascii=False, indent=1)
+        # A lone surrogate (a prompt's text from a damaged PDF, say) has no UTF-8: it is
+        # written as the JSON escape \ud800, which reads back as the same string.
+        payload = json.dumps(entry, ensure_ascii=False, indent=1).encode("utf-8",
+                                                                        "backslashreplace")
         path.parent.mkdir(parents=True, exist_ok=True)
         # Unique per writer: two processes storing the same answer never share a temp file.
         tmp = path.with_name(f"{_TMP_PREFIX}{uuid.uuid4().hex}")
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
+            with open(tmp, "wb") as f:
                 f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())

@@ -13,7 +13,10 @@ or a request the server refuses outright stop the run with an
 
 Secrets (the API key, a password in ``llm.base_url``) are masked in
 everything the server sends back, answers included, before it is cached,
-returned or cut short; no URL shown or logged holds a password.
+returned or cut short, in every form :mod:`sweep.llm.errors` knows; no URL
+shown or logged holds a password. A key no HTTP header can carry is refused
+before any request, and whatever else the HTTP stack raises leaves the client
+as a masked :class:`LLMError`.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from typing import Any, Callable, Mapping, Sequence, Union
 from urllib.parse import quote
 
 from sweep.core import progress
+from sweep.core.tokenization import replace_surrogates
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
-from sweep.llm.config import UNSHOWN_VARIABLE, LLMConfig, key_variable, resolve_api_key, resolve_cache_dir
+from sweep.llm.config import (UNSHOWN_VARIABLE, LLMConfig, check_api_key, key_variable,
+                              resolve_api_key, resolve_cache_dir)
 from sweep.llm.errors import MASK, LLMError, clean, mask
 
 log = logging.getLogger(__name__)
@@ -136,7 +141,8 @@ class LLMClient:
         self.cache = cache
         self.dry_run = dry_run
         self.show_progress = show_progress
-        self._secret = api_key
+        # open() checked a key from the environment already, naming its variable.
+        self._secret = None if api_key is None else check_api_key(api_key, "LLMClient's api_key argument")
         self._secrets = _secrets(api_key, config.credentials)
         self._warned_echo = False
         self._count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
@@ -154,10 +160,14 @@ class LLMClient:
         return self._counter.snapshot()
 
     def request(self, messages: Messages) -> dict[str, Any]:
-        """The request body for ``messages``: what is sent and what the cache key hashes."""
+        """The request body for ``messages``: what is sent and what the cache key hashes.
+
+        A lone surrogate in a message (text from a damaged PDF, say) is sent as U+FFFD:
+        the HTTP library cannot encode it, and the key must hash what is sent."""
         body: dict[str, Any] = {
             "model": self.config.model,
-            "messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in messages],
+            "messages": [{"role": str(m["role"]), "content": replace_surrogates(str(m["content"]))}
+                         for m in messages],
             "temperature": self.config.temperature,
         }
         if self.config.max_tokens is not None:
@@ -242,8 +252,9 @@ class LLMClient:
         hit = self.cache.get(key)
         if hit is None:
             return None
-        text = self._masked(hit.text)
-        # An entry from before answers were masked: masked on disk too (a dry run writes nothing).
+        text = self._masked(replace_surrogates(hit.text))
+        # An entry from before answers were masked (or held a lone surrogate): rewritten on
+        # disk too (a dry run writes nothing).
         if text != hit.text and not self.dry_run:
             try:
                 self.cache.put(key, body, text, hit.usage)
@@ -300,6 +311,11 @@ class LLMClient:
                     retry_after = _retry_after(e)
                 else:
                     raise self._status_error(e) from None
+            except Exception as e:
+                # Anything else the openai package or the HTTP library raises: its text may
+                # quote a header, so it leaves here masked, and without its chain of causes.
+                raise self._fatal(f"the request to the LLM endpoint {cfg.endpoint} failed: "
+                                  f"{type(e).__name__}: {e}") from None
             else:
                 answer = self._completion(raw)
                 if isinstance(answer, Completion):
@@ -326,6 +342,9 @@ class LLMClient:
         if text is None:
             what = describe_body(raw.headers.get("content-type", ""), raw.text)
             return RequestFailed(f"the server's answer is not a chat completion ({what})")
+        # A lone surrogate (JSON can escape one, UTF-8 cannot hold it) becomes U+FFFD, as
+        # undecodable bytes do: the answer is the same whether sent, cached or read back.
+        text = replace_surrogates(text)
         masked = self._masked(text)
         if masked != text and not self._warned_echo:
             self._warned_echo = True

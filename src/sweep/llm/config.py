@@ -14,7 +14,7 @@ from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "default_cache_dir", "key_variable", "resolve_api_key",
+__all__ = ["LLMConfig", "check_api_key", "default_cache_dir", "key_variable", "resolve_api_key",
            "resolve_cache_dir", "without_userinfo"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -160,7 +160,9 @@ def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) 
         return None
     key = environ.get(name, "")
     if key.strip():
-        return key.strip()
+        shown = key_variable(name, None)
+        return check_api_key(key.strip(), f"environment variable {shown}" if shown
+                             else UNSHOWN_VARIABLE)
     if is_local(config.endpoint):
         return None
     if key_variable(name, None) is None:
@@ -173,6 +175,25 @@ def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) 
     raise LLMError(f"environment variable {name} is not set: it must hold the API key for "
                    f"{config.endpoint} (export {name}=..., or set llm.api_key_env=null for an "
                    "endpoint that needs no key)")
+
+
+def check_api_key(key: str, source: str) -> str:
+    """``key``, if an HTTP header can carry it; else a one-line :class:`LLMConfigError`
+    naming ``source`` (where the key came from) and what is wrong, never the key.
+
+    A line break, a tab or another control character, or a character beyond ASCII,
+    inside a key is a pasting accident. The HTTP library refuses such a header, and its
+    error quotes the header whole (``Illegal header value b'Bearer sk-…\\n…'``), so the
+    key is refused here, before any request."""
+    for i, c in enumerate(key, 1):
+        if " " <= c <= "~":
+            continue
+        what = ("a line break" if c in "\r\n\u2028\u2029\x85" else "a tab" if c == "\t"
+                else "a control character" if not c.isprintable() else "a character beyond ASCII")
+        raise LLMConfigError(f"the API key in {source} has {what} at character {i} of "
+                             f"{len(key)}, which an HTTP header cannot carry (the key is not "
+                             "shown): set it again as one line of printable ASCII")
+    return key
 
 
 def default_cache_dir() -> Path:

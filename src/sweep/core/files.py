@@ -47,7 +47,8 @@ def name_problem(name: str) -> str | None:
     control character. ``a/b.md`` and ``https://host/page`` are fine."""
     if _CONTROL.search(name):
         return "holds a control character (NUL, a line break, an escape, ...)"
-    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or name.startswith("\\"):
+    if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute()
+            or name.startswith("\\")):
         return "is an absolute path"
     if ".." in re.split(r"[/\\]", name):
         return "has a '..' segment"
@@ -76,12 +77,16 @@ def path_inside(folder: Path, name: str, suffix: str = "") -> Path:
 
 
 def _fitting(part: str, suffix: str) -> str:
+    """``part`` when it fits a file name, else its start, ``~`` and a hash of all of it."""
     if len(part.encode("utf-8", "surrogatepass")) <= NAME_MAX_BYTES:
         return part
     digest = hashlib.sha256(part.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    keep = NAME_MAX_BYTES - len(f"~{digest}{suffix}".encode("utf-8"))
-    head = part.encode("utf-8", "surrogatepass")[:keep].decode("utf-8", "ignore")
-    return f"{head}~{digest}{suffix}"
+    return f"{_cut(part, NAME_MAX_BYTES - len(f'~{digest}{suffix}'.encode()))}~{digest}{suffix}"
+
+
+def _cut(name: str, limit: int) -> str:
+    """The longest start of ``name`` that is at most ``limit`` bytes of UTF-8."""
+    return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
 
 
 def read_regular_bytes(path: Path | str) -> bytes:
@@ -114,7 +119,8 @@ def write_text_atomic(path: Path, text: str) -> Path:
     path = Path(path)
     _refuse_special(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_cut(path.name, 200)}.",
+                                   suffix=".tmp")
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:

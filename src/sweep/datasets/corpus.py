@@ -34,8 +34,8 @@ from sweep.datasets.quotes import QuoteIndex
 from sweep.datasets.readers.base import Reader, UnreadableFile
 from sweep.datasets.readers.registry import format_of, resolve_readers
 
-__all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "ReadOptions", "SkippedFiles", "list_folder",
-           "read_corpus"]
+__all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "DOC_ID_RULE", "ReadOptions", "SkippedFiles",
+           "list_folder", "read_corpus"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,9 @@ DOCS_DIR = "docs"
 #: What a dataset folder holds besides its documents: its questions, their judgments and
 #: the draft sweep.evidence writes.
 DATASET_FILES = ("queries.jsonl", "qrels", "queries.draft.jsonl")
+#: Why a doc_id is refused (after what is wrong with it): files are named after doc_ids.
+DOC_ID_RULE = ("a doc_id must be a relative name without '..' segments or control characters "
+               "(sweep.extract names a file after it)")
 #: What a documents folder may hold, for messages (extensions: sweep.datasets.readers.registry).
 _READABLE = "text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX"
 
@@ -55,7 +58,7 @@ class SkippedFiles:
     folder: str
     hidden: tuple[str, ...] = ()  # a name in the path starts with "."
     other: tuple[str, ...] = ()   # not a document extension
-    special: tuple[str, ...] = ()  # not a regular file: a FIFO, socket, device, broken link
+    special: tuple[str, ...] = ()  # a FIFO, socket, device, dangling link, link up the tree
     outside: tuple[str, ...] = ()  # a link that leaves the dataset folder
 
     def __len__(self) -> int:
@@ -187,8 +190,7 @@ def read_corpus(path: Path, report: Report, options: ReadOptions) -> Corpus:
         if jsonl.is_file():
             return _read_corpus_jsonl(jsonl, report)
         if os.path.lexists(jsonl):  # a FIFO, a folder, a dangling link: never opened
-            report.add(jsonl, None, f"{_kind(jsonl)}, not a regular file: the corpus is a "
-                                    "file of JSON lines")
+            report.add(jsonl, None, f"{_kind(jsonl)}, not a regular file")
             return Corpus.unreadable()
         if docs.is_dir():
             return _read_corpus_folder(docs, report, options, root=path)
@@ -227,7 +229,7 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
             continue
         unsafe = name_problem(doc_id)
         if unsafe is not None:  # sweep.extract names a file after it
-            report.add(*where, f"{id_key} {doc_id!r} {unsafe}; a doc_id may not")
+            report.add(*where, f"{id_key} {doc_id!r} {unsafe}: {DOC_ID_RULE}")
             broken.add(doc_id)
             continue
         title = row.get("title", "")
@@ -305,7 +307,8 @@ class _Listing:
             return
         if stat.S_ISDIR(mode):
             real = real or os.path.realpath(entry.path)
-            if real in above:  # a link back to a folder being walked: a cycle
+            if any(_within(walked, real) for walked in above):  # a link up: a cycle
+                self.special.append(relative)
                 return
             if not (link and hidden):  # hidden links are counted, not walked
                 self.walk(Path(entry.path), parts, hidden, above | {real})
@@ -321,8 +324,12 @@ class _Listing:
             self.other.append(relative)
 
     def _stays_inside(self, real: str | None) -> bool:
-        return real is not None and any(real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-                                        for root in self.inside)
+        return real is not None and any(_within(real, root) for root in self.inside)
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether real path ``path`` is ``folder`` or under it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _read_corpus_folder(folder: Path, report: Report, options: ReadOptions,

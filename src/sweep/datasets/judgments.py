@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from sweep.core.checks import is_int
-from sweep.core.files import name_problem
+from sweep.core.files import file_kind, name_problem
 from sweep.core.suggest import did_you_mean
 from sweep.core.types import Judgment, Query
-from sweep.datasets.corpus import Corpus, ReadOptions
+from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
 from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
                                      required_str, short, text_lines)
 from sweep.datasets.quotes import Located
@@ -41,8 +41,8 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
                   options: ReadOptions) -> tuple[Query, ...]:
     file = path / QUERIES_FILE if path.is_dir() else path
     if not file.is_file():
-        if file.exists():
-            report.add(file, None, "not a file")
+        if file.exists():  # a folder, a FIFO: never opened
+            report.add(file, None, f"is {file_kind(file.stat().st_mode)}, not a regular file")
         elif path.is_dir():
             report.add(file, None, f"no such file: the questions to evaluate go there, one JSON "
                                    "object per line (see the README, 'Your own documents and "
@@ -261,7 +261,7 @@ def _unknown(key: str, doc_id: str, corpus: Corpus) -> str:
     (absolute, ``..``, a control character), else unknown, with the closest known id."""
     unsafe = name_problem(doc_id)
     if unsafe is not None:
-        return f"{key} {doc_id!r} {unsafe}; a doc_id may not"
+        return f"{key} {doc_id!r} {unsafe}: {DOC_ID_RULE}"
     return f"unknown {key} {doc_id!r}{_suggestion(doc_id, corpus)}"
 
 

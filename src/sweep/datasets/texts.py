@@ -59,7 +59,8 @@ def write_texts(documents: Sequence[Document], out: Path) -> Written:
     for stale in old - set(paths):  # a document that is gone since the last run
         if stale.is_file() or stale.is_symlink():
             stale.unlink()
-    write_text_atomic(out / INDEX_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text_atomic(out / INDEX_FILE,
+                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     for d, path in zip(documents, paths):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -348,7 +348,7 @@ def test_a_fifo_given_as_the_questions_or_a_run_file_is_refused_without_blocking
                     ["sweep.score", "--corpus", str(ds), "--queries", str(ds / "queries.jsonl"),
                      "--run", str(fifo)]):
         done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
-                              timeout=300, env=env)
+                              timeout=120, env=env)
         assert done.returncode == 2, (command, done.stderr)
         assert f"{fifo}: " in done.stderr and "is a FIFO, not a regular file" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr

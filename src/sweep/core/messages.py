@@ -55,7 +55,7 @@ def first_line(exc: BaseException, *, with_type: bool = False) -> str:
     what kind of failure it was.
     """
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    text = one_line(lines[0]) if lines else ""
+    text = one_line(lines[0], squeeze=False) if lines else ""
     if with_type:
         return f"{type(exc).__name__}: {text}".rstrip(": ")
     return text or type(exc).__name__

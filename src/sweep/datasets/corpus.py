@@ -259,7 +259,7 @@ def list_folder(folder: Path, dataset_files: bool = False, *, root: Path | None 
     so it cannot block). A link (to a file or a folder) is followed when it stays inside
     ``root`` (the dataset folder; default ``folder``) or ``folder``, else skipped, unless
     ``follow_links``."""
-    listing = _Listing(folder, dataset_files, follow_links,
+    listing = _Listing(dataset_files, follow_links,
                        {os.path.realpath(folder), os.path.realpath(root or folder)})
     listing.walk(folder, (), hidden=False, above=frozenset({os.path.realpath(folder)}))
     return sorted(listing.files), SkippedFiles(str(folder), *(tuple(sorted(names)) for names in (
@@ -270,7 +270,6 @@ def list_folder(folder: Path, dataset_files: bool = False, *, root: Path | None 
 class _Listing:
     """What :func:`list_folder` finds while it walks."""
 
-    folder: Path
     dataset_files: bool
     follow_links: bool
     inside: set[str]  # the real folders a link may lead into
@@ -284,8 +283,8 @@ class _Listing:
              above: frozenset[str]) -> None:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:  # a folder that cannot be listed is skipped like a file that cannot be read
-            self.special.append("/".join(parts) + "/")
+        except OSError:  # a folder that cannot be listed is skipped, and counted
+            self.special.append(("/".join(parts) or ".") + "/")
             return
         for entry in entries:
             self.visit(entry, parts + (entry.name,), hidden or entry.name.startswith("."), above)

@@ -14,7 +14,8 @@ from typing import Sequence
 
 from sweep.cli.argtypes import add_reading_options, int_in, reading_options
 from sweep.cli.commands import CommandParser
-from sweep.cli.exits import BAD_INPUT, FAILED, report_error, run_with_exits
+from sweep.cli.exits import BAD_INPUT, FAILED, log_warnings, report_error, run_with_exits
+from sweep.core.messages import one_line
 from sweep.datasets.loading import DatasetError
 from sweep.labelling.drafts import describe_draft, draft_evidence, draft_path
 
@@ -35,16 +36,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_reading_options(parser, quotes=False)
     args = parser.parse_args(argv)
     options = reading_options(args)
+    log_warnings(PROG)
     out = draft_path(args.dataset, args.out)
     if out.exists() and not args.force:
         report_error(PROG, f"{out}: file exists; --force replaces it, --out FILE writes another")
         return BAD_INPUT
-    progress = (lambda line: print(line, file=sys.stderr)) if sys.stderr.isatty() else None
+    progress = ((lambda line: print(one_line(line, squeeze=False), file=sys.stderr))
+                if sys.stderr.isatty() else None)
 
     def call() -> None:
         draft = draft_evidence(args.dataset, args.questions, out, top=args.top,
                                overwrite=args.force, progress=progress, **options)
-        print("\n".join(describe_draft(draft, args.dataset)))
+        for line in describe_draft(draft, args.dataset):
+            print(one_line(line, squeeze=False))  # question ids and file names are data
     return run_with_exits(PROG, call, {(DatasetError, FileExistsError): BAD_INPUT, OSError: FAILED})
 
 

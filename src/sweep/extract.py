@@ -14,9 +14,10 @@ from typing import Sequence
 
 from sweep.cli.argtypes import add_reading_options, reading_options
 from sweep.cli.commands import CommandParser
-from sweep.cli.exits import BAD_INPUT, report_error, run_with_exits
+from sweep.cli.exits import BAD_INPUT, log_warnings, report_error, run_with_exits
+from sweep.core.messages import visible
 from sweep.datasets.loading import DatasetError, load_corpus
-from sweep.datasets.texts import OutputFolderError, write_texts
+from sweep.datasets.texts import INDEX_FILE, OutputFolderError, write_texts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,6 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_reading_options(parser, quotes=False)
     args = parser.parse_args(argv)
     options = reading_options(args)
+    log_warnings("sweep.extract")
 
     def call() -> int:
         try:
@@ -36,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report_error("sweep.extract", str(problem))
             return BAD_INPUT
         written = write_texts(documents, args.out)
-        print(f"{len(written.files)} texts written to {written.folder} "
-              f"(index: {written.folder / 'extracted.jsonl'})")
+        print(f"{len(written.files)} texts written to {visible(written.folder)} "
+              f"(index: {visible(written.folder / INDEX_FILE)})")
         return 0
     return run_with_exits("sweep.extract", call,
                           {(DatasetError, OutputFolderError, OSError): BAD_INPUT})

@@ -6,11 +6,11 @@ With several folders, a comparison page is written as well
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
 from sweep.cli.commands import CommandParser
+from sweep.cli.exits import log_warnings
 from sweep.reporting.write import rebuild_reports
 
 
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: ./sweep-comparison.html)")
     ap.add_argument("--no-html", action="store_true", help="tables only: no pictures, no report.html")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="sweep.report: warning: %(message)s")
+    log_warnings("sweep.report")
     return rebuild_reports(args.dirs, out=args.out, html=not args.no_html)
 
 

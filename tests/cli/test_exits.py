@@ -22,6 +22,17 @@ def test_an_os_error_names_its_file_then_why_and_no_errno(capsys):
         "sweep.x: error: No space left on device"]
 
 
+def test_a_file_name_with_a_line_break_or_an_escape_stays_one_visible_line(capsys):
+    # A file name splitting the error in two, recolouring the terminal, or shown reversed
+    # by a right-to-left override (U+202E).
+    name = "docs/a\nsweep.x: error: fake\x1b[2J\u202egpj.exe"
+    report_error("sweep.x", FileNotFoundError(errno.ENOENT, "No such file or directory", name))
+    report_error("sweep.x", ValueError(f"{name}: bad"))
+    assert capsys.readouterr().err.splitlines() == [
+        "sweep.x: error: docs/a\\nsweep.x: error: fake\\x1b[2J\\u202egpj.exe: No such file or directory",
+        "sweep.x: error: docs/a sweep.x: error: fake\\x1b[2J\\u202egpj.exe: bad"]
+
+
 def test_each_error_type_gets_its_status_and_others_propagate(capsys):
     def fail(e):
         def call():

@@ -182,3 +182,32 @@ def test_a_bad_eval_value_stops_the_sweep_with_one_line(tmp_path):
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("sweep: error:")]
     assert "eval.budgets must be a list of positive integers, e.g. [256,512,1024]" in line
     assert not any((tmp_path / "outputs" / "sweep").iterdir())
+
+
+def test_a_link_out_of_the_dataset_folder_is_read_only_with_dataset_follow_links(tmp_path):
+    # A link under docs/ to a file outside the dataset (the trial linked /etc/passwd) was read
+    # as a document without a word. Now it is skipped, said in one log line, and read only
+    # when dataset.follow_links=true says so.
+    ds = tmp_path / "set"
+    (ds / "docs").mkdir(parents=True)
+    (ds / "docs" / "notes.md").write_text("# Notes\n\nNotes live in the wiki.\n")
+    (tmp_path / "private.md").write_text("# Private\n\nThe safe code is 1234.\n")
+    (ds / "docs" / "private.md").symlink_to(tmp_path / "private.md")
+    (ds / "queries.jsonl").write_text(
+        '{"query_id": "q1", "query": "code?", "relevant": [{"doc_id": "private.md", '
+        '"quote": "The safe code is 1234."}]}\n')
+    refused = _run(tmp_path, f"dataset.path={ds}", "hydra.sweep.dir=a")
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    (warning,) = [ln for ln in refused.stderr.splitlines() if "[WARNING]" in ln]
+    assert warning.endswith(f"{ds / 'docs'}: skipped 1 file: 1 link leaving the dataset folder "
+                            "(private.md); only text, Markdown, reST, PDF, HTML, DOCX, PPTX or "
+                            "XLSX files are read; dataset.follow_links=true (--follow-links) "
+                            "follows links that leave the dataset folder")
+    assert "unknown doc_id 'private.md'" in refused.stderr
+    # Followed, the dataset is valid: the sweep goes on to its jobs (which fail on the model).
+    followed = _run(tmp_path, f"dataset.path={ds}", "dataset.follow_links=true",
+                    "embed.model=/nonexistent", "hydra.sweep.dir=b")
+    assert followed.returncode == 1 and "/nonexistent" in followed.stdout + followed.stderr
+    bad = _run(tmp_path, f"dataset.path={ds}", "dataset.follow_links=sometimes", "hydra.sweep.dir=c")
+    assert bad.returncode == 2
+    assert "dataset.follow_links must be true or false, got 'sometimes'" in bad.stderr

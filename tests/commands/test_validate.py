@@ -275,3 +275,18 @@ def test_cli_expands_a_quoted_home_path(tmp_path):
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("~/set: valid (project_jsonl)\n")
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl"])
+def test_cli_refuses_a_fifo_as_a_dataset_file_without_blocking(tmp_path, name):
+    # Nothing writes to the FIFO: opening it would wait forever, so the command has a timeout.
+    ds = tmp_path / "set"
+    ds.mkdir()
+    (ds / "corpus.jsonl").write_text('{"doc_id": "a", "text": "alpha"}\n')
+    (ds / "queries.jsonl").write_text('{"query_id": "q", "query": "x", "relevant": []}\n')
+    (ds / name).unlink()
+    os.mkfifo(ds / name)
+    result = _run(str(ds))
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"{ds / name}: is a FIFO") and "not a regular file" in line, line

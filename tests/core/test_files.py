@@ -29,3 +29,116 @@ def test_a_failed_write_names_the_file_and_leaves_nothing_behind(tmp_path):
         write_text_atomic(folder, "text")  # a folder cannot be replaced by a file
     assert e.value.filename == str(folder)
     assert list(tmp_path.iterdir()) == [folder] and not list(folder.iterdir())
+
+
+# -- only regular files are replaced or read -----------------------------------------------
+
+def _special_files(folder):
+    """A FIFO, a socket, a character device (when this user may make one) and a folder."""
+    import socket
+    import stat
+
+    made = {"fifo": folder / "fifo"}
+    os.mkfifo(made["fifo"])
+    made["socket"] = folder / "sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(made["socket"]))
+    sock.close()
+    try:  # /dev/null's numbers: a harmless device
+        os.mknod(folder / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made["device"] = folder / "null"
+    except PermissionError:
+        pass
+    made["folder"] = folder / "dir"
+    made["folder"].mkdir()
+    return made
+
+
+def test_only_a_regular_file_is_replaced(tmp_path):
+    # `sweep.export --force --out /dev/...` or a FIFO named as the output: refused, left as it was.
+    from sweep.core.files import NotRegularFile
+
+    made = _special_files(tmp_path)
+    for kind, path in made.items():
+        before = path.lstat()
+        with pytest.raises(NotRegularFile) as e:
+            write_text_atomic(path, "text")
+        assert e.value.filename == str(path) and "regular file" in e.value.strerror, kind
+        after = path.lstat()
+        assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino), kind
+    link = tmp_path / "link-to-fifo"
+    link.symlink_to(made["fifo"])
+    with pytest.raises(NotRegularFile):
+        write_text_atomic(link, "text")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [p.name for p in made.values()] + [link.name])  # no temporary file left
+    if "device" not in made:
+        pytest.skip("os.mknod is not permitted here: the device case was not run")
+
+
+def test_reading_a_fifo_is_refused_without_blocking(tmp_path):
+    # Nothing ever writes to this FIFO: a reader that opened it for reading would wait forever.
+    # In a subprocess with a timeout, so that a regression fails instead of hanging the suite.
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "queries.jsonl"
+    os.mkfifo(fifo)
+    code = ("import sys\nfrom sweep.core.files import NotRegularFile, read_regular_bytes\n"
+            "try:\n    read_regular_bytes(sys.argv[1])\nexcept NotRegularFile as e:\n"
+            "    print(e.strerror)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.strip() == "is a FIFO, not a regular file", done.stderr
+    regular = tmp_path / "a.txt"
+    regular.write_bytes(b"a\r\nb")
+    from sweep.core.files import read_regular_bytes
+
+    assert read_regular_bytes(regular) == b"a\r\nb"
+
+
+# -- names from data stay inside their folder ----------------------------------------------
+
+@pytest.mark.parametrize("name", ["../victim", "/etc/victim", "a/../../victim", "..\\victim",
+                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", ".."])
+def test_a_name_that_could_leave_the_folder_is_refused(tmp_path, name):
+    from sweep.core.files import UnsafeName, name_problem, path_inside
+
+    assert name_problem(name) is not None
+    with pytest.raises(UnsafeName):
+        path_inside(tmp_path / "out", name, ".txt")
+
+
+@pytest.mark.parametrize(("name", "relative"), [
+    ("a/b.md", "a/b.md.txt"), ("https://host/page", "https:/host/page.txt"),
+    ("notes..md", "notes..md.txt"), ("x:1", "x:1.txt")])
+def test_an_ordinary_name_is_a_file_inside_the_folder(tmp_path, name, relative):
+    from sweep.core.files import name_problem, path_inside
+
+    assert name_problem(name) is None
+    assert path_inside(tmp_path, name, ".txt") == tmp_path / relative
+
+
+def test_a_link_inside_the_folder_does_not_lead_out_of_it(tmp_path):
+    from sweep.core.files import UnsafeName, path_inside
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "sub").symlink_to(elsewhere)
+    with pytest.raises(UnsafeName, match="link"):
+        path_inside(out, "sub/victim", ".txt")
+
+
+def test_a_name_too_long_for_a_file_is_shortened_and_written(tmp_path):
+    # 253 characters plus ".txt" is past the 255 bytes a file name may have.
+    from sweep.core.files import NAME_MAX_BYTES, path_inside
+
+    long_a, long_b = "a" * 253, "a" * 252 + "b"
+    paths = [path_inside(tmp_path, name, ".txt") for name in (long_a, long_b, "é" * 200)]
+    assert len(set(paths)) == 3  # two names with one start never share a file
+    for path in paths:
+        assert len(path.name.encode()) <= NAME_MAX_BYTES and path.name.endswith(".txt")
+        write_text_atomic(path, "text")
+        assert path.read_text() == "text"
+    assert sorted(tmp_path.iterdir()) == sorted(paths)

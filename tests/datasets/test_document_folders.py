@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from documents import (corrupt, write_docx, write_encrypted_pdf, write_html, wri
                        write_pdf)
 from sweep.chunking import build_chunker
 from sweep.datasets import extraction
+from sweep.datasets.corpus import DOC_ID_RULE
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.datasets.quotes import normalise
 from sweep.extract import main as extract_main
@@ -254,3 +256,194 @@ def test_a_malformed_reader_option_is_refused_by_the_command(tmp_path, capsys):
         extract_main([str(_folder(tmp_path / "set")), str(tmp_path / "out"), "--reader", "pdfplumber"])
     assert exit_.value.code == 2
     assert "expected FORMAT=READER (e.g. pdf=pdfplumber), got 'pdfplumber'" in capsys.readouterr().err
+
+
+# -- links and special files under docs/ ----------------------------------------------------
+
+def _linked(root: Path) -> Path:
+    """A dataset whose docs/ links to a file and a folder inside it, and to a file and a
+    folder outside it (a stand-in for /etc/passwd)."""
+    ds = root / "set"
+    (ds / "docs").mkdir(parents=True)
+    (ds / "shared" / "team").mkdir(parents=True)
+    outside = root / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (ds / "docs" / "notes.md").write_text("# Notes\n\nNotes live in the wiki.\n")
+    (ds / "shared" / "policy.md").write_text("# Policy\n\nBadges cost €15.\n")
+    (ds / "shared" / "team" / "roster.md").write_text("# Roster\n\nAda and Lin.\n")
+    (outside / "passwd.md").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (outside / "dir" / "secret.md").write_text("# Secret\n\nnot for the index\n")
+    (ds / "docs" / "policy.md").symlink_to(ds / "shared" / "policy.md")
+    (ds / "docs" / "team").symlink_to(Path("..") / "shared" / "team")  # relative, inside
+    (ds / "docs" / "passwd.md").symlink_to(outside / "passwd.md")
+    (ds / "docs" / "private").symlink_to(outside / "dir")
+    (ds / "docs" / "gone.md").symlink_to(ds / "nowhere.md")  # dangling, inside
+    (ds / "docs" / "loop").symlink_to(Path(".."))  # up to the dataset folder: a cycle
+    _questions(ds, [("q1", "What are notes?", "notes.md", "Notes live in the wiki.")])
+    return ds
+
+
+def test_links_inside_the_dataset_folder_are_followed_and_links_out_of_it_refused(tmp_path, caplog):
+    ds = _linked(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="sweep.datasets"):
+        docs = {d.doc_id: d.text for d in load_dataset(ds, cache_dir="off").documents}
+    assert sorted(docs) == ["notes.md", "policy.md", "team/roster.md"]
+    assert not any("root:x" in text for text in docs.values())
+    (line,) = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert line == (f"{ds / 'docs'}: skipped 4 files: 2 not a regular file (gone.md, loop); 2 links "
+                    "leaving the dataset folder (passwd.md, private); only text, Markdown, reST, "
+                    "PDF, HTML, DOCX, PPTX or XLSX files are read; dataset.follow_links=true "
+                    "(--follow-links) follows links that leave the dataset folder")
+    # The link up to the dataset folder is not walked: docs/ is not read again through it.
+    followed = load_dataset(ds, cache_dir="off", follow_links=True).documents
+    assert sorted(d.doc_id for d in followed) == ["notes.md", "passwd.md", "policy.md",
+                                                  "private/secret.md", "team/roster.md"]
+
+
+def test_follow_links_must_be_true_or_false(tmp_path):
+    with pytest.raises(DatasetError, match=r"dataset.follow_links must be true or false, got 'yes'"):
+        load_dataset(_linked(tmp_path), follow_links="yes")
+
+
+def test_fifos_sockets_and_devices_under_docs_are_skipped_and_counted_never_opened(tmp_path):
+    # Nothing writes to the FIFO: opening it would block, so the command runs with a timeout.
+    import socket
+    import stat
+    import subprocess
+    import sys
+
+    ds = _folder(tmp_path / "set")
+    docs = ds / "docs"
+    os.mkfifo(docs / "pipe.md")
+    os.symlink(docs / "pipe.md", docs / "pipe-link.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(docs / "sock.md"))
+    sock.close()
+    special = ["pipe-link.md", "pipe.md", "sock.md"]
+    try:
+        os.mknod(docs / "tty.md", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+        special.append("tty.md")
+    except PermissionError:
+        pass
+    done = subprocess.run([sys.executable, "-m", "sweep.validate", str(ds), "--reader",
+                           "pdf=pypdf"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr
+    assert (f"{docs}: skipped {len(special)} files: {len(special)} not a regular file "
+            f"({', '.join(special)}); only") in done.stdout
+    if "tty.md" not in special:
+        pytest.skip("os.mknod is not permitted here: the device case was not run")
+
+
+def test_a_fifo_given_as_the_questions_or_a_run_file_is_refused_without_blocking(tmp_path):
+    import subprocess
+    import sys
+
+    ds = _folder(tmp_path / "set")
+    fifo = tmp_path / "questions.jsonl"
+    os.mkfifo(fifo)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    for command in (["sweep.evidence", str(ds), "--questions", str(fifo),
+                     "--out", str(tmp_path / "draft.jsonl")],
+                    ["sweep.score", "--corpus", str(ds), "--queries", str(ds / "queries.jsonl"),
+                     "--run", str(fifo)]):
+        done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode == 2, (command, done.stderr)
+        assert f"{fifo}: " in done.stderr and "is a FIFO, not a regular file" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+# -- sweep.extract writes inside its folder only ----------------------------------------------
+
+def test_extract_never_writes_outside_its_folder(tmp_path, capsys):
+    # A corpus.jsonl whose doc_ids are paths out of OUT: the trial's "../victim" overwrote
+    # victim.txt (exit 0); an absolute doc_id overwrote its file, then crashed.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    absolute = tmp_path / "absolute"
+    (absolute.parent / "absolute.txt").write_text("mine too")
+    ds = tmp_path / "set"
+    ds.mkdir()
+    (ds / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"doc_id": "../victim", "text": "pwned"}, {"doc_id": str(absolute), "text": "pwned"},
+        {"doc_id": "fine", "text": "fine"}]))
+    out = tmp_path / "out"
+    assert extract_main([str(ds), str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"sweep.extract: error: {ds / 'corpus.jsonl'}:1: doc_id '../victim' has a "
+                   f"'..' segment: {DOC_ID_RULE}",
+                   f"sweep.extract: error: {ds / 'corpus.jsonl'}:2: doc_id '{absolute}' is an "
+                   f"absolute path: {DOC_ID_RULE}"]
+    assert victim.read_text() == "mine" and (tmp_path / "absolute.txt").read_text() == "mine too"
+    assert not out.exists()
+
+
+def test_writing_texts_refuses_a_doc_id_that_leaves_the_folder(tmp_path):
+    # The writer checks too, whatever gave it the documents.
+    from sweep.core.types import Document
+    from sweep.datasets.texts import OutputFolderError, write_texts
+
+    (tmp_path / "victim.txt").write_text("mine")
+    out = tmp_path / "out"
+    fine = Document(doc_id="fine", text="fine")
+    write_texts([fine], out)
+    (out / "sub").symlink_to(tmp_path)  # a link in a folder sweep.extract wrote before
+    for doc_id in ("../victim", str(tmp_path / "victim"), "sub/victim"):
+        with pytest.raises(OutputFolderError, match="victim"):
+            write_texts([fine, Document(doc_id=doc_id, text="pwned")], out)
+    assert (tmp_path / "victim.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == ["extracted.jsonl", "fine.txt", "sub"]
+
+
+def test_extract_writes_a_document_with_a_name_too_long_for_a_file_and_reruns(tmp_path, capsys):
+    # A 253-character file name plus ".txt" is past the 255 bytes of a file name: the first
+    # run failed half-way and the rerun refused the folder as "not written by sweep.extract".
+    ds = tmp_path / "set"
+    ds.mkdir()
+    long_name = "n" * 250 + ".md"
+    (ds / long_name).write_text("# Long\n\nA long name.\n")
+    (ds / "short.md").write_text("# Short\n\nA short name.\n")
+    out = tmp_path / "out"
+    for _ in range(2):
+        assert extract_main([str(ds), str(out)]) == 0, capsys.readouterr().err
+        index = [json.loads(line) for line in (out / "extracted.jsonl").read_text().splitlines()]
+        files = {row["doc_id"]: out / row["file"] for row in index}
+        assert files[long_name].read_text() == "# Long\n\nA long name.\n"
+        assert files["short.md"] == out / "short.md.txt"
+    assert len(list(out.iterdir())) == 3
+
+
+def test_an_extract_stopped_half_way_is_rerun_in_the_same_folder(tmp_path):
+    # The second document cannot be written ("a.txt" is the first one's file, not a folder):
+    # one line naming it, and the folder is still recognised as sweep.extract's.
+    from sweep.core.types import Document
+    from sweep.datasets.texts import OutputFolderError, write_texts
+
+    out = tmp_path / "out"
+    with pytest.raises(OutputFolderError, match=r"cannot write the text of document 'a.txt/b'"):
+        write_texts([Document(doc_id="a", text="A"), Document(doc_id="a.txt/b", text="B")], out)
+    written = write_texts([Document(doc_id="a", text="A"), Document(doc_id="c", text="C")], out)
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "c.txt", "extracted.jsonl"]
+    assert [p.read_text() for p in written.files] == ["A", "C"]
+
+
+def test_file_names_with_line_breaks_and_escapes_are_one_escaped_line_each(tmp_path, capsys):
+    # A name with a line break split one error into two; an ANSI escape and U+202E reached
+    # the terminal raw.
+    from sweep.validate import main as validate_main
+
+    ds = tmp_path / "set"
+    (ds / "docs").mkdir(parents=True)
+    (ds / "docs" / "good.md").write_text("# Good\n\nFine text.\n")
+    (ds / "docs" / "two\nlines.md").write_text("# Two\n\ntext\n")
+    (ds / "docs" / "red\x1b[31m\u202egpj.md").write_text("# Red\n\ntext\n")
+    _questions(ds, [("q1", "fine?", "good.md", "Fine text.")])
+    assert validate_main([str(ds)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    rule = "the file's name holds a control character (NUL, a line break, an escape, ...); rename it"
+    assert err == [f"{ds / 'docs'}/red\\x1b[31m\\u202egpj.md: {rule}",
+                   f"{ds / 'docs'}/two\\nlines.md: {rule}", "2 problems"]
+    assert extract_main([str(ds), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all("\x1b" not in line and "\u202e" not in line for line in err)

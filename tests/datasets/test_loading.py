@@ -371,3 +371,62 @@ def test_grades_beyond_the_exponential_gain_range_are_rejected(tmp_path):
     with pytest.raises(DatasetError) as e:
         load_dataset(tmp_path)
     assert "queries.jsonl:1" in str(e.value) and f"larger than {MAX_GRADE}" in str(e.value)
+
+
+# --------------------------------------------------------------------------- doc_ids that name files
+
+UNSAFE_IDS = [("../victim", "has a '..' segment"), ("/tmp/victim", "is an absolute path"),
+              ("notes/../../victim", "has a '..' segment"), ("a\x00b", "control character"),
+              ("a\nb", "control character"), ("\x1b[2Jx", "control character")]
+
+
+@pytest.mark.parametrize("id_key", ["doc_id", "_id"])
+def test_a_doc_id_that_could_name_a_file_outside_a_folder_is_refused(tmp_path, id_key):
+    # sweep.extract writes OUT/<doc_id>.txt: "../victim" overwrote a file beside OUT.
+    rows = [{id_key: doc_id, "text": "text"} for doc_id, _ in UNSAFE_IDS]
+    write_lines(tmp_path / "corpus.jsonl", rows + [{id_key: "fine", "text": "fine"}])
+    with pytest.raises(DatasetError) as e:
+        load_corpus(tmp_path)
+    problems = [str(p) for p in e.value.problems]
+    assert len(problems) == len(UNSAFE_IDS)
+    for line, (problem, (_, why)) in enumerate(zip(problems, UNSAFE_IDS), 1):
+        assert problem.startswith(f"{tmp_path / 'corpus.jsonl'}:{line}: {id_key} ") and why in problem
+        assert "\n" not in problem and "\x1b" not in problem and "\x00" not in problem
+
+
+def test_a_judgment_on_a_doc_id_no_document_may_have_says_why(tmp_path):
+    write_lines(tmp_path / "corpus.jsonl", [{"doc_id": "a.md", "text": "alpha text"}])
+    write_lines(tmp_path / "queries.jsonl", [
+        {"query_id": "q1", "query": "x", "relevant": [{"doc_id": "../a.md"}]},
+        {"query_id": "q2", "query": "y", "relevant": [{"doc_id": "/etc/passwd"}]}])
+    problems = [str(p) for p in check_dataset(tmp_path)]
+    queries = tmp_path / "queries.jsonl"
+    assert problems == [
+        f"{queries}:1: relevant[0]: doc_id '../a.md' has a '..' segment: a doc_id must be a "
+        "relative name without '..' segments or control characters (sweep.extract names a "
+        "file after it)",
+        f"{queries}:2: relevant[0]: doc_id '/etc/passwd' is an absolute path: a doc_id must be "
+        "a relative name without '..' segments or control characters (sweep.extract names a "
+        "file after it)"]
+
+
+def test_a_beir_judgment_on_an_unsafe_corpus_id_says_why(tmp_path):
+    write_lines(tmp_path / "corpus.jsonl", [{"_id": "d1", "text": "alpha"}])
+    write_lines(tmp_path / "queries.jsonl", [{"_id": "q1", "text": "alpha?"}])
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t../d1\t1\n")
+    (problem,) = check_dataset(tmp_path)
+    assert (problem.line, problem.message.split(":")[0]) == (2, "corpus-id '../d1' has a '..' segment")
+
+
+# --------------------------------------------------------------------------- empty documents
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf \r\n\t\n"],
+                         ids=["empty", "bom-only", "bom-and-whitespace"])
+def test_a_text_file_holding_only_a_byte_order_mark_is_empty(tmp_path, content):
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n")
+    (tmp_path / "blank.md").write_bytes(content)
+    with pytest.raises(DatasetError) as e:
+        load_corpus(tmp_path)
+    assert [str(p) for p in e.value.problems] == [f"{tmp_path / 'blank.md'}: document is empty"]
+    assert [d.doc_id for d in load_corpus(tmp_path, skip_unreadable=True)] == ["a.md"]

@@ -44,6 +44,16 @@ def test_cli_on_a_folder_without_rows_exits_1(tmp_path, capsys):
     assert "no finished rows" in capsys.readouterr().err
 
 
+def test_cli_shows_a_folder_name_with_a_line_break_or_an_escape_escaped(tmp_path, capsys):
+    # Issue 41 item 9: a name split the message in two and its ANSI escape reached the terminal.
+    empty = tmp_path / "a\nb\x1b[2J\u202e"
+    empty.mkdir()
+    assert main([str(empty), str(tmp_path / "gone\nx")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"sweep.report: {tmp_path}/a\\nb\\x1b[2J\\u202e: no finished rows",
+        f"sweep.report: error: {tmp_path}/gone\\nx: not a directory"]
+
+
 def test_quiet_writes_tables_but_no_pictures(tmp_path):
     make_grid(tmp_path, {so: base() for so in GRID})
     write_report(tmp_path, quiet=True)

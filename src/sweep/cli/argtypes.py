@@ -64,6 +64,9 @@ def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True)
                              "the same choice as dataset.reader.pdf=pdfplumber in a sweep)")
     parser.add_argument("--skip-unreadable", action="store_true",
                         help="leave out files no reader can read, instead of stopping")
+    parser.add_argument("--follow-links", action="store_true",
+                        help="also read links under the documents folder that lead outside the "
+                             "dataset folder (dataset.follow_links=true in a sweep)")
     if not quotes:
         return
     parser.add_argument("--fuzzy", type=fraction, default=None, metavar="SIMILARITY",
@@ -73,7 +76,8 @@ def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True)
 
 def reading_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of ``load_dataset`` that :func:`add_reading_options` parsed."""
-    options = {"reader": dict(args.reader) or None, "skip_unreadable": args.skip_unreadable}
+    options = {"reader": dict(args.reader) or None, "skip_unreadable": args.skip_unreadable,
+               "follow_links": args.follow_links}
     if hasattr(args, "fuzzy"):
         options["fuzzy"] = args.fuzzy
     return options

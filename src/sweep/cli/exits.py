@@ -6,14 +6,15 @@ Every command maps its errors the same way, so ``sweep.report: error: ...`` and
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Callable, Mapping
 
-from sweep.core.messages import one_line
+from sweep.core.messages import VisibleFormatter, one_line, visible
 
-__all__ = ["BAD_INPUT", "FAILED", "SIGPIPE_STATUS", "quiet_broken_pipe", "report_error",
-           "run_with_exits"]
+__all__ = ["BAD_INPUT", "FAILED", "SIGPIPE_STATUS", "log_warnings", "quiet_broken_pipe",
+           "report_error", "run_with_exits"]
 
 #: Bad input found before any work was done.
 BAD_INPUT = 2
@@ -26,10 +27,21 @@ ErrorTypes = type[BaseException] | tuple[type[BaseException], ...]
 
 
 def report_error(prog: str, error: BaseException | str) -> None:
-    """``prog: error: message`` on one line of stderr."""
+    """``prog: error: message`` on one line of stderr, control and bidi characters escaped
+    (a file name's line break as ``\\n``)."""
     if isinstance(error, OSError) and error.strerror:  # not "[Errno 2] ...": the file, then why
-        error = f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+        error = (f"{visible(error.filename)}: {error.strerror}" if error.filename
+                 else error.strerror)
     print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+
+
+def log_warnings(prog: str) -> None:
+    """Warnings (a file skipped, a link refused) as ``prog: warning: message`` lines on
+    stderr, names in them escaped as in every message. Does nothing when logging is set up
+    already (a test's capture, an embedding program's own handlers)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(VisibleFormatter(f"{prog}: warning: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
 def quiet_broken_pipe() -> int:

@@ -1,10 +1,109 @@
-"""Writing result files so that a reader never sees half of one."""
+"""Writing result files so that a reader never sees half of one, reading only regular files,
+and naming a file after data (a doc_id) without ever leaving its folder."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import re
+import stat
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+__all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "name_problem",
+           "path_inside", "read_regular_bytes", "write_text_atomic"]
+
+#: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
+NAME_MAX_BYTES = 255
+
+# NUL and the other control characters (C0, DEL, C1): a doc_id holding one cannot be a
+# file name everywhere, and would print as a line break or a terminal escape.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+class NotRegularFile(OSError):
+    """A path that is a folder, FIFO, socket or device where a regular file was expected."""
+
+
+class UnsafeName(ValueError):
+    """A name from data (a doc_id) that would leave the folder a file is written into."""
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` is, for a message: ``a FIFO``, ``a folder``, ``a regular file``."""
+    for test, kind in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` (a doc_id) cannot name a file under a folder, None when it can: it is
+    absolute, has a ``..`` segment (``/`` or ``\\`` separated), or holds NUL or another
+    control character. ``a/b.md`` and ``https://host/page`` are fine."""
+    if _CONTROL.search(name):
+        return "holds a control character (NUL, a line break, an escape, ...)"
+    if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute()
+            or name.startswith("\\")):
+        return "is an absolute path"
+    if ".." in re.split(r"[/\\]", name):
+        return "has a '..' segment"
+    return None
+
+
+def path_inside(folder: Path, name: str, suffix: str = "") -> Path:
+    """``folder/<name><suffix>``, where ``name`` comes from data: raises :class:`UnsafeName`
+    when it could leave ``folder`` (:func:`name_problem`, or a link on the way out). A segment
+    longer than a file name may be is shortened to its start and a hash of it, so every name
+    can be written and two long names never share a file."""
+    why = name_problem(name)
+    if why is not None:
+        raise UnsafeName(f"{name!r} {why}")
+    parts = [p for p in name.split("/") if p not in ("", ".")]  # doc_ids use "/"
+    if not parts:
+        raise UnsafeName(f"{name!r} names no file")
+    parts[-1] += suffix
+    path = Path(folder).joinpath(*(_fitting(p, suffix if i == len(parts) - 1 else "")
+                                   for i, p in enumerate(parts)))
+    # A link inside the folder (sub -> /etc) would lead outside it: resolve and check.
+    root = Path(folder).resolve()
+    if root not in path.resolve().parents:
+        raise UnsafeName(f"{name!r} leads outside {folder} (through a link)")
+    return path
+
+
+def _fitting(part: str, suffix: str) -> str:
+    """``part`` when it fits a file name, else its start, ``~`` and a hash of all of it."""
+    if len(part.encode("utf-8", "surrogatepass")) <= NAME_MAX_BYTES:
+        return part
+    digest = hashlib.sha256(part.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{_cut(part, NAME_MAX_BYTES - len(f'~{digest}{suffix}'.encode()))}~{digest}{suffix}"
+
+
+def _cut(name: str, limit: int) -> str:
+    """The longest start of ``name`` that is at most ``limit`` bytes of UTF-8."""
+    return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+
+
+def read_regular_bytes(path: Path | str) -> bytes:
+    """The bytes of ``path`` when it is a regular file (a link to one is followed). A FIFO,
+    socket, device or folder raises :class:`NotRegularFile` without blocking: the file is
+    opened non-blocking and checked before anything is read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError:
+        raise NotRegularFile(errno.EISDIR, "is a folder, not a regular file", str(path)) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, f"is {file_kind(mode)}, not a regular file",
+                                 str(path))
+        return f.read()
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
@@ -14,11 +113,14 @@ def write_text_atomic(path: Path, text: str) -> Path:
     then finds either the old file or the new one, never a truncated one. The
     temporary name is unique (no file of the user's is ever overwritten but
     ``path``) and gone afterwards, also when the write fails; an error names
-    ``path``.
+    ``path``. Only a regular file is replaced: a folder, FIFO, socket or device at
+    ``path`` raises :class:`NotRegularFile` and stays as it is.
     """
     path = Path(path)
+    _refuse_special(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_cut(path.name, 200)}.",
+                                   suffix=".tmp")
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:
@@ -32,6 +134,17 @@ def write_text_atomic(path: Path, text: str) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def _refuse_special(path: Path) -> None:
+    """A device node or FIFO a user named as the output (``--force``) is not a file to replace."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # absent (or a dangling link, which is replaced like a file)
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                             f"is {file_kind(mode)}: only a regular file is replaced", str(path))
 
 
 def _umask() -> int:

@@ -4,19 +4,28 @@
 Plain text and Markdown (``.md``, ``.txt``, ``.rst``, ...) are read as they are; PDF,
 HTML, DOCX, PPTX and XLSX through a reader (:mod:`sweep.datasets.readers`, any letter
 case); hidden files and folders and other extensions are skipped, counted and logged.
+Only regular files are read (a FIFO, socket or device is skipped, counted and logged,
+never opened); links to files and folders are followed while they stay inside the
+dataset folder, and skipped and counted when they leave it (unless
+``dataset.follow_links=true``).
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import logging
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from sweep.core.cachedirs import resolve_cache_dir
+from sweep.core.files import NotRegularFile, file_kind, name_problem, read_regular_bytes
+from sweep.core.messages import visible
 from sweep.core.types import Document, describe_readers
 from sweep.datasets.extraction import extract
 from sweep.datasets.problems import (DatasetError, Problem, Report, describe_value, jsonl_objects,
@@ -25,8 +34,8 @@ from sweep.datasets.quotes import QuoteIndex
 from sweep.datasets.readers.base import Reader, UnreadableFile
 from sweep.datasets.readers.registry import format_of, resolve_readers
 
-__all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "ReadOptions", "SkippedFiles", "list_folder",
-           "read_corpus"]
+__all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "DOC_ID_RULE", "ReadOptions", "SkippedFiles",
+           "list_folder", "read_corpus"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +44,9 @@ DOCS_DIR = "docs"
 #: What a dataset folder holds besides its documents: its questions, their judgments and
 #: the draft sweep.evidence writes.
 DATASET_FILES = ("queries.jsonl", "qrels", "queries.draft.jsonl")
+#: Why a doc_id is refused (after what is wrong with it): files are named after doc_ids.
+DOC_ID_RULE = ("a doc_id must be a relative name without '..' segments or control characters "
+               "(sweep.extract names a file after it)")
 #: What a documents folder may hold, for messages (extensions: sweep.datasets.readers.registry).
 _READABLE = "text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX"
 
@@ -46,20 +58,28 @@ class SkippedFiles:
     folder: str
     hidden: tuple[str, ...] = ()  # a name in the path starts with "."
     other: tuple[str, ...] = ()   # not a document extension
+    special: tuple[str, ...] = ()  # a FIFO, socket, device, dangling link, link up the tree
+    outside: tuple[str, ...] = ()  # a link that leaves the dataset folder
 
     def __len__(self) -> int:
-        return len(self.hidden) + len(self.other)
+        return len(self.hidden) + len(self.other) + len(self.special) + len(self.outside)
 
     def summary(self) -> str:
         """One line: the folder, how many files were skipped and why."""
-        return f"{self.folder}: {self.reasons()}; only {_READABLE} files are read"
+        follow = ("; dataset.follow_links=true (--follow-links) follows links that leave the "
+                  "dataset folder" if self.outside else "")
+        return f"{visible(self.folder)}: {self.reasons()}; only {_READABLE} files are read{follow}"
 
     def reasons(self, limit: int = 4) -> str:
         """``skipped 814 files: 812 hidden (.git/ 812); 2 not a document format (.zip 2)``."""
         def groups(counts: Counter) -> str:
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            shown = [f"{name} {n:,}" for name, n in ranked[:limit]]
+            shown = [f"{visible(name)} {n:,}" for name, n in ranked[:limit]]
             return ", ".join(shown + (["..."] if len(counts) > limit else []))
+
+        def names(paths: tuple[str, ...]) -> str:
+            shown = [visible(p) for p in paths[:limit]]
+            return ", ".join(shown + (["..."] if len(paths) > limit else []))
 
         parts = []
         if self.hidden:
@@ -68,6 +88,11 @@ class SkippedFiles:
         if self.other:
             exts = Counter(Path(p).suffix.lower() or "(no extension)" for p in self.other)
             parts.append(f"{len(self.other):,} not a document format ({groups(exts)})")
+        if self.special:
+            parts.append(f"{len(self.special):,} not a regular file ({names(self.special)})")
+        if self.outside:
+            parts.append(f"{len(self.outside):,} link{'s' if len(self.outside) != 1 else ''} "
+                         f"leaving the dataset folder ({names(self.outside)})")
         n = len(self)
         return f"skipped {n:,} file{'s' if n != 1 else ''}: {'; '.join(parts)}"
 
@@ -87,18 +112,20 @@ class ReadOptions:
     ``skip_unreadable`` leaves out files no reader can read (and the questions whose
     evidence is in them) instead of stopping; ``fuzzy`` is the similarity from which a
     quote found neither exactly nor after normalisation is accepted (None: never);
-    ``cache_dir`` keeps extracted texts (None: this process only).
+    ``cache_dir`` keeps extracted texts (None: this process only); ``follow_links`` also
+    reads links under the documents folder that lead outside the dataset folder.
     """
 
     readers: Mapping[str, Reader] = field(default_factory=lambda: resolve_readers(None))
     skip_unreadable: bool = False
     fuzzy: float | None = None
     cache_dir: Path | None = None
+    follow_links: bool = False
 
     @classmethod
     def of(cls, path: Path | str, reader: Mapping[str, str] | None = None,
            skip_unreadable: bool = False, fuzzy: float | None = None,
-           cache_dir: str | Path | None = None) -> "ReadOptions":
+           cache_dir: str | Path | None = None, follow_links: bool = False) -> "ReadOptions":
         """Options from a config's plain values; a bad one is a :class:`DatasetError`
         naming the setting. ``cache_dir`` None is the default extraction cache
         (``off`` turns it off)."""
@@ -110,11 +137,12 @@ class ReadOptions:
                                   or not 0 < fuzzy <= 1):
             raise DatasetError(Problem(str(path), None, f"dataset.fuzzy must be null or a "
                                        f"similarity in (0, 1], got {fuzzy!r}"))
-        if not isinstance(skip_unreadable, bool):
-            raise DatasetError(Problem(str(path), None, "dataset.skip_unreadable must be true "
-                                       f"or false, got {skip_unreadable!r}"))
+        for key, value in (("skip_unreadable", skip_unreadable), ("follow_links", follow_links)):
+            if not isinstance(value, bool):
+                raise DatasetError(Problem(str(path), None, f"dataset.{key} must be true or "
+                                           f"false, got {value!r}"))
         return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
-                   resolve_cache_dir(cache_dir, "extract"))
+                   resolve_cache_dir(cache_dir, "extract"), follow_links)
 
 
 @dataclass(frozen=True)
@@ -161,13 +189,27 @@ def read_corpus(path: Path, report: Report, options: ReadOptions) -> Corpus:
             return Corpus.unreadable()
         if jsonl.is_file():
             return _read_corpus_jsonl(jsonl, report)
+        if os.path.lexists(jsonl):  # a FIFO, a folder, a dangling link: never opened
+            report.add(jsonl, None, f"{_kind(jsonl)}, not a regular file")
+            return Corpus.unreadable()
         if docs.is_dir():
-            return _read_corpus_folder(docs, report, options)
+            return _read_corpus_folder(docs, report, options, root=path)
         return _read_corpus_folder(path, report, options, dataset_files=True)
     if path.is_file():
         return _read_corpus_jsonl(path, report)
+    if os.path.lexists(path):
+        report.add(path, None, f"{_kind(path)}: neither a folder nor a regular file")
+        return Corpus.unreadable()
     report.add(path, None, "no such file or directory")
     return Corpus.unreadable()
+
+
+def _kind(path: Path) -> str:
+    """``is a FIFO``, ``is a dangling link``: what a path that is no regular file is."""
+    try:
+        return f"is {file_kind(path.stat().st_mode)}"
+    except OSError:
+        return "is a dangling link"
 
 
 def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
@@ -184,6 +226,11 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
         if doc_id is None:
             continue
         if not report.first_time(first_line, doc_id, where, f"{id_key} {doc_id!r}"):
+            continue
+        unsafe = name_problem(doc_id)
+        if unsafe is not None:  # sweep.extract names a file after it
+            report.add(*where, f"{id_key} {doc_id!r} {unsafe}: {DOC_ID_RULE}")
+            broken.add(doc_id)
             continue
         title = row.get("title", "")
         title_ok = title is None or isinstance(title, str)
@@ -202,38 +249,104 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
     return Corpus.of(documents, frozenset(broken))
 
 
-def list_folder(folder: Path, dataset_files: bool = False) -> tuple[list[Path], SkippedFiles]:
+def list_folder(folder: Path, dataset_files: bool = False, *, root: Path | None = None,
+                follow_links: bool = False) -> tuple[list[Path], SkippedFiles]:
     """Document files under ``folder`` in path order, and the files skipped there.
     ``dataset_files``: the folder is the dataset's own, so its questions (``queries.jsonl``,
-    ``qrels/``) are not documents, and not reported as skipped either."""
-    files: list[Path] = []
-    hidden: list[str] = []
-    other: list[str] = []
-    for p in folder.rglob("*"):
-        if not p.is_file():
-            continue
-        relative = p.relative_to(folder)
-        if dataset_files and relative.parts[0] in DATASET_FILES:
-            continue
-        if any(part.startswith(".") for part in relative.parts):
-            hidden.append(relative.as_posix())
-        elif format_of(p.name) is not None:
-            files.append(p)
+    ``qrels/``) are not documents, and not reported as skipped either.
+
+    Only regular files are documents: a FIFO, socket or device is skipped (never opened,
+    so it cannot block). A link (to a file or a folder) is followed when it stays inside
+    ``root`` (the dataset folder; default ``folder``) or ``folder``, else skipped, unless
+    ``follow_links``."""
+    listing = _Listing(dataset_files, follow_links,
+                       {os.path.realpath(folder), os.path.realpath(root or folder)})
+    listing.walk(folder, (), hidden=False, above=frozenset({os.path.realpath(folder)}))
+    return sorted(listing.files), SkippedFiles(str(folder), *(tuple(sorted(names)) for names in (
+        listing.hidden, listing.other, listing.special, listing.outside)))
+
+
+@dataclass
+class _Listing:
+    """What :func:`list_folder` finds while it walks."""
+
+    dataset_files: bool
+    follow_links: bool
+    inside: set[str]  # the real folders a link may lead into
+    files: list[Path] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    special: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+
+    def walk(self, directory: Path, parts: tuple[str, ...], hidden: bool,
+             above: frozenset[str]) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:  # a folder that cannot be listed is skipped, and counted
+            self.special.append(("/".join(parts) or ".") + "/")
+            return
+        for entry in entries:
+            self.visit(entry, parts + (entry.name,), hidden or entry.name.startswith("."), above)
+
+    def visit(self, entry: os.DirEntry, parts: tuple[str, ...], hidden: bool,
+              above: frozenset[str]) -> None:
+        relative = "/".join(parts)
+        if self.dataset_files and parts[0] in DATASET_FILES:
+            return
+        link = entry.is_symlink()
+        real = os.path.realpath(entry.path) if link else None
+        if link and not hidden and not self.follow_links and not self._stays_inside(real):
+            self.outside.append(relative)
+            return
+        try:
+            mode = os.stat(entry.path).st_mode  # through a link: what it points at
+        except OSError:  # a dangling link
+            (self.hidden if hidden else self.special).append(relative)
+            return
+        if stat.S_ISDIR(mode):
+            real = real or os.path.realpath(entry.path)
+            if any(_within(walked, real) for walked in above):  # a link up: a cycle
+                self.special.append(relative)
+                return
+            if not (link and hidden):  # hidden links are counted, not walked
+                self.walk(Path(entry.path), parts, hidden, above | {real})
+            else:
+                self.hidden.append(relative)
+        elif hidden:
+            self.hidden.append(relative)
+        elif not stat.S_ISREG(mode):
+            self.special.append(relative)
+        elif format_of(entry.name) is not None:
+            self.files.append(Path(entry.path))
         else:
-            other.append(relative.as_posix())
-    return sorted(files), SkippedFiles(str(folder), tuple(sorted(hidden)), tuple(sorted(other)))
+            self.other.append(relative)
+
+    def _stays_inside(self, real: str | None) -> bool:
+        return real is not None and any(_within(real, root) for root in self.inside)
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether real path ``path`` is ``folder`` or under it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _read_corpus_folder(folder: Path, report: Report, options: ReadOptions,
-                        dataset_files: bool = False) -> Corpus:
+                        dataset_files: bool = False, root: Path | None = None) -> Corpus:
     documents: list[Document] = []
     broken: set[str] = set()
     unreadable: list[Problem] = []
-    files, skipped = list_folder(folder, dataset_files)
+    files, skipped = list_folder(folder, dataset_files, root=root,
+                                 follow_links=options.follow_links)
     if skipped:
         log.warning("%s", skipped.summary())
     for file in files:
         doc_id = file.relative_to(folder).as_posix()
+        unsafe = name_problem(doc_id)  # a doc_id names a file in sweep.extract's output
+        if unsafe is not None:
+            unreadable.append(Problem(str(file), None, f"the file's name {unsafe}; rename it"))
+            broken.add(doc_id)
+            continue
         fmt = format_of(file.name)
         assert fmt is not None  # list_folder keeps readable formats only
         document = _read_document_file(file, doc_id, fmt, options, report, unreadable)
@@ -270,7 +383,10 @@ def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions,
     """One file as a Document; None when it cannot be read (the reason is in ``unreadable``
     for files a reader refuses, in ``report`` for a file the system cannot open)."""
     try:
-        data = file.read_bytes()
+        data = read_regular_bytes(file)  # never blocks: a FIFO put here since listing is refused
+    except NotRegularFile as e:
+        unreadable.append(Problem(str(file), None, e.strerror))
+        return None
     except OSError as e:
         report.add(file, None, f"cannot read file: {e.strerror or e}")
         return None
@@ -283,7 +399,7 @@ def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions,
         meta = {"format": "text", "reader": "text", "source_sha256": digest}
         return Document(doc_id=doc_id, text=text, title=_title_of(text, file), metadata=meta)
     reader = options.readers[fmt]
-    if not data.strip():
+    if not data.removeprefix(codecs.BOM_UTF8).strip():  # a byte-order mark alone is empty too
         unreadable.append(Problem(str(file), None, "empty file"))
         return None
     try:
@@ -313,7 +429,7 @@ def _decode_text(file: Path, data: bytes, unreadable: list[Problem]) -> str | No
         line = data.count(b"\n", 0, e.start) + 1
         unreadable.append(Problem(str(file), line, f"not valid UTF-8 (byte 0x{data[e.start]:02x})"))
         return None
-    if not text.strip():
+    if not text.removeprefix("\ufeff").strip():  # a byte-order mark alone is empty too
         unreadable.append(Problem(str(file), None, "document is empty"))
         return None
     return text

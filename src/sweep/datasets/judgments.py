@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from sweep.core.checks import is_int
+from sweep.core.files import file_kind, name_problem
 from sweep.core.suggest import did_you_mean
 from sweep.core.types import Judgment, Query
-from sweep.datasets.corpus import Corpus, ReadOptions
+from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
 from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
                                      required_str, short, text_lines)
 from sweep.datasets.quotes import Located
@@ -40,8 +41,8 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
                   options: ReadOptions) -> tuple[Query, ...]:
     file = path / QUERIES_FILE if path.is_dir() else path
     if not file.is_file():
-        if file.exists():
-            report.add(file, None, "not a file")
+        if file.exists():  # a folder, a FIFO: never opened
+            report.add(file, None, f"is {file_kind(file.stat().st_mode)}, not a regular file")
         elif path.is_dir():
             report.add(file, None, f"no such file: the questions to evaluate go there, one JSON "
                                    "object per line (see the README, 'Your own documents and "
@@ -154,7 +155,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
     elif doc_id in corpus.texts:
         text = corpus.texts[doc_id]
     elif not corpus.is_reported(doc_id):
-        bad(f"unknown doc_id {doc_id!r}{_suggestion(doc_id, corpus)}")
+        bad(_unknown("doc_id", doc_id, corpus))
 
     grade = item.get("grade", 1)
     if not is_int(grade) or grade < 0:
@@ -255,6 +256,15 @@ def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:
     return ""
 
 
+def _unknown(key: str, doc_id: str, corpus: Corpus) -> str:
+    """Why a judgment's document is not in the corpus: a doc_id no document may have
+    (absolute, ``..``, a control character), else unknown, with the closest known id."""
+    unsafe = name_problem(doc_id)
+    if unsafe is not None:
+        return f"{key} {doc_id!r} {unsafe}: {DOC_ID_RULE}"
+    return f"unknown {key} {doc_id!r}{_suggestion(doc_id, corpus)}"
+
+
 def _suggestion(doc_id: str, corpus: Corpus) -> str:
     if len(corpus.texts) > _SUGGEST_LIMIT:
         return ""
@@ -311,7 +321,7 @@ def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
             ok = False
         if doc_id not in corpus.texts:
             if not corpus.is_reported(doc_id):
-                report.add(path, lineno, f"unknown corpus-id {doc_id!r}{_suggestion(doc_id, corpus)}")
+                report.add(path, lineno, _unknown("corpus-id", doc_id, corpus))
             ok = False
         grade = int(score) if _UNSIGNED.fullmatch(score) else -1
         if grade < 0:

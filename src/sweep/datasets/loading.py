@@ -6,8 +6,9 @@ Two layouts are read, detected from the files themselves:
   folder of documents, else the documents in the dataset folder itself: plain
   text and Markdown (``.md``, ``.txt``, ``.rst``, ...) read as they are, PDF,
   HTML, DOCX, PPTX and XLSX through a reader (:mod:`sweep.datasets.readers`;
-  any letter case; hidden files and folders and other extensions are skipped,
-  counted and logged), and ``queries.jsonl`` with one Query per line; evidence
+  any letter case; hidden files and folders, other extensions, files that are not
+  regular files and links leaving the dataset folder are skipped, counted and
+  logged), and ``queries.jsonl`` with one Query per line; evidence
   is given by offsets or by a quote, which is located in the document's text
   (:mod:`sweep.datasets.quotes`);
 - BEIR: ``corpus.jsonl`` rows ``{"_id", "title", "text"}``, ``queries.jsonl`` rows
@@ -50,25 +51,25 @@ __all__ = [
 ]
 
 
-def skipped_files(path: str | Path) -> SkippedFiles | None:
+def skipped_files(path: str | Path, *, follow_links: bool = False) -> SkippedFiles | None:
     """What the loader skips in the documents folder of ``path`` (a dataset directory or
     the folder itself); None when the corpus is not a folder of files."""
     path = Path(path).expanduser()
     if (path / DOCS_DIR).is_dir():
-        return list_folder(path / DOCS_DIR)[1]
+        return list_folder(path / DOCS_DIR, root=path, follow_links=follow_links)[1]
     if not path.is_dir() or (path / CORPUS_FILE).is_file():
         return None
-    return list_folder(path, dataset_files=True)[1]
+    return list_folder(path, dataset_files=True, follow_links=follow_links)[1]
 
 
 def load_corpus(path: str | Path, *, reader: Mapping[str, str] | None = None,
                 skip_unreadable: bool = False, cache_dir: str | Path | None = None,
-                ) -> tuple[Document, ...]:
+                follow_links: bool = False) -> tuple[Document, ...]:
     """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of document files,
     or a dataset directory holding either (``reader``: format -> reader name, see
     :class:`ReadOptions`). Raises :class:`DatasetError`."""
     path = Path(path).expanduser()
-    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir)
+    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir, follow_links)
     report = Report()
     documents = read_corpus(path, report, options)
     report.raise_if_any(_hint(path))
@@ -93,11 +94,11 @@ def load_queries(
 
 def load_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
                  skip_unreadable: bool = False, fuzzy: float | None = None,
-                 cache_dir: str | Path | None = None) -> Dataset:
+                 cache_dir: str | Path | None = None, follow_links: bool = False) -> Dataset:
     """The validated dataset in directory ``path`` (project or BEIR layout, detected),
     its documents read as :class:`ReadOptions` says. Raises :class:`DatasetError` if any
     problem exists."""
-    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir)
+    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links)
     dataset, problems = _scan_dataset(Path(path), split, options)
     if problems:
         raise DatasetError(problems, hint_path=str(path))
@@ -113,10 +114,11 @@ def check_dataset(path: str | Path, *, split: str = "test", **read: Any) -> list
 
 def scan_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
                  skip_unreadable: bool = False, fuzzy: float | None = None,
-                 cache_dir: str | Path | None = None) -> tuple[Dataset | None, list[Problem]]:
+                 cache_dir: str | Path | None = None, follow_links: bool = False,
+                 ) -> tuple[Dataset | None, list[Problem]]:
     """``(dataset, [])`` when valid, else ``(None, every problem)``: one read for both."""
     try:
-        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir)
+        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links)
     except DatasetError as e:
         return None, e.problems
     return _scan_dataset(Path(path), split, options)

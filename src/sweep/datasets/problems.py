@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from sweep.core.files import read_regular_bytes
+from sweep.core.messages import one_line, visible
+
 __all__ = ["BadJsonLine", "DatasetError", "Problem", "Report", "describe_value", "jsonl_objects",
            "metadata_of", "parse_json_object", "required_str", "short", "text_lines"]
 
@@ -25,9 +28,11 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        # A problem is always one line, whatever text it quotes.
-        return f"{where}: {' '.join(self.message.splitlines())}"
+        # A problem is always one line, whatever its file is called or its text quotes; a
+        # name's control characters show escaped (a line break as \n, an ANSI escape as \x1b).
+        path = visible(self.path)
+        where = path if self.line is None else f"{path}:{self.line}"
+        return f"{where}: {one_line(self.message, squeeze=False)}"
 
 
 class DatasetError(ValueError):
@@ -128,7 +133,7 @@ def text_lines(path: Path, report: Report) -> Iterator[tuple[int, str]]:
     Splits on ``\\n`` only: U+2028 and friends may appear raw inside JSON strings.
     """
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)  # a FIFO is refused, never waited on
     except OSError as e:
         report.add(path, None, f"cannot read file: {e.strerror or e}")
         return

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from sweep.core.checks import is_int
+from sweep.core.files import read_regular_bytes
 from sweep.core.tokenization import count_tokens
 from sweep.core.types import Document, Hit
 
@@ -111,7 +112,7 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
     known = set(query_ids)
     problems: list[str] = []
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)  # a FIFO is refused, never waited on
     except OSError as e:
         raise RunFileError([f"{path}: cannot read run file: {e.strerror or e}"]) from None
     hits: dict[str, tuple[Hit, ...]] = {}

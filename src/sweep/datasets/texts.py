@@ -5,7 +5,9 @@ the file itself; people label against this text and check here what the parser
 did to tables, headers and hyphenation. Each document ``D`` becomes ``OUT/D.txt``
 (its exact characters, ``\\r\\n`` kept), and ``OUT/extracted.jsonl`` lists them
 with their reader, title and page ranges. A folder holding that list was written
-here and is rewritten; any other non-empty folder is left alone.
+here and is rewritten; any other non-empty folder is left alone. A doc_id names a
+file inside ``OUT`` only: one that would leave it is refused, one too long for a file
+name is shortened (the list says which file holds which document).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sweep.core.files import write_text_atomic
+from sweep.core.files import UnsafeName, path_inside, write_text_atomic
+from sweep.core.messages import visible
 from sweep.core.types import Document
 
 __all__ = ["INDEX_FILE", "OutputFolderError", "write_texts"]
@@ -24,7 +27,8 @@ INDEX_FILE = "extracted.jsonl"
 
 
 class OutputFolderError(ValueError):
-    """An output folder that holds files this command did not write."""
+    """An output folder that holds files this command did not write, or a document whose
+    text cannot be written into it."""
 
 
 @dataclass(frozen=True)
@@ -35,25 +39,55 @@ class Written:
 
 def write_texts(documents: Sequence[Document], out: Path) -> Written:
     """``OUT/<doc_id>.txt`` for every document, and the index. Raises
-    :class:`OutputFolderError` for a folder with other files in it."""
+    :class:`OutputFolderError` for a folder with other files in it, or a document whose
+    file cannot be written (named, in one line).
+
+    Every name stays inside ``OUT``: a doc_id that would leave it (``../x``, ``/etc/x``)
+    is refused, and a name too long for the file system is shortened (the index says
+    which file holds which document). The index is written before the texts, so a run
+    that stops half-way leaves a folder the next run recognises and rewrites."""
     out = Path(out).expanduser()
     old = _previous_files(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = []
+    paths = _text_paths(documents, out)
     rows = []
-    for d in documents:
-        path = out / f"{d.doc_id}.txt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, d.text)
-        files.append(path)
+    for d, path in zip(documents, paths):
         meta: Mapping = d.metadata if isinstance(d.metadata, Mapping) else {}
         rows.append({"doc_id": d.doc_id, "file": path.relative_to(out).as_posix(),
                      "title": d.title, "reader": meta.get("reader"),
                      "characters": len(d.text), "pages": meta.get("pages", [])})
-    for stale in old - set(files):  # a document that is gone since the last run
-        stale.unlink(missing_ok=True)
-    write_text_atomic(out / INDEX_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    return Written(out, tuple(files))
+    for stale in old - set(paths):  # a document that is gone since the last run
+        if stale.is_file() or stale.is_symlink():
+            stale.unlink()
+    write_text_atomic(out / INDEX_FILE,
+                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    for d, path in zip(documents, paths):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, d.text)
+        except OSError as e:
+            raise OutputFolderError(f"{visible(path)}: cannot write the text of document "
+                                    f"{visible(repr(d.doc_id))}: {e.strerror or e}") from None
+    return Written(out, tuple(paths))
+
+
+def _text_paths(documents: Sequence[Document], out: Path) -> list[Path]:
+    """Where each document's text goes; refuses a doc_id that would leave ``out`` and two
+    documents that would share a file."""
+    paths: list[Path] = []
+    owner: dict[Path, str] = {}
+    for d in documents:
+        try:
+            path = path_inside(out, d.doc_id, ".txt")
+        except UnsafeName as e:
+            raise OutputFolderError(f"{visible(out)}: document {visible(e)}: its text is not "
+                                    "written outside the folder") from None
+        if path in owner:
+            raise OutputFolderError(f"{visible(path)}: documents {visible(repr(owner[path]))} "
+                                    f"and {visible(repr(d.doc_id))} would share this file")
+        owner[path] = d.doc_id
+        paths.append(path)
+    return paths
 
 
 def _previous_files(out: Path) -> set[Path]:
@@ -61,20 +95,21 @@ def _previous_files(out: Path) -> set[Path]:
     if not out.exists():
         return set()
     if not out.is_dir():
-        raise OutputFolderError(f"{out}: not a folder")
+        raise OutputFolderError(f"{visible(out)}: not a folder")
     index = out / INDEX_FILE
     if not index.is_file():
         if any(out.iterdir()):
-            raise OutputFolderError(f"{out}: folder is not empty and was not written by "
+            raise OutputFolderError(f"{visible(out)}: folder is not empty and was not written by "
                                     "sweep.extract; choose a new or empty folder")
         return set()
     files = set()
-    for raw in index.read_text(encoding="utf-8").splitlines():
+    for raw in index.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             name = json.loads(raw)["file"]
         except (ValueError, KeyError, TypeError):
             continue
-        path = (out / name).resolve()
-        if out.resolve() in path.parents:  # never outside the folder, whatever the index says
-            files.add(out / name)
+        try:  # never outside the folder, whatever the index says
+            files.add(path_inside(out, str(name)))
+        except UnsafeName:
+            continue
     return files

@@ -51,7 +51,8 @@ def run(cfg: DictConfig) -> int:
     llm: LLMConfig = build(cfg.llm)
     dataset_path = str(cfg.dataset.path)
     # Read the documents as a sweep of this dataset config would (dataset.reader.pdf=...).
-    reading = {key: cfg.dataset.get(key) for key in ("reader", "skip_unreadable", "cache_dir")
+    reading = {key: cfg.dataset.get(key)
+               for key in ("reader", "skip_unreadable", "cache_dir", "follow_links")
                if cfg.dataset.get(key) is not None}
     if "reader" in reading:
         reading["reader"] = dict(reading["reader"])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from sweep.chunking import BaseChunker, build_chunker
+from sweep.core.messages import VisibleFormatter, one_line, visible
 from sweep.datasets.located import quote_report, write_offsets
 from sweep.datasets.loading import QUERIES_FILE, scan_dataset, skipped_files
 from sweep.datasets.statistics import compute_statistics, format_statistics
@@ -26,10 +27,11 @@ __all__ = ["validate"]
 
 @contextmanager
 def _collected_warnings() -> Iterator[list[str]]:
-    """The loader's log lines, kept instead of logged."""
+    """The loader's log lines, kept instead of logged (names in them escaped, as in a log)."""
     lines: list[str] = []
     handler = logging.Handler()
-    handler.emit = lambda record: lines.append(record.getMessage())
+    shown = VisibleFormatter()
+    handler.emit = lambda record: lines.append(shown.format(record))
     loader_log = logging.getLogger("sweep.datasets")
     level, propagate = loader_log.level, loader_log.propagate
     loader_log.setLevel(logging.WARNING)
@@ -68,23 +70,23 @@ def validate(directory: Path, *, split: str = "test", reading: Mapping[str, Any]
         stats = compute_statistics(dataset, make_chunker=_token_chunker)
     except (ImportError, ValueError) as e:
         # Validation passed; only the statistics could not be computed.
-        print(f"{directory}: valid, but statistics failed: {' '.join(str(e).splitlines())}",
+        print(f"{visible(directory)}: valid, but statistics failed: {one_line(e, squeeze=False)}",
               file=sys.stderr)
         return 1
     splits = f", split {split}" if (directory.expanduser() / "qrels").is_dir() else ""
-    print(f"{directory}: valid ({dataset.name}{splits})")
-    skipped = skipped_files(directory)
+    print(f"{visible(directory)}: valid ({visible(dataset.name)}{splits})")
+    skipped = skipped_files(directory, follow_links=bool((reading or {}).get("follow_links")))
     if skipped:
         print(skipped.summary())
     for line in warnings:
         if not skipped or line != skipped.summary():
-            print(line)
+            print(one_line(line, squeeze=False))
     queries_file = directory.expanduser() / QUERIES_FILE
     for line in quote_report(dataset, queries_file, each=each_quote):
-        print(line)
+        print(one_line(line, squeeze=False))  # query ids and file names are data
     if offsets_to is not None:
         added = write_offsets(dataset, queries_file, offsets_to)
-        print(f"{offsets_to}: {added} quotes written with their offsets")
+        print(f"{visible(offsets_to)}: {added} quotes written with their offsets")
     print()
     print(format_statistics(stats))
     return 0

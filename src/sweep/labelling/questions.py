@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from sweep.core.files import read_regular_bytes
 from sweep.datasets.loading import BadJsonLine, DatasetError, Problem, describe_value, parse_json_object
 
 __all__ = ["Question", "draft_text", "read_questions"]
@@ -59,7 +60,7 @@ def read_questions(path: str | Path) -> tuple[Question, ...]:
 def _lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     """Non-blank lines and their numbers; ``\\n`` ends a line (U+2028 may sit in a JSON string)."""
     try:
-        data = path.read_bytes()
+        data = read_regular_bytes(path)  # a FIFO is refused, never waited on
     except OSError as e:
         problems.append(Problem(str(path), None, f"cannot read file: {e.strerror or e}"))
         return

@@ -19,6 +19,7 @@ from typing import Sequence
 from sweep.cli.exits import report_error
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
+from sweep.core.messages import visible
 from sweep.reporting import htmlkit
 from sweep.reporting.chunkhealth import health_markdown
 from sweep.reporting.figurecache import FigureCache
@@ -124,7 +125,7 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
     done: list[SweepReport] = []
     for d in dirs:
         if not d.is_dir():
-            report_error("sweep.report", f"{d}: not a directory")
+            report_error("sweep.report", f"{visible(d)}: not a directory")
             status = 2
             continue
         try:
@@ -134,7 +135,7 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
             status = 2
             continue
         if rep is None:
-            print(f"sweep.report: {d}: no finished rows", file=sys.stderr)
+            print(f"sweep.report: {visible(d)}: no finished rows", file=sys.stderr)
             status = max(status, 1)
         else:
             done.append(rep)

@@ -45,8 +45,10 @@ def resolve_cache_dir(cache_dir: str | os.PathLike | None, kind: str) -> Path | 
 
 
 def read_only(folder: str | os.PathLike) -> bool:
-    """Whether the cache at ``folder`` was found unwritable in this process."""
-    return Path(folder) in _read_only
+    """Whether the cache at ``folder``, or one it is inside of (the pictures kept in the
+    embedding cache's folder), was found unwritable in this process."""
+    folder = Path(folder)
+    return folder in _read_only or any(p in _read_only for p in folder.parents)
 
 
 def note_unwritable(what: str, folder: str | os.PathLike, error: OSError | str) -> None:
@@ -54,7 +56,7 @@ def note_unwritable(what: str, folder: str | os.PathLike, error: OSError | str) 
     process), and from now on :func:`read_only` is true for it, so its owner reads it and
     writes nothing more. What it lacks is computed as if it were off: slower, never wrong."""
     folder = Path(folder)
-    if folder in _read_only:
+    if read_only(folder):
         return
     _read_only.add(folder)
     if isinstance(error, OSError):
@@ -68,7 +70,7 @@ def check_writable(what: str, folder: str | os.PathLike) -> bool:
     cannot be written: a read-only mount, or a folder this user may not write in. A folder
     that does not exist yet is made on its first write, which says so if that fails."""
     folder = Path(folder)
-    if folder in _read_only:
+    if read_only(folder):
         return False
     if not folder.is_dir() or os.access(folder, os.W_OK):
         return True

@@ -83,6 +83,26 @@ def test_a_full_disk_in_hydras_job_setup_is_one_line(tmp_path):
             f"sweep: no setting had finished; nothing to report in {sweep}"]
 
 
+def test_a_full_disk_in_a_joblib_workers_job_setup_is_one_line(tmp_path):
+    # The job runs in a worker process; what stops it must reach the launching process.
+    import importlib.util
+    import re
+
+    if importlib.util.find_spec("hydra_plugins.hydra_joblib_launcher") is None:
+        pytest.skip("hydra/launcher=joblib needs hydra-joblib-launcher")
+    with tmpfs(tmp_path / "disk", "64k") as disk:
+        sweep = disk / "sweep"
+        fill(disk, leave=12288)  # multirun.yaml and prewarm.json fit, a job's config not
+        proc = _sweep(tmp_path, sweep, "dataset=tiny", "chunk.size=32,64",
+                      "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+        _no_traceback(proc)
+        assert proc.returncode == 1
+        said = [line for line in _said(proc) if line.startswith("sweep:")]
+        assert re.fullmatch(f"sweep: error: cannot write {re.escape(str(sweep))}/[01]/.hydra/"
+                            f"config.yaml: {NO_SPACE}", said[0]), said
+        assert said[1:] == [f"sweep: no setting had finished; nothing to report in {sweep}"]
+
+
 def test_a_disk_full_before_the_first_job_is_one_line(tmp_path):
     with tmpfs(tmp_path / "disk", "64k") as disk:
         sweep = disk / "sweep"

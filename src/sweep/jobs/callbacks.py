@@ -158,6 +158,9 @@ class SweepCallback(Callback):
                          folder, composed=composed)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             fail(str(e), folder)
+        except OSError as e:  # its report, in the sweep folder, on a full disk
+            stop_if_disk_full(e, folder)
+            raise
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         folder = Path(config.hydra.run.dir)

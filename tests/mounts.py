@@ -20,12 +20,18 @@ import pytest
 __all__ = ["fill", "read_only", "tmpfs"]
 
 
+#: What mount says where it may not mount (not root, a container without CAP_SYS_ADMIN).
+_NOT_PERMITTED = ("permission denied", "not permitted", "only root", "must be superuser")
+
+
 def _mount(*args: str) -> None:
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs or a read-only bind needs root")
     proc = subprocess.run(["mount", *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        pytest.skip(f"mount is not permitted here: {proc.stderr.strip() or proc.returncode}")
+        if any(words in proc.stderr.lower() for words in _NOT_PERMITTED):
+            pytest.skip(f"mount is not permitted here: {proc.stderr.strip()}")
+        pytest.fail(f"mount {' '.join(args)}: {proc.stderr.strip() or proc.returncode}")
 
 
 def _unmount(path: Path) -> None:
@@ -48,12 +54,15 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
 def read_only(path: Path) -> Iterator[Path]:
     """``path`` (a folder) mounted read-only on itself: reads work, every write fails with
     EROFS, for root too."""
+    assert path.is_dir(), f"{path}: no folder to mount read-only"
     _mount("--bind", str(path), str(path))
     try:
         proc = subprocess.run(["mount", "-o", "remount,bind,ro", str(path)],
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            pytest.skip(f"a read-only remount is not permitted here: {proc.stderr.strip()}")
+            if any(words in proc.stderr.lower() for words in _NOT_PERMITTED):
+                pytest.skip(f"a read-only remount is not permitted here: {proc.stderr.strip()}")
+            pytest.fail(f"mount -o remount,bind,ro {path}: {proc.stderr.strip()}")
         probe = path / ".write-probe"
         try:
             probe.write_bytes(b"")

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core import interrupts, progress
+from sweep.core.folderlock import locked
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError
@@ -24,7 +25,6 @@ from sweep.jobs.callbacks import fail, state
 from sweep.jobs.devices import launch_of
 from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
 from sweep.jobs.job import ConfigError, run_job
-from sweep.core.folderlock import locked
 from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import terminal_text
 from sweep.reporting.write import summary_line, write_html, write_report, write_tables

@@ -5,8 +5,9 @@ checks the grid before the first job, each job runs ``sweep.jobs.job.run_job`` a
 saves its row, and the table is rebuilt after every job and printed at the end.
 
 Exit status: 0 when at least one setting ran (``ok``), 1 when none did (every
-row ``invalid`` or ``failed``), 2 for bad input found before any work (the
-dataset, the eval config, a folder that holds another sweep), 130 on Ctrl-C.
+row ``invalid`` or ``failed``) or the disk filled (the finished rows are kept), 2 for
+bad input found before any work (the dataset, the eval config, a folder that holds
+another sweep), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from omegaconf import DictConfig
 from sweep.cli.exits import quiet_broken_pipe
 from sweep.jobs.config import CONF_DIR, register
 from sweep.core import interrupts
-from sweep.jobs.entry import end_sweep, on_interrupt, on_launcher_failure, run_hydra_job
+from sweep.jobs.diskfull import DiskFull
+from sweep.jobs.entry import (end_sweep, on_disk_full, on_interrupt, on_launcher_failure,
+                              run_hydra_job)
 from sweep.jobs.overrides import check_command_line
 
 register()
@@ -39,6 +42,8 @@ def main() -> None:
         _entry()
     except KeyboardInterrupt:
         on_interrupt()
+    except DiskFull as e:  # a file could not be written for lack of space
+        on_disk_full(e)
     except BrokenPipeError:  # ``sweep --help | head``
         raise SystemExit(quiet_broken_pipe()) from None
     except SystemExit as e:

@@ -284,3 +284,45 @@ def test_nothing_to_score_is_an_error(tmp_path):
     proc = _sweep(tmp_path, f"dataset.path={data}")
     assert proc.returncode == 2 and "nothing to score" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- an embedding cache that cannot be written (issue 41, items 8 and 11) -----------------------
+# Real filesystems (tests/mounts.py): a read-only bind mount, a tmpfs too small for the vectors.
+
+def _cannot_write(proc: subprocess.CompletedProcess, what: str) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if f"{what} cache: cannot write" in line]
+
+
+def test_a_warm_read_only_cache_serves_the_sweep_and_says_once_it_is_not_written(tmp_path):
+    # Every job failed on <cache>/.encode-times.lock although every vector and time was cached.
+    from mounts import read_only
+
+    warm = _sweep(tmp_path, "chunk.size=64")
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    cache = tmp_path / "cache"
+    (cache / ".encode-times.lock").unlink()  # as a cache copied or shared without it comes
+    with read_only(cache):
+        proc = _sweep(tmp_path, "chunk.size=64", f"hydra.sweep.dir={tmp_path / 'again'}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    (row,) = _rows(tmp_path / "again")
+    assert row["status"] == "ok" and row["embedded"] == "0"
+    assert row["span.recall@5"] == _rows(tmp_path / "sweep")[0]["span.recall@5"]
+    assert float(row["latency_p50_ms"]) > 0  # the query encode times, read from the cache
+    (said,) = _cannot_write(proc, "embedding") + _cannot_write(proc, "figure")
+    assert said.endswith(f"[WARNING] embedding cache: cannot write {cache} (Read-only file "
+                         "system); it is read, not written, for the rest of this run")
+    assert "no embedding model loaded" in proc.stderr
+
+
+def test_a_full_cache_warns_once_naming_its_folder_and_every_job_runs(tmp_path):
+    # The job failed with "No space left on device" (the cache's write), naming no folder.
+    from mounts import tmpfs
+
+    with tmpfs(tmp_path / "cache", "64k") as cache:
+        proc = _sweep(tmp_path, "chunk.size=32,64")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [r["status"] for r in _rows(tmp_path / "sweep")] == ["ok", "ok"]
+    (said,) = _cannot_write(proc, "embedding") + _cannot_write(proc, "figure")
+    assert f"embedding cache: cannot write {cache} (No space left on device)" in said
+    assert "Traceback" not in proc.stderr

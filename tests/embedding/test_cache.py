@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing as mp
 import os
 import signal
@@ -402,3 +403,81 @@ def test_info_names_a_namespace_of_query_encode_times(tmp_path):
     (ns,) = cache_info(tmp_path)["namespaces"]
     assert ns["dim"] == 1 and ns["entries"] == 1
     assert describe_namespace(ns) == "my-model query encode times (ms) on cpu, 4 thread(s)"
+
+
+# -- a cache that cannot be written: read, not written, said once ------------------------------
+# Real filesystems (tests/mounts.py): a tmpfs that fills up, a read-only bind mount. (Imported
+# in the tests: the killed writer above imports this module with only tests/embedding/ on
+# its path.)
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_full_cache_warns_once_naming_its_folder_and_keeps_the_vectors(tmp_path, caplog):
+    # Issue 41 (8): a full cache failed the job with "No space left on device" and no path.
+    from mounts import tmpfs
+
+    texts = [f"text {i}" for i in range(400)]  # 400 x 256 floats: far more than the disk holds
+    with tmpfs(tmp_path / "cache", "64k") as root:
+        cache = EmbeddingCache(root, "ns", dim=256)
+        with caplog.at_level(logging.WARNING):
+            assert cache.put_many(texts, vectors_for(texts, 256)) == 0
+            assert cache.put_many(["one more"], vectors_for(["one more"], 256)) == 0
+        (warning,) = _warnings(caplog)
+        assert warning.startswith(f"embedding cache: cannot write {root} (No space left on device)")
+        got, found = cache.get_many(texts + ["one more"])  # kept in memory: the job goes on
+        assert found.all() and got.tobytes() == vectors_for(texts + ["one more"], 256).tobytes()
+        # Nothing half written holds the space: no shard without keys, no temporary.
+        left = sorted(p.name for p in cache.dir.iterdir()) if cache.dir.exists() else []
+        assert not [n for n in left if n.endswith(".npy") or n.startswith(".tmp")], left
+        assert not EmbeddingCache(root, "ns", dim=256).get_many(texts)[1].any()
+
+
+def test_a_read_only_cache_is_read_and_never_written(tmp_path, caplog):
+    # Issue 41 (11): a read-only cache must serve what it holds and fail nothing.
+    from mounts import read_only
+
+    root = tmp_path / "cache"
+    EmbeddingCache(root, "ns").put_many(["kept"], vectors_for(["kept"]))
+    before = sorted(p.name for p in EmbeddingCache(root, "ns").dir.iterdir())
+    with read_only(root), caplog.at_level(logging.WARNING):
+        cache = EmbeddingCache(root, "ns")
+        got, found = cache.get_many(["kept"])
+        assert found.all() and np.array_equal(got[0], vector_for("kept"))
+        assert cache.put_many(["new"], vectors_for(["new"])) == 0
+        assert cache.get_many(["new"])[1].all()  # in memory
+        EmbeddingCache(root, "another namespace").put_many(["x"], vectors_for(["x"]))
+    (warning,) = _warnings(caplog)
+    assert warning.startswith(f"embedding cache: cannot write {root} (Read-only file system); "
+                              "it is read, not written")
+    assert sorted(p.name for p in cache.dir.iterdir()) == before
+
+
+def test_query_encode_times_of_a_warm_read_only_cache_are_read_without_the_lock(tmp_path, caplog):
+    # Issue 41 (11): every job failed on .encode-times.lock although every time was cached.
+    from mounts import read_only
+    from sweep.embedding.encode_times import LOCK_NAME, CachedEncodeTimes, timing_namespace
+
+    root = tmp_path / "cache"
+    queries = ["what is late chunking?", "how big is a chunk?"]
+    ns = timing_namespace('{"model": "m"}', "cpu", 1)
+
+    def encode(text: str) -> bytes:  # what is timed: any work per query will do
+        return hashlib.sha256(text.encode()).digest()
+
+    first, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(queries, encode)
+    assert measured == 2
+    first = first.astype(np.float32)  # as the cache keeps them
+    (root / LOCK_NAME).unlink()  # a cache copied without it, or shared read-only as it came
+    with read_only(root), caplog.at_level(logging.WARNING):
+        times, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(queries, encode)
+        assert measured == 0 and times.astype(np.float32).tolist() == first.tolist()
+        # A new query is timed now and kept in memory; the warning is the cache's one line.
+        times, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(
+            queries + ["a new question"], encode)
+        assert measured == 1 and times[:2].astype(np.float32).tolist() == first.tolist()
+        assert times[2] > 0
+    (warning,) = _warnings(caplog)
+    assert f"embedding cache: cannot write {root} (Read-only file system)" in warning
+    assert not (root / LOCK_NAME).exists()

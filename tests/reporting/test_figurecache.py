@@ -198,3 +198,59 @@ def test_temporaries_of_copies_cut_short_are_removed(tmp_path):
     assert cache.size() == (1, src.stat().st_size)
     cache.clear()
     assert not cache.folder.exists()
+
+
+# -- a cache that cannot be written: read, not written, said once (issue 41, item 11) -----------
+# Real filesystems (tests/mounts.py): a read-only bind mount, a tmpfs that is full.
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_read_only_cache_serves_its_pictures_and_says_once_it_is_not_written(tmp_path, monkeypatch,
+                                                                               caplog):
+    from mounts import read_only
+
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    first = heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    with read_only(cache.folder), caplog.at_level(logging.WARNING):
+        again = heatmap(tmp_path / "b.png", _grid(), title="t", cache=cache)
+        assert draws == ["t"] and again.read_bytes() == first.read_bytes()  # copied, not drawn
+        for shift in (0.1, 0.2):  # new pictures: drawn, not kept
+            out = heatmap(tmp_path / f"{shift}.png", _grid(shift), title="t", cache=cache)
+            assert out.read_bytes()[:8] == PNG
+        assert len(cache.files()) == 1
+    (warning,) = _warnings(caplog)
+    assert warning.startswith(f"figure cache: cannot write {cache.folder} (Read-only file system); "
+                              "it is read, not written")
+
+
+def test_a_damaged_picture_in_a_read_only_cache_is_drawn_again(tmp_path, monkeypatch, caplog):
+    from mounts import read_only
+
+    draws = _count_draws(monkeypatch)
+    cache = FigureCache(tmp_path / "figures")
+    heatmap(tmp_path / "a.png", _grid(), title="t", cache=cache)
+    (kept,) = cache.files()
+    kept.write_bytes(kept.read_bytes()[:100])  # cut short
+    with read_only(cache.folder), caplog.at_level(logging.WARNING):
+        out = heatmap(tmp_path / "b.png", _grid(), title="t", cache=cache)
+    assert len(draws) == 2 and out.read_bytes()[:8] == PNG
+    assert "damaged cached picture" in caplog.text and len(kept.read_bytes()) == 100
+
+
+def test_a_full_cache_keeps_no_half_copy(tmp_path, caplog):
+    from mounts import fill, tmpfs
+
+    drawn = heatmap(tmp_path / "a.png", _grid(), title="t")
+    with tmpfs(tmp_path / "disk", "64k") as disk:
+        cache = FigureCache(disk / "figures")
+        cache.folder.mkdir()
+        fill(disk, leave=8192)  # less than the picture
+        with caplog.at_level(logging.WARNING):
+            cache.keep("a" * 64, drawn)
+            cache.keep("b" * 64, drawn)
+        assert list(cache.folder.iterdir()) == []  # no temporary holding the last bytes
+    (warning,) = _warnings(caplog)
+    assert warning.startswith(f"figure cache: cannot write {cache.folder} (No space left on device)")

@@ -6,7 +6,8 @@ process (jobs of one sweep share it) and on disk under the ``extract`` cache
 (``$XDG_CACHE_HOME/sweep/extract``), keyed by the SHA-256 of the file's bytes,
 the reader's name and its version, so an edited file or an upgraded parser is
 read afresh and a renamed file is not. Entries are JSON: reading a cache never
-runs code.
+runs code. A cache that cannot be written (read-only, full) is read, not written, and
+the log says so once (``sweep.core.cachedirs``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from sweep.core import cachedirs
 from sweep.datasets.readers.base import Extracted, Heading, Reader
 
 __all__ = ["CACHE_FORMAT", "extract"]
@@ -77,6 +79,9 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
 
 
 def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
+    root = path.parent.parent  # the cache folder (entries sit in <root>/<2 hex digits>/)
+    if cachedirs.read_only(root):
+        return
     entry = {"format": CACHE_FORMAT, "sha256": key[0], "reader": key[1], "version": key[2],
              "title": extracted.title, "text": extracted.text,
              "headings": [[h.level, h.title, h.start] for h in extracted.headings],
@@ -93,5 +98,5 @@ def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     except OSError as e:
-        # A read-only or full cache makes the next sweep slower, not wrong.
-        log.warning("extraction cache: cannot write %s (%s)", path, e.strerror or e)
+        # A read-only or full cache makes the next sweep slower, not wrong: said once.
+        cachedirs.note_unwritable("extraction", root, e)

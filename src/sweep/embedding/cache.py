@@ -14,11 +14,16 @@ write the same file. Every file is written to a temporary name and moved into
 place with ``os.replace``; the keys file is moved last and acts as the commit
 marker, so a reader never sees a partial shard. A shard that is truncated or
 corrupt is ignored (its strings are recomputed) and removed.
+
+A cache that cannot be written (a read-only mount shared by a team, a full disk) is
+read, not written: the log says so once, naming the folder, and what it lacks is
+computed and kept in this process's memory (``sweep.core.cachedirs``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -112,7 +117,11 @@ def _atomic_write(path: Path, suffix: str, write: Callable[[IO[bytes]], None]) -
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
-    _atomic_write(path, ".npy", lambda f: np.save(f, array, allow_pickle=False))
+    # Through bytes, not np.save to the file: numpy's own writes report a full disk as
+    # "102400 requested and 15328 written", without the errno that says what happened.
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    _atomic_write(path, ".npy", lambda f: f.write(buffer.getbuffer()))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
@@ -173,7 +182,8 @@ class EmbeddingCache:
         self._meta_written = False
         if self._dim is None:
             self._dim = self._stored_dim()
-        self._remove_stale_temporaries()
+        if cachedirs.check_writable("embedding", self.root):
+            self._remove_stale_temporaries()
 
     @property
     def dim(self) -> int | None:
@@ -219,7 +229,8 @@ class EmbeddingCache:
         return out, found
 
     def put_many(self, texts: Sequence[str], vectors: np.ndarray) -> int:
-        """Store ``vectors[i]`` for ``texts[i]``; returns how many new entries were written."""
+        """Store ``vectors[i]`` for ``texts[i]``; returns how many new entries were written
+        (0 when the cache cannot be written: they are then kept in this object's memory)."""
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise CacheError(
@@ -249,16 +260,38 @@ class EmbeddingCache:
         key_arr = np.frombuffer(b"".join(keys[i] for i in take), dtype=np.uint8).reshape(-1, KEY_BYTES)
         vec_arr = vectors[take]
         name = _shard_hash(key_arr, vec_arr)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._write_meta()
-        _atomic_save(self.dir / f"{name}{_VECS_SUFFIX}", vec_arr)
-        _atomic_save(self.dir / f"{name}{_KEYS_SUFFIX}", key_arr)
-        _fsync_dir(self.dir)
+        written = self._write_shard(name, key_arr, vec_arr)
+        # Kept in memory either way: the vectors are right, only the disk refused them.
         self._add_shard(_Shard(name, key_arr))
         self._vectors[name] = vec_arr
-        return len(take)
+        return len(take) if written else 0
 
     # -- internals ---------------------------------------------------------
+
+    def _write_shard(self, name: str, keys: np.ndarray, vecs: np.ndarray) -> bool:
+        """Write one shard (vectors, then keys: the commit marker); False when the cache
+        cannot be written, which is said once and leaves no half shard behind."""
+        if cachedirs.read_only(self.root):
+            return False
+        vecs_path = self.dir / f"{name}{_VECS_SUFFIX}"
+        keys_path = self.dir / f"{name}{_KEYS_SUFFIX}"
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._write_meta()
+            _atomic_save(vecs_path, vecs)
+            _atomic_save(keys_path, keys)
+        except OSError as e:
+            # A vectors file without its keys is invisible to readers: only space lost.
+            # (With its keys, another process wrote the same shard whole: it stays.)
+            if not keys_path.exists():
+                try:
+                    vecs_path.unlink()
+                except OSError:
+                    pass
+            cachedirs.note_unwritable("embedding", self.root, e)
+            return False
+        _fsync_dir(self.dir)
+        return True
 
     def _stored_dim(self) -> int | None:
         try:

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
+from sweep.core import cachedirs
 from sweep.core.folderlock import locked
 from sweep.core.timing import per_call_ms
 from sweep.embedding.cache import ENCODE_TIMES_KIND, EmbeddingCache
@@ -70,9 +72,11 @@ class CachedEncodeTimes:
         texts = list(texts)
         if not texts:
             return np.zeros(0), 0
-        self.root.mkdir(parents=True, exist_ok=True)
-        with locked(self.root, LOCK_NAME):
-            stored, found = self._cache.get_many(texts)
+        stored, found = self._cache.get_many(texts)
+        if found.all():  # a warm cache is only read: no lock, so a read-only one serves too
+            return stored[:, 0].astype(np.float64), 0
+        with self._measuring():
+            stored, found = self._cache.get_many(texts)  # timed meanwhile by another job?
             ms = stored[:, 0].astype(np.float64) if stored.shape[1] else np.full(len(texts), np.nan)
             todo = np.flatnonzero(~found)
             if todo.size:
@@ -80,3 +84,16 @@ class CachedEncodeTimes:
                 ms[todo] = fresh
                 self._cache.put_many([texts[i] for i in todo], fresh.reshape(-1, 1))
         return ms, int(todo.size)
+
+    def _measuring(self) -> ExitStack:
+        """The measurers' lock in the cache folder; none in a cache that cannot be written
+        (said once): its times are measured here and kept in memory, as its vectors are."""
+        stack = ExitStack()
+        if cachedirs.read_only(self.root):
+            return stack
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(locked(self.root, LOCK_NAME))
+        except OSError as e:
+            cachedirs.note_unwritable("embedding", self.root, e)
+        return stack

@@ -26,6 +26,7 @@ from sweep.jobs import preflight
 
 from sweep.core import progress
 from sweep.jobs.config import made_here
+from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.prewarm import REPORT_NAME, prewarm_grid
 from sweep.embedding.cache import resolve_cache_dir
@@ -140,6 +141,14 @@ class SweepCallback(Callback):
         jobs = preflight.expand_grid(overrides)
         progress.set_total(len(jobs))
         composed = _check_start(folder, config.hydra.job.config_name, jobs)
+        # Hydra's sweeper writes this file next, and a full disk would give its traceback
+        # there: written first here (the same file), a full disk is one line.
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            OmegaConf.save(config, folder / "multirun.yaml")
+        except OSError as e:
+            stop_if_disk_full(e, folder / "multirun.yaml")
+            raise
         log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
         # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
         # their machine, for their device and thread count (sweep.jobs.devices).
@@ -149,6 +158,9 @@ class SweepCallback(Callback):
                          folder, composed=composed)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             fail(str(e), folder)
+        except OSError as e:  # its report, in the sweep folder, on a full disk
+            stop_if_disk_full(e, folder)
+            raise
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         folder = Path(config.hydra.run.dir)
@@ -167,6 +179,10 @@ class SweepCallback(Callback):
     def _end(folder: Path, figures: FigureCache | None) -> None:
         state.finished = True
         log_model_use(folder)
-        state.report = write_report(folder, quiet=False, figures=figures)
+        try:
+            state.report = write_report(folder, quiet=False, figures=figures)
+        except OSError as e:  # the tables and pictures are made again where they fit
+            stop_if_disk_full(e, folder)
+            raise
         if state.report is None:
             print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """What ``python -m sweep`` does around Hydra: run the job it hands over, and end the
-sweep however it ends (every job done, Ctrl-C, a launcher that gave up) with the
-finished rows' table and the exit status.
+sweep however it ends (every job done, Ctrl-C, a launcher that gave up, a full disk) with
+the finished rows' table and the exit status.
 """
 
 from __future__ import annotations
@@ -17,18 +17,27 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core import interrupts, progress
+from sweep.core.folderlock import locked
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.callbacks import fail, state
 from sweep.jobs.devices import launch_of
+from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
 from sweep.jobs.job import ConfigError, run_job
+from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import terminal_text
-from sweep.reporting.write import summary_line, write_html, write_report
+from sweep.reporting.write import summary_line, write_html, write_report, write_tables
 
-__all__ = ["end_sweep", "exit_status", "on_interrupt", "on_launcher_failure", "run_hydra_job"]
+__all__ = ["end_sweep", "exit_status", "on_disk_full", "on_interrupt", "on_launcher_failure",
+           "run_hydra_job"]
 
 log = logging.getLogger("sweep")
+
+# Here, because the launching process and every worker process of a parallel launcher
+# import this module before their first job: a full disk in Hydra's own job setup stops
+# the sweep in one line too.
+guard_job_setup()
 
 
 def run_hydra_job(cfg: DictConfig) -> None:
@@ -55,6 +64,9 @@ def run_hydra_job(cfg: DictConfig) -> None:
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
         fail(str(e), sweep_dir)
+    except OSError as e:  # its folder's disk is full: every later job would fail alike
+        stop_if_disk_full(e, job_dir)
+        raise
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row; after the
     # last job of this process the sweep's end, right after it, writes the tables.
     ends_here = not launch.separate_processes and (hc.mode == RunMode.RUN
@@ -63,6 +75,7 @@ def run_hydra_job(cfg: DictConfig) -> None:
         try:
             write_report(sweep_dir, quiet=True)
         except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
+            stop_if_disk_full(e, sweep_dir)
             log.warning("could not update the sweep table (%s); rows are kept in %s",
                         first_line(e, with_type=True), sweep_dir)
     interrupts.hold()
@@ -121,6 +134,51 @@ def on_launcher_failure() -> None:
     if rep is not None:
         print(f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "
               f"finished and are kept in {folder}/ (results.md, results.csv)", file=sys.stderr)
+
+
+def on_disk_full(error: DiskFull) -> NoReturn:
+    """A file of the sweep could not be written for lack of space: one line naming it, then
+    the finished rows' table, and their tables and report.html where they still fit; exit 1."""
+    print(f"sweep: error: {error}", file=sys.stderr)
+    folder = state.sweep_dir
+    if folder is None or not folder.is_dir():
+        raise SystemExit(1)
+    again = f"python -m sweep.report {folder} writes them once there is room"
+    try:
+        rep = build_report(folder)  # reading needs no room (and no job runs any more)
+    except Exception as e:  # a damaged row: sweep.report names it
+        print(f"sweep: could not read the finished rows ({_why(e)}); {again}", file=sys.stderr)
+        raise SystemExit(1)
+    if rep is None:
+        print(f"sweep: no setting had finished; nothing to report in {folder}", file=sys.stderr)
+        raise SystemExit(1)
+    written, missed, why = [], [], ""
+    for names, write in (("results.md and results.csv", write_tables),
+                         ("report.html", write_html)):
+        try:
+            with locked(folder):
+                write(rep)
+            written.append(names)
+        except Exception as e:
+            # Tables that an earlier job's update wrote stay: they lack only the last rows.
+            missed.append(f"{names} could not be " + (
+                "updated" if write is write_tables and (folder / "results.csv").exists()
+                else "written"))
+            why = why or _why(e)
+    print("\n" + terminal_text(rep) + "\n")
+    line = (f"sweep: {summary_line(rep)} finished before the disk filled; they are kept in "
+            f"{folder}/ ({', '.join(written + ['<job>/row.json'])})")
+    if missed:
+        line += f"; {', '.join(missed)} ({why}): {again}"
+    print(line, file=sys.stderr)
+    raise SystemExit(1)
+
+
+def _why(error: BaseException) -> str:
+    """``path: reason`` of a failed write, else its first line."""
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    return first_line(error, with_type=True)
 
 
 def exit_status() -> int:

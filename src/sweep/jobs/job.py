@@ -30,6 +30,7 @@ from sweep.core import interrupts, progress
 from sweep.jobs.config import cause
 from sweep.core.types import Chunk, Dataset, Document
 from sweep.jobs.devices import Launch
+from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
 from sweep.core.configfiles import config_yaml
@@ -321,6 +322,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         raise
     except Exception as e:
         _raise_if_interrupted(e)
+        stop_if_disk_full(e, job_dir)  # not this setting's fault: every later job would fail
         status, error, summary = "failed", first_line(e, with_type=True), None
         write_text_atomic(job_dir / "error.txt", traceback.format_exc())
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")

@@ -101,10 +101,19 @@ def _drawn(path: Path, cache: "FigureCache | None", what: str, inputs: tuple,
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=DPI)  # constrained layout already fits; "tight" would draw twice
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(tmp, dpi=DPI)  # constrained layout already fits; "tight" would draw twice
+        tmp.replace(path)
+    except OSError as e:
+        # A full disk: no half picture left holding space, and the error names the picture
+        # (matplotlib's names no file).
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise OSError(e.errno, e.strerror, str(path)) from None
     return path
 
 

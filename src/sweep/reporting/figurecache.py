@@ -9,7 +9,8 @@ for again. Anything that changes a pixel changes the hash: another value, label 
 an edit of the drawing module, a matplotlibrc, another matplotlib. The folder keeps the most recently used ``MAX_FILES`` pictures.
 
 Only PNG files written here are read back; one that is damaged (no PNG header or end) is
-deleted and the picture drawn again.
+deleted and the picture drawn again. A cache that cannot be written (a read-only mount, a
+full disk) is read, not written, and the log says so once (``sweep.core.cachedirs``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+
+from sweep.core import cachedirs
 
 __all__ = ["FIGURES_DIR", "FigureCache", "fingerprint"]
 
@@ -119,16 +122,20 @@ class FigureCache:
         if not kept.is_file():
             return False
         if not _looks_whole(kept):
-            log.warning("damaged cached picture %s removed; drawing it again", kept)
-            kept.unlink(missing_ok=True)
+            log.warning("damaged cached picture %s ignored; drawing it again", kept)
+            try:
+                kept.unlink(missing_ok=True)
+            except OSError:  # a cache shared read-only: it stays, and is never served
+                pass
             return False
+        tmp = dest.with_name(f"{dest.stem}.tmp.png")
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f"{dest.stem}.tmp.png")
             shutil.copyfile(kept, tmp)
             tmp.replace(dest)
-        except OSError as exc:
+        except OSError as exc:  # the picture is drawn instead, and says why if it cannot be
             log.debug("cached picture %s not copied (%s)", kept, exc)
+            _discard(tmp)
             return False
         try:
             os.utime(kept)  # recently used: pruned last
@@ -137,15 +144,19 @@ class FigureCache:
         return True
 
     def keep(self, key: str, drawn: Path) -> None:
-        """Keep ``drawn`` under ``key``; a cache that cannot be written is skipped."""
+        """Keep ``drawn`` under ``key``; a cache that cannot be written is said so once
+        and only read from then on."""
+        if cachedirs.read_only(self.folder):
+            return
+        tmp = self.folder / f"{_TMP_PREFIX}{key}-{uuid.uuid4().hex[:8]}.png"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / f"{_TMP_PREFIX}{key}-{uuid.uuid4().hex[:8]}.png"
             shutil.copyfile(drawn, tmp)
             tmp.replace(self.folder / f"{key}.png")
             self._prune()
         except OSError as exc:
-            log.debug("picture %s not cached (%s)", drawn, exc)
+            _discard(tmp)  # a copy a full disk cut short must not hold its space
+            cachedirs.note_unwritable("figure", self.folder, exc)
 
     def files(self) -> list[Path]:
         """The kept pictures."""
@@ -200,6 +211,13 @@ class FigureCache:
         by_age = sorted(files, key=_mtime)
         for p in by_age[:len(files) - MAX_FILES * 4 // 5]:
             p.unlink(missing_ok=True)
+
+
+def _discard(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _mtime(path: Path) -> float:

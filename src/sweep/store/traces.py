@@ -186,9 +186,18 @@ def _gold(q: Query, by_id: Mapping[str, Any]) -> tuple[Evidence, ...]:
 
 
 def write_traces(path: Path, traces: Iterable[QueryTrace]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for t in traces:
-            f.write(t.to_json() + "\n")
+    """``hits.jsonl``, a trace a line. A write that fails (a full disk) leaves no half
+    file holding the space, and its error names the file."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            for t in traces:
+                f.write(t.to_json() + "\n")
+    except OSError as e:
+        try:
+            Path(path).unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def read_traces(path: Path) -> dict[str, QueryTrace]:

@@ -20,11 +20,11 @@ the closest passage verbatim with what differs, so the label can be fixed by pas
 
 Text is folded a grapheme cluster at a time (a letter with its accents, an emoji
 with its modifiers and joiners, a flag's two letters, a Hangul syllable's jamo: what
-a reader sees as one character, by UAX #29 as the ``regex`` module's ``\\X`` finds
-it), and every span returned, the closest passage of a quote not found included,
-starts and ends on cluster boundaries of the original text. An exact or normalised
-match that would cut a cluster (``"cafe"`` in ``cafe\u0301``, one flag of a pair) is
-no match: the quote is not what the text shows there.
+a reader sees as one character, as Unicode's UAX #29 defines it), and every span
+returned, the closest passage of a quote not found included, starts and ends on
+cluster boundaries of the original text. An exact or normalised match that would cut
+a cluster (``"cafe"`` in a text whose "é" is "e" and a combining accent, one flag of
+a pair) is no match: the quote is not what the text shows there.
 
 The quote is folded on its own, so a quote that begins or ends on a hyphen cut off
 from its word (``"exam-"`` of ``exam-\nple``) is not found normalised; real quotes
@@ -83,19 +83,39 @@ _PUNCTUATION_MAP = str.maketrans(
         **dict.fromkeys(_DASHES, "-"),
     }
 )
-# Characters that join the grapheme cluster before them (UAX #29 rules GB9 and GB9a:
-# combining marks, ZWJ, spacing marks): a token that ends before one would cut a cluster.
+# Grapheme clusters, as UAX #29 (Unicode 15.1, table 1c) defines them: what a reader
+# sees as one character. Written out rather than the regex module's \X, whose regional
+# indicators take time quadratic in the length of a run of them (a file of flags).
+# Characters that join the cluster before them (rules GB9, GB9a: combining marks, ZWJ,
+# spacing marks): a token that ends before one would cut a cluster.
 _JOINS = r"\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}"
+_CONTROLS = r"\p{GCB=Control}\p{GCB=CR}\p{GCB=LF}"
+# characters that may begin a cluster of more than themselves and their joiners
+_SPECIAL = (_CONTROLS + r"\p{GCB=Prepend}\p{GCB=RI}\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}"
+            r"\p{GCB=LVT}\p{Extended_Pictographic}\p{InCB=Consonant}")
+_CLUSTER_PATTERN = (
+    rf"(?:[^{_SPECIAL}]"  # most characters: one, with its marks
+    r"|\p{GCB=Prepend}*(?:"
+    r"\p{GCB=RI}\p{GCB=RI}"  # a flag
+    r"|\p{GCB=L}*(?:\p{GCB=V}+|\p{GCB=LV}\p{GCB=V}*|\p{GCB=LVT})\p{GCB=T}*"  # Hangul jamo
+    r"|\p{GCB=L}+|\p{GCB=T}+"
+    r"|\p{Extended_Pictographic}(?:\p{GCB=Extend}*\p{GCB=ZWJ}\p{Extended_Pictographic})*"
+    r"|\p{InCB=Consonant}(?:[\p{InCB=Extend}\p{InCB=Linker}]*\p{InCB=Linker}"  # conjuncts
+    r"[\p{InCB=Extend}\p{InCB=Linker}]*\p{InCB=Consonant})+"
+    rf"|[^{_CONTROLS}]))[{_JOINS}]*"
+    rf"|\r\n|[{_CONTROLS}]"
+)
 _TOKEN = regex.compile(
     # a hyphen between letters, maybe followed by a line break: "exam-\nple", "e-mail"
-    rf"(?P<hyphen>(?<=\p{{L}}\p{{M}}*)[-\u00ad{_DASHES}](?![{_JOINS}])"
+    # (the hyphen first, then what is behind it: a look behind at every character is slow)
+    rf"(?P<hyphen>[-\u00ad{_DASHES}](?<=\p{{L}}\p{{M}}*.)(?![{_JOINS}])"
     rf"(?:[^\S\r\n\u2028\u2029\x85]*[\r\n\u2028\u2029\x85]\s*)?(?=\p{{L}}))"
     rf"|(?P<space>(?:\s(?![{_JOINS}]))+)"
     # ASCII that folds one character to one (only its case changes), single spaces
     # included: one token per phrase, not per word, is what makes folding fast
     rf"|(?P<plain>[!-,.-~](?:[!-,.-~]| (?=[!-,.-~]))*(?![{_JOINS}]))"
     # anything else a whole grapheme cluster at a time
-    r"|(?P<other>\X)",
+    rf"|(?P<other>{_CLUSTER_PATTERN})",
     regex.DOTALL,
 )
 # Dropped when folding Unicode: format characters (soft hyphens, zero-width spaces and
@@ -247,7 +267,7 @@ def normalise(text: str) -> str:
 
 # --- grapheme clusters ------------------------------------------------------------------
 
-_CLUSTER = regex.compile(r"\X", regex.DOTALL)
+_CLUSTER = regex.compile(_CLUSTER_PATTERN)
 # A boundary is certain between two characters when the left one is no Prepend or CR
 # and the right one neither joins what is before it (marks, ZWJ, Hangul jamo) nor is
 # one whose joining depends on more than its neighbour (a regional indicator, an

@@ -152,6 +152,10 @@ def _fold_cluster(chars: str, kinds: int) -> str:
     return out.translate(_PUNCTUATION_MAP) if kinds & _PUNCTUATION else out
 
 
+# a combining dot above that belongs to an "i": only marks neither above nor base between
+_DOT_ABOVE_I = regex.compile(r"(i[^\p{ccc=0}\p{ccc=230}]*)\u0307")
+
+
 def _casefold(text: str) -> str:
     """``text`` case-folded by Unicode's full case folding (``str.casefold``: "ß" is "ss"),
     with the four Turkish i's made one.
@@ -159,9 +163,10 @@ def _casefold(text: str) -> str:
     Unicode folds the dotted capital "İ" to "i" and a combining dot above, and leaves
     the dotless "ı" alone although its capital is "I": so "İstanbul", "ISTANBUL" and
     "istanbul" would not all be the same. The dot above an "i" is dropped (an "i" has
-    one already) and "ı" folds to "i", as a reader comparing without case would.
+    one already; marks below it may come between, in canonical order) and "ı" folds to
+    "i", as a reader comparing without case would.
     """
-    return text.casefold().replace("i\u0307", "i").replace("\u0131", "i")
+    return _DOT_ABOVE_I.sub(r"\1", text.casefold().replace("\u0131", "i"))
 
 
 class _Folded(NamedTuple):

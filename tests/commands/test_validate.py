@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -290,3 +291,44 @@ def test_cli_refuses_a_fifo_as_a_dataset_file_without_blocking(tmp_path, name):
     assert result.returncode == 1
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"{ds / name}: is a FIFO") and "not a regular file" in line, line
+
+
+# Issue 41 item 13: "istanbul office" was not found in "İstanbul office", and the
+# closest passage's difference printed the folded form, "İ İ stanbul".
+TURKISH_DOC = ("Visitors sign in at the İstanbul office reception. "
+               "The dose is ½ a tablet twice a day.")
+
+
+def _quote_set(tmp_path: Path, *quotes: str) -> Path:
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"doc_id": "visits.md", "text": TURKISH_DOC}, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text("".join(
+        json.dumps({"query_id": f"q{i}", "query": "Where?", "relevant": [
+            {"doc_id": "visits.md", "quote": quote}]}, ensure_ascii=False) + "\n"
+        for i, quote in enumerate(quotes, 1)), encoding="utf-8")
+    return tmp_path
+
+
+def test_cli_locates_a_quote_whatever_the_case_of_a_turkish_i(tmp_path, capsys):
+    folder = _quote_set(tmp_path, "sign in at the istanbul office", "ISTANBUL OFFICE reception")
+    offsets = tmp_path / "offsets.jsonl"
+    assert main([str(folder), "--quotes", "--write-offsets", str(offsets)]) == 0
+    out = capsys.readouterr().out
+    assert "quotes: 2 located, 0 exact, 2 normalised, 0 fuzzy" in out
+    written = [json.loads(line)["relevant"][0]["quote"] for line in offsets.read_text().splitlines()]
+    assert written == ["sign in at the İstanbul office", "İstanbul office reception"]
+
+
+def test_cli_shows_the_closest_passage_and_what_differs_as_written(tmp_path, capsys):
+    folder = _quote_set(tmp_path, "sign in at the Istanbul ofice", "The dose is 1/3 a tablet")
+    assert main([str(folder)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"{folder / 'queries.jsonl'}:1: relevant[0]: quote not located in 'visits.md': quote not "
+        'found; closest passage (similarity 0.97, a word: quote has "ofice", text has "office"): '
+        '"sign in at the İstanbul office" (dataset.fuzzy=0.9 accepts close matches)')
+    assert err[1] == (
+        f"{folder / 'queries.jsonl'}:2: relevant[0]: quote not located in 'visits.md': quote not "
+        'found; closest passage (similarity 0.89, words: quote has "1/3", text has "½"): '
+        '"The dose is ½ a tablet" (dataset.fuzzy=0.9 accepts close matches)')

@@ -18,9 +18,17 @@ case. :class:`QuoteIndex` tries, in order,
 A quote that cannot be placed gives a :class:`NotLocated` that says why, and shows
 the closest passage verbatim with what differs, so the label can be fixed by pasting.
 
+Text is folded a grapheme cluster at a time (a letter with its accents, an emoji
+with its modifiers and joiners, a flag's two letters, a Hangul syllable's jamo: what
+a reader sees as one character, as Unicode's UAX #29 defines it), and every span
+returned, the closest passage of a quote not found included, starts and ends on
+cluster boundaries of the original text. An exact or normalised match that would cut
+a cluster (``"cafe"`` in a text whose "é" is "e" and a combining accent, one flag of
+a pair) is no match: the quote is not what the text shows there.
+
 The quote is folded on its own, so a quote that begins or ends on a hyphen cut off
-from its word (``"exam-"`` of ``exam-\nple``) or on a combining accent cut off from
-its letter is not found normalised; real quotes begin and end on whole words.
+from its word (``"exam-"`` of ``exam-\nple``) is not found normalised; real quotes
+begin and end on whole words.
 """
 
 from __future__ import annotations
@@ -29,11 +37,15 @@ import json
 import math
 import re
 import unicodedata
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import combinations
+from itertools import accumulate, combinations
 from typing import Literal, NamedTuple
+
+import regex
 
 from sweep.core.checks import is_int
 from sweep.core.textspans import strip_span
@@ -71,21 +83,45 @@ _PUNCTUATION_MAP = str.maketrans(
         **dict.fromkeys(_DASHES, "-"),
     }
 )
-# Latin combining marks: an ASCII letter followed by one must be folded together with
-# it (NFKC composes "e" + U+0301 into "é"), so it is not part of a plain ASCII run.
-_COMBINING = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_LETTER = r"[^\W\d_]"
-_TOKEN = re.compile(
+# Grapheme clusters, as UAX #29 (Unicode 15.1, table 1c) defines them: what a reader
+# sees as one character. Written out rather than the regex module's \X, whose regional
+# indicators take time quadratic in the length of a run of them (a file of flags).
+# Characters that join the cluster before them (rules GB9, GB9a: combining marks, ZWJ,
+# spacing marks): a token that ends before one would cut a cluster.
+_JOINS = r"\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}"
+_CONTROLS = r"\p{GCB=Control}\p{GCB=CR}\p{GCB=LF}"
+# characters that may begin a cluster of more than themselves and their joiners
+_SPECIAL = (_CONTROLS + r"\p{GCB=Prepend}\p{GCB=RI}\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}"
+            r"\p{GCB=LVT}\p{Extended_Pictographic}\p{InCB=Consonant}")
+_CLUSTER_PATTERN = (
+    rf"(?:[^{_SPECIAL}]"  # most characters: one, with its marks
+    r"|\p{GCB=Prepend}*(?:"
+    r"\p{GCB=RI}\p{GCB=RI}"  # a flag
+    r"|\p{GCB=L}*(?:\p{GCB=V}+|\p{GCB=LV}\p{GCB=V}*|\p{GCB=LVT})\p{GCB=T}*"  # Hangul jamo
+    r"|\p{GCB=L}+|\p{GCB=T}+"
+    r"|\p{Extended_Pictographic}(?:\p{GCB=Extend}*\p{GCB=ZWJ}\p{Extended_Pictographic})*"
+    r"|\p{InCB=Consonant}(?:[\p{InCB=Extend}\p{InCB=Linker}]*\p{InCB=Linker}"  # conjuncts
+    r"[\p{InCB=Extend}\p{InCB=Linker}]*\p{InCB=Consonant})+"
+    rf"|[^{_CONTROLS}]))[{_JOINS}]*"
+    rf"|\r\n|[{_CONTROLS}]"
+)
+_TOKEN = regex.compile(
     # a hyphen between letters, maybe followed by a line break: "exam-\nple", "e-mail"
-    rf"(?P<hyphen>(?<={_LETTER})[-\u00ad{_DASHES}]"
-    rf"(?:[^\S\r\n\u2028\u2029\x85]*[\r\n\u2028\u2029\x85]\s*)?(?={_LETTER}))"
-    r"|(?P<space>\s+)"
+    # (the hyphen first, then what is behind it: a look behind at every character is slow)
+    rf"(?P<hyphen>[-\u00ad{_DASHES}](?<=\p{{L}}\p{{M}}*.)(?![{_JOINS}])"
+    rf"(?:[^\S\r\n\u2028\u2029\x85]*[\r\n\u2028\u2029\x85]\s*)?(?=\p{{L}}))"
+    rf"|(?P<space>(?:\s(?![{_JOINS}]))+)"
     # ASCII that folds one character to one (only its case changes), single spaces
     # included: one token per phrase, not per word, is what makes folding fast
-    rf"|(?P<plain>[!-,.-~](?:[!-,.-~]| (?=[!-,.-~]))*(?![{_COMBINING}]))"
-    rf"|(?P<other>.[{_COMBINING}]*)",
-    re.DOTALL,
+    rf"|(?P<plain>[!-,.-~](?:[!-,.-~]| (?=[!-,.-~]))*(?![{_JOINS}]))"
+    # anything else a whole grapheme cluster at a time
+    rf"|(?P<other>{_CLUSTER_PATTERN})",
+    regex.DOTALL,
 )
+# Dropped when folding Unicode: format characters (soft hyphens, zero-width spaces and
+# joiners, byte-order marks) and variation selectors (text or emoji presentation of
+# the same character), all invisible in a viewer and often lost when copying.
+_INVISIBLE = regex.compile(r"[\p{Cf}\p{Variation_Selector}]+")
 _WORD = re.compile(r"\w+")
 _TOKEN_OF_DIFF = re.compile(r"\w+|[^\w\s]")
 
@@ -104,15 +140,33 @@ _LONGEST_GAP = 400
 
 @lru_cache(maxsize=4096)
 def _fold_cluster(chars: str, kinds: int) -> str:
-    """One character (with its combining marks) folded; cached as documents repeat them."""
-    out = chars.translate(_PUNCTUATION_MAP) if kinds & _PUNCTUATION else chars
+    """One grapheme cluster folded; cached as documents repeat them."""
+    out = unicodedata.normalize("NFKC", chars) if kinds & _UNICODE else chars
+    if kinds & _CASE:
+        out = _casefold(out)
+        if kinds & _UNICODE:  # case folding can decompose: "ǰ" folds to "j" and a caron
+            out = unicodedata.normalize("NFKC", out)
     if kinds & _UNICODE:
-        out = unicodedata.normalize("NFKC", out)
-        # soft hyphens, zero-width spaces and joiners, byte-order marks: invisible in a viewer
-        out = "".join(c for c in out if unicodedata.category(c) != "Cf")
-        if kinds & _PUNCTUATION:
-            out = out.translate(_PUNCTUATION_MAP)  # NFKC can make a prime, e.g. from U+2033
-    return out.casefold() if kinds & _CASE else out
+        out = _INVISIBLE.sub("", out)
+    # last, as NFKC can make a prime (from U+2033) and case folding an apostrophe (from "ŉ")
+    return out.translate(_PUNCTUATION_MAP) if kinds & _PUNCTUATION else out
+
+
+# a combining dot above that belongs to an "i": only marks neither above nor base between
+_DOT_ABOVE_I = regex.compile(r"(i[^\p{ccc=0}\p{ccc=230}]*)\u0307")
+
+
+def _casefold(text: str) -> str:
+    """``text`` case-folded by Unicode's full case folding (``str.casefold``: "ß" is "ss"),
+    with the four Turkish i's made one.
+
+    Unicode folds the dotted capital "İ" to "i" and a combining dot above, and leaves
+    the dotless "ı" alone although its capital is "I": so "İstanbul", "ISTANBUL" and
+    "istanbul" would not all be the same. The dot above an "i" is dropped (an "i" has
+    one already; marks below it may come between, in canonical order) and "ı" folds to
+    "i", as a reader comparing without case would.
+    """
+    return _DOT_ABOVE_I.sub(r"\1", text.casefold().replace("\u0131", "i"))
 
 
 class _Folded(NamedTuple):
@@ -207,12 +261,89 @@ def _fold_text(text: str, kinds: int) -> str:
 def normalise(text: str) -> str:
     """``text`` as the ``normalised`` step compares it.
 
-    NFKC (ligatures, full-width forms, the ellipsis), invisible format characters
-    dropped, curly quotes, primes and dashes as ASCII, a hyphen between two letters
-    dropped (with the line break after it: ``exam-\\nple`` is ``example``), every
-    whitespace run as one space, stripped, and case-folded.
+    NFKC (ligatures, full-width forms, the ellipsis), invisible format characters and
+    variation selectors dropped, curly quotes, primes and dashes as ASCII, a hyphen
+    between two letters dropped (with the line break after it: ``exam-\\nple`` is
+    ``example``), every whitespace run as one space, stripped, and case-folded by
+    Unicode's rules (see :func:`_casefold`), a grapheme cluster at a time.
     """
     return _fold(text, with_offsets=False).text
+
+
+# --- grapheme clusters ------------------------------------------------------------------
+
+_CLUSTER = regex.compile(_CLUSTER_PATTERN)
+# A boundary is certain between two characters when the left one is no Prepend or CR
+# and the right one neither joins what is before it (marks, ZWJ, Hangul jamo) nor is
+# one whose joining depends on more than its neighbour (a regional indicator, an
+# emoji after a ZWJ, an Indic consonant after a virama). Clusters found from such a
+# boundary on are the text's own, whatever comes before it.
+_NO_BREAK_AFTER = regex.compile(r"[\p{GCB=Prepend}\r]")
+_NO_BREAK_BEFORE = regex.compile(
+    rf"[{_JOINS}\p{{GCB=RI}}\p{{GCB=L}}\p{{GCB=V}}\p{{GCB=T}}\p{{GCB=LV}}\p{{GCB=LVT}}"
+    r"\p{Extended_Pictographic}\p{InCB=Consonant}]")
+# How far around a position clusters are looked for before segmenting the whole text
+# once (a run of flags or of combining marks has no certain boundary in it).
+_REACH = 64
+
+
+class _Graphemes:
+    """The grapheme clusters of one text, found around a position when asked.
+
+    Spans are widened to whole clusters so that a span never ends between a letter and
+    its accent, inside an emoji sequence or between a flag's two letters. Between two
+    ASCII characters there is always a boundary (CR LF aside), so English text costs
+    nothing; elsewhere the clusters are found from the nearest certain boundary, and
+    only in a text without one nearby is the whole text segmented, once.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ends: array[int] | None = None
+
+    def widen(self, start: int, end: int) -> tuple[int, int]:
+        """``(start, end)`` moved outward to the nearest cluster boundaries."""
+        if start < end:
+            if not self._is_boundary(start):
+                start = self._cluster(start)[0]
+            if not self._is_boundary(end):
+                end = self._cluster(end)[1]
+        return start, end
+
+    def _is_boundary(self, at: int) -> bool:
+        text = self.text
+        if at <= 0 or at >= len(text):
+            return True
+        before, after = text[at - 1], text[at]
+        if before < "\x80" and after < "\x80":
+            return not (before == "\r" and after == "\n")
+        return self._cluster(at)[0] == at
+
+    def _cluster(self, at: int) -> tuple[int, int]:
+        """The cluster that holds ``text[at]``."""
+        text = self.text
+        low, limit = at, max(0, at - _REACH)
+        while low > limit and not self._certain(low):
+            low -= 1
+        if self._certain(low):
+            high = min(len(text), at + _REACH)
+            for match in _CLUSTER.finditer(text, low, high):
+                if match.end() > at:
+                    if match.end() < high or high == len(text):
+                        return match.span()
+                    break  # the cluster may go on past the window
+        return self._cluster_in_whole_text(at)
+
+    def _certain(self, at: int) -> bool:
+        """Whether there is a cluster boundary at ``at`` whatever precedes ``at - 1``."""
+        return at == 0 or not (_NO_BREAK_AFTER.match(self.text, at - 1)
+                               or _NO_BREAK_BEFORE.match(self.text, at))
+
+    def _cluster_in_whole_text(self, at: int) -> tuple[int, int]:
+        if self._ends is None:
+            self._ends = array("q", accumulate(map(len, _CLUSTER.findall(self.text))))
+        index = bisect_right(self._ends, at)
+        return (self._ends[index - 1] if index else 0), self._ends[index]
 
 
 @dataclass(frozen=True)
@@ -305,6 +436,7 @@ class QuoteIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._graphemes = _Graphemes(text)
         self._folded: _Folded | None = None
         self._words: dict[str, list[int]] | None = None
 
@@ -370,7 +502,11 @@ class QuoteIndex:
     def _matches(self, how: How, quote: str, folded_quote: str,
                  fuzzy: float | None) -> list[_Match]:
         if how == "exact":
-            return [_Match(s, s + len(quote), 1.0) for s in _find_all(self.text, quote)]
+            # an occurrence that cuts a grapheme cluster (a letter from its accent, one
+            # flag of a pair) is not what the text shows there
+            widen = self._graphemes.widen
+            return [_Match(s, s + len(quote), 1.0) for s in _find_all(self.text, quote)
+                    if widen(s, s + len(quote)) == (s, s + len(quote))]
         if not folded_quote:  # only invisible characters, and not found as they are
             return []
         if how == "normalised":
@@ -381,13 +517,18 @@ class QuoteIndex:
     def _normalised(self, folded_quote: str) -> list[_Match]:
         spans = {self._span(s, s + len(folded_quote))
                  for s in _find_all(self._folding.text, folded_quote)}
-        return [_Match(s, e, 1.0) for s, e in sorted(spans)]
+        # A match that begins or ends inside what one cluster folds to ("s" of the "ss"
+        # that "ß" folds to, "❤" of an emoji sequence) gives a span that folds to more
+        # than the quote: not a match.
+        return [_Match(s, e, 1.0) for s, e in sorted(spans)
+                if normalise(self.text[s:e]) == folded_quote]
 
     def _span(self, folded_start: int, folded_end: int) -> tuple[int, int]:
-        """The original characters behind folded ``[start, end)``, trimmed of spaces."""
+        """The original characters behind folded ``[start, end)``, trimmed of spaces,
+        on grapheme cluster boundaries."""
         folded = self._folding
         start, end = folded.starts[folded_start], folded.ends[folded_end - 1]
-        return strip_span(self.text, start, end)
+        return self._graphemes.widen(*strip_span(self.text, start, end))
 
     def _candidates(self, folded_quote: str) -> list[_Match]:
         """The best windows for an approximate match, best first, none overlapping."""
@@ -527,7 +668,7 @@ class QuoteIndex:
             self.text, 0, min(len(quote), len(self.text)))
         if start >= end:  # nothing but whitespace where the fallback window fell
             start, end = strip_span(self.text, 0, len(self.text))
-        start, end = _whole_words(self.text, start, end, quote)
+        start, end = self._graphemes.widen(*_whole_words(self.text, start, end, quote))
         closest = self.text[start:end]
         similarity = _similarity(folded_quote, normalise(closest))
         if len(folded_quote) > len(self._folding.text):
@@ -562,10 +703,11 @@ def describe_difference(quote: str, passage: str) -> str:
     if normalise(quote) == normalise(passage):
         return "only Unicode forms, quotes, dashes or hyphenation"
     ours, theirs = _diff_tokens(quote), _diff_tokens(passage)
-    opcodes = [op for op in SequenceMatcher(None, [k for k, _ in ours], [k for k, _ in theirs],
+    opcodes = [op for op in SequenceMatcher(None, [t.folded for t in ours],
+                                            [t.folded for t in theirs],
                                             autojunk=False).get_opcodes() if op[0] != "equal"]
     if len(opcodes) == 1:
-        phrase = _one_change(opcodes[0], [t for _, t in ours], [t for _, t in theirs])
+        phrase = _one_change(opcodes[0], (quote, ours), (passage, theirs))
         if phrase:
             return phrase
     count = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in opcodes)
@@ -573,9 +715,9 @@ def describe_difference(quote: str, passage: str) -> str:
 
 
 def _one_change(opcode: tuple[str, int, int, int, int],
-                ours: list[str], theirs: list[str]) -> str:
+                ours: tuple[str, list[_Token]], theirs: tuple[str, list[_Token]]) -> str:
     tag, i1, i2, j1, j2 = opcode
-    mine, other = " ".join(ours[i1:i2]), " ".join(theirs[j1:j2])
+    mine, other = _as_written(*ours, i1, i2), _as_written(*theirs, j1, j2)
     if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
         return f"{_kind(mine, other)}: quote has {_quoted(mine)}, text has {_quoted(other)}"
     if tag == "replace" and max(i2 - i1, j2 - j1) <= 4:
@@ -590,19 +732,41 @@ def _one_change(opcode: tuple[str, int, int, int, int],
 def _kind(a: str, b: str) -> str:
     if any(c.isdigit() for c in a) and any(c.isdigit() for c in b):
         return "a number"
-    if _WORD.fullmatch(a) and _WORD.fullmatch(b):
+    if _WORD.fullmatch(normalise(a)) and _WORD.fullmatch(normalise(b)):
         return "a word"
     return "a character"
 
 
-def _diff_tokens(text: str) -> list[tuple[str, str]]:
-    """Words and punctuation marks of ``text``: (normalised form, as written).
+class _Token(NamedTuple):
+    """A word or punctuation mark: folded, and where it is in the text as written."""
+
+    folded: str
+    start: int
+    end: int
+
+
+def _diff_tokens(text: str) -> list[_Token]:
+    """Words and punctuation marks of ``text``, folded, with their original spans.
 
     Tokenised after folding, so that ``deduc-\nted`` is one word, as the search saw it.
+    Pieces of what one original cluster folds to ("1", "⁄" and "2" of "½") are one token,
+    so that the cluster is shown once, as written.
     """
     folded = _fold(text)
-    return [(m.group(), text[folded.starts[m.start()]:folded.ends[m.end() - 1]])
-            for m in _TOKEN_OF_DIFF.finditer(folded.text)]
+    tokens: list[_Token] = []
+    for match in _TOKEN_OF_DIFF.finditer(folded.text):
+        start, end = folded.starts[match.start()], folded.ends[match.end() - 1]
+        if tokens and start < tokens[-1].end:
+            last = tokens[-1]
+            tokens[-1] = _Token(last.folded + match.group(), last.start, max(end, last.end))
+        else:
+            tokens.append(_Token(match.group(), start, end))
+    return tokens
+
+
+def _as_written(text: str, tokens: list[_Token], first: int, last: int) -> str:
+    """``tokens[first:last]`` as the text has them, verbatim (spaces and line breaks too)."""
+    return text[tokens[first].start:tokens[last - 1].end] if last > first else ""
 
 
 # --- small helpers -----------------------------------------------------------------------

@@ -30,13 +30,17 @@ class Extracted:
     ``text`` (empty for formats without pages); ranges are in order and do not
     overlap. ``headings`` are the Markdown headings of ``text`` (readers of
     structured formats write headings as ``#`` lines so ``chunk=markdown`` and
-    heading prefixes work on them).
+    heading prefixes work on them). ``warnings`` say, one line each and without the
+    path, what of the file the text does not hold as the file says it (text a parser
+    could not reach, bytes that are not what the file declares); the loader logs them
+    with the path.
     """
 
     text: str
     title: str = ""
     headings: tuple[Heading, ...] = ()
     pages: tuple[tuple[int, int], ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def page_of(self, offset: int) -> int | None:
         """The 1-based page holding character ``offset``, or None (no pages, or between pages)."""

@@ -65,7 +65,8 @@ def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True)
     parser.add_argument("--skip-unreadable", action="store_true",
                         help="leave out files no reader can read, instead of stopping")
     limits = parser.add_argument_group("reading limits", "the most one document file may cost to "
-                                       "read, as dataset.max_* in a sweep (default: sweep's)")
+                                       "read, as dataset.max_* in a sweep (defaults: docs/documents.md); "
+                                       "a file beyond one is unreadable")
     for option, metavar, kind, what in _LIMITS:
         limits.add_argument(option, type=kind, default=None, metavar=metavar, help=what)
     if not quotes:

@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -130,6 +131,25 @@ def test_a_pdf_whose_pages_all_draw_one_big_stream_is_refused(tmp_path, reader):
                              "(decoded, for each page that draws it): raise dataset.max_expanded_mb "
                              f"(--max-expanded-mb) to read it (reader {reader})\n")
     assert peak < 600, f"{peak:.0f} MB"
+
+
+def test_pdfplumber_holds_one_page_at_a_time(tmp_path):
+    # It kept the objects of every page read (a 1 MB file took 2 GB): memory grew with pages.
+    from sweep.datasets.readers.pdfplumber_reader import PdfplumberReader
+
+    paragraph = "Badges are printed at the front desk; the first replacement is free of charge. " * 12
+
+    def peak(pages: int) -> int:
+        data = write_pdf(tmp_path / f"{pages}.pdf", [[paragraph] * 3] * pages).read_bytes()
+        tracemalloc.start()
+        try:
+            PdfplumberReader().read(data, "manual.pdf")
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    peak(1)  # (pdfplumber imported)
+    assert peak(6) < 1.5 * peak(2)
 
 
 def test_a_docx_of_millions_of_paragraphs_is_refused_by_its_size_when_unpacked(tmp_path):

@@ -66,16 +66,19 @@ def _docx_bomb(path: Path, megabytes: int) -> Path:
     return bomb
 
 
-def _shared_stream_pdf(path: Path, pages: int, megabytes: int) -> Path:
-    """A PDF of ``pages`` pages that all draw one content stream of ``megabytes`` MB."""
+def _shared_stream_pdf(path: Path, pages: int, megabytes: int, *, broken_first: bool = False) -> Path:
+    """A PDF of ``pages`` pages that all draw one content stream of ``megabytes`` MB
+    (``broken_first``: but the first, whose stream no reader can decode)."""
     line = b"BT /F1 12 Tf 72 700 Td (Every page draws this one stream.) Tj ET\n" * 10_000
-    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(pages))
+    kids = b" ".join(b"%d 0 R" % (6 + i) for i in range(pages))
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
                b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
                pdf_stream(b"", repeat=line, times=megabytes * MB // len(line)),
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
-                b"/Resources << /Font << /F1 4 0 R >> >> >>"] * pages
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               pdf_stream(b"not a flate stream", b" /Filter /FlateDecode")]
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 4 0 R >> >> >>")
+    objects += [page % (5 if broken_first and i == 0 else 3) for i in range(pages)]
     return write_raw_pdf(path, objects)
 
 
@@ -131,6 +134,20 @@ def test_a_pdf_whose_pages_all_draw_one_big_stream_is_refused(tmp_path, reader):
                              "(decoded, for each page that draws it): raise dataset.max_expanded_mb "
                              f"(--max-expanded-mb) to read it (reader {reader})\n")
     assert peak < 600, f"{peak:.0f} MB"
+
+
+def test_a_stream_that_cannot_be_measured_does_not_let_a_pdf_through(tmp_path):
+    # A first page no reader decodes does not stop the others from being counted...
+    bomb = _shared_stream_pdf(tmp_path / "bomb.pdf", pages=50, megabytes=8, broken_first=True)
+    with pytest.raises(UnreadableFile, match="^expands to more than 64 MB of page content"):
+        check_limits(bomb.read_bytes(), "pdf", ReadLimits())
+    # ...and one stream larger than pypdf decodes (75 MB) is larger than the limit: pdfminer,
+    # under pdfplumber, would decode all of it.
+    one = _shared_stream_pdf(tmp_path / "one.pdf", pages=1, megabytes=200)
+    with pytest.raises(UnreadableFile, match="^expands to more than 64 MB of page content"):
+        check_limits(one.read_bytes(), "pdf", ReadLimits())
+    check_limits(_shared_stream_pdf(tmp_path / "fine.pdf", pages=5, megabytes=1).read_bytes(), "pdf",
+                 ReadLimits())
 
 
 def test_pdfplumber_holds_one_page_at_a_time(tmp_path):

@@ -244,16 +244,14 @@ def _check_pdf(data: bytes, limits: ReadLimits) -> None:
         budget = int(limits.max_expanded_mb * _MB)
         content = _PageContent()
         drawn = 0
-        try:
-            for page in reader.pages:
-                drawn += content.of_page(page)
-                if drawn > budget:
-                    raise _refuse(f"expands to more than {_mb(limits.max_expanded_mb)} of page "
-                                  "content (decoded, for each page that draws it)", "max_expanded_mb")
-        except UnreadableFile:
-            raise
-        except Exception:  # noqa: BLE001 - a damaged object: the reader says so
-            return
+        for number in range(pages):
+            try:
+                drawn += content.of_page(reader.pages[number])
+            except Exception:  # noqa: BLE001 - a damaged page: the reader says so, the others count
+                continue
+            if drawn > budget:
+                raise _refuse(f"expands to more than {_mb(limits.max_expanded_mb)} of page content "
+                              "(decoded, for each page that draws it)", "max_expanded_mb")
 
 
 # A form XObject drawn by a content stream: "/Fm1 Do".
@@ -279,7 +277,16 @@ class _PageContent:
     def _stream(self, stream: Any, resources: Any) -> int:
         if not hasattr(stream, "get_data"):
             return 0
-        data = stream.get_data()
+        from pypdf import get_configuration
+        from pypdf.errors import LimitReachedError
+
+        try:
+            data = stream.get_data()
+        except LimitReachedError:
+            # Larger decoded than pypdf decodes (75 MB); pdfminer would go on.
+            return get_configuration().zlib_maximum_output_length + 1
+        except Exception:  # noqa: BLE001 - undecodable: no reader parses it either
+            return 0
         stream.decoded_self = None  # (pypdf would keep every decoded stream: one at a time)
         size = len(data)
         forms = self._form_xobjects(resources)

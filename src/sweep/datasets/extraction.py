@@ -74,7 +74,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _without_surrogates(extracted: Extracted) -> Extracted:
     """``extracted`` with every lone surrogate of its text, title and headings as U+FFFD,
     and a warning saying how many there were."""
-    found = len(_SURROGATE.findall(extracted.text))
+    found = len(_SURROGATE.findall(extracted.text)) or len(_SURROGATE.findall(extracted.title))
     title = _SURROGATE.sub("\ufffd", extracted.title)
     headings = tuple(replace(h, title=_SURROGATE.sub("\ufffd", h.title)) for h in extracted.headings)
     if not found and title == extracted.title and headings == extracted.headings:

@@ -188,6 +188,13 @@ def test_a_sheet_with_one_cell_on_row_five_million_is_refused(tmp_path):
                                   "(--max-blocks) to read it")
     fine = _sheet_at_row(tmp_path / "fine.xlsx", 1000)
     assert "badge" in extraction.extract(fine.read_bytes(), str(fine), _reader("xlsx"), None).text
+    # A part's name from the file is shown escaped: it can neither split the line nor reach
+    # the terminal as control codes.
+    with zipfile.ZipFile(fine, "a") as archive:
+        archive.writestr("xl/\x1b[2Jsheet\n9.xml", b'<row r="9000000"><c r="B9000000"/></row>')
+    with pytest.raises(UnreadableFile) as refused:
+        check_limits(fine.read_bytes(), "xlsx", ReadLimits())
+    assert "('xl/\\x1b[2Jsheet\\n9.xml': 9,000,000 rows by 2 columns" in str(refused.value)
 
 
 def test_counts_of_pages_slides_paragraphs_and_cells_are_limited(tmp_path):

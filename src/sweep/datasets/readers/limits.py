@@ -38,7 +38,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from sweep.datasets.readers.base import UnreadableFile
+from sweep.datasets.readers.base import UnreadableFile, inner_name
 
 __all__ = ["LIMIT_KEYS", "ReadLimits", "check_limits", "read_document"]
 
@@ -203,7 +203,8 @@ def _check_xlsx(archive: zipfile.ZipFile, limits: ReadLimits) -> None:
             rows = max(rows, row)
             if spanned + rows * columns > limits.max_blocks:
                 raise _refuse(f"its sheets span more than {limits.max_blocks:,} cells "
-                              f"({member.filename}: {rows:,} rows by {columns:,} columns, or more)",
+                              f"({inner_name(member.filename)}: {rows:,} rows by {columns:,} columns, "
+                              "or more)",
                               "max_blocks")
         spanned += rows * columns
 

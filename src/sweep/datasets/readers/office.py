@@ -33,7 +33,7 @@ import zipfile
 from functools import cache
 from pathlib import PurePath
 
-from sweep.datasets.readers.base import Extracted, UnreadableFile
+from sweep.datasets.readers.base import Extracted, UnreadableFile, inner_name
 from sweep.datasets.readers.markdown import markdown_headings, markitdown_fallbacks, plain_markdown
 from sweep.datasets.readers.pdf import library_version
 
@@ -142,7 +142,7 @@ def _without_dtds(archive: zipfile.ZipFile, data: bytes, warnings: list[str]) ->
         left_out = (f"entit{'ies' if len(names) > 1 else 'y'} "
                     + ", ".join(f"&{name};" for name in names[:5]) + (", ..." if len(names) > 5 else "")
                     + " left out (entities are never expanded)") if names else "ignored"
-        warnings.append(f"{member.filename} declares a DTD, which is not read: {left_out}")
+        warnings.append(f"{inner_name(member.filename)} declares a DTD, which is not read: {left_out}")
     if not changed:
         return data
     out = io.BytesIO()

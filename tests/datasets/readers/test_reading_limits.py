@@ -244,6 +244,19 @@ def test_the_limits_are_dataset_settings_a_sweep_can_change(tmp_path):
         load_dataset(cfg.dataset)
 
 
+def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
+    from sweep.jobs.generating import run
+
+    register()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="generate", overrides=[
+            "dataset=tiny", "dataset.max_file_mb=0.0001", "dataset.cache_dir=off", "llm.model=stand-in",
+            "llm.base_url=http://127.0.0.1:9/v1", f"llm.cache_dir={tmp_path / 'llm'}",
+            f"generate.out={tmp_path / 'out'}", "generate.dry_run=true"])
+    with pytest.raises(DatasetError, match=r"larger than 0\.0001 MB \(0\.0 MB\): raise dataset\.max_file_mb"):
+        run(cfg)
+
+
 @pytest.mark.parametrize(("setting", "words"), [
     ({"max_pages": 0}, "dataset.max_pages must be a positive whole number, got 0"),
     ({"max_blocks": 2.5}, "dataset.max_blocks must be a positive whole number, got 2.5"),

@@ -150,6 +150,27 @@ def test_a_stream_that_cannot_be_measured_does_not_let_a_pdf_through(tmp_path):
                  ReadLimits())
 
 
+def test_a_form_drawn_many_times_counts_each_time(tmp_path):
+    # One page drawing a 1 MB form 100 times: readers parse the form's content each time.
+    line = b"BT /F1 12 Tf 72 700 Td (The form says this.) Tj ET\n" * 10_000
+    form = pdf_stream(b"", b" /Type /XObject /Subtype /Form /BBox [0 0 612 792] "
+                           b"/Resources << /Font << /F1 4 0 R >> >>", repeat=line, times=MB // len(line))
+
+    def drawn(times: int) -> Path:
+        return write_raw_pdf(tmp_path / f"form{times}.pdf", [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+            form,
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 6 0 R "
+            b"/Resources << /XObject << /Fm1 3 0 R >> >> >>",
+            pdf_stream(b"q /Fm1 Do Q\n" * times)])
+
+    with pytest.raises(UnreadableFile, match="^expands to more than 64 MB of page content"):
+        check_limits(drawn(100).read_bytes(), "pdf", ReadLimits())
+    check_limits(drawn(10).read_bytes(), "pdf", ReadLimits())
+
+
 def test_pdfplumber_holds_one_page_at_a_time(tmp_path):
     # It kept the objects of every page read (a 1 MB file took 2 GB): memory grew with pages.
     from sweep.datasets.readers.pdfplumber_reader import PdfplumberReader

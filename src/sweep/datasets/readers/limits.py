@@ -262,18 +262,19 @@ _DO = re.compile(rb"/([^\s/\[\]()<>{}%]+)\s*Do\b")
 class _PageContent:
     """The decoded size of what a page's content makes a reader parse: its content
     streams and, each time it is drawn, every form they draw (forms drawing forms
-    included). A form's size is measured once; a form drawing itself counts once."""
+    included). A form's size is measured once; a form drawing itself counts once. What
+    cannot be resolved or decoded counts nothing (no reader parses it either) and does
+    not stop the rest from being counted."""
 
     def __init__(self) -> None:
         self._forms: dict[tuple[int, int], int] = {}
         self._open: set[tuple[int, int]] = set()
 
     def of_page(self, page: Any) -> int:
-        contents = page.get("/Contents")
-        contents = contents.get_object() if contents is not None else None
+        contents = _resolved(page.get("/Contents"))
         streams = list(contents) if isinstance(contents, list) else [contents]
         resources = page.get("/Resources")
-        return sum(self._stream(s.get_object(), resources) for s in streams if s is not None)
+        return sum(self._stream(_resolved(s), resources) for s in streams)
 
     def _stream(self, stream: Any, resources: Any) -> int:
         if not hasattr(stream, "get_data"):
@@ -290,7 +291,7 @@ class _PageContent:
             return 0
         stream.decoded_self = None  # (pypdf would keep every decoded stream: one at a time)
         size = len(data)
-        forms = self._form_xobjects(resources)
+        forms = _form_xobjects(resources)
         if forms:
             for name in _DO.findall(data):
                 form = forms.get("/" + name.decode("latin-1"))
@@ -305,22 +306,29 @@ class _PageContent:
         if key in self._open:
             return 0  # a form drawing itself: readers stop there
         self._open.add(key)
-        form = reference.get_object()
-        own = form.get("/Resources")
-        size = self._stream(form, own if own is not None else resources)
-        self._open.discard(key)
+        try:
+            form = _resolved(reference)
+            own = form.get("/Resources") if hasattr(form, "get") else None
+            size = self._stream(form, own if own is not None else resources)
+        finally:
+            self._open.discard(key)
         self._forms[key] = size
         return size
 
-    @staticmethod
-    def _form_xobjects(resources: Any) -> dict[str, Any]:
-        if resources is None:
-            return {}
-        xobjects = resources.get_object().get("/XObject")
-        if xobjects is None:
-            return {}
-        forms = {}
-        for name, reference in xobjects.get_object().items():
-            if reference.get_object().get("/Subtype") == "/Form":
-                forms[str(name)] = reference
-        return forms
+
+def _resolved(value: Any) -> Any:
+    """A PDF object behind a reference, or None when it cannot be read."""
+    try:
+        return value.get_object() if value is not None else None
+    except Exception:  # noqa: BLE001 - a damaged reference
+        return None
+
+
+def _form_xobjects(resources: Any) -> dict[str, Any]:
+    """The form XObjects of ``resources`` by name (``/Fm1``)."""
+    try:
+        xobjects = _resolved(_resolved(resources).get("/XObject")) if resources is not None else None
+        return {str(name): reference for name, reference in (xobjects or {}).items()
+                if _resolved(reference).get("/Subtype") == "/Form"}
+    except Exception:  # noqa: BLE001 - damaged resources: no reader draws from them either
+        return {}

@@ -131,8 +131,8 @@ _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 _INTERNAL_SUBSET = re.compile(r"\A(\ufeff?\s*(?:<!--.*?-->\s*)*<!DOCTYPE[^\[>]*)\[(.*?)\]\s*>",
                               re.IGNORECASE | re.DOTALL)
 _ENTITY_DECLARATION = re.compile(r"<!ENTITY\s+([^\s%][^\s]*)")
-# libxml2 stops at this depth with its huge-document option (256 without).
-_MAX_DEPTH = 2048
+# libxml2's "Excessive depth in document: 2048, ..." (its limit with huge_tree; 256 without).
+_DEPTH = re.compile(r"depth in document: (\d+)")
 
 
 def _parse(html: str, warnings: list[str]) -> Any | None:
@@ -147,9 +147,11 @@ def _parse(html: str, warnings: list[str]) -> Any | None:
         tree = lxml.html.document_fromstring(html, parser=parser)
     except (ParserError, ValueError):
         return None  # no elements at all
-    if any("Excessive depth" in error.message for error in parser.error_log):
-        warnings.append(f"elements nested more than {_MAX_DEPTH:,} deep: the page's text from "
-                        "there on is not read")
+    depth = next((_DEPTH.search(error.message) for error in parser.error_log
+                  if "Excessive depth" in error.message), None)
+    if depth is not None:
+        warnings.append(f"elements nested more than {int(depth.group(1)):,} deep: the page's text "
+                        "from there on is not read")
     return tree
 
 

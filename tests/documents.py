@@ -443,7 +443,8 @@ def write_zip_bomb(path: Path | str, template: Path | str, member: str, head: by
             else:
                 content = source.read(info)
                 compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
-                data, crc, size = compressor.compress(content) + compressor.flush(), zlib.crc32(content), len(content)
+                data = compressor.compress(content) + compressor.flush()
+                crc, size = zlib.crc32(content), len(content)
             members.append((info.filename, data, crc, size))
     path = Path(path)
     path.write_bytes(_zip_bytes(members))
@@ -456,7 +457,9 @@ def replace_member(path: Path | str, template: Path | str, member: str,
     with zipfile.ZipFile(template) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
         for info in source.infolist():
             data = source.read(info)
-            out.writestr(info, edit(data.decode("utf-8")).encode("utf-8") if info.filename == member else data)
+            if info.filename == member:
+                data = edit(data.decode("utf-8")).encode("utf-8")
+            out.writestr(info, data)
     return Path(path)
 
 

@@ -173,7 +173,8 @@ def test_an_xhtml_internal_dtd_is_no_text_and_its_entities_are_named(reader):
 @pytest.mark.parametrize("reader", HTML_READERS, ids=lambda r: r.name)
 def test_a_utf16_declaration_on_ascii_bytes_is_read_as_utf8(reader):
     page = ('<html><head><meta charset="utf-16"><title>Hours</title></head><body>'
-            "<p>The office opens at 08:00 and closes at 19:00 on weekdays – café included.</p></body></html>")
+            "<p>The office opens at 08:00 and closes at 19:00 on weekdays – café included.</p>"
+            "</body></html>")
     extracted = reader.read(page.encode("utf-8"), "hours.html")
     assert "The office opens at 08:00 and closes at 19:00 on weekdays – café included." in extracted.text
     assert extracted.warnings == ()

@@ -240,7 +240,8 @@ def test_a_file_larger_than_max_file_mb_is_refused_before_it_is_read(tmp_path, c
     (docs / "big.txt").write_bytes(b"Too long a text. " * 80_000)  # 1.3 MB
     problems = check_dataset(tmp_path, cache_dir="off", max_file_mb=1)
     assert [str(p) for p in problems if "big.txt" in p.path] == [
-        f"{docs / 'big.txt'}: larger than 1 MB (1.3 MB): raise dataset.max_file_mb (--max-file-mb) to read it"]
+        f"{docs / 'big.txt'}: larger than 1 MB (1.3 MB): raise dataset.max_file_mb (--max-file-mb) "
+        "to read it"]
     with caplog.at_level(logging.WARNING):
         documents = load_corpus(docs, cache_dir="off", max_file_mb=1, skip_unreadable=True)
     assert [d.doc_id for d in documents] == ["manual.pdf"]

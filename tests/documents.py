@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import io
 import re
+import struct
+import zipfile
+import zlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -29,6 +32,10 @@ __all__ = [
     "check_invariants",
     "corrupt",
     "parse_markdown",
+    "pdf_stream",
+    "replace_member",
+    "write_raw_pdf",
+    "write_zip_bomb",
     "plain_inline",
     "render_html",
     "sentences",
@@ -383,6 +390,104 @@ def write_xlsx(path: Path | str, sheets: dict[str, Sequence[Sequence[object]]]) 
             sheet.append(list(row))
     path = Path(path)
     book.save(str(path))
+    return path
+
+
+# --------------------------------------------------------------------------- hostile files
+
+
+def _deflate_repeated(head: bytes, repeat: bytes, times: int, tail: bytes, *,
+                      wbits: int = -15) -> tuple[bytes, int]:
+    """Compressed ``head + repeat * times + tail`` and its CRC-32, made without compressing
+    ``repeat`` more than once: a full flush makes what follows it independent of what came
+    before, so the compressed ``repeat`` can be written ``times`` times (``wbits``: -15 raw
+    deflate, 15 a zlib stream, whose checksum is then written too)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    first = compressor.compress(head) + compressor.flush(zlib.Z_FULL_FLUSH)
+    middle = compressor.compress(repeat) + compressor.flush(zlib.Z_FULL_FLUSH)
+    last = compressor.compress(tail) + compressor.flush()
+    crc, adler = zlib.crc32(head), zlib.adler32(head)
+    for _ in range(times):
+        crc, adler = zlib.crc32(repeat, crc), zlib.adler32(repeat, adler)
+    crc, adler = zlib.crc32(tail, crc), zlib.adler32(tail, adler)
+    data = first + middle * times + last
+    if wbits > 0:  # (the zlib trailer the compressor wrote is that of head + repeat + tail)
+        data = data[:-4] + struct.pack(">I", adler)
+    return data, crc
+
+
+def _zip_bytes(members: list[tuple[str, bytes, int, int]]) -> bytes:
+    """A zip of ``(name, raw deflate data, CRC-32, unpacked size)`` members."""
+    out, directory = bytearray(), bytearray()
+    for name, data, crc, size in members:
+        offset, encoded = len(out), name.encode()
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data), size,
+                           len(encoded), 0) + encoded + data
+        directory += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0x21, crc,
+                                 len(data), size, len(encoded), 0, 0, 0, 0, 0, offset) + encoded
+    return bytes(out + directory + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members),
+                                               len(members), len(directory), len(out), 0))
+
+
+def write_zip_bomb(path: Path | str, template: Path | str, member: str, head: bytes, repeat: bytes,
+                   times: int, tail: bytes) -> Path:
+    """A copy of the Office file ``template`` whose ``member`` holds ``head``, ``repeat``
+    ``times`` times and ``tail``: a valid file that unpacks to far more than its size,
+    written in well under a second however much it unpacks to (under 4 GB)."""
+    members = []
+    with zipfile.ZipFile(template) as source:
+        for info in source.infolist():
+            if info.filename == member:
+                data, crc = _deflate_repeated(head, repeat, times, tail)
+                size = len(head) + len(repeat) * times + len(tail)
+            else:
+                content = source.read(info)
+                compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+                data = compressor.compress(content) + compressor.flush()
+                crc, size = zlib.crc32(content), len(content)
+            members.append((info.filename, data, crc, size))
+    path = Path(path)
+    path.write_bytes(_zip_bytes(members))
+    return path
+
+
+def replace_member(path: Path | str, template: Path | str, member: str,
+                   edit: Callable[[str], str]) -> Path:
+    """A copy of the Office file ``template`` with ``member``'s XML changed by ``edit``."""
+    with zipfile.ZipFile(template) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == member:
+                data = edit(data.decode("utf-8")).encode("utf-8")
+            out.writestr(info, data)
+    return Path(path)
+
+
+def pdf_stream(data: bytes, entries: bytes = b"", *, repeat: bytes = b"", times: int = 0,
+               tail: bytes = b"") -> bytes:
+    """A PDF stream object: ``data`` as it is, or (with ``times``) ``data``, ``repeat``
+    ``times`` times and ``tail`` compressed with FlateDecode, without compressing that much."""
+    if times:
+        data, _ = _deflate_repeated(data, repeat, times, tail, wbits=15)
+        entries += b" /Filter /FlateDecode"
+    return b"<< /Length %d%s >>\nstream\n" % (len(data), entries) + data + b"\nendstream"
+
+
+def write_raw_pdf(path: Path | str, objects: Sequence[bytes]) -> Path:
+    """A PDF of ``objects`` (numbered from 1; object 1 is the catalog) with a correct
+    cross-reference table: for files no producer writes (a glyph mapped to a lone
+    surrogate, one content stream drawn by every page)."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path = Path(path)
+    path.write_bytes(bytes(out))
     return path
 
 

@@ -110,7 +110,8 @@ def test_extracted_texts_are_cached_as_json_and_reused(tmp_path, monkeypatch):
     first = load_dataset(folder, cache_dir=cache)
     entries = list(cache.rglob("*.json"))
     assert len(entries) == 3  # pdf, html, docx; text files are read as they are
-    assert all(json.loads(e.read_text(encoding="utf-8"))["format"] == 1 for e in entries)
+    assert all(json.loads(e.read_text(encoding="utf-8"))["format"] == extraction.CACHE_FORMAT
+               for e in entries)
     extraction._memo.clear()
     from sweep.datasets.readers import pdf as pdf_module
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-__all__ = ["MAX_INT", "add_reading_options", "fraction", "int_in", "int_list", "reader_choice",
-           "reading_options"]
+__all__ = ["MAX_INT", "add_reading_options", "fraction", "int_in", "int_list", "positive_number",
+           "reader_choice", "reading_options"]
 
 #: Bound for counts and cut-offs read from the command line: beyond it NumPy's int64
 #: sums could wrap around.
@@ -67,6 +67,11 @@ def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True)
     parser.add_argument("--follow-links", action="store_true",
                         help="also read links under the documents folder that lead outside the "
                              "dataset folder (dataset.follow_links=true in a sweep)")
+    limits = parser.add_argument_group("reading limits", "the most one document file may cost to "
+                                       "read, as dataset.max_* in a sweep (defaults: docs/documents.md); "
+                                       "a file beyond one is unreadable")
+    for option, metavar, kind, what in _LIMITS:
+        limits.add_argument(option, type=kind, default=None, metavar=metavar, help=what)
     if not quotes:
         return
     parser.add_argument("--fuzzy", type=fraction, default=None, metavar="SIMILARITY",
@@ -74,10 +79,37 @@ def add_reading_options(parser: argparse.ArgumentParser, *, quotes: bool = True)
                              "(e.g. 0.9; default: exact or normalised matches only)")
 
 
+def positive_number(text: str) -> float:
+    """A number above 0 (a size in MB)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+# (option, metavar, type, help) of each reading limit: dataset.max_file_mb is --max-file-mb.
+_LIMITS = (
+    ("--max-file-mb", "MB", positive_number, "refuse a file larger than this"),
+    ("--max-expanded-mb", "MB", positive_number,
+     "refuse a DOCX/PPTX/XLSX growing more than this when unpacked, a PDF whose pages draw more "
+     "page content"),
+    ("--max-pages", "N", int_in(1), "refuse a PDF or a deck with more pages or slides"),
+    ("--max-blocks", "N", int_in(1), "refuse a Word file with more paragraphs, a workbook "
+                                     "spanning more cells"),
+)
+
+
 def reading_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of ``load_dataset`` that :func:`add_reading_options` parsed."""
     options = {"reader": dict(args.reader) or None, "skip_unreadable": args.skip_unreadable,
                "follow_links": args.follow_links}
+    for option, *_ in _LIMITS:
+        key = option[2:].replace("-", "_")
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
     if hasattr(args, "fuzzy"):
         options["fuzzy"] = args.fuzzy
     return options

@@ -89,10 +89,10 @@ def _cut(name: str, limit: int) -> str:
     return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
 
 
-def read_regular_bytes(path: Path | str) -> bytes:
-    """The bytes of ``path`` when it is a regular file (a link to one is followed). A FIFO,
-    socket, device or folder raises :class:`NotRegularFile` without blocking: the file is
-    opened non-blocking and checked before anything is read."""
+def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of ``path`` when it is a regular file (a link to one is followed), at most
+    ``limit`` of them. A FIFO, socket, device or folder raises :class:`NotRegularFile`
+    without blocking: the file is opened non-blocking and checked before anything is read."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
@@ -103,7 +103,7 @@ def read_regular_bytes(path: Path | str) -> bytes:
         if not stat.S_ISREG(mode):
             raise NotRegularFile(errno.EINVAL, f"is {file_kind(mode)}, not a regular file",
                                  str(path))
-        return f.read()
+        return f.read() if limit is None else f.read(limit)
 
 
 def write_text_atomic(path: Path, text: str) -> Path:

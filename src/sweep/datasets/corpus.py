@@ -32,6 +32,7 @@ from sweep.datasets.problems import (DatasetError, Problem, Report, describe_val
                                      metadata_of, required_str)
 from sweep.datasets.quotes import QuoteIndex
 from sweep.datasets.readers.base import Reader, UnreadableFile
+from sweep.datasets.readers.limits import ReadLimits, read_document
 from sweep.datasets.readers.registry import format_of, resolve_readers
 
 __all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "DOC_ID_RULE", "ReadOptions", "SkippedFiles",
@@ -113,7 +114,8 @@ class ReadOptions:
     evidence is in them) instead of stopping; ``fuzzy`` is the similarity from which a
     quote found neither exactly nor after normalisation is accepted (None: never);
     ``cache_dir`` keeps extracted texts (None: this process only); ``follow_links`` also
-    reads links under the documents folder that lead outside the dataset folder.
+    reads links under the documents folder that lead outside the dataset folder; ``limits``
+    is the most one file may cost to read.
     """
 
     readers: Mapping[str, Reader] = field(default_factory=lambda: resolve_readers(None))
@@ -121,18 +123,25 @@ class ReadOptions:
     fuzzy: float | None = None
     cache_dir: Path | None = None
     follow_links: bool = False
+    limits: ReadLimits = ReadLimits()
 
     @classmethod
     def of(cls, path: Path | str, reader: Mapping[str, str] | None = None,
            skip_unreadable: bool = False, fuzzy: float | None = None,
-           cache_dir: str | Path | None = None, follow_links: bool = False) -> "ReadOptions":
+           cache_dir: str | Path | None = None, follow_links: bool = False,
+           **limits: float | None) -> "ReadOptions":
         """Options from a config's plain values; a bad one is a :class:`DatasetError`
         naming the setting. ``cache_dir`` None is the default extraction cache
-        (``off`` turns it off)."""
+        (``off`` turns it off); ``limits``: ``max_file_mb=...`` and the others of
+        :class:`~sweep.datasets.readers.limits.ReadLimits` (None: the default)."""
         try:
             readers = resolve_readers(None if reader is None else dict(reader))
         except ValueError as e:
             raise DatasetError(Problem(str(path), None, f"dataset.reader: {e}")) from None
+        try:
+            read_limits = ReadLimits.of(**limits)
+        except ValueError as e:
+            raise DatasetError(Problem(str(path), None, str(e))) from None
         if fuzzy is not None and (isinstance(fuzzy, bool) or not isinstance(fuzzy, (int, float))
                                   or not 0 < fuzzy <= 1):
             raise DatasetError(Problem(str(path), None, f"dataset.fuzzy must be null or a "
@@ -142,7 +151,7 @@ class ReadOptions:
                 raise DatasetError(Problem(str(path), None, f"dataset.{key} must be true or "
                                            f"false, got {value!r}"))
         return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
-                   resolve_cache_dir(cache_dir, "extract"), follow_links)
+                   resolve_cache_dir(cache_dir, "extract"), follow_links, read_limits)
 
 
 @dataclass(frozen=True)
@@ -383,9 +392,12 @@ def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions,
     """One file as a Document; None when it cannot be read (the reason is in ``unreadable``
     for files a reader refuses, in ``report`` for a file the system cannot open)."""
     try:
-        data = read_regular_bytes(file)  # never blocks: a FIFO put here since listing is refused
-    except NotRegularFile as e:
+        data = read_document(file, options.limits)  # a regular file only: never blocks
+    except NotRegularFile as e:  # a FIFO put here since the folder was listed
         unreadable.append(Problem(str(file), None, e.strerror))
+        return None
+    except UnreadableFile as e:  # larger than dataset.max_file_mb
+        unreadable.append(Problem(str(file), None, str(e)))
         return None
     except OSError as e:
         report.add(file, None, f"cannot read file: {e.strerror or e}")
@@ -403,7 +415,7 @@ def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions,
         unreadable.append(Problem(str(file), None, "empty file"))
         return None
     try:
-        extracted = extract(data, file.name, reader, options.cache_dir, digest)
+        extracted = extract(data, str(file), reader, options.cache_dir, digest, options.limits)
     except UnreadableFile as e:
         unreadable.append(Problem(str(file), None, f"{e} (reader {reader.name})"))
         return None

@@ -8,6 +8,14 @@ the reader's name and its version, so an edited file or an upgraded parser is
 read afresh and a renamed file is not. Entries are JSON: reading a cache never
 runs code. A cache that cannot be written (read-only, full) is read, not written, and
 the log says so once (``sweep.core.cachedirs``).
+
+Every reader's text passes through here, so what no later stage may receive is
+settled here once: a file beyond the reading limits
+(:mod:`~sweep.datasets.readers.limits`) is refused before a reader parses it, and a
+lone surrogate (U+D800 to U+DFFF: a PDF may map a glyph to one) becomes U+FFFD, one
+character for one so no offset moves, as Python cannot encode it and a tokenizer
+fails on it. What a reader could not keep (``Extracted.warnings``) is logged once
+per process with the file's path, also when the text comes from the cache.
 """
 
 from __future__ import annotations
@@ -16,28 +24,33 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from sweep.core import cachedirs
 from sweep.datasets.readers.base import Extracted, Heading, Reader
+from sweep.datasets.readers.limits import ReadLimits, check_limits
+from sweep.datasets.readers.registry import format_of
 
 __all__ = ["CACHE_FORMAT", "extract"]
 
 log = logging.getLogger(__name__)
 
 #: Bumped when an entry's layout changes; entries of another format are read afresh.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 _memo: dict[tuple[str, str, str], Extracted] = {}
 
 
 def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
-            digest: str | None = None) -> Extracted:
-    """What ``reader`` makes of a file with content ``data`` (SHA-256 ``digest``, computed
-    when not given), from a cache when it was read before. ``cache_dir`` None keeps it in
-    this process only. Raises :class:`~sweep.datasets.readers.base.UnreadableFile` (never
-    cached: a fixed file is read again)."""
+            digest: str | None = None, limits: ReadLimits | None = None) -> Extracted:
+    """What ``reader`` makes of a file ``filename`` (its path, for messages) with content
+    ``data`` (SHA-256 ``digest``, computed when not given), from a cache when it was read
+    before. ``cache_dir`` None keeps it in this process only. Raises
+    :class:`~sweep.datasets.readers.base.UnreadableFile` (never cached: a fixed file is
+    read again), also for a file beyond ``limits`` (default: :class:`ReadLimits`)."""
     digest = digest or hashlib.sha256(data).hexdigest()
     key = (digest, reader.name, reader.version)
     if key in _memo:
@@ -45,11 +58,33 @@ def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
     entry = None if cache_dir is None else _entry_path(cache_dir, *key)
     extracted = _load(entry, key) if entry is not None else None
     if extracted is None:
-        extracted = reader.read(data, filename)
+        check_limits(data, format_of(filename), limits or ReadLimits())
+        extracted = _without_surrogates(reader.read(data, filename))
         if entry is not None:
             _save(entry, key, extracted)
+    else:
+        extracted = _without_surrogates(extracted)  # (a damaged entry may hold one as \ud800)
+    for warning in extracted.warnings:
+        log.warning("%s: %s", filename, warning)
     _memo[key] = extracted
     return extracted
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(extracted: Extracted) -> Extracted:
+    """``extracted`` with every lone surrogate of its text, title and headings as U+FFFD,
+    and a warning saying how many there were."""
+    found = len(_SURROGATE.findall(extracted.text)) or len(_SURROGATE.findall(extracted.title))
+    title = _SURROGATE.sub("\ufffd", extracted.title)
+    headings = tuple(replace(h, title=_SURROGATE.sub("\ufffd", h.title)) for h in extracted.headings)
+    if not found and title == extracted.title and headings == extracted.headings:
+        return extracted
+    return replace(extracted, text=_SURROGATE.sub("\ufffd", extracted.text), title=title,
+                   headings=headings, warnings=extracted.warnings + (
+                       f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
+                       "(U+D800 to U+DFFF, no character; a font's broken Unicode map) read as U+FFFD",))
 
 
 def _entry_path(cache_dir: Path, digest: str, name: str, version: str) -> Path:
@@ -72,7 +107,8 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
         return Extracted(
             text=data["text"], title=data["title"],
             headings=tuple(Heading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]),
-            pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]))
+            pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]),
+            warnings=tuple(str(w) for w in data["warnings"]))
     except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         log.warning("extraction cache: ignoring %s (not an entry of this version)", path)
         return None
@@ -85,7 +121,7 @@ def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
     entry = {"format": CACHE_FORMAT, "sha256": key[0], "reader": key[1], "version": key[2],
              "title": extracted.title, "text": extracted.text,
              "headings": [[h.level, h.title, h.start] for h in extracted.headings],
-             "pages": [list(p) for p in extracted.pages]}
+             "pages": [list(p) for p in extracted.pages], "warnings": list(extracted.warnings)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # A unique temporary name: two jobs of a parallel sweep may write the same entry.

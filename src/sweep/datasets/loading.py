@@ -64,12 +64,13 @@ def skipped_files(path: str | Path, *, follow_links: bool = False) -> SkippedFil
 
 def load_corpus(path: str | Path, *, reader: Mapping[str, str] | None = None,
                 skip_unreadable: bool = False, cache_dir: str | Path | None = None,
-                follow_links: bool = False) -> tuple[Document, ...]:
+                follow_links: bool = False, **limits: float | None) -> tuple[Document, ...]:
     """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of document files,
-    or a dataset directory holding either (``reader``: format -> reader name, see
-    :class:`ReadOptions`). Raises :class:`DatasetError`."""
+    or a dataset directory holding either (``reader``: format -> reader name, ``limits``:
+    ``max_file_mb=...`` and the others, see :class:`ReadOptions`). Raises :class:`DatasetError`."""
     path = Path(path).expanduser()
-    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir, follow_links)
+    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir, follow_links,
+                             **limits)
     report = Report()
     documents = read_corpus(path, report, options)
     report.raise_if_any(_hint(path))
@@ -94,11 +95,13 @@ def load_queries(
 
 def load_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
                  skip_unreadable: bool = False, fuzzy: float | None = None,
-                 cache_dir: str | Path | None = None, follow_links: bool = False) -> Dataset:
+                 cache_dir: str | Path | None = None, follow_links: bool = False,
+                 **limits: float | None) -> Dataset:
     """The validated dataset in directory ``path`` (project or BEIR layout, detected),
     its documents read as :class:`ReadOptions` says. Raises :class:`DatasetError` if any
     problem exists."""
-    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links)
+    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links,
+                             **limits)
     dataset, problems = _scan_dataset(Path(path), split, options)
     if problems:
         raise DatasetError(problems, hint_path=str(path))
@@ -115,10 +118,12 @@ def check_dataset(path: str | Path, *, split: str = "test", **read: Any) -> list
 def scan_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
                  skip_unreadable: bool = False, fuzzy: float | None = None,
                  cache_dir: str | Path | None = None, follow_links: bool = False,
+                 **limits: float | None,
                  ) -> tuple[Dataset | None, list[Problem]]:
     """``(dataset, [])`` when valid, else ``(None, every problem)``: one read for both."""
     try:
-        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links)
+        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links,
+                                 **limits)
     except DatasetError as e:
         return None, e.problems
     return _scan_dataset(Path(path), split, options)

@@ -25,6 +25,7 @@ from sweep.jobs.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import failure_counts, rerun_hint
 from sweep.datasets.loading import DatasetError, load_corpus
+from sweep.datasets.readers.limits import LIMIT_KEYS
 
 log = logging.getLogger("sweep.generate")
 
@@ -52,7 +53,7 @@ def run(cfg: DictConfig) -> int:
     dataset_path = str(cfg.dataset.path)
     # Read the documents as a sweep of this dataset config would (dataset.reader.pdf=...).
     reading = {key: cfg.dataset.get(key)
-               for key in ("reader", "skip_unreadable", "cache_dir", "follow_links")
+               for key in ("reader", "skip_unreadable", "cache_dir", "follow_links", *LIMIT_KEYS)
                if cfg.dataset.get(key) is not None}
     if "reader" in reading:
         reading["reader"] = dict(reading["reader"])

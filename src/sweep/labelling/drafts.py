@@ -57,12 +57,14 @@ def draft_path(dataset: str | Path, out: str | Path | None = None) -> Path:
 def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
                    out: str | Path | None = None, *, top: int = 3, overwrite: bool = False,
                    reader: Mapping[str, str] | None = None, skip_unreadable: bool = False,
-                   follow_links: bool = False, progress: Callable[[str], None] | None = None) -> Draft:
+                   follow_links: bool = False, progress: Callable[[str], None] | None = None,
+                   **limits: float | None) -> Draft:
     """Propose ``top`` passages of ``dataset``'s documents for each question of
     ``questions`` (default ``DATASET/queries.jsonl``) without evidence, and write the
     draft to :func:`draft_path` atomically. An existing draft is replaced only with
-    ``overwrite`` (FileExistsError), the questions file never. Bad input raises
-    :class:`DatasetError`."""
+    ``overwrite`` (FileExistsError), the questions file never (``reader``,
+    ``skip_unreadable`` and the reading ``limits``: as :func:`load_corpus` reads). Bad input
+    raises :class:`DatasetError`."""
     say = progress or (lambda message: None)
     dataset = Path(dataset).expanduser()
     if not dataset.is_dir():
@@ -85,7 +87,7 @@ def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
         return Draft(None, questions_file, 0, labelled, (), 0, 0)
     say(f"reading the documents of {dataset}")
     documents = load_corpus(dataset, reader=reader, skip_unreadable=skip_unreadable,
-                            follow_links=follow_links)
+                            follow_links=follow_links, **limits)
     documents, left_out = _without_questions_file(dataset, documents, questions_file)
     if not documents:
         raise DatasetError(Problem(str(dataset), None, "no documents besides the questions file"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Extracted", "Heading", "Reader", "UnreadableFile"]
+__all__ = ["Extracted", "Heading", "Reader", "UnreadableFile", "inner_name"]
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,17 @@ class Extracted:
     ``text`` (empty for formats without pages); ranges are in order and do not
     overlap. ``headings`` are the Markdown headings of ``text`` (readers of
     structured formats write headings as ``#`` lines so ``chunk=markdown`` and
-    heading prefixes work on them).
+    heading prefixes work on them). ``warnings`` say, one line each and without the
+    path, what of the file the text does not hold as the file says it (text a parser
+    could not reach, bytes that are not what the file declares); the loader logs them
+    with the path.
     """
 
     text: str
     title: str = ""
     headings: tuple[Heading, ...] = ()
     pages: tuple[tuple[int, int], ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def page_of(self, offset: int) -> int | None:
         """The 1-based page holding character ``offset``, or None (no pages, or between pages)."""
@@ -50,6 +54,13 @@ class UnreadableFile(Exception):
     """A file a reader cannot turn into text. ``str()`` is the reason on one line, without
     the path (the loader adds it): ``encrypted PDF: ...``, ``no text layer: OCR is not
     supported; convert it first``, ``corrupt DOCX: ...``, ``empty file``."""
+
+
+def inner_name(name: str) -> str:
+    """A name read from inside a file (a zip member's), as a message may show it: as it
+    is when it is all printable, else escaped (``'a\\nb'``), so it can neither split a
+    message's line nor send the terminal control codes."""
+    return name if name.isprintable() else ascii(name)
 
 
 @runtime_checkable

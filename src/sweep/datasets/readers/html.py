@@ -41,7 +41,17 @@ text is only such a mark) are dropped, so that a heading reads ``Copyright``, no
 
 Bytes are decoded by a byte-order mark, else the ``<meta charset>`` (or the
 ``http-equiv`` content type) of the first 4 kB, else UTF-8, else windows-1252,
-as browsers do for a page that does not say.
+as browsers do for a page that does not say. A declaration of UTF-16 or UTF-32 found
+that way is read as UTF-8, as browsers do: bytes in which the declaration reads as
+ASCII are not UTF-16. Bytes not valid in the encoding used become U+FFFD, and the
+reader warns how many.
+
+Nothing of the page is lost without a warning: elements nested deeper than the HTML
+parser goes (2048 levels, libxml2's limit with its huge-document option on; 256
+without) end the text there, and the reader says so; an XHTML page's internal DTD
+subset (``<!DOCTYPE html [ <!ENTITY ...> ]>``), which an HTML parser would show as
+text (``]>``), is taken out, and an entity it declares stays as written (``&x;``),
+with a warning, since entities are never expanded.
 """
 
 from __future__ import annotations
@@ -52,40 +62,61 @@ from pathlib import PurePath
 from typing import Any
 
 from sweep.datasets.readers.base import Extracted, UnreadableFile
-from sweep.datasets.readers.markdown import markdown_headings, plain_markdown
+from sweep.datasets.readers.markdown import markdown_headings, markitdown_fallbacks, plain_markdown
 from sweep.datasets.readers.pdf import library_version
 
 __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 3
-_MARKITDOWN_RECIPE = 3
+_TRAFILATURA_RECIPE = 4
+_MARKITDOWN_RECIPE = 4
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-def decode_html(data: bytes) -> str:
-    """The text of an HTML file's bytes (see the module for the order of the clues)."""
+def decode_html(data: bytes, warnings: list[str] | None = None) -> str:
+    """The text of an HTML file's bytes (see the module for the order of the clues);
+    what could not be decoded is said in ``warnings``."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return data.decode(encoding, errors="replace")
-    match = _META_CHARSET.search(data[:4096])
-    if match is not None:
-        try:
-            encoding = codecs.lookup(match.group(1).decode("ascii")).name
-        except (LookupError, UnicodeDecodeError):
-            encoding = None
-        if encoding is not None:
-            # A page that says latin-1 means windows-1252, as browsers read it.
-            if encoding in ("latin_1", "iso8859-1", "ascii"):
-                encoding = "cp1252"
-            return data.decode(encoding, errors="replace")
+            return _decoded(data, encoding, warnings)
+    encoding = _declared_encoding(data[:4096])
+    if encoding is not None:
+        return _decoded(data, encoding, warnings)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        return _decoded(data, "cp1252", warnings)
+
+
+def _declared_encoding(head: bytes) -> str | None:
+    match = _META_CHARSET.search(head)
+    if match is None:
+        return None
+    try:
+        encoding = codecs.lookup(match.group(1).decode("ascii")).name
+    except (LookupError, UnicodeDecodeError):
+        return None
+    # A page that says latin-1 means windows-1252, as browsers read it; one that says
+    # UTF-16 in bytes that read as ASCII is not UTF-16, and browsers read it as UTF-8.
+    if encoding in ("latin_1", "iso8859-1", "ascii"):
+        return "cp1252"
+    if encoding.replace("_", "-").startswith(("utf-16", "utf-32")):
+        return "utf-8"
+    return encoding
+
+
+def _decoded(data: bytes, encoding: str, warnings: list[str] | None) -> str:
+    text = data.decode(encoding, errors="replace")
+    if "\ufffd" in text and warnings is not None:
+        # (a U+FFFD the page holds itself is not a loss)
+        lost = text.count("\ufffd") - data.decode(encoding, errors="ignore").count("\ufffd")
+        if lost:
+            warnings.append(f"{lost:,} byte sequence{'s' if lost != 1 else ''} not valid "
+                            f"{codecs.lookup(encoding).name} read as U+FFFD")
+    return text
 
 
 # --------------------------------------------------------------------------- the page's own structure
@@ -95,14 +126,47 @@ def decode_html(data: bytes) -> str:
 _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 
 
-def _parse(html: str) -> Any | None:
+# An XHTML page's internal DTD subset, before the root element: an HTML parser ends the
+# doctype at its first ">" and shows the rest ("]>") as text.
+_INTERNAL_SUBSET = re.compile(r"\A(\ufeff?\s*(?:<!--.*?-->\s*)*<!DOCTYPE[^\[>]*)\[(.*?)\]\s*>",
+                              re.IGNORECASE | re.DOTALL)
+_ENTITY_DECLARATION = re.compile(r"<!ENTITY\s+([^\s%][^\s]*)")
+# libxml2's "Excessive depth in document: 2048, ..." (its limit with huge_tree; 256 without).
+_DEPTH = re.compile(r"depth in document: (\d+)")
+
+
+def _parse(html: str, warnings: list[str]) -> Any | None:
     import lxml.html
     from lxml.etree import ParserError
 
+    html = _without_internal_subset(_XML_DECLARATION.sub("", html, count=1), warnings)
+    # huge_tree: libxml2's limits on depth and text size are raised (the file's size is
+    # bounded by dataset.max_file_mb); past the deeper limit it still stops, and says so.
+    parser = lxml.html.HTMLParser(huge_tree=True)
     try:
-        return lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
+        tree = lxml.html.document_fromstring(html, parser=parser)
     except (ParserError, ValueError):
         return None  # no elements at all
+    depth = next((_DEPTH.search(error.message) for error in parser.error_log
+                  if "Excessive depth" in error.message), None)
+    if depth is not None:
+        warnings.append(f"elements nested more than {int(depth.group(1)):,} deep: the page's text "
+                        "from there on is not read")
+    return tree
+
+
+def _without_internal_subset(html: str, warnings: list[str]) -> str:
+    match = _INTERNAL_SUBSET.match(html)
+    if match is None:
+        return html
+    rest = html[match.end():]
+    used = [name for name in dict.fromkeys(_ENTITY_DECLARATION.findall(match.group(2)))
+            if f"&{name};" in rest]
+    if used:
+        shown = ", ".join(f"&{name};" for name in used[:5]) + (", ..." if len(used) > 5 else "")
+        warnings.append(f"entities declared in the page's DTD are not expanded: {shown} "
+                        "left as written")
+    return match.group(1) + ">" + rest
 
 
 def _text(element: Any) -> str:
@@ -156,12 +220,13 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
 
 
 def _extracted(markdown: str, anchors: list[tuple[list[tuple[int, str]], str]], title: str,
-               filename: str) -> Extracted:
+               filename: str, warnings: list[str]) -> Extracted:
     text = _restore_headings(plain_markdown(markdown), anchors)
     if not text.strip():
         raise UnreadableFile(NO_MAIN_TEXT)
     text = text.strip("\n") + "\n"
-    return Extracted(text=text, title=title or PurePath(filename).stem, headings=markdown_headings(text))
+    return Extracted(text=text, title=title or PurePath(filename).stem, headings=markdown_headings(text),
+                     warnings=tuple(warnings))
 
 
 _BLOCKS = frozenset({"p", "li", "pre", "td", "th", "dd", "dt", "blockquote", "figcaption", "caption"})
@@ -241,13 +306,14 @@ def _main_content(tree: Any) -> Any:
     return body if body is not None else tree
 
 
-def _page(data: bytes) -> tuple[Any, str]:
+def _page(data: bytes, warnings: list[str]) -> tuple[Any, str]:
     """The parsed page as a browser shows it (see the module) and its title, taken before
-    anything is pruned (its ``<h1>`` may sit in a ``<header>`` that goes)."""
-    html = decode_html(data)
+    anything is pruned (its ``<h1>`` may sit in a ``<header>`` that goes); what of the
+    page could not be read is said in ``warnings``."""
+    html = decode_html(data, warnings)
     if not html.strip():
         raise UnreadableFile("empty file")
-    tree = _parse(html)
+    tree = _parse(html, warnings)
     if tree is None:
         raise UnreadableFile(NO_MAIN_TEXT)
     _drop_permalinks(tree)
@@ -298,7 +364,8 @@ class HtmlReader:
     def read(self, data: bytes, filename: str) -> Extracted:
         import trafilatura
 
-        tree, title = _page(data)
+        warnings: list[str] = []
+        tree, title = _page(data, warnings)
         _prune(tree, _UNMISTAKABLE_NAME)
         anchors = _heading_anchors(tree)  # (after pruning: a sidebar's heading is not put back)
         body = tree.find("body")
@@ -309,7 +376,7 @@ class HtmlReader:
             tree, output_format="markdown", include_tables=True, include_formatting=True,
             include_comments=False, include_links=False, include_images=False, favor_recall=True,
             deduplicate=False, config=_trafilatura_config())
-        return _extracted(markdown or "", anchors, title, filename)
+        return _extracted(markdown or "", anchors, title, filename, warnings)
 
 
 _CONFIG: Any = None
@@ -348,9 +415,11 @@ class MarkitdownHtmlReader:
         import lxml.html
         from markitdown import MarkItDown, StreamInfo
 
-        tree, title = _page(data)
+        warnings: list[str] = []
+        tree, title = _page(data, warnings)
         _prune(tree, _BOILERPLATE_NAME)
         page = lxml.html.tostring(_main_content(tree), encoding="unicode")
-        result = MarkItDown(enable_plugins=False).convert_stream(
-            io.BytesIO(page.encode("utf-8")), stream_info=StreamInfo(extension=".html", charset="utf-8"))
-        return _extracted(result.markdown or "", [], title, filename)
+        with markitdown_fallbacks(warnings):
+            result = MarkItDown(enable_plugins=False).convert_stream(
+                io.BytesIO(page.encode("utf-8")), stream_info=StreamInfo(extension=".html", charset="utf-8"))
+        return _extracted(result.markdown or "", [], title, filename, warnings)

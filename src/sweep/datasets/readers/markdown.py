@@ -15,10 +15,29 @@ that has them. :func:`plain_markdown` keeps the block structure and drops them.
 from __future__ import annotations
 
 import re
+import warnings as python_warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sweep.datasets.readers.base import Heading
 
-__all__ = ["markdown_headings", "plain_markdown"]
+__all__ = ["markdown_headings", "markitdown_fallbacks", "plain_markdown"]
+
+#: What a reader says when markitdown wrote a page as plain text.
+PLAIN_TEXT_FALLBACK = ("nested too deeply for markitdown's Markdown conversion: read as plain "
+                       "text, without its headings, lists and tables")
+
+
+@contextmanager
+def markitdown_fallbacks(warnings: list[str]) -> Iterator[None]:
+    """markitdown converts HTML nested past Python's recursion limit as plain text and
+    says so with a Python warning, which nobody reads; within this block that warning
+    becomes one of the reader's ``warnings`` (other warnings of the converters are dropped)."""
+    with python_warnings.catch_warnings(record=True) as caught:
+        python_warnings.simplefilter("always")
+        yield
+    if any("too deeply nested" in str(w.message) for w in caught):
+        warnings.append(PLAIN_TEXT_FALLBACK)
 
 # ATX headings: up to three spaces of indent, 1-6 '#', a space, the title, optional
 # closing '#'s. '####' alone (a reST adornment) and '#+TITLE' (Org) are not headings.

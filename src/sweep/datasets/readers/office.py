@@ -17,6 +17,12 @@ parser drops namespace prefixes and mammoth then fails on every file ("Could
 not find the body element"). When a one-time check finds the parser so broken,
 the reader gives the file to mammoth directly, as markitdown does after that
 step, and equations are read as their text; the version says which path ran.
+
+An Office part never needs a DTD, and entities are never expanded (XXE, billion
+laughs). A part that declares one anyway (``<!DOCTYPE p:sld [<!ENTITY x ...>]>``)
+would lose text quietly: python-pptx and openpyxl drop what follows an entity they do
+not expand in its element. Such a part is read without its DTD and its entity
+references, and the reader warns which entities were left out.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ import zipfile
 from functools import cache
 from pathlib import PurePath
 
-from sweep.datasets.readers.base import Extracted, UnreadableFile
-from sweep.datasets.readers.markdown import markdown_headings, plain_markdown
+from sweep.datasets.readers.base import Extracted, UnreadableFile, inner_name
+from sweep.datasets.readers.markdown import markdown_headings, markitdown_fallbacks, plain_markdown
 from sweep.datasets.readers.pdf import library_version
 
 __all__ = ["OFFICE_FORMATS", "OfficeReader"]
@@ -36,7 +42,7 @@ __all__ = ["OFFICE_FORMATS", "OfficeReader"]
 #: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
 OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
 
-_RECIPE = 2
+_RECIPE = 3
 _BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _SLIDE = re.compile(r"<!-- Slide number: (\d+) -->")
@@ -66,8 +72,11 @@ class OfficeReader:
         if not data.strip():
             raise UnreadableFile("empty file")
         archive = _open_archive(data, label, OFFICE_FORMATS[self.fmt])
+        warnings: list[str] = []
         try:
-            markdown = _convert(self.fmt, data)
+            data = _without_dtds(archive, data, warnings)
+            with markitdown_fallbacks(warnings):
+                markdown = _convert(self.fmt, data)
         except UnreadableFile:
             raise
         except Exception as e:  # noqa: BLE001 - the converter library's own error on a damaged file
@@ -83,7 +92,7 @@ class OfficeReader:
         headings = markdown_headings(text)
         title = (_core_title(archive) or next((h.title for h in headings if h.level == 1), "")
                  or PurePath(filename).stem)
-        return Extracted(text=text, title=title, headings=headings, pages=pages)
+        return Extracted(text=text, title=title, headings=headings, pages=pages, warnings=tuple(warnings))
 
 
 def _open_archive(data: bytes, label: str, member: str) -> zipfile.ZipFile:
@@ -101,6 +110,47 @@ def _open_archive(data: bytes, label: str, member: str) -> zipfile.ZipFile:
     except KeyError:
         raise UnreadableFile(f"corrupt {label}: no {member} in the archive (not a {label} file)") from None
     return archive
+
+
+# A part's DTD, in its prolog (after the XML declaration, comments and processing instructions).
+_DOCTYPE = re.compile(rb"\A((?:\xef\xbb\xbf)?(?:\s|<\?.*?\?>|<!--.*?-->)*)<!DOCTYPE\s[^\[>]*(?:\[.*?\]\s*)?>",
+                      re.DOTALL)
+_ROOT = re.compile(rb"<[A-Za-z_]")  # an element's start: the prolog is over
+_HEAD = 1 << 16  # bytes of each part looked at for a DTD
+# A reference to an entity other than XML's five (character references stay).
+_ENTITY_REFERENCE = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos);)([A-Za-z_:][\w.:-]*);")
+
+
+def _without_dtds(archive: zipfile.ZipFile, data: bytes, warnings: list[str]) -> bytes:
+    """``data``, or when one of its XML parts declares a DTD, a copy whose such parts have
+    neither the DTD nor references to the entities it declares (see the module)."""
+    changed: dict[str, bytes] = {}
+    for member in archive.infolist():
+        if not member.filename.lower().endswith((".xml", ".rels")):
+            continue
+        with archive.open(member) as part:
+            head = part.read(_HEAD)
+        if _DOCTYPE.match(head) is None and (_ROOT.search(head) or len(head) < _HEAD):
+            continue  # (the root element starts before any DTD: there is none)
+        xml = archive.read(member)
+        match = _DOCTYPE.match(xml)
+        if match is None:
+            continue
+        xml = match.group(1) + xml[match.end():]
+        names = list(dict.fromkeys(m.decode("utf-8", "replace") for m in _ENTITY_REFERENCE.findall(xml)))
+        changed[member.filename] = _ENTITY_REFERENCE.sub(b"", xml)
+        left_out = (f"entit{'ies' if len(names) > 1 else 'y'} "
+                    + ", ".join(f"&{name};" for name in names[:5]) + (", ..." if len(names) > 5 else "")
+                    + " left out (entities are never expanded)") if names else "ignored"
+        warnings.append(f"{inner_name(member.filename)} declares a DTD, which is not read: {left_out}")
+    if not changed:
+        return data
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+        for member in archive.infolist():
+            copy.writestr(member, changed[member.filename] if member.filename in changed
+                          else archive.read(member))
+    return out.getvalue()
 
 
 def _convert(fmt: str, data: bytes) -> str:

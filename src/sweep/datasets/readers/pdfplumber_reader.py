@@ -70,7 +70,12 @@ class PdfplumberReader:
         with quiet_pdf_logs():
             try:
                 with pdfplumber.open(io.BytesIO(data)) as pdf:
-                    raw = [_page_lines(page) for page in pdf.pages]
+                    raw = []
+                    for page in pdf.pages:
+                        raw.append(_page_lines(page))
+                        # pdfplumber keeps every object of every page it read: at 1.5 GB per
+                        # MB of page content, a document would not fit. One page at a time.
+                        page.close()
                     title = metadata_title((pdf.metadata or {}).get("Title"))
             except Exception as e:  # noqa: BLE001 - pdfminer's own error on a damaged file, of many types
                 cause = e.args[0] if type(e).__name__ == "PdfminerException" and e.args else e

@@ -7,7 +7,7 @@
 
 Columns of :func:`load`: the settings first (``chunk.size``, ``chunk.overlap``...),
 then ``job``, ``status``, ``error``, the comparison with the best (``vs_best``,
-``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
+``recommended``, ``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
 aggregate as ``level.metric@k`` with its 95% interval in ``.lo``/``.hi``; with a
 re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi``); with
 parent retrieval, the chunks' own ranking as ``child.level.metric@k``.
@@ -57,6 +57,9 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
         "dataset": row.dataset.name if row.dataset else "",
         "overrides": " ".join(row.overrides), "notes": " | ".join(row.notes),
         "vs_best": "untested" if untested else (c.verdict if c else ""),
+        # The job export --recommended and check take: they refuse a folder whose rows
+        # no longer pick it (sweep.exporting.selection.recommended_job).
+        "recommended": d is not None and d.chosen_job == row.job,
         "diff_from_best": c.diff if c else None,
         "p_value": c.p_value if c else None,
         "p_holm": c.p_holm if c else None,

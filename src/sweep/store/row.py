@@ -7,9 +7,12 @@ through :class:`Row`.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
+import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -21,7 +24,8 @@ from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
 from sweep.store.stats import Stats
 
-__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows"]
+__all__ = ["DatasetInfo", "NotAFileError", "ROW_FORMAT", "Row", "RowError", "load_rows",
+           "saved_file"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,42 @@ STATUSES = ("ok", "invalid", "failed")
 
 class RowError(ValueError):
     """A row.json that cannot be read; ``str()`` names the file and the problem."""
+
+
+class NotAFileError(OSError, ValueError):
+    """A name of a sweep folder that is not a regular file (a FIFO, a device, a folder).
+
+    Both an ``OSError`` and a ``ValueError``: every command already turns one or the other
+    into its one-line bad-input error, wherever it reads a sweep folder.
+    """
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))
+
+
+def saved_file(path: Path) -> Path | None:
+    """``path`` when it is a regular file, None when there is nothing there; any other kind
+    of file is a :class:`NotAFileError` naming it.
+
+    The one gate before a file of a sweep folder is opened: a sweep folder is input from
+    anyone (a CI baseline, a pull request), and opening a FIFO there would block the
+    command forever, a device would be read without end.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a link loop, a name too long: named, not a traceback
+        raise NotAFileError(e.errno, f"cannot be read ({e.strerror})", str(path)) from None
+    if stat.S_ISREG(mode):
+        return path
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise NotAFileError(errno.EINVAL, f"is {kind}, not a file sweep wrote; a sweep folder "
+                        "holds only regular files", str(path))
 
 
 @dataclass(frozen=True)
@@ -112,11 +152,10 @@ class Row:
 
     def file(self, name: str) -> Path | None:
         """A per-job file (``per_query.csv``, ``hits.jsonl``) when the row was read from disk
-        and the file exists."""
+        and the file exists; :class:`NotAFileError` when it is not a regular file."""
         if self.path is None:
             return None
-        p = self.path / name
-        return p if p.exists() else None
+        return saved_file(self.path / name)
 
     # -- JSON ------------------------------------------------------------------
 
@@ -146,6 +185,8 @@ class Row:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise RowError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+        except RecursionError:  # sweep writes a few levels; thousands are damage or an attack
+            raise RowError(f"{where}: nested too deeply to be a row") from None
         if not isinstance(data, dict):
             raise RowError(f"{where}: not a row object")
         if data.get("format") != ROW_FORMAT:
@@ -187,14 +228,17 @@ class Row:
 def load_rows(sweep_dir: Path) -> list[Row]:
     """Every job's row under a sweep folder, in job order.
 
-    One damaged row (a job killed while writing it, a row of another version)
-    must not cost the table of all the others: it is skipped, with a warning.
+    One damaged row (a job killed while writing it, a row of another version, a FIFO in
+    its place) must not cost the table of all the others: it is skipped, with a warning.
     """
     rows = []
     for path in sorted(Path(sweep_dir).glob("*/row.json")):
         try:
+            saved_file(path)
             rows.append(Row.from_json(path.read_text(encoding="utf-8"), path=path.parent))
-        except (OSError, UnicodeDecodeError, RowError) as e:
+        except UnicodeDecodeError as e:
+            log.warning("skipped a row: %s: not UTF-8 text (byte %d)", path, e.start)
+        except (OSError, RowError) as e:
             log.warning("skipped a row: %s", e)
     rows.sort(key=lambda r: r.job)
     return rows

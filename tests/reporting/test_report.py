@@ -91,7 +91,7 @@ def test_worst_queries_are_sorted_worst_first_with_their_text(tmp_path):
     assert values == sorted(values) and len(values) == 60
     first = md[md.index("## 1."):]
     assert "**Query:** Question number" in first and "gold evidence" in first
-    assert "chunk text" in first and "&lt;about> travel" in first
+    assert "chunk text" in first and "&lt;about&gt; travel" in first
 
 
 def test_one_setting_still_gets_a_report_without_heatmaps(tmp_path):

@@ -14,7 +14,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
-from sweep.store.row import Row, load_rows, saved_file
+from sweep.store.files import saved_file
+from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
 
@@ -91,7 +92,7 @@ class Chosen:
 def _rows(sweep_dir: Path) -> list[Row]:
     if not sweep_dir.is_dir():
         raise ExportError(f"{sweep_dir}: no such folder")
-    rows = load_rows(sweep_dir)
+    rows = load_rows(sweep_dir, warn=False)  # a damaged row that matters is an error below
     if not rows:
         raise ExportError(f"{sweep_dir}: no job rows (*/row.json); is it a sweep's folder?")
     return rows
@@ -143,15 +144,14 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
     by_job = {r.job: r for r in rows}
     for job in sorted(reported):
         if job not in by_job:
-            path = sweep_dir / str(job) / "row.json"
-            problem = "cannot be read" if path.exists() else "missing"
-            raise ExportError(f"{path}: {problem}, but results.csv recommends job {job}; name "
-                              f"the job with {option} N")
+            raise ExportError(f"{_unread(sweep_dir / str(job) / 'row.json')}; results.csv "
+                              f"recommends job {job}, and no other job is taken in its place: "
+                              f"name the job with {option} N")
     loaded = {r.path.resolve() for r in rows if r.path is not None}
     for path in sorted(sweep_dir.glob("*/row.json")):
         if path.parent.resolve() not in loaded:
-            raise ExportError(f"{path}: cannot be read, so the recommendation cannot be "
-                              f"recomputed; name the job with {option} N")
+            raise ExportError(f"{_unread(path)}, so the recommendation cannot be recomputed; "
+                              f"name the job with {option} N")
     for r in rows:
         if r.ok and r.file("per_query.csv") is None:
             raise ExportError(f"{sweep_dir / str(r.job) / 'per_query.csv'}: missing, so the "
@@ -185,12 +185,23 @@ def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
     rows = _rows(sweep_dir)
     number = recommended_job(sweep_dir, rows, option) if job is None else job
     row = next((r for r in rows if r.job == number), None)
+    if row is None and (sweep_dir / str(number) / "row.json").exists():
+        raise ExportError(_unread(sweep_dir / str(number) / "row.json"))
     if row is None:
         raise ExportError(f"{sweep_dir}: no job {number} (jobs: "
                           f"{', '.join(str(r.job) for r in rows)})")
     if not row.ok:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
     return Chosen(sweep_dir, row)
+
+
+def _unread(path: Path) -> str:
+    """Why the row at ``path`` was not read: ``<path>: missing`` or its damage."""
+    try:
+        read_row(path)
+    except RowError as e:
+        return str(e)
+    return f"{path}: changed while it was read"  # pragma: no cover - a race with a writer
 
 
 def _mapping(path: Path, resolve: bool = False) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from sweep.reporting.sweepreport import GroupView, SweepReport
 __all__ = ["ROW_LEGEND", "TERMINAL_WIDTH", "agreement_lines", "breakdown_frame",
            "breakdown_markdown", "footnotes", "markdown", "recommendations", "results_frame",
            "results_markdown", "row_class", "row_classes", "terminal_table", "terminal_text",
-           "worst_queries_markdown"]
+           "unfinished_note", "worst_queries_markdown"]
 
 HEADLINE_METRICS = ("recall", "ndcg")
 TERMINAL_WIDTH = 120
@@ -217,9 +217,16 @@ def _width(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
 
+def unfinished_note(jobs: Sequence[int]) -> str:
+    """``job 2 never finished (...)``: jobs that started and saved no row."""
+    return (f"job{'s' if len(jobs) > 1 else ''} {', '.join(map(str, jobs))} never finished "
+            "(no row.json: the sweep was killed, or is still running), so "
+            f"{'they are' if len(jobs) > 1 else 'it is'} not in the table")
+
+
 def footnotes(rep: SweepReport) -> list[str]:
     """The notes under the table: what was scored, what the columns mean, how the tests ran."""
-    notes = []
+    notes = [unfinished_note(rep.unfinished) + "."] if rep.unfinished else []
     ok = rep.ok
     by_dataset: dict[str, Row] = {}
     for r in ok:

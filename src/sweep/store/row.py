@@ -7,12 +7,9 @@ through :class:`Row`.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import math
-import os
-import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -22,10 +19,11 @@ from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
+from sweep.store.files import NotAFileError, saved_file
 from sweep.store.stats import Stats
 
-__all__ = ["DatasetInfo", "NotAFileError", "ROW_FORMAT", "Row", "RowError", "load_rows",
-           "saved_file"]
+__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows", "read_row",
+           "unfinished_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -36,42 +34,6 @@ STATUSES = ("ok", "invalid", "failed")
 
 class RowError(ValueError):
     """A row.json that cannot be read; ``str()`` names the file and the problem."""
-
-
-class NotAFileError(OSError, ValueError):
-    """A name of a sweep folder that is not a regular file (a FIFO, a device, a folder).
-
-    Both an ``OSError`` and a ``ValueError``: every command already turns one or the other
-    into its one-line bad-input error, wherever it reads a sweep folder.
-    """
-
-    def __str__(self) -> str:
-        return f"{self.filename}: {self.strerror}"
-
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))
-
-
-def saved_file(path: Path) -> Path | None:
-    """``path`` when it is a regular file, None when there is nothing there; any other kind
-    of file is a :class:`NotAFileError` naming it.
-
-    The one gate before a file of a sweep folder is opened: a sweep folder is input from
-    anyone (a CI baseline, a pull request), and opening a FIFO there would block the
-    command forever, a device would be read without end.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return None
-    except OSError as e:  # a link loop, a name too long: named, not a traceback
-        raise NotAFileError(e.errno, f"cannot be read ({e.strerror})", str(path)) from None
-    if stat.S_ISREG(mode):
-        return path
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    raise NotAFileError(errno.EINVAL, f"is {kind}, not a file sweep wrote; a sweep folder "
-                        "holds only regular files", str(path))
 
 
 @dataclass(frozen=True)
@@ -225,23 +187,47 @@ class Row:
         return replace(self, stats=replace(self.stats, **changes))
 
 
-def load_rows(sweep_dir: Path) -> list[Row]:
+def read_row(path: Path) -> Row:
+    """The row saved at ``path`` (``<job>/row.json``); :class:`RowError` names the file and
+    what is wrong with it (missing, not a regular file, not UTF-8, not a row)."""
+    try:
+        if saved_file(path) is None:
+            raise RowError(f"{path}: missing")
+        return Row.from_json(path.read_text(encoding="utf-8"), path=path.parent)
+    except UnicodeDecodeError as e:
+        raise RowError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except NotAFileError as e:
+        raise RowError(str(e)) from None
+    except OSError as e:
+        raise RowError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
+def load_rows(sweep_dir: Path, *, warn: bool = True) -> list[Row]:
     """Every job's row under a sweep folder, in job order.
 
     One damaged row (a job killed while writing it, a row of another version, a FIFO in
-    its place) must not cost the table of all the others: it is skipped, with a warning.
+    its place) must not cost the table of all the others: it is skipped, with a warning
+    unless ``warn`` is false (a caller that says itself what the damage means).
     """
     rows = []
     for path in sorted(Path(sweep_dir).glob("*/row.json")):
         try:
-            saved_file(path)
-            rows.append(Row.from_json(path.read_text(encoding="utf-8"), path=path.parent))
-        except UnicodeDecodeError as e:
-            log.warning("skipped a row: %s: not UTF-8 text (byte %d)", path, e.start)
-        except (OSError, RowError) as e:
-            log.warning("skipped a row: %s", e)
+            rows.append(read_row(path))
+        except RowError as e:
+            if warn:
+                log.warning("skipped a row: %s", e)
     rows.sort(key=lambda r: r.job)
     return rows
+
+
+def unfinished_jobs(sweep_dir: Path) -> tuple[int, ...]:
+    """Jobs that started and saved no row: a folder ``<job>/`` without ``row.json`` (Hydra
+    makes it when the job starts; the row is its last write). Killed, or still running."""
+    try:
+        folders = [p for p in Path(sweep_dir).iterdir() if p.name.isdigit() and p.is_dir()]
+    except OSError:
+        return ()
+    return tuple(sorted(int(p.name) for p in folders if not (p / "row.json").exists()))
 
 
 def jobs_of(rows: Sequence[Row]) -> dict[int, Row]:

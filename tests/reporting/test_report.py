@@ -201,3 +201,28 @@ def test_a_row_of_an_older_version_is_skipped_with_the_reason(tmp_path, caplog):
     write_report(tmp_path, quiet=True)
     assert [r["job"] for r in _csv(tmp_path / "results.csv")] == ["0"]
     assert "written by another version of sweep" in caplog.text
+
+
+HOSTILE = "<img src=x onerror=alert(1)>|two\nlines [x](javascript:alert(1))"
+
+
+def test_names_and_errors_from_data_stay_text_in_results_md_and_report_html(tmp_path):
+    from markdown_it import MarkdownIt
+
+    make_grid(tmp_path, {(128, 0): base(), (256, 0): np.ones(60)},
+              settings={"chunk.note": HOSTILE}, notes=(HOSTILE,))
+    make_job(tmp_path, 2, 512, 0, None, status="failed", error=f"RuntimeError: {HOSTILE}",
+             settings={"chunk.note": "plain"})  # a setting that varies: a column of its own
+    assert write_report(tmp_path, quiet=False) is not None
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    md = (tmp_path / "results.md").read_text(encoding="utf-8")
+    rendered = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<img" not in rendered and "<a " not in rendered
+    table = rendered[:rendered.index("</table>")]
+    head = len(re.findall(r"<th[ >]", table))
+    rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)[1:]
+    assert len(rows) == 3 and all(len(re.findall(r"<td", r)) == head for r in rows)
+    shown = "&lt;img src=x onerror=alert(1)&gt;|two lines [x](javascript:alert(1))"
+    assert f"RuntimeError: {shown}" in rendered  # the error, as it was
+    assert rendered.count(shown) >= 5  # setting cells and labels, the error, the notes

@@ -14,7 +14,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
-from sweep.store.files import saved_file
+from sweep.store.files import NotAFileError, saved_file
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
@@ -127,6 +127,8 @@ def _reported(sweep_dir: Path, option: str) -> set[int]:
         raise ExportError(f"{path}: not UTF-8 text (byte {e.start}); {rebuild}") from None
     except csv.Error as e:
         raise ExportError(f"{path}: not CSV ({e}); {rebuild}") from None
+    except NotAFileError as e:
+        raise ExportError(f"{e}; {rebuild}") from None
     except OSError as e:
         raise ExportError(f"{path}: cannot be read ({e.strerror or e}); {rebuild}") from None
 

@@ -270,7 +270,7 @@ def test_the_recommended_setting_is_never_silently_another_one(sweeps, tmp_path,
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
         for r in rows:
-            r["vs_best"] = "recommended" if r["job"] != str(job) else "best"
+            r["recommended"] = str(r["job"] != str(job))
         with open(path, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()

@@ -33,7 +33,7 @@ def _cells(rendered: str) -> list[str]:
 
 
 def _check_cell(text: str) -> None:
-    rendered = RENDER(f"| a | b | c |\n|---|---|---|\n| x | {md_text(text)} | y |\n")
+    rendered = RENDER(f"| a | b | c |\n|---|---|---|\n| x | {md_text(text, starts_line=False)} | y |\n")
     cells = _cells(rendered)
     assert len(cells) == 3 and cells[0] == "x" and cells[2] == "y", rendered  # no new column
     assert "<" not in cells[1], rendered  # no tag, no link, no emphasis
@@ -55,7 +55,11 @@ def test_hostile_names_stay_in_their_cell_and_show_as_written():
     for text in HOSTILE:
         _check_cell(text)
         _check_prose(text)
-    assert md_text("0.550 [0.41, 0.67]") == "0.550 [0.41, 0.67]"  # an interval reads as before
+    # what sweep itself writes reads as before
+    assert md_text("0.550 [0.41, 0.67]") == "0.550 [0.41, 0.67]"
+    assert md_text("-0.05", starts_line=False) == "-0.05" and md_text("-0.05") == "\\-0.05"
+    assert md_text("by_source.md, cl100k_base") == "by_source.md, cl100k_base"
+    assert md_text("_em_ a__b") == "\\_em\\_ a\\_\\_b"
 
 
 @settings(max_examples=300, deadline=None)
@@ -66,7 +70,7 @@ def test_any_text_renders_as_itself(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list("|<>&`*_~[]()!#-+=.:\\ \n1aé") + ["\x1b", "\u202e"]),
+@given(st.lists(st.sampled_from(list("|<>&`*_~[]()!#-+=.:\\ \n1aé_") + ["\x1b", "\u202e"]),
                 max_size=16).map("".join))
 def test_any_markup_renders_as_itself(text):
     _check_cell(text)

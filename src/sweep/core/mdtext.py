@@ -21,8 +21,9 @@ _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2
 # Markup: HTML's entities for <, > and & (which every Markdown renderer honours), a
 # backslash before the rest (CommonMark escapes any ASCII punctuation), the backslash itself
 # too, so no backslash of the text's own can cancel one added here.
-_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`|*_~"}}
-_ESCAPED = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`|*~_"}}
+# An underscore inside a word (by_source.md, cl100k_base) never emphasises: left as it reads.
+_ESCAPED = re.compile(r"[&<>\\`|*~]|(?<![^\W_])_|_(?![^\W_])")
 # Brackets make a link or an image only before "(", "[" or ":" ([x](url), [x][ref],
 # [ref]: url); an interval such as [0.41, 0.67] is left as it reads.
 _LINK = re.compile(r"\][(\[:]")
@@ -31,11 +32,14 @@ _LINK = re.compile(r"\][(\[:]")
 _BLOCK = re.compile(r"^(?:([#+=-])|(\d{1,9})([.)])(?=\s|$))")
 
 
-def md_text(text: object) -> str:
-    """``text`` on one line, safe in a Markdown table cell or a line of prose."""
+def md_text(text: object, *, starts_line: bool = True) -> str:
+    """``text`` on one line, safe in a line of prose or (``starts_line=False``, where no
+    block can start: ``-0.05`` stays as it reads) a table cell."""
     line = " ".join(str(text).split())
     line = _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), line)
     line = _ESCAPED.sub(lambda m: _ESCAPES[m.group()], line)
     if _LINK.search(line):
         line = line.replace("[", "\\[").replace("]", "\\]")
+    if not starts_line:
+        return line
     return _BLOCK.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", line)

@@ -50,9 +50,10 @@ class Verdict:
                 INCOMPARABLE: "⚠️ sweep.check: the two sweeps cannot be compared"}[self.status]
         lines = [f"### {head}", "", md_text(self.reason)]
         if self.new_mean is not None and self.baseline_mean is not None:
-            lines += ["", f"| | setting | {md_text(self.metric)} |", "|---|---|---|",
-                      f"| baseline | {md_text(self.baseline)} | {self.baseline_mean:.3f} |",
-                      f"| new | {md_text(self.new)} | {self.new_mean:.3f} |"]
+            cell = {"starts_line": False}
+            lines += ["", f"| | setting | {md_text(self.metric, **cell)} |", "|---|---|---|",
+                      f"| baseline | {md_text(self.baseline, **cell)} | {self.baseline_mean:.3f} |",
+                      f"| new | {md_text(self.new, **cell)} | {self.new_mean:.3f} |"]
         return "\n".join(lines) + "\n"
 
 

@@ -50,8 +50,8 @@ def with_ci(row: Row, level: str, metric: str) -> str:
 def markdown(df: pd.DataFrame) -> str:
     """A frame of display strings as a Markdown table, never re-parsed as numbers; every
     cell and header escaped (:func:`md_text`): settings, labels and errors come from data."""
-    safe = df.map(md_text)
-    safe.columns = [md_text(c) for c in df.columns]
+    safe = df.map(lambda cell: md_text(cell, starts_line=False))
+    safe.columns = [md_text(c, starts_line=False) for c in df.columns]
     return safe.to_markdown(index=False, disable_numparse=True)
 
 
@@ -566,7 +566,7 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
         table.insert(4, f"two-hop@{twohop_k}", [(r.trace.twohop.get(twohop_k, "") if r.trace else "")
                                                for r in rows])
     out = [f"# Worst queries: {metric}, {md_text(setting)}", "",
-           f"Queries sorted by {metric} of {setting}, lowest first; `all settings` is the mean "
+           f"Queries sorted by {metric} of {md_text(setting)}, lowest first; `all settings` is the mean "
            "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
            "question (or a bad judgment), one that is low only here is this setting's fault.", "",
            markdown(table) if len(table) else "(no queries)"]

@@ -232,3 +232,13 @@ def test_the_report_of_a_killed_sweep_names_the_jobs_that_never_finished(saved, 
     assert "- jobs 3, 4 never finished" in (new / "results.md").read_text(encoding="utf-8")
     shutil.rmtree(new / "4")
     assert "job 3 never finished" in _run("sweep.report", "--no-html", new).stderr
+
+
+def test_a_fifo_as_the_reports_own_manifest_is_replaced_not_waited_on(saved, tmp_path):
+    new = _copy(saved, tmp_path)
+    manifest = new / "per_query.jobs.json"  # the report's own bookkeeping: it rewrites it
+    manifest.unlink()
+    os.mkfifo(manifest)
+    proc = _run("sweep.report", "--no-html", new)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert manifest.is_file() and json.loads(manifest.read_text())["entries"]

@@ -226,3 +226,20 @@ def test_names_and_errors_from_data_stay_text_in_results_md_and_report_html(tmp_
     shown = "&lt;img src=x onerror=alert(1)&gt;|two lines [x](javascript:alert(1))"
     assert f"RuntimeError: {shown}" in rendered  # the error, as it was
     assert rendered.count(shown) >= 5  # setting cells and labels, the error, the notes
+
+
+def test_the_combined_per_query_table_is_never_followed_to_a_file_outside(tmp_path):
+    import json
+
+    folder = tmp_path / "sweep"
+    make_grid(folder, {so: base() for so in GRID[:2]})
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone else's file\n")
+    # a tampered folder: the table is a link out, the manifest says it holds no job yet
+    (folder / "per_query.csv").symlink_to(victim)
+    (folder / "per_query.jobs.json").write_text(json.dumps({"size": victim.stat().st_size,
+                                                            "entries": []}))
+    write_report(folder, quiet=True)
+    assert victim.read_text() == "someone else's file\n"
+    table = folder / "per_query.csv"
+    assert not table.is_symlink() and table.read_text().startswith("job,query_id,level")

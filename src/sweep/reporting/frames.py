@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import logging
+import stat
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,6 +30,7 @@ from sweep.core import csvcells
 from sweep.decision.decide import SweepDecision, decide
 from sweep.core.files import write_text_atomic
 from sweep.core.measures import Primary
+from sweep.store.files import saved_file
 from sweep.store.row import Row, load_rows
 from sweep.scoring.table import ScoreTable
 from sweep.core.settings import SETTINGS, varied_settings
@@ -192,10 +194,14 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
             st = path.stat()
             entries.append([r.job, str(path), st.st_size, st.st_mtime_ns])
     try:
+        saved_file(manifest_path)  # a FIFO would block: a NotAFileError, so rewritten
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         done, size = old["entries"], int(old["size"])
-        append = (entries[:len(done)] == done and out.exists() and out.stat().st_size == size)
-    except (OSError, ValueError, KeyError, TypeError):
+        # Appended to only when it is the file sweep wrote: a link (or a FIFO) in its place
+        # is replaced, never followed to a file of someone else's.
+        append = (entries[:len(done)] == done and stat.S_ISREG(out.lstat().st_mode)
+                  and out.stat().st_size == size)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         append, done = False, []
     if not append:
         done = []

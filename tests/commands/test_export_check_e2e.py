@@ -270,7 +270,7 @@ def test_the_recommended_setting_is_never_silently_another_one(sweeps, tmp_path,
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
         for r in rows:
-            r["vs_best"] = "recommended" if r["job"] != str(job) else "best"
+            r["recommended"] = str(r["job"] != str(job))
         with open(path, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()
@@ -291,6 +291,9 @@ def test_check_refuses_sweeps_that_score_or_test_differently(sweeps, tmp_path, c
             data = json.loads(row.read_text())
             data["eval"][key] = value
             row.write_text(json.dumps(data))
+        # its report as a sweep run so would have it (else check refuses a folder whose rows
+        # no longer recommend the job its results.csv records)
+        assert _run("sweep.report", "--no-html", str(folder)).returncode == 0
         proc = _run("sweep.check", str(folder), "--baseline", str(sweeps["grid"]), "--json")
         verdict = json.loads(proc.stdout)
         assert proc.returncode == 2 and f"eval.{key}" in verdict["reason"], proc.stdout

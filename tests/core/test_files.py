@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from sweep.core.files import write_text_atomic
+from sweep.core.files import NotRegularFile, regular_file, write_text_atomic
 
 
 def test_a_file_is_replaced_whole_and_a_users_file_beside_it_is_untouched(tmp_path):
@@ -142,3 +143,28 @@ def test_a_name_too_long_for_a_file_is_shortened_and_written(tmp_path):
         write_text_atomic(path, "text")
         assert path.read_text() == "text"
     assert sorted(tmp_path.iterdir()) == sorted(paths)
+
+
+def test_regular_file_names_anything_else_and_opens_nothing(tmp_path):
+    import socket
+
+    (tmp_path / "plain").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "plain")
+    assert regular_file(tmp_path / "plain") == tmp_path / "plain"
+    assert regular_file(tmp_path / "link") == tmp_path / "link"
+    assert regular_file(tmp_path / "missing") is None
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock"))
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for name, kind in (("fifo", "is a FIFO"), ("folder", "is a folder"), ("sock", "is a socket"),
+                       ("loop", "cannot be read")):
+        with pytest.raises(NotRegularFile) as e:
+            regular_file(tmp_path / name)
+        # an OSError for the commands that map those, a ValueError for the report's
+        assert isinstance(e.value, OSError) and isinstance(e.value, ValueError)
+        assert str(e.value).startswith(f"{tmp_path / name}: {kind}")
+    server.close()
+    with pytest.raises(NotRegularFile, match="is a character device"):
+        regular_file(Path("/dev/zero"))

@@ -35,8 +35,8 @@ def test_worst_queries_markdown_shows_query_gold_and_chunks():
 
     line = next(line for line in md.splitlines() if line.startswith("| 1 "))
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]  # an escaped pipe is text
-    assert cells == ["1", "q1", "fact", "0.000", "0.000 [0.00, 0.00]", "Where \\| is &lt;it>?"]
-    assert "**Query:** Where | is &lt;it>?" in md
+    assert cells == ["1", "q1", "fact", "0.000", "0.000 [0.00, 0.00]", "Where \\| is &lt;it&gt;?"]
+    assert "**Query:** Where \\| is &lt;it&gt;?" in md
     assert "- a.md [10:20], grade 2: “0123456789”" in md
     assert "1. a.md [0:15], 4 tokens, holds 50% of gold 1" in md and "> xxxxxxxxxxxxxxx" in md
     assert "2. b.md [0:9], 3 tokens, no gold" in md

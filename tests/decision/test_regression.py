@@ -49,3 +49,18 @@ def test_a_setting_never_regresses_against_itself_or_a_better_one(values):
     assert compare_runs(old, old, metric="m", alpha=0.05, max_drop=0.0).status == PASSED
     better = {q: min(1.0, v + 0.5) for q, v in old.items()}
     assert compare_runs(better, old, metric="m", alpha=0.05, max_drop=0.0).status == PASSED
+
+
+def test_the_markdown_verdict_shows_hostile_names_as_text():
+    import re
+
+    from markdown_it import MarkdownIt
+
+    hostile = "job 0 of new|<img src=x onerror=alert(1)>\n| injected | row |: size=[x](https://e)"
+    v = compare_runs(_scores([1, 0, 1]), _scores([1, 0, 1]), metric="span recall@5",
+                     alpha=0.05, max_drop=None, new_label=hostile, baseline_label="job 0 of old")
+    html = MarkdownIt("commonmark").enable("table").render(v.markdown())
+    assert "<img" not in html and "<a " not in html and "injected" in html
+    rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
+    assert len(rows) == 3 and all(row.count("<t") == 3 for row in rows), html
+    assert v.to_dict()["new"] == hostile  # the JSON verdict keeps the name as it is

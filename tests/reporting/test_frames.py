@@ -84,3 +84,13 @@ def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formu
     assert job0 == [("0", "two\nlines", "0.0"), ("0", '=HYPERLINK("x")', "0.5"),
                     ("0", "cr\rhere", "1.0")]
     assert all(r[0] in ("0", "1") and len(r) == 5 for r in rows[1:])
+
+
+def test_the_recommended_column_marks_the_job_export_and_check_take(tmp_path):
+    scores = {so: base() for so in GRID[:3]}
+    scores[GRID[1]] = np.ones(60)
+    make_grid(tmp_path / "grid", scores)
+    make_job(tmp_path / "grid", 3, 64, 64, None, status="invalid", error="overlap >= size")
+    assert list(results.load(tmp_path / "grid")["recommended"]) == [False, True, False, False]
+    make_job(tmp_path / "one", 0, 128, 0, base())  # a sweep of one setting: that setting
+    assert list(results.load(tmp_path / "one")["recommended"]) == [True]

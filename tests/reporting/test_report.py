@@ -101,7 +101,7 @@ def test_worst_queries_are_sorted_worst_first_with_their_text(tmp_path):
     assert values == sorted(values) and len(values) == 60
     first = md[md.index("## 1."):]
     assert "**Query:** Question number" in first and "gold evidence" in first
-    assert "chunk text" in first and "&lt;about> travel" in first
+    assert "chunk text" in first and "&lt;about&gt; travel" in first
 
 
 def test_one_setting_still_gets_a_report_without_heatmaps(tmp_path):
@@ -211,3 +211,45 @@ def test_a_row_of_an_older_version_is_skipped_with_the_reason(tmp_path, caplog):
     write_report(tmp_path, quiet=True)
     assert [r["job"] for r in _csv(tmp_path / "results.csv")] == ["0"]
     assert "written by another version of sweep" in caplog.text
+
+
+HOSTILE = "<img src=x onerror=alert(1)>|two\nlines [x](javascript:alert(1))"
+
+
+def test_names_and_errors_from_data_stay_text_in_results_md_and_report_html(tmp_path):
+    from markdown_it import MarkdownIt
+
+    make_grid(tmp_path, {(128, 0): base(), (256, 0): np.ones(60)},
+              settings={"chunk.note": HOSTILE}, notes=(HOSTILE,))
+    make_job(tmp_path, 2, 512, 0, None, status="failed", error=f"RuntimeError: {HOSTILE}",
+             settings={"chunk.note": "plain"})  # a setting that varies: a column of its own
+    assert write_report(tmp_path, quiet=False) is not None
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    md = (tmp_path / "results.md").read_text(encoding="utf-8")
+    rendered = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<img" not in rendered and "<a " not in rendered
+    table = rendered[:rendered.index("</table>")]
+    head = len(re.findall(r"<th[ >]", table))
+    rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)[1:]
+    assert len(rows) == 3 and all(len(re.findall(r"<td", r)) == head for r in rows)
+    shown = "&lt;img src=x onerror=alert(1)&gt;|two lines [x](javascript:alert(1))"
+    assert f"RuntimeError: {shown}" in rendered  # the error, as it was
+    assert rendered.count(shown) >= 5  # setting cells and labels, the error, the notes
+
+
+def test_the_combined_per_query_table_is_never_followed_to_a_file_outside(tmp_path):
+    import json
+
+    folder = tmp_path / "sweep"
+    make_grid(folder, {so: base() for so in GRID[:2]})
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone else's file\n")
+    # a tampered folder: the table is a link out, the manifest says it holds no job yet
+    (folder / "per_query.csv").symlink_to(victim)
+    (folder / "per_query.jobs.json").write_text(json.dumps({"size": victim.stat().st_size,
+                                                            "entries": []}))
+    write_report(folder, quiet=True)
+    assert victim.read_text() == "someone else's file\n"
+    table = folder / "per_query.csv"
+    assert not table.is_symlink() and table.read_text().startswith("job,query_id,level")

@@ -62,6 +62,47 @@ def test_a_bad_file_is_one_line_naming_the_file_and_line(tmp_path, text, message
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+H = "query_id,level,metric,value\n"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("q1,span,recall@5,1\nq2,span,recall@5,-5\n",
+     "per_query.csv:3: value '-5' of query 'q2' is not a score (span recall@5 is from 0 to 1)"),
+    ("q1,span,recall@5,inf\n", "per_query.csv:2: value 'inf' of query 'q1' is not a score"),
+    ("q1,doc,ndcg@5,1e308\n", "per_query.csv:2: value '1e308' of query 'q1' is not a score"),
+    ("q1,doc,ndcg@5,nan\n", "per_query.csv:2: value 'nan' is not a number"),
+    ("q1,doc,ndcg@5,1.5\n", "(doc ndcg@5 is from 0 to 1)"),
+    # the second span recall@5 of q1 checks another value than the first: which one wins?
+    ("q1,span,recall@5,0\nq2,span,recall@5,1\nq1,span,recall@5,1\n",
+     "per_query.csv:4: a second span recall@5 value for query 'q1' (the first is on line 2)"),
+    ("q1,span,speed@5,0.5\n", "per_query.csv:2: metric 'speed@5' is not one of sweep's measures"),
+    # a quoted query id over two lines: the error names the file's line, not the record's
+    ('"two\nlines",span,recall@5,1\nq2,span,recall@5,2\n',
+     "per_query.csv:4: value '2' of query 'q2' is not a score"),
+])
+def test_a_damaged_value_is_one_line_naming_the_file_and_line(tmp_path, body, message):
+    with pytest.raises(ValueError) as err:
+        ScoreTable.read_csv(_write(tmp_path / "per_query.csv", H + body))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_rounding_of_a_score_at_one_is_still_a_score(tmp_path):
+    back = ScoreTable.read_csv(_write(tmp_path / "per_query.csv",
+                                      H + "q1,doc,ndcg@5,1.0000000000000002\nq1,doc,mrr@5,0.0\n"))
+    assert back.values("doc", "ndcg@5") == {"q1": 1.0000000000000002}
+
+
+def test_a_binary_file_names_the_file_and_line_not_a_codec(tmp_path):
+    path = tmp_path / "per_query.csv"
+    path.write_bytes(H.encode() + b"q1,doc,ndcg@5,1\nq2,doc,\xff\xfe\x00\x81,1\n")
+    with pytest.raises(ValueError) as err:
+        ScoreTable.read_csv(path)
+    assert str(err.value).startswith(f"{path}:3: not UTF-8 text (a byte 0xff)")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")  # not even a header
+    with pytest.raises(ValueError, match=r"per_query.csv:1: not UTF-8 text"):
+        ScoreTable.read_csv(path)
+
+
 def test_an_empty_table_reads_back_empty(tmp_path):
     back = ScoreTable.read_csv(_write(tmp_path / "per_query.csv", "query_id,level,metric,value\n"))
     assert len(back) == 0 and list(back.rows()) == []
@@ -82,7 +123,7 @@ _ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(_ids, st.sampled_from(["doc", "span"]), st.sampled_from(["recall@5", "ndcg@10"]),
-                          st.floats(0, 1)), min_size=1, max_size=12))
+                          st.floats(0, 1)), min_size=1, max_size=12, unique_by=lambda r: r[:3]))
 def test_any_table_survives_the_csv_round_trip(tmp_path_factory, rows):
     qids = tuple(dict.fromkeys(r[0] for r in rows))
     metrics = tuple(dict.fromkeys(r[2] for r in rows))

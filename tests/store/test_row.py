@@ -1,12 +1,14 @@
 """``sweep.store.row``: a job's row survives JSON exactly."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.store.stats import Stats
-from sweep.store.row import ROW_FORMAT, DatasetInfo, Row, RowError, load_rows
+from sweep.store.row import (ROW_FORMAT, DatasetInfo, Row, RowError, load_rows, read_row,
+                             unfinished_jobs)
 from sweepdirs import base, make_job
 
 
@@ -68,3 +70,35 @@ def test_dataset_info_names_the_content():
     b = Dataset("evalset", (Document("d", "text"),), (Query("q", "?", (Judgment("d", 1, 3),)),))
     assert DatasetInfo.of(a).fingerprint != DatasetInfo.of(b).fingerprint
     assert DatasetInfo.of(a) == DatasetInfo.of(Dataset("evalset", a.documents, a.queries))
+
+
+def test_a_row_nested_too_deeply_is_one_line_naming_the_file(tmp_path):
+    with pytest.raises(RowError) as e:
+        Row.from_json("[" * 100_000 + "]" * 100_000, path=tmp_path)
+    assert str(e.value) == f"{tmp_path / 'row.json'}: nested too deeply to be a row"
+
+
+def test_a_row_in_place_of_which_there_is_no_file_is_skipped_with_its_reason(tmp_path, caplog):
+    import os
+
+    make_job(tmp_path, 0, 64, 0, None, status="failed", error="boom")
+    make_job(tmp_path, 1, 64, 0, None, status="failed", error="boom")
+    (tmp_path / "1" / "row.json").unlink()
+    os.mkfifo(tmp_path / "1" / "row.json")  # regular_file is asked before anything opens it
+    (tmp_path / "2").mkdir()
+    (tmp_path / "2" / "row.json").write_bytes(b'{"job": "\xff"}')
+    assert [r.job for r in load_rows(tmp_path)] == [0]
+    assert [m for m in caplog.messages] == [
+        f"skipped a row: {tmp_path / '1' / 'row.json'}: is a FIFO, not a regular file",
+        f"skipped a row: {tmp_path / '2' / 'row.json'}: not UTF-8 text (byte 9)"]
+    with pytest.raises(RowError, match="row.json: missing"):
+        read_row(tmp_path / "3" / "row.json")
+
+
+def test_jobs_that_started_and_saved_no_row_are_unfinished(tmp_path):
+    make_job(tmp_path, 0, 64, 0, None, status="failed", error="boom")
+    for job in ("3", "12"):
+        (tmp_path / job / ".hydra").mkdir(parents=True)
+    (tmp_path / "plots").mkdir()
+    assert unfinished_jobs(tmp_path) == (3, 12)
+    assert unfinished_jobs(tmp_path / "nowhere") == ()

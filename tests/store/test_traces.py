@@ -1,6 +1,7 @@
 """``sweep.store.traces``: hits.jsonl written and read back."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -72,3 +73,21 @@ def test_overlap_of_a_chunk_with_gold_evidence():
 def test_nan_scores_are_written_as_null(tmp_path):
     t = _trace(hits=(Retrieved(1, "a.md#0", "a.md", 0, 15, 4, float("nan"), None),))
     assert json.loads(t.to_json())["hits"][0]["score"] is None
+
+
+def test_a_trace_nested_too_deeply_or_not_text_names_file_and_line(tmp_path):
+    path = tmp_path / "hits.jsonl"
+    path.write_text(_trace().to_json() + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(TraceError, match=f"^{re.escape(str(path))}:2: nested too deeply"):
+        read_traces(path)
+    path.write_bytes(_trace().to_json().encode() + b"\n\n" + b'{"query_id": "\xff"}\n')
+    with pytest.raises(TraceError, match=f"^{re.escape(str(path))}:3: not UTF-8 text"):
+        read_traces(path)
+
+
+def test_a_boundary_view_nested_too_deeply_is_left_out(tmp_path):
+    from sweep.store.boundaries import read_boundary_view
+
+    path = tmp_path / "boundaries.json"
+    path.write_text('{"doc_id": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert read_boundary_view(path) is None

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 __all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "name_problem",
-           "path_inside", "read_regular_bytes", "write_text_atomic"]
+           "path_inside", "read_regular_bytes", "regular_file", "write_text_atomic"]
 
 #: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
 NAME_MAX_BYTES = 255
@@ -22,8 +22,15 @@ NAME_MAX_BYTES = 255
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-class NotRegularFile(OSError):
-    """A path that is a folder, FIFO, socket or device where a regular file was expected."""
+class NotRegularFile(OSError, ValueError):
+    """A path that is a folder, FIFO, socket or device where a regular file was expected.
+
+    Both an ``OSError`` and a ``ValueError``: every command already turns one or the other
+    into its one-line bad-input error, wherever it reads.
+    """
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}" if self.filename else str(self.strerror)
 
 
 class UnsafeName(ValueError):
@@ -87,6 +94,23 @@ def _fitting(part: str, suffix: str) -> str:
 def _cut(name: str, limit: int) -> str:
     """The longest start of ``name`` that is at most ``limit`` bytes of UTF-8."""
     return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+
+
+def regular_file(path: Path) -> Path | None:
+    """``path`` when it is a regular file (or a link to one), None when nothing is there;
+    a FIFO, socket, device or folder is a :class:`NotRegularFile` naming it. The gate
+    before a file of a sweep folder (input from anyone) is opened: a FIFO there would
+    block a command forever, a device be read without end."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a link loop, a name too long: named, not a traceback
+        raise NotRegularFile(e.errno, f"cannot be read ({e.strerror})", str(path)) from None
+    if stat.S_ISREG(mode):
+        return path
+    raise NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                         f"is {file_kind(mode)}, not a regular file", str(path))
 
 
 def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from sweep.core.mdtext import md_text
 from sweep.decision.significance import paired_randomization_test
 
 __all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "Verdict", "compare_runs"]
@@ -42,14 +43,17 @@ class Verdict:
         return {"result": ("passed", "regressed", "incomparable")[self.status], **asdict(self)}
 
     def markdown(self) -> str:
+        """The verdict for ``$GITHUB_STEP_SUMMARY``: folder names, settings and dataset names
+        in it come from the sweep folders, so every one is escaped (:func:`md_text`)."""
         head = {PASSED: "✅ sweep.check: no retrieval regression",
                 REGRESSED: "❌ sweep.check: retrieval got worse",
                 INCOMPARABLE: "⚠️ sweep.check: the two sweeps cannot be compared"}[self.status]
-        lines = [f"### {head}", "", self.reason]
+        lines = [f"### {head}", "", md_text(self.reason)]
         if self.new_mean is not None and self.baseline_mean is not None:
-            lines += ["", f"| | setting | {self.metric} |", "|---|---|---|",
-                      f"| baseline | {self.baseline} | {self.baseline_mean:.3f} |",
-                      f"| new | {self.new} | {self.new_mean:.3f} |"]
+            cell = {"starts_line": False}
+            lines += ["", f"| | setting | {md_text(self.metric, **cell)} |", "|---|---|---|",
+                      f"| baseline | {md_text(self.baseline, **cell)} | {self.baseline_mean:.3f} |",
+                      f"| new | {md_text(self.new, **cell)} | {self.new_mean:.3f} |"]
         return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,8 @@ from typing import Any
 from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
-from sweep.store.row import Row, load_rows
+from sweep.core.files import NotRegularFile, regular_file
+from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
 
@@ -89,34 +90,68 @@ class Chosen:
 def _rows(sweep_dir: Path) -> list[Row]:
     if not sweep_dir.is_dir():
         raise ExportError(f"{sweep_dir}: no such folder")
-    rows = load_rows(sweep_dir)
+    rows = load_rows(sweep_dir, warn=False)  # a damaged row that matters is an error below
     if not rows:
         raise ExportError(f"{sweep_dir}: no job rows (*/row.json); is it a sweep's folder?")
     return rows
 
 
-def _reported(sweep_dir: Path) -> set[int]:
-    """The jobs the folder's results.csv marks recommended (none when it cannot say)."""
+def _reported(sweep_dir: Path, option: str) -> set[int]:
+    """The jobs the folder's results.csv marks recommended (its ``recommended`` column); an
+    error when it cannot say, so the rows are never the only word on what was recommended."""
+    path = sweep_dir / "results.csv"
+    rebuild = (f"python -m sweep.report {sweep_dir} rebuilds it from the rows; or name the job "
+               f"with {option} N")
     try:
-        with open(sweep_dir / "results.csv", newline="", encoding="utf-8") as f:
-            return {int(r["job"]) for r in csv.DictReader(f)
-                    if "recommended" in (r.get("vs_best") or "")}
-    except (OSError, ValueError, KeyError, TypeError, csv.Error, UnicodeDecodeError):
-        return set()
+        if regular_file(path) is None:
+            raise ExportError(f"{path}: missing, so the recommendation cannot be checked; "
+                              f"{rebuild}")
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ("job", "recommended") if c not in (reader.fieldnames or ())]
+            if missing:
+                raise ExportError(f"{path}: no {' or '.join(missing)} column (written by an "
+                                  f"older sweep, or damaged); {rebuild}")
+            jobs = set()
+            for r in reader:
+                if r["recommended"] not in ("True", "False") or not (r["job"] or "").isdigit():
+                    raise ExportError(f"{path}:{reader.line_num}: job {r['job']!r}, recommended "
+                                      f"{r['recommended']!r}: not a job number and True or "
+                                      f"False; the file is damaged; {rebuild}")
+                if r["recommended"] == "True":
+                    jobs.add(int(r["job"]))
+            return jobs
+    except UnicodeDecodeError as e:
+        raise ExportError(f"{path}: not UTF-8 text (byte {e.start}); {rebuild}") from None
+    except csv.Error as e:
+        raise ExportError(f"{path}: not CSV ({e}); {rebuild}") from None
+    except NotRegularFile as e:
+        raise ExportError(f"{e}; {rebuild}") from None
+    except OSError as e:
+        raise ExportError(f"{path}: cannot be read ({e.strerror or e}); {rebuild}") from None
 
 
 def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
                     option: str = "--job") -> int:
     """The job the sweep's report recommends (in a sweep of one setting, that setting); an
-    error when there is none or several, or when a row or a finished job's per-query
-    scores cannot be read (the recommendation, recomputed without them, could differ
-    from the report's). ``option`` is how the user names a job instead."""
+    error when there is none or several, when a row or a finished job's per-query scores
+    cannot be read (the recommendation, recomputed without them, could differ from the
+    report's), or when the rows no longer recommend the job results.csv records (its row
+    is gone, or the folder changed after its report). ``option`` is how the user names a
+    job instead."""
     rows = rows if rows is not None else _rows(sweep_dir)
+    reported = _reported(sweep_dir, option)
+    by_job = {r.job: r for r in rows}
+    for job in sorted(reported):
+        if job not in by_job:
+            raise ExportError(f"{_unread(sweep_dir / str(job) / 'row.json')}; results.csv "
+                              f"recommends job {job}, and no other job is taken in its place: "
+                              f"name the job with {option} N")
     loaded = {r.path.resolve() for r in rows if r.path is not None}
     for path in sorted(sweep_dir.glob("*/row.json")):
         if path.parent.resolve() not in loaded:
-            raise ExportError(f"{path}: cannot be read, so the recommendation cannot be "
-                              f"recomputed; name the job with {option} N")
+            raise ExportError(f"{_unread(path)}, so the recommendation cannot be recomputed; "
+                              f"name the job with {option} N")
     for r in rows:
         if r.ok and r.file("per_query.csv") is None:
             raise ExportError(f"{sweep_dir / str(r.job) / 'per_query.csv'}: missing, so the "
@@ -135,12 +170,12 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
         raise ExportError(f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
                           f"scoring group (jobs {', '.join(map(str, picks))}); choose with "
                           f"{option} N")
-    reported = _reported(sweep_dir)
-    if reported and picks[0] not in reported:
+    if reported != {picks[0]}:
+        recorded = f"job {', '.join(map(str, sorted(reported)))}" if reported else "none"
         raise ExportError(
-            f"{sweep_dir}: its rows recommend job {picks[0]}, its results.csv job "
-            f"{', '.join(map(str, sorted(reported)))}: the folder changed after its report "
-            f"(python -m sweep.report {sweep_dir} rebuilds it); or name the job with {option} N")
+            f"{sweep_dir}: its rows recommend job {picks[0]}, its results.csv {recorded}: the "
+            f"folder changed after its report (python -m sweep.report {sweep_dir} rebuilds "
+            f"it); or name the job with {option} N")
     return picks[0]
 
 
@@ -150,12 +185,23 @@ def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
     rows = _rows(sweep_dir)
     number = recommended_job(sweep_dir, rows, option) if job is None else job
     row = next((r for r in rows if r.job == number), None)
+    if row is None and (sweep_dir / str(number) / "row.json").exists():
+        raise ExportError(_unread(sweep_dir / str(number) / "row.json"))
     if row is None:
         raise ExportError(f"{sweep_dir}: no job {number} (jobs: "
                           f"{', '.join(str(r.job) for r in rows)})")
     if not row.ok:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
     return Chosen(sweep_dir, row)
+
+
+def _unread(path: Path) -> str:
+    """Why the row at ``path`` was not read: ``<path>: missing`` or its damage."""
+    try:
+        read_row(path)
+    except RowError as e:
+        return str(e)
+    return f"{path}: changed while it was read"  # pragma: no cover - a race with a writer
 
 
 def _mapping(path: Path) -> dict[str, Any]:

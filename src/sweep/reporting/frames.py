@@ -7,7 +7,7 @@
 
 Columns of :func:`load`: the settings first (``chunk.size``, ``chunk.overlap``...),
 then ``job``, ``status``, ``error``, the comparison with the best (``vs_best``,
-``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
+``recommended``, ``diff_from_best``, ``p_value``, ``p_holm``), the row's stats, and every
 aggregate as ``level.metric@k`` with its 95% interval in ``.lo``/``.hi``; with a
 re-ranker, the first stage's as ``first_stage.level.metric@k`` (+ ``.lo``/``.hi``); with
 parent retrieval, the chunks' own ranking as ``child.level.metric@k``.
@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import logging
+import stat
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,6 +30,7 @@ from sweep.core import csvcells
 from sweep.decision.decide import SweepDecision, decide
 from sweep.core.files import write_text_atomic
 from sweep.core.measures import Primary
+from sweep.core.files import regular_file
 from sweep.store.row import Row, load_rows
 from sweep.scoring.table import ScoreTable
 from sweep.core.settings import SETTINGS, varied_settings
@@ -57,6 +59,9 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
         "dataset": row.dataset.name if row.dataset else "",
         "overrides": " ".join(row.overrides), "notes": " | ".join(row.notes),
         "vs_best": "untested" if untested else (c.verdict if c else ""),
+        # The job export --recommended and check take: they refuse a folder whose rows
+        # no longer pick it (sweep.exporting.selection.recommended_job).
+        "recommended": d is not None and d.chosen_job == row.job,
         "diff_from_best": c.diff if c else None,
         "p_value": c.p_value if c else None,
         "p_holm": c.p_holm if c else None,
@@ -189,10 +194,14 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
             st = path.stat()
             entries.append([r.job, str(path), st.st_size, st.st_mtime_ns])
     try:
+        regular_file(manifest_path)  # a FIFO would block: never opened (and never replaced)
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         done, size = old["entries"], int(old["size"])
-        append = (entries[:len(done)] == done and out.exists() and out.stat().st_size == size)
-    except (OSError, ValueError, KeyError, TypeError):
+        # Appended to only when it is the file sweep wrote: a link in its place is replaced,
+        # never followed to a file of someone else's.
+        append = (entries[:len(done)] == done and stat.S_ISREG(out.lstat().st_mode)
+                  and out.stat().st_size == size)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         append, done = False, []
     if not append:
         done = []

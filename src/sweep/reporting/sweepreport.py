@@ -20,7 +20,7 @@ from sweep.decision.breakdown import (QueryRow, TypeBreakdown, type_breakdown, t
 from sweep.decision.agreement import HAND_WRITTEN, SYNTHETIC, Agreement, agreement, split_by_source
 from sweep.decision.decide import Decision, SweepDecision, decide, pick
 from sweep.reporting.frames import frame, per_query_tables
-from sweep.store.row import Row, load_rows
+from sweep.store.row import Row, load_rows, unfinished_jobs
 from sweep.scoring.table import ScoreTable
 from sweep.core.settings import setting_label, varied_settings
 from sweep.store.traces import QueryTrace, read_traces
@@ -51,6 +51,8 @@ class SweepReport:
     keys: tuple[str, ...]             # settings that vary: the table's first columns
     labels: Mapping[int, str]         # job -> "size=256 overlap=0"
     groups: tuple[GroupView, ...]
+    #: jobs that started and saved no row (a killed sweep, or one still running)
+    unfinished: tuple[int, ...] = ()
 
     @property
     def ok(self) -> list[Row]:
@@ -102,4 +104,5 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
     labels = {r.job: setting_label(r.settings, keys) for r in rows}
     by_job = {r.job: r for r in rows}
     groups = tuple(_view(d, by_job, labels, tables) for d in decision.decisions)
-    return SweepReport(sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups)
+    return SweepReport(sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups,
+                       unfinished_jobs(sweep_dir))

@@ -16,6 +16,7 @@ import pandas as pd
 from sweep.decision.breakdown import QueryRow
 from sweep.decision.decide import Decision
 from sweep.core.measures import LEVELS
+from sweep.core.mdtext import md_text
 from sweep.scoring.aggregate import Summary
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
@@ -25,7 +26,7 @@ from sweep.reporting.sweepreport import GroupView, SweepReport
 __all__ = ["ROW_LEGEND", "TERMINAL_WIDTH", "agreement_lines", "breakdown_frame",
            "breakdown_markdown", "footnotes", "markdown", "recommendations", "results_frame",
            "results_markdown", "row_class", "row_classes", "terminal_table", "terminal_text",
-           "worst_queries_markdown"]
+           "unfinished_note", "worst_queries_markdown"]
 
 HEADLINE_METRICS = ("recall", "ndcg")
 TERMINAL_WIDTH = 120
@@ -47,9 +48,10 @@ def with_ci(row: Row, level: str, metric: str) -> str:
 
 
 def markdown(df: pd.DataFrame) -> str:
-    """A frame of display strings as a Markdown table (cells escaped, never re-parsed as numbers)."""
-    safe = df.map(lambda c: str(c).replace("|", "\\|").replace("\n", " "))
-    safe.columns = [str(c).replace("|", "\\|") for c in df.columns]
+    """A frame of display strings as a Markdown table, never re-parsed as numbers; every
+    cell and header escaped (:func:`md_text`): settings, labels and errors come from data."""
+    safe = df.map(lambda cell: md_text(cell, starts_line=False))
+    safe.columns = [md_text(c, starts_line=False) for c in df.columns]
     return safe.to_markdown(index=False, disable_numparse=True)
 
 
@@ -215,9 +217,16 @@ def _width(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
 
+def unfinished_note(jobs: Sequence[int]) -> str:
+    """``job 2 never finished (...)``: jobs that started and saved no row."""
+    return (f"job{'s' if len(jobs) > 1 else ''} {', '.join(map(str, jobs))} never finished "
+            "(no row.json: the sweep was killed, or is still running), so "
+            f"{'they are' if len(jobs) > 1 else 'it is'} not in the table")
+
+
 def footnotes(rep: SweepReport) -> list[str]:
     """The notes under the table: what was scored, what the columns mean, how the tests ran."""
-    notes = []
+    notes = [unfinished_note(rep.unfinished) + "."] if rep.unfinished else []
     ok = rep.ok
     by_dataset: dict[str, Row] = {}
     for r in ok:
@@ -343,8 +352,9 @@ def agreement_lines(rep: SweepReport) -> list[str]:
 def results_markdown(rep: SweepReport) -> str:
     """results.md: the full table, the recommendation(s), the notes."""
     parts = [markdown(results_frame(rep))]
-    parts += recommendations(rep)
-    parts.append("\n".join(f"- {n}" for n in footnotes(rep)))
+    # Labels, notes, dataset names and errors in the prose come from data too.
+    parts += [md_text(t) for t in recommendations(rep)]
+    parts.append("\n".join(f"- {md_text(n)}" for n in footnotes(rep)))
     cost = cost_markdown(rep)
     if cost:
         parts.append(cost)
@@ -394,7 +404,7 @@ def breakdown_markdown(rep: SweepReport) -> str | None:
         if df is None:
             continue
         d = view.decision
-        where = f" ({d.group.label})" if d.group.label else ""
+        where = md_text(f" ({d.group.label})") if d.group.label else ""
         parts.append(f"# {d.primary.label} by query type{where}\n\nMean per query type; n = queries "
                      f"of that type scored at this level. Small n: read as a hint, not a verdict."
                      f"\n\n{markdown(df)}\n")
@@ -443,9 +453,9 @@ def agreement_markdown(rep: SweepReport) -> str | None:
         if df is None:
             continue
         d = view.decision
-        where = f" ({d.group.label})" if d.group.label else ""
+        where = md_text(f" ({d.group.label})") if d.group.label else ""
         parts.append(f"# {d.primary.label} by question source{where}\n\n"
-                     f"{agreement_line(view.agreement, rep.labels)}\n\n{AGREEMENT_NOTE}\n\n"
+                     f"{md_text(agreement_line(view.agreement, rep.labels))}\n\n{AGREEMENT_NOTE}\n\n"
                      f"{markdown(df)}\n")
     return "\n".join(parts) if parts else None
 
@@ -537,11 +547,10 @@ def diagnostics_markdown(rep: SweepReport) -> str | None:
 
 
 def _clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters, with ``<`` and ``&`` escaped: Markdown
-    renderers would otherwise take a document's HTML for markup."""
+    """One line of at most ``limit`` characters (escaped where it is written: a table cell
+    by :func:`markdown`, prose by :func:`md_text`)."""
     text = " ".join(text.split())
-    text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-    return text.replace("&", "&amp;").replace("<", "&lt;")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: str,
@@ -556,34 +565,35 @@ def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: st
     if twohop_k is not None:
         table.insert(4, f"two-hop@{twohop_k}", [(r.trace.twohop.get(twohop_k, "") if r.trace else "")
                                                for r in rows])
-    out = [f"# Worst queries: {metric}, {setting}", "",
-           f"Queries sorted by {metric} of {setting}, lowest first; `all settings` is the mean "
+    out = [f"# Worst queries: {metric}, {md_text(setting)}", "",
+           f"Queries sorted by {metric} of {md_text(setting)}, lowest first; `all settings` is the mean "
            "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
            "question (or a bad judgment), one that is low only here is this setting's fault.", "",
            markdown(table) if len(table) else "(no queries)"]
     for i, r in enumerate(rows[:details], 1):
         t = r.trace
-        out += ["", f"## {i}. {r.query_id} — {metric} = {r.value:.3f}"
-                + (f" (type: {t.type})" if t and t.type else "")
-                + (f", two-hop@{twohop_k}: {t.twohop[twohop_k]}"
+        out += ["", f"## {i}. {md_text(r.query_id)} — {metric} = {r.value:.3f}"
+                + (f" (type: {md_text(t.type)})" if t and t.type else "")
+                + (f", two-hop@{twohop_k}: {md_text(t.twohop[twohop_k])}"
                    if t and twohop_k is not None and twohop_k in t.twohop else ""), ""]
         if t is None:
             out.append("(no saved hits for this query)")
             continue
-        out += [f"**Query:** {_clip(t.query, 10 * text_limit)}", "", "**Gold evidence:**", ""]
+        out += [f"**Query:** {md_text(_clip(t.query, 10 * text_limit))}", "", "**Gold evidence:**", ""]
         for g in t.gold:
             page = f", p. {g.pages}" if g.pages else ""
             where = f"{g.doc_id} [{g.start}:{g.end}]{page}" if g.start is not None else f"{g.doc_id} (whole document)"
-            out.append(f"- {where}, grade {g.grade}" + (f": “{_clip(g.text, text_limit)}”" if g.text else ""))
+            out.append(f"- {md_text(where)}, grade {g.grade}"
+                       + (f": “{md_text(_clip(g.text, text_limit))}”" if g.text else ""))
         out += ["", "**Retrieved:**", ""]
         for h in t.hits:
             shares = [h.gold_share(g) for g in t.gold]
             mark = ("holds " + ", ".join(f"{s:.0%} of gold {j + 1}" for j, s in enumerate(shares) if s > 0)
                     if any(shares) else "no gold")
             page = f", p. {h.pages}" if h.pages else ""
-            line = f"{h.rank}. {h.doc_id} [{h.start}:{h.end}]{page}, {h.n_tokens} tokens, {mark}"
+            line = f"{h.rank}. {md_text(f'{h.doc_id} [{h.start}:{h.end}]{page}')}, {h.n_tokens} tokens, {mark}"
             if h.text is not None:
-                line += f"  \n   > {_clip(h.text, text_limit)}"
+                line += f"  \n   > {md_text(_clip(h.text, text_limit))}"
             out.append(line)
     return "\n".join(out) + "\n"
 

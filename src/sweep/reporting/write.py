@@ -26,7 +26,9 @@ from sweep.reporting.figurecache import FigureCache
 from sweep.reporting.frames import combine_per_query, write_results
 from sweep.reporting.sweepreport import SweepReport, build_report
 from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
-                                    results_markdown, terminal_text, worst_markdown)
+                                    results_markdown, terminal_text, unfinished_note,
+                                    worst_markdown)
+from sweep.store.row import unfinished_jobs
 from sweep.store.traces import TraceError
 
 __all__ = ["ReportError", "rebuild_reports", "summary_line", "write_html", "write_report",
@@ -96,11 +98,16 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
     except (ValueError, TraceError) as e:  # a damaged per-query file or trace: name it
         raise ReportError(str(e)) from None
     if (not quiet) if html is None else html:
-        files += write_html(rep, figures)
+        try:
+            files += write_html(rep, figures)
+        except (ValueError, TraceError) as e:  # another job's traces, read for the pictures
+            raise ReportError(str(e)) from None
     if not quiet:
         print("\n" + terminal_text(rep) + "\n")
         print(f"sweep: {summary_line(rep)}; files in {sweep_dir}/ ({', '.join(files)}, "
               "<job>/row.json); the full table and notes are in results.md")
+        if rep.unfinished:  # a killed sweep's report must not read as the whole sweep
+            log.warning(unfinished_note(rep.unfinished))
     return rep
 
 
@@ -135,7 +142,9 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
             status = 2
             continue
         if rep is None:
-            print(f"sweep.report: {visible(d)}: no finished rows", file=sys.stderr)
+            unfinished = unfinished_jobs(d)
+            print(f"sweep.report: {visible(d)}: no finished rows"
+                  + (f"; {unfinished_note(unfinished)}" if unfinished else ""), file=sys.stderr)
             status = max(status, 1)
         else:
             done.append(rep)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from dataclasses import dataclass
@@ -100,17 +101,24 @@ class ScoreTable:
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "ScoreTable":
-        """Read a table written by :meth:`write_csv`; ``ValueError`` names the file and line."""
+        """Read a table written by :meth:`write_csv`; ``ValueError`` names the file and line.
+
+        Only what sweep writes is read: a known level, one of sweep's measures, a finite
+        value in the measure's range and one value per query, level and metric; anything
+        else is a damaged (or tampered) file, which must not be tested as scores.
+        """
         import pandas as pd
 
         path = Path(path)
-        with open(path, newline="", encoding="utf-8") as f:
-            header = f.readline().rstrip("\r\n")
-        if tuple(header.split(",")) != CSV_HEADER:
-            raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}, got {header!r}")
         try:
+            with open(path, newline="", encoding="utf-8") as f:
+                header = f.readline().rstrip("\r\n")
+            if tuple(header.split(",")) != CSV_HEADER:
+                raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}, got {header!r}")
             df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                              engine="c")
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}:{_not_utf8(path)}; the file is damaged") from None
         except pd.errors.ParserError as e:
             line = _parser_error_line(str(e))
             where = f"{path}:{line}" if line else str(path)
@@ -118,21 +126,40 @@ class ScoreTable:
         if df.empty:
             return cls((), (), *(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int64)),
                        np.zeros(0))
-        bad_level = ~df["level"].isin(LEVELS)
-        value = pd.to_numeric(df["value"], errors="coerce")
-        bad_value = value.isna() & ~df["value"].str.strip().str.lower().isin(("nan",))
-        for mask, problem in ((bad_level, lambda r: f"level {r['level']!r} is not doc or span"),
-                              (bad_value, lambda r: f"value {r['value']!r} is not a number")):
-            if mask.any():
-                i = int(np.flatnonzero(mask.to_numpy())[0])
-                raise ValueError(f"{path}:{i + 2}: {problem(df.iloc[i])}")
         # Restored after factorizing: one call per distinct name, and restore is a bijection.
         q_codes, q_names = pd.factorize(df["query_id"], sort=False)
         m_codes, m_names = pd.factorize(df["metric"], sort=False)
         q_names, m_names = ([restore(n) for n in names] for names in (q_names, m_names))
-        levels = df["level"].map({name: i for i, name in enumerate(LEVELS)}).to_numpy(np.int8)
-        return cls(tuple(q_names), tuple(m_names), q_codes.astype(np.int64), levels,
-                   m_codes.astype(np.int64), value.to_numpy(np.float64))
+        value = pd.to_numeric(df["value"], errors="coerce").to_numpy(np.float64)
+        levels = df["level"].map({name: i for i, name in enumerate(LEVELS)})
+        measure = np.array([_is_measure(name) for name in m_names], dtype=bool)[m_codes]
+        key = (q_codes * len(LEVELS) + levels.fillna(0).to_numpy(np.int64)) * len(m_names) + m_codes
+        twice = pd.Series(key).duplicated().to_numpy()
+
+        def what(i: int) -> str:
+            return f"{df['level'][i]} {m_names[m_codes[i]]}"
+
+        checks = (
+            (levels.isna().to_numpy(), lambda i: f"level {df['level'][i]!r} is not doc or span"),
+            (~measure, lambda i: f"metric {m_names[m_codes[i]]!r} is not one of sweep's measures"),
+            (np.isnan(value), lambda i: f"value {df['value'][i]!r} is not a number"),
+            # Every measure sweep scores is a share, from 0 to 1; the margin takes a float
+            # sum's last bit (an nDCG of 1.0000000000000002), not a damaged value.
+            (np.isinf(value) | (value < -_MARGIN) | (value > 1 + _MARGIN),
+             lambda i: f"value {df['value'][i]!r} of query {q_names[q_codes[i]]!r} is not a "
+                       f"score ({what(i)} is from 0 to 1)"),
+            # Two values of one score: which one a test would take is an accident.
+            (twice, lambda i: f"a second {what(i)} value for query {q_names[q_codes[i]]!r} (the "
+                              f"first is on line "
+                              f"{_record_line(path, int(np.argmax(key == key[i])))})"),
+        )
+        for bad, problem in checks:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{path}:{_record_line(path, i)}: {problem(i)}; the file is "
+                                 "damaged")
+        return cls(tuple(q_names), tuple(m_names), q_codes.astype(np.int64),
+                   levels.to_numpy(np.int8), m_codes.astype(np.int64), value)
 
     def to_frame(self):
         """The table as a pandas DataFrame: ``query_id, level, metric, value``."""
@@ -142,6 +169,45 @@ class ScoreTable:
                              "level": pd.Categorical.from_codes(self.level_code, LEVELS),
                              "metric": pd.Categorical.from_codes(self.metric_code, self.metric_names),
                              "value": self.value})
+
+
+#: How far past [0, 1] a value read back may be: floating-point rounding, not damage.
+_MARGIN = 1e-9
+
+
+def _is_measure(name: str) -> bool:
+    try:
+        Measure.parse(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _record_line(path: Path, record: int) -> int:
+    """The line of ``path`` where data record ``record`` (0-based) starts: a quoted query id
+    may hold line breaks, so records and lines can differ. Read only to name a line in an
+    error."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        next(reader, None)  # the header
+        end = reader.line_num
+        for i, _ in enumerate(reader):
+            if i == record:
+                break
+            end = reader.line_num
+    return end + 1
+
+
+def _not_utf8(path: Path) -> str:
+    """``3: not UTF-8 text (a byte 0xff)``: where ``path`` stops being UTF-8. Decoded here
+    from the first byte, since a reader's error counts from its own buffer."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        return f"{line}: not UTF-8 text (a byte 0x{data[e.start]:02x})"
+    return "1: not UTF-8 text"
 
 
 def _parser_error_line(message: str) -> int | None:

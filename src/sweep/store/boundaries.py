@@ -71,5 +71,5 @@ def read_boundary_view(path: Path) -> BoundaryView | None:
         return BoundaryView(str(data["doc_id"]), str(data["text"]), int(data["n_chars"]),
                             tuple((int(a), int(b)) for a, b in data["chunks"]),
                             tuple((int(a), int(b)) for a, b in data["evidence"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from sweep.core.files import write_text_atomic
 from sweep.core.types import Chunk
+from sweep.core.files import regular_file
 
 __all__ = ["CHUNKS_NAME", "ChunkFileError", "ChunkOffsets", "read_chunk_offsets",
            "write_chunk_offsets"]
@@ -48,6 +49,7 @@ def write_chunk_offsets(path: Path, chunks: Sequence[Chunk]) -> Path:
 def read_chunk_offsets(path: Path) -> list[ChunkOffsets]:
     out: list[ChunkOffsets] = []
     try:
+        regular_file(path)  # never open a FIFO or a device in its place
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.reader(f)
             header = next(reader, None)

@@ -19,9 +19,11 @@ from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
+from sweep.core.files import NotRegularFile, regular_file
 from sweep.store.stats import Stats
 
-__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows"]
+__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows", "read_row",
+           "unfinished_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +114,10 @@ class Row:
 
     def file(self, name: str) -> Path | None:
         """A per-job file (``per_query.csv``, ``hits.jsonl``) when the row was read from disk
-        and the file exists."""
+        and the file exists; :class:`NotRegularFile` when it is not a regular file."""
         if self.path is None:
             return None
-        p = self.path / name
-        return p if p.exists() else None
+        return regular_file(self.path / name)
 
     # -- JSON ------------------------------------------------------------------
 
@@ -146,6 +147,8 @@ class Row:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise RowError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+        except RecursionError:  # sweep writes a few levels; thousands are damage or an attack
+            raise RowError(f"{where}: nested too deeply to be a row") from None
         if not isinstance(data, dict):
             raise RowError(f"{where}: not a row object")
         if data.get("format") != ROW_FORMAT:
@@ -184,20 +187,47 @@ class Row:
         return replace(self, stats=replace(self.stats, **changes))
 
 
-def load_rows(sweep_dir: Path) -> list[Row]:
+def read_row(path: Path) -> Row:
+    """The row saved at ``path`` (``<job>/row.json``); :class:`RowError` names the file and
+    what is wrong with it (missing, not a regular file, not UTF-8, not a row)."""
+    try:
+        if regular_file(path) is None:
+            raise RowError(f"{path}: missing")
+        return Row.from_json(path.read_text(encoding="utf-8"), path=path.parent)
+    except UnicodeDecodeError as e:
+        raise RowError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except NotRegularFile as e:
+        raise RowError(str(e)) from None
+    except OSError as e:
+        raise RowError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
+def load_rows(sweep_dir: Path, *, warn: bool = True) -> list[Row]:
     """Every job's row under a sweep folder, in job order.
 
-    One damaged row (a job killed while writing it, a row of another version)
-    must not cost the table of all the others: it is skipped, with a warning.
+    One damaged row (a job killed while writing it, a row of another version, a FIFO in
+    its place) must not cost the table of all the others: it is skipped, with a warning
+    unless ``warn`` is false (a caller that says itself what the damage means).
     """
     rows = []
     for path in sorted(Path(sweep_dir).glob("*/row.json")):
         try:
-            rows.append(Row.from_json(path.read_text(encoding="utf-8"), path=path.parent))
-        except (OSError, UnicodeDecodeError, RowError) as e:
-            log.warning("skipped a row: %s", e)
+            rows.append(read_row(path))
+        except RowError as e:
+            if warn:
+                log.warning("skipped a row: %s", e)
     rows.sort(key=lambda r: r.job)
     return rows
+
+
+def unfinished_jobs(sweep_dir: Path) -> tuple[int, ...]:
+    """Jobs that started and saved no row: a folder ``<job>/`` without ``row.json`` (Hydra
+    makes it when the job starts; the row is its last write). Killed, or still running."""
+    try:
+        folders = [p for p in Path(sweep_dir).iterdir() if p.name.isdigit() and p.is_dir()]
+    except OSError:
+        return ()
+    return tuple(sorted(int(p.name) for p in folders if not (p / "row.json").exists()))
 
 
 def jobs_of(rows: Sequence[Row]) -> dict[int, Row]:

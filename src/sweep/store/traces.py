@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from sweep.core.types import Chunk, Dataset, Query, Ranking
 from sweep.core.measures import LEVELS
 from sweep.scoring.credit import UnitCredits
+from sweep.core.files import regular_file
 
 __all__ = ["Evidence", "QueryTrace", "Retrieved", "TraceError", "read_traces", "traces_of",
            "write_traces"]
@@ -203,14 +204,22 @@ def write_traces(path: Path, traces: Iterable[QueryTrace]) -> None:
 def read_traces(path: Path) -> dict[str, QueryTrace]:
     """``hits.jsonl`` of one job, by query id."""
     out: dict[str, QueryTrace] = {}
-    with open(path, encoding="utf-8") as f:
-        for line, text in enumerate(f, start=1):
+    regular_file(path)  # never open a FIFO or a device in its place
+    with open(path, "rb") as f:  # decoded line by line: an error names its line
+        for line, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TraceError(f"{path}:{line}: not UTF-8 text (a byte "
+                                 f"0x{raw[e.start]:02x})") from None
             if not text.strip():
                 continue
             try:
                 trace = QueryTrace.from_json(json.loads(text))
             except json.JSONDecodeError as e:
                 raise TraceError(f"{path}:{line}: bad JSON: {e.msg}") from None
+            except RecursionError:  # a trace is a few levels deep; thousands are damage
+                raise TraceError(f"{path}:{line}: nested too deeply to be a trace") from None
             except KeyError as e:
                 raise TraceError(f"{path}:{line}: missing key {e.args[0]!r}") from None
             except (TypeError, ValueError, AttributeError) as e:

@@ -54,6 +54,38 @@ def test_cli_shows_a_folder_name_with_a_line_break_or_an_escape_escaped(tmp_path
         f"sweep.report: error: {tmp_path}/gone\\nx: not a directory"]
 
 
+def test_an_error_or_setting_from_data_reaches_the_terminal_escaped(tmp_path, capsys):
+    # A job's error and a setting's value are data: an escape or a bidi control in them
+    # must not drive the terminal, nor a line break in them add a line to the table.
+    scores = {so: base() for so in GRID}
+    make_grid(tmp_path, scores)
+    make_job(tmp_path, 6, 64, 64, None, status="failed",
+             error="boom\x1b[2J\u202eevil\nfailed: size=1 overlap=0: forged")
+    assert main([str(tmp_path), "--no-html"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    (line,) = [line for line in out.splitlines() if "boom" in line]
+    assert line.endswith("boom\\x1b[2J\\u202eevil\\nfailed: size=1 overlap=0: forged")
+
+
+def test_a_full_disk_while_the_report_is_written_is_one_line(tmp_path):
+    # The report of a folder on a full disk: one line naming the file, no traceback.
+    import subprocess
+    import sys
+
+    from mounts import fill, tmpfs
+
+    with tmpfs(tmp_path / "disk", "2m") as disk:
+        make_grid(disk / "sweep", {so: base() for so in GRID})
+        fill(disk)
+        proc = subprocess.run([sys.executable, "-m", "sweep.report", "--no-html",
+                               str(disk / "sweep")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"sweep.report: error: {disk / 'sweep'}/") and (
+        line.endswith("No space left on device")), line
+
+
 def test_quiet_writes_tables_but_no_pictures(tmp_path):
     make_grid(tmp_path, {so: base() for so in GRID})
     write_report(tmp_path, quiet=True)

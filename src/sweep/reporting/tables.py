@@ -17,6 +17,7 @@ from sweep.decision.breakdown import QueryRow
 from sweep.decision.decide import Decision
 from sweep.core.measures import LEVELS
 from sweep.core.mdtext import md_text
+from sweep.core.messages import visible
 from sweep.scoring.aggregate import Summary
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
@@ -192,8 +193,8 @@ def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
     # Why a setting did not run, under the table: prose may wrap, columns may not.
     # The strategy always: "invalid: size=256 overlap=0" hides that it was strategy=sentance.
     why_keys = ["chunk.strategy", *(k for k in rep.keys if k != "chunk.strategy")]
-    reasons = [f"{r.status}: {setting_label(r.settings, why_keys)}: "
-               f"{r.error or '(no reason saved)'}" for r in rep.rows if not r.ok]
+    reasons = [visible(f"{r.status}: {setting_label(r.settings, why_keys)}: "
+                       f"{r.error or '(no reason saved)'}") for r in rep.rows if not r.ok]
     return "\n".join([plain(df), *reasons])
 
 
@@ -202,9 +203,11 @@ def _ellipsis(text: str, limit: int) -> str:
 
 
 def plain(df: pd.DataFrame) -> str:
-    """A frame of display strings as aligned columns two spaces apart, header underlined."""
-    cols = [str(c) for c in df.columns]
-    cells = [[str(v) for v in row] for row in df.itertuples(index=False)]
+    """A frame of display strings as aligned columns two spaces apart, header underlined;
+    a control or bidi character from data (an error, a setting) shows escaped, so it can
+    neither break a row nor drive the terminal."""
+    cols = [visible(c) for c in df.columns]
+    cells = [[visible(v) for v in row] for row in df.itertuples(index=False)]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(cols)]
 
     def line(values: Sequence[str]) -> str:
@@ -366,8 +369,10 @@ def terminal_text(rep: SweepReport) -> str:
     questions agree, the recommendation(s), and how many questions it would take to tell
     the ties from the best."""
     needed = [n for d in rep.decision.decisions for n in d.needed]
-    return "\n\n".join([terminal_table(rep), *agreement_lines(rep), *recommendations(rep)]
-                       + (["\n".join(needed)] if needed else []))
+    prose = [*agreement_lines(rep), *recommendations(rep)] + (["\n".join(needed)] if needed else [])
+    # Line by line: the prose's own line breaks stay, a setting's value cannot drive the terminal.
+    return "\n\n".join([terminal_table(rep),
+                         *("\n".join(visible(line) for line in p.split("\n")) for p in prose)])
 
 
 # ---------------------------------------------------------------- per query type

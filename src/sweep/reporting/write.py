@@ -137,7 +137,7 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
             continue
         try:
             rep = write_report(d, quiet=False, html=html)
-        except ReportError as e:
+        except (ReportError, OSError) as e:  # a damaged folder; a full disk, a FIFO to replace
             report_error("sweep.report", e)
             status = 2
             continue

@@ -29,3 +29,11 @@ def backwards(text: str) -> list[str]:
 
 def not_a_list(text: str) -> str:
     return text
+
+
+def quoting_a_key(text: str) -> list[str]:
+    """A splitter whose library fails quoting the credential it was handed, as an HTTP
+    library quotes a header (the test's key is in ``$SWEEP_TEST_KEY``)."""
+    import os
+
+    raise RuntimeError(f"upstream said 401 for Authorization: Bearer {os.environ['SWEEP_TEST_KEY']}")

@@ -168,3 +168,24 @@ def test_a_key_a_server_quotes_in_base64_reaches_no_row_table_report_log_or_trac
         assert "MY_LLM_KEY has a line break" in refused.stderr.strip().splitlines()[-1]
         assert not leaks(BROKEN_KEY, everything(broken, tmp_path) + refused.stdout
                          + refused.stderr)
+
+
+def test_a_key_another_library_quotes_in_its_error_reaches_no_row_log_or_traceback(tmp_path):
+    # Not the LLM client's error: a splitter's (any library's) that quotes the key named by
+    # llm.api_key_env. The job fails, and error.txt, the row, the tables, the log and the
+    # terminal show the key masked: every form of a long key, and a short one where it is
+    # quoted as a credential.
+    for n, key in enumerate(("sk-proj-TESTKEY0123456789abcd", "ollama")):
+        env = {**os.environ, "SWEEP_TEST_KEY": key,
+               "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+        out = tmp_path / f"sweep{n}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "sweep", "dataset=tiny", "retrieve=bm25", "chunk=callable",
+             "chunk.splitter._target_=splitters.quoting_a_key", "llm.api_key_env=SWEEP_TEST_KEY",
+             f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false",
+             f"hydra.sweep.dir={out}"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        files = written(out)
+        assert "upstream said 401 for Authorization: Bearer ***" in files
+        assert key not in files + proc.stdout + proc.stderr

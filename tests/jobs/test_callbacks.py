@@ -66,6 +66,15 @@ def test_fail_is_one_line_and_exit_2(capsys):
     assert _one_error_line(capsys) == "sweep: error: dataset: nope"
 
 
+def test_fail_shows_each_problem_on_its_line_with_data_escaped(capsys):
+    # A config error quoting data (a value, a path) must not drive the terminal.
+    with pytest.raises(SystemExit):
+        fail("dataset.path: /data/\x1b[2Jevil\u202e: not found\nchunk.size: -1")
+    assert capsys.readouterr().err.splitlines() == [
+        "sweep: error: dataset.path: /data/\\x1b[2Jevil\\u202e: not found",
+        "sweep: error: chunk.size: -1"]
+
+
 def test_fail_removes_a_folder_this_sweep_made_but_keeps_a_users_empty_one(tmp_path, capsys):
     ours = Path(fresh_dir(str(tmp_path / "ours")))
     (ours / "multirun.yaml").write_text("x: 1\n")  # what Hydra writes before the first job

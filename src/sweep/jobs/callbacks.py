@@ -25,6 +25,7 @@ from sweep.jobs import devices
 from sweep.jobs import preflight
 
 from sweep.core import progress
+from sweep.core.messages import one_line
 from sweep.jobs.config import made_here
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.datasets.loading import DatasetError
@@ -54,8 +55,8 @@ state = _State()
 def fail(message: str, folder: Path | None = None) -> NoReturn:
     """Bad input before any job ran: one line per problem, exit 2, and no folder the sweep
     made left behind (an empty folder that was there before stays)."""
-    for line in message.splitlines() or [""]:
-        print(f"sweep: error: {line}", file=sys.stderr)
+    for line in message.splitlines() or [""]:  # one problem a line; data in it escaped
+        print(f"sweep: error: {one_line(line, squeeze=False)}", file=sys.stderr)
     if folder is not None:
         preflight.discard_if_unused(folder, remove_folder=state.own_folder)
     raise SystemExit(2)

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from sweep.chunking import ChunkingSettingsError
 from sweep.chunking.base import CONTEXT_KEYS
@@ -43,6 +44,8 @@ from sweep.store.stats import Stats
 from sweep.retrieval.parents import ParentSpec
 from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
 from sweep.llm import LLMClient
+from sweep.llm.config import named_secrets
+from sweep.llm.errors import mask
 from sweep.embedding.embedder import LateChunkingUnsupported
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.store.row import DatasetInfo, Row
@@ -266,6 +269,23 @@ def _raise_if_interrupted(error: Exception) -> None:
         raise KeyboardInterrupt from error
 
 
+def _secrets(cfg: DictConfig) -> tuple[str, ...]:
+    """The secrets the job's ``llm`` node names (its key, a password in its URL), which a
+    row, a log line or ``error.txt`` must never show, whatever failed."""
+    try:
+        node = cfg.get("llm")
+        return () if node is None else named_secrets(node.get("api_key_env"),
+                                                     node.get("base_url"))
+    except OmegaConfBaseException:  # an interpolation that cannot resolve names no secret
+        return ()
+
+
+def _masked(text: str, secrets: tuple[str, ...]) -> str:
+    # A short key (``ollama``, ``1``) only where quoted as a credential, as in an LLM's
+    # answers: masked wherever it stands, it would rewrite "overlap 1 >= size 1".
+    return mask(text, secrets, short="credential")
+
+
 def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
             choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
     """Run one job of the sweep and save its row; never raises for a bad setting.
@@ -316,15 +336,17 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     except (_Invalid, ChunkingSettingsError, ContextError, LateChunkingUnsupported) as e:
         # A chunker that turns out not to run on this corpus (a splitter that rewrites
         # text, one that fails on a document) is a bad setting, not a crash.
-        status, error = "invalid", first_line(e)
+        status, error = "invalid", _masked(first_line(e), _secrets(cfg))
         log.error("invalid setting (%s): %s", label, error)
     except KeyboardInterrupt:
         raise
     except Exception as e:
         _raise_if_interrupted(e)
         stop_if_disk_full(e, job_dir)  # not this setting's fault: every later job would fail
-        status, error, summary = "failed", first_line(e, with_type=True), None
-        write_text_atomic(job_dir / "error.txt", traceback.format_exc())
+        secrets = _secrets(cfg)
+        status, error, summary = "failed", _masked(first_line(e, with_type=True), secrets), None
+        # Any library's error may quote a key it was handed, not only the LLM client's.
+        write_text_atomic(job_dir / "error.txt", _masked(traceback.format_exc(), secrets))
         log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,

@@ -21,7 +21,6 @@ as a masked :class:`LLMError`.
 
 from __future__ import annotations
 
-import base64
 import logging
 import random
 import threading
@@ -29,13 +28,12 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence, Union
-from urllib.parse import quote
 
 from sweep.core import progress
 from sweep.core.tokenization import replace_surrogates
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
-from sweep.llm.config import (UNSHOWN_VARIABLE, LLMConfig, check_api_key, key_variable,
+from sweep.llm.config import (UNSHOWN_VARIABLE, LLMConfig, check_api_key, key_variable, secrets_of,
                               resolve_api_key, resolve_cache_dir)
 from sweep.llm.errors import MASK, LLMError, clean, mask
 
@@ -143,7 +141,7 @@ class LLMClient:
         self.show_progress = show_progress
         # open() checked a key from the environment already, naming its variable.
         self._secret = None if api_key is None else check_api_key(api_key, "LLMClient's api_key argument")
-        self._secrets = _secrets(api_key, config.credentials)
+        self._secrets = secrets_of(api_key, config.credentials)
         self._warned_echo = False
         self._count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
         self._sleep = sleep
@@ -391,17 +389,6 @@ class LLMClient:
 
     def _clean(self, text: str, limit: int | None = None) -> str:
         return clean(text, self._secrets, limit)
-
-
-def _secrets(api_key: str | None, credentials: tuple[str, str] | None) -> tuple[str, ...]:
-    """What must never be shown: the key, and a password in the URL in the forms a server
-    may quote back (as typed, and inside a Basic auth header)."""
-    found = [api_key or ""]
-    if credentials is not None:
-        user, password = credentials
-        token = base64.b64encode(f"{user}:{password}".encode()).decode()
-        found += [password, quote(password, safe=""), token]
-    return tuple(s for s in found if s)
 
 
 def _cause(e: BaseException) -> str:

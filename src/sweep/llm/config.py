@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "check_api_key", "default_cache_dir", "key_variable", "resolve_api_key",
-           "resolve_cache_dir", "without_userinfo"]
+__all__ = ["LLMConfig", "check_api_key", "default_cache_dir", "key_variable", "named_secrets",
+           "resolve_api_key", "resolve_cache_dir", "secrets_of", "without_userinfo"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: What environment variable names look like by convention. A lowercase value
@@ -194,6 +195,31 @@ def check_api_key(key: str, source: str) -> str:
                              f"{len(key)}, which an HTTP header cannot carry (the key is not "
                              "shown): set it again as one line of printable ASCII")
     return key
+
+
+def secrets_of(api_key: str | None, credentials: tuple[str, str] | None) -> tuple[str, ...]:
+    """What must never be shown: the key, and a password in the URL in the forms a server
+    may quote back (as typed, and inside a Basic auth header)."""
+    found = [api_key or ""]
+    if credentials is not None:
+        user, password = credentials
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        found += [password, quote(password, safe=""), token]
+    return tuple(s for s in found if s)
+
+
+def named_secrets(api_key_env: object, base_url: object,
+                  environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """The secrets an ``llm`` node's plain values name (the key in ``$api_key_env``, a
+    password in ``base_url``), unchecked: for masking what a job writes when anything
+    failed, also before (or without) a client being made."""
+    key = environ.get(api_key_env, "") if isinstance(api_key_env, str) and api_key_env else ""
+    credentials = None
+    if isinstance(base_url, str):
+        parts = urlsplit(base_url.strip())
+        if parts.password is not None:
+            credentials = unquote(parts.username or ""), unquote(parts.password)
+    return secrets_of(key.strip() or None, credentials)
 
 
 def default_cache_dir() -> Path:

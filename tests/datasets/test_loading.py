@@ -430,3 +430,25 @@ def test_a_text_file_holding_only_a_byte_order_mark_is_empty(tmp_path, content):
         load_corpus(tmp_path)
     assert [str(p) for p in e.value.problems] == [f"{tmp_path / 'blank.md'}: document is empty"]
     assert [d.doc_id for d in load_corpus(tmp_path, skip_unreadable=True)] == ["a.md"]
+
+
+@pytest.mark.parametrize("file", ["corpus.jsonl", "queries.jsonl"])
+def test_a_lone_surrogate_escape_is_a_problem_naming_file_and_line(tmp_path, file):
+    # JSON lets "\ud800" through, but no text holds half a character: the tokenizer, the
+    # cache and every file written later would fail on it, far from the line that has it.
+    rows = {"corpus.jsonl": ['{"doc_id": "a", "text": "alpha \\ud83d\\ude00 beta"}',
+                             '{"doc_id": "b", "text": "gamma"}'],
+            "queries.jsonl": ['{"query_id": "q1", "query": "alpha?", "relevant": []}',
+                              '{"query_id": "q2", "query": "beta?", "relevant": []}']}
+    for name, lines in rows.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert load_dataset(tmp_path).documents[0].text == "alpha \U0001F600 beta"  # a pair is fine
+    lines = rows[file]
+    lines[1] = lines[1].replace("?", "\\ud800?") if file == "queries.jsonl" else lines[1].replace(
+        "gamma", "gam\\ud800ma")
+    (tmp_path / file).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(tmp_path)
+    assert [str(p) for p in e.value.problems] == [
+        f"{tmp_path / file}:2: bad JSON: \\ud800 is half of a character (a lone surrogate), "
+        "which no text can hold"]

@@ -8,6 +8,7 @@ raise one :class:`DatasetError` whose ``str()`` is the first problem on one line
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -167,7 +168,34 @@ def parse_json_object(line: str) -> dict[str, Any]:
         raise BadJsonLine(f"bad JSON: {e}") from None
     if not isinstance(obj, dict):
         raise BadJsonLine(f"expected a JSON object, got {describe_value(obj)}")
+    if _SURROGATE_ESCAPE.search(line):  # only a \\u escape can give one: the line is UTF-8
+        lone = _lone_surrogate(obj)
+        if lone is not None:
+            raise BadJsonLine(f"bad JSON: \\u{ord(lone):04x} is half of a character (a lone "
+                              "surrogate), which no text can hold")
     return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a decoded JSON value's strings and keys, or None (a
+    pair of escapes decodes to one character and is fine)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            found = _SURROGATE.search(v)
+            if found:
+                return found.group()
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
 
 
 def jsonl_objects(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]]]:

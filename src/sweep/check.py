@@ -20,7 +20,6 @@ from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.decision.regression import INCOMPARABLE, Verdict, compare_runs
 from sweep.exporting.selection import Chosen, ExportError, choose
-from sweep.scoring.table import ScoreTable
 
 
 #: what makes a metric and its test the same in two sweeps, besides its name
@@ -29,12 +28,11 @@ _SCORING = ("min_coverage", "gain", "alpha")
 
 def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
     try:
-        path = chosen.row.file("per_query.csv")
-        # read_csv refuses what is not a score (out of range, not finite, twice), by line
-        values = ScoreTable.read_csv(path).values(level, metric) if path is not None else {}
+        # Refused: what is not a score (out of range, not finite, twice), by line, and
+        # scores that are not the ones the row summarizes (rows deleted or edited).
+        return chosen.row.per_query(level, metric)
     except ValueError as e:  # a damaged per_query.csv (or not a file), named
         raise ExportError(str(e)) from None
-    return values or None
 
 
 def _label(chosen: Chosen) -> str:
@@ -77,6 +75,12 @@ def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job
         return Verdict(INCOMPARABLE, f"The {which} sweep has no per-query {metric} "
                        f"(per_query.csv of job {(new if a is None else old).row.job}).",
                        metric, labels["new_label"], labels["baseline_label"])
+    if set(a) != set(b):  # the same questions, scored the same way: the same ones count
+        only = sorted(set(a) ^ set(b))
+        raise ExportError(
+            f"the two settings were scored on different questions ({len(only)} in one only, "
+            f"e.g. {only[0]!r}) although their evaluation set is the same: a per_query.csv "
+            "is damaged")
     return compare_runs(a, b, metric=metric, alpha=new.row.eval.alpha, max_drop=max_drop,
                         n_perm=new.row.eval.n_perm, seed=new.row.eval.seed, **labels)
 

@@ -151,6 +151,35 @@ def test_a_per_query_value_that_is_not_a_score_is_refused_by_file_and_line(saved
     _refused(_check(new, saved, "--job", str(RECOMMENDED)), where, says)
 
 
+def _without_questions(path: Path, gone: set[str]) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if line.split(",", 1)[0] not in gone))
+
+
+def test_per_query_scores_the_row_does_not_summarize_are_refused(saved, tmp_path):
+    # Deleting the questions a setting got wrong raised its mean over the questions left:
+    # check passed a regression. The per-query scores must be the row's.
+    new = _copy(saved, tmp_path)
+    path = new / str(RECOMMENDED) / "per_query.csv"
+    _without_questions(path, {f"q{i}" for i in range(30)})
+    _refused(_check(new, saved), f"{path}: 30 questions with span recall@5",
+             "counts 60", "the per-query scores are not the ones this job's row summarizes")
+
+
+def test_settings_scored_on_different_questions_of_one_set_are_refused(saved, tmp_path):
+    # Both files agree with their rows, but not with each other: the same evaluation set
+    # scores the same questions, so one of them was cut.
+    new = _copy(saved, tmp_path)
+    job = new / str(RECOMMENDED)
+    _without_questions(job / "per_query.csv", {f"q{i}" for i in range(30)})
+    row = json.loads((job / "row.json").read_text())
+    for level in row["summary"]["levels"].values():
+        level["n_queries"] = 30
+    (job / "row.json").write_text(json.dumps(row))
+    _refused(_check(new, saved), "scored on different questions (30 in one only",
+             "a per_query.csv is damaged")
+
+
 def test_a_binary_per_query_file_names_the_file_and_line(saved, tmp_path):
     new = _copy(saved, tmp_path)
     path = new / str(RECOMMENDED) / "per_query.csv"

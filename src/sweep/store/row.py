@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from sweep.scoring.aggregate import MetricSummary, Summary
 from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
+from sweep.scoring.table import ScoreTable
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import write_text_atomic
 from sweep.core.files import NotRegularFile, regular_file
@@ -118,6 +119,29 @@ class Row:
         if self.path is None:
             return None
         return regular_file(self.path / name)
+
+    def per_query(self, level: str, metric: object) -> dict[str, float] | None:
+        """One metric's per-query scores from ``per_query.csv`` (None without the file or
+        the metric); ``ValueError`` naming the file when they are not the scores this row
+        summarizes (another count of questions, another mean): rows deleted from it, or
+        edited, would otherwise change what a check or a recommendation compares."""
+        path = self.file("per_query.csv")
+        if path is None:
+            return None
+        values = ScoreTable.read_csv(path).values(level, metric)
+        if not values:
+            return None
+        summary = self.summary.levels.get(level) if self.summary is not None else None
+        mean = self.mean(level, str(metric))  # (a Measure prints as its name: recall@5)
+        if summary is not None and mean is not None:
+            found = math.fsum(values.values()) / len(values)
+            if len(values) != summary.n_queries or abs(found - mean) > 1e-6:
+                raise ValueError(
+                    f"{path}: {len(values)} questions with {level} {metric} (mean {found:.4f}), "
+                    f"but {self.path / 'row.json'} counts {summary.n_queries} (mean {mean:.4f}): "
+                    "the per-query scores are not the ones this job's row summarizes; the "
+                    "folder is damaged")
+        return values
 
     # -- JSON ------------------------------------------------------------------
 

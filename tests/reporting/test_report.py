@@ -2,6 +2,7 @@
 
 import csv
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -285,3 +286,25 @@ def test_the_combined_per_query_table_is_never_followed_to_a_file_outside(tmp_pa
     assert victim.read_text() == "someone else's file\n"
     table = folder / "per_query.csv"
     assert not table.is_symlink() and table.read_text().startswith("job,query_id,level")
+
+
+def test_a_folder_name_that_is_not_utf8_is_reported_escaped(tmp_path):
+    # Linux hands Python such a name with a lone surrogate in it (b"\xff" -> "\udcff"),
+    # which no UTF-8 file or terminal can hold: shown as its code, never a crash.
+    import os
+    import subprocess
+    import sys
+
+    folder = Path(os.fsdecode(bytes(tmp_path) + b"/new\xff"))
+    make_grid(folder, {so: base() for so in GRID[:2]})
+    proc = subprocess.run([sys.executable, "-m", "sweep.report", str(folder)],
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert b"new\\udcff" in (folder / "report.html").read_bytes()
+    assert b"files in " + bytes(tmp_path) + b"/new\\udcff/" in proc.stdout
+    summary = tmp_path / "summary.md"
+    proc = subprocess.run([sys.executable, "-m", "sweep.check", str(folder), "--baseline",
+                           str(folder)], capture_output=True, timeout=300,
+                          env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr[-2000:]
+    assert "new\\\\udcff" in summary.read_text(encoding="utf-8")

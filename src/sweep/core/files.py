@@ -148,7 +148,9 @@ def write_text_atomic(path: Path, text: str) -> Path:
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        # A lone surrogate (a folder name that is not UTF-8, as Python decodes one) cannot
+        # be written as UTF-8: it is written as its code, \udcff, as a message shows it.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
             f.write(text)
         os.chmod(tmp, _NEW_FILE_MODE)  # as an ordinary new file, not mkstemp's 0600
         os.replace(tmp, path)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 
+from sweep.core.messages import one_line
+
 __all__ = ["md_text"]
 
-# Controls a terminal or a renderer acts on (escapes, bidi overrides that reverse what is
-# read): shown as their code instead. Line breaks and tabs are whitespace, made one space.
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# Besides what a terminal acts on (escapes, bidi overrides, lone surrogates: one_line shows
+# those as their code), what a reader of the rendered page cannot see: zero-width spaces
+# and joiners, word joiners, the byte-order mark.
+_UNSEEN = re.compile("[\u200b-\u200d\u2060-\u2065\ufeff]")
 # Markup: HTML's entities for <, > and & (which every Markdown renderer honours), a
 # backslash before the rest (CommonMark escapes any ASCII punctuation), the backslash itself
 # too, so no backslash of the text's own can cancel one added here.
@@ -35,8 +38,8 @@ _BLOCK = re.compile(r"^(?:([#+=-])|(\d{1,9})([.)])(?=\s|$))")
 def md_text(text: object, *, starts_line: bool = True) -> str:
     """``text`` on one line, safe in a line of prose or (``starts_line=False``, where no
     block can start: ``-0.05`` stays as it reads) a table cell."""
-    line = " ".join(str(text).split())
-    line = _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), line)
+    line = one_line(text)
+    line = _UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
     line = _ESCAPED.sub(lambda m: _ESCAPES[m.group()], line)
     if _LINK.search(line):
         line = line.replace("[", "\\[").replace("]", "\\]")

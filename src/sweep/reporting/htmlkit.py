@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import struct
 from dataclasses import dataclass
 from html import escape
@@ -157,7 +158,7 @@ def picture_html(picture: Picture) -> str:
     """
     raw = Path(picture.path).read_bytes()
     data = base64.b64encode(raw).decode("ascii")
-    key = "fig-" + hashlib.sha1(str(picture.path).encode("utf-8")).hexdigest()[:12]
+    key = "fig-" + hashlib.sha1(os.fsencode(picture.path)).hexdigest()[:12]  # any name
     size = png_size(raw)
     dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
     wide = " wide" if size and size[0] > WIDE_PX else ""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.exits import report_error
-from sweep.core.files import write_text_atomic
+from sweep.core.files import NotRegularFile, write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.messages import visible
 from sweep.reporting import htmlkit
@@ -100,11 +100,11 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
     if (not quiet) if html is None else html:
         try:
             files += write_html(rep, figures)
-        except (ValueError, TraceError) as e:  # another job's traces, read for the pictures
+        except (TraceError, NotRegularFile) as e:  # another job's traces, read for the pictures
             raise ReportError(str(e)) from None
     if not quiet:
         print("\n" + terminal_text(rep) + "\n")
-        print(f"sweep: {summary_line(rep)}; files in {sweep_dir}/ ({', '.join(files)}, "
+        print(f"sweep: {summary_line(rep)}; files in {visible(sweep_dir)}/ ({', '.join(files)}, "
               "<job>/row.json); the full table and notes are in results.md")
         if rep.unfinished:  # a killed sweep's report must not read as the whole sweep
             log.warning(unfinished_note(rep.unfinished))

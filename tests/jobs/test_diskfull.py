@@ -188,3 +188,27 @@ def test_other_errors_of_hydras_job_setup_are_left_alone(tmp_path):
     with pytest.raises(OSError) as e:  # not a full disk: not the sweep's to stop
         hydra_utils._save_config(OmegaConf.create({}), "config.yaml", afile)
     assert not isinstance(e.value, DiskFull) and os.path.exists(afile)
+
+
+def test_the_guard_passes_every_argument_of_another_hydras_job_setup(tmp_path, monkeypatch):
+    # A Hydra whose _save_config takes another argument still gets it (and its result);
+    # a Hydra without one is left as it is.
+    import hydra.core.utils as hydra_utils
+    from sweep.jobs.diskfull import DiskFull, guard_job_setup
+
+    seen = []
+
+    def save(cfg, filename, output_dir, *, sort_keys=False):
+        seen.append((filename, output_dir, sort_keys))
+        if filename == "full.yaml":
+            raise OSError(28, "No space left on device")
+        return "written"
+
+    monkeypatch.setattr(hydra_utils, "_save_config", save)
+    guard_job_setup()
+    assert hydra_utils._save_config({}, "config.yaml", tmp_path, sort_keys=True) == "written"
+    assert seen == [("config.yaml", tmp_path, True)]
+    with pytest.raises(DiskFull, match=f"cannot write {tmp_path / 'full.yaml'}"):
+        hydra_utils._save_config({}, filename="full.yaml", output_dir=tmp_path)
+    monkeypatch.delattr(hydra_utils, "_save_config")
+    guard_job_setup()  # nothing to guard: no error

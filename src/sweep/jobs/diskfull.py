@@ -67,18 +67,27 @@ def guard_job_setup() -> None:
     import hydra.core.utils as hydra_utils
 
     save = getattr(hydra_utils, "_save_config", None)
-    if save is None or getattr(save, "_sweep_guarded", False):
+    if save is None:  # another Hydra: its traceback on a full disk, as before
+        log.debug("hydra.core.utils._save_config not found: Hydra's job setup is not guarded")
+        return
+    if getattr(save, "_sweep_guarded", False):
         return
 
-    def save_config(cfg: Any, filename: str, output_dir: Path) -> None:
+    def save_config(*args: Any, **kwargs: Any) -> Any:
+        # Any signature: a Hydra that adds a parameter still gets every argument.
         try:
-            save(cfg, filename, output_dir)
+            return save(*args, **kwargs)
         except OSError as e:
-            stop_if_disk_full(e, Path(output_dir) / filename)
+            stop_if_disk_full(e, _where(*args, **kwargs))
             raise
 
     save_config._sweep_guarded = True  # type: ignore[attr-defined]
     hydra_utils._save_config = save_config
+
+
+def _where(cfg: Any = None, filename: str = "", output_dir: Any = ".", *_: Any, **__: Any) -> Path:
+    """The file Hydra 1.3's ``_save_config(cfg, filename, output_dir)`` writes."""
+    return Path(output_dir) / str(filename)
 
 
 class JobLogFile(logging.FileHandler):

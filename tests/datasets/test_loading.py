@@ -452,3 +452,14 @@ def test_a_lone_surrogate_escape_is_a_problem_naming_file_and_line(tmp_path, fil
     assert [str(p) for p in e.value.problems] == [
         f"{tmp_path / file}:2: bad JSON: \\ud800 is half of a character (a lone surrogate), "
         "which no text can hold"]
+
+
+def test_a_line_nested_too_deeply_is_a_problem_naming_file_and_line(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"doc_id": "a", "text": "alpha"}\n')
+    (tmp_path / "queries.jsonl").write_text(
+        '{"query_id": "q1", "query": "alpha?", "relevant": []}\n'
+        + '{"query_id": "q2", "query": "x", "relevant": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(tmp_path)
+    assert [str(p) for p in e.value.problems] == [
+        f"{tmp_path / 'queries.jsonl'}:2: bad JSON: nested too deeply"]

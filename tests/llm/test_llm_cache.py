@@ -137,3 +137,31 @@ def test_a_lone_surrogate_in_a_request_or_an_answer_is_stored_and_read_back(tmp_
     assert ResponseCache(tmp_path).get(key) == cache.get(key)
     assert cache.get(key).text == "answer \udfff two"
     assert not list(tmp_path.rglob(".tmp-*"))
+
+
+def test_a_read_only_cache_is_read_and_said_once_never_an_error(tmp_path, caplog):
+    # A shared team cache mounted read-only: its answers serve, new ones are not kept, and
+    # the log says so once, not once per answer.
+    from mounts import read_only
+
+    cache = ResponseCache(tmp_path / "llm")
+    kept = request_key(REQUEST)
+    cache.put(kept, REQUEST, "kept", Usage(1, 1))
+    with read_only(tmp_path / "llm"):
+        cache = ResponseCache(tmp_path / "llm")
+        for i in range(3):
+            request = {**REQUEST, "seed": i}
+            cache.put(request_key(request), request, f"answer {i}", Usage(1, 1))
+            assert cache.get(request_key(request)) is None
+        assert cache.get(kept).text == "kept"
+    said = [r.getMessage() for r in caplog.records if "cannot write" in r.getMessage()]
+    assert said == [f"LLM cache: cannot write {tmp_path / 'llm'} (Read-only file system); it is "
+                    "read, not written, for the rest of this run"]
+
+
+def test_an_entry_nested_too_deeply_is_a_miss(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    cache.put(key, REQUEST, "x", Usage(1, 1))
+    cache.path(key).write_text("[" * 100_000 + "]" * 100_000)
+    assert cache.get(key) is None

@@ -164,6 +164,8 @@ def parse_json_object(line: str) -> dict[str, Any]:
         raise BadJsonLine(f"bad JSON: {e.msg} (column {e.colno})") from None
     except _DuplicateKey as e:
         raise BadJsonLine(f"bad JSON: duplicate key {str(e)!r}") from None
+    except RecursionError:  # thousands of [ or {: no question or document is built so
+        raise BadJsonLine("bad JSON: nested too deeply") from None
     except ValueError as e:
         raise BadJsonLine(f"bad JSON: {e}") from None
     if not isinstance(obj, dict):

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from sweep.core import cachedirs
+
 log = logging.getLogger(__name__)
 
 FORMAT = 1
@@ -86,7 +88,7 @@ class ResponseCache:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:  # (RecursionError: nested too deeply)
             log.warning("ignoring unreadable LLM cache entry %s (%s); asking again", path,
                         type(e).__name__)
             return None
@@ -109,15 +111,21 @@ class ResponseCache:
         # written as the JSON escape \ud800, which reads back as the same string.
         payload = json.dumps(entry, ensure_ascii=False, indent=1).encode("utf-8",
                                                                         "backslashreplace")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if cachedirs.read_only(self.root):
+            return
         # Unique per writer: two processes storing the same answer never share a temp file.
         tmp = path.with_name(f"{_TMP_PREFIX}{uuid.uuid4().hex}")
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
                 f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
+        except OSError as e:
+            # A read-only or full cache: the answer is still good, only a rerun pays again.
+            # Said once, and not tried again (sweep.core.cachedirs).
+            cachedirs.note_unwritable("LLM", self.root, e)
         finally:
             if tmp.exists():
                 tmp.unlink(missing_ok=True)

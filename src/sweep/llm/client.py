@@ -198,12 +198,8 @@ class LLMClient:
             answer = self._send(body)
             if isinstance(answer, Completion):
                 self._memo[key] = Completion(answer.text, answer.usage, cached=True)
-                if self.cache is not None:
-                    try:
-                        self.cache.put(key, body, answer.text, answer.usage)
-                    except OSError as e:  # the answer is still good; only a rerun pays again
-                        log.warning("could not cache an answer in %s: %s", self.cache.root,
-                                    self._clean(str(e)))
+                if self.cache is not None:  # (a cache it cannot write is said once)
+                    self.cache.put(key, body, answer.text, answer.usage)
             return answer
 
     def complete_many(self, batch: Sequence[Messages], desc: str = "LLM requests") -> list[Answer]:

@@ -189,3 +189,24 @@ def test_a_key_another_library_quotes_in_its_error_reaches_no_row_log_or_traceba
         files = written(out)
         assert "upstream said 401 for Authorization: Bearer ***" in files
         assert key not in files + proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("override, says", [
+    ("llm.base_url=https://me:sk-PASSWORD1234abcd@llm.example.invalid/v1",
+     "llm.base_url holds a password (not shown)"),
+    ("llm.api_key_env=sk-proj-PASTEDKEY123456", "llm.api_key_env is not the name of an"),
+    ("llm.api_key_env=gsk_PASTEDKEY123456", "llm.api_key_env is not the name of an"),
+])
+def test_a_sweep_whose_llm_node_holds_a_secret_stops_before_saving_it(tmp_path, override, says):
+    # Every job saves the llm node, used or not (results.csv, row.json, the job's log, its
+    # resolved config, Hydra's own files): a secret in it stops the sweep first.
+    secret = "PASSWORD1234" if "PASSWORD" in override else "PASTEDKEY123456"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep", "dataset=tiny", "retrieve=bm25", override,
+         f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false",
+         f"hydra.sweep.dir={tmp_path / 'out'}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert proc.returncode == 2 and len(errors) == 1 and says in errors[0], proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists() and secret not in written(tmp_path)

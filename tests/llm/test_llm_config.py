@@ -142,3 +142,18 @@ def test_a_password_with_an_unencoded_separator_is_refused_without_showing_it(ur
     assert "percent-encode" in str(err.value)
     ok = LLMConfig(base_url="https://bob:pa%23ss@api.example.com/v1", model="m")
     assert ok.endpoint == "https://api.example.com/v1" and ok.credentials == ("bob", "pa#ss")
+
+
+def test_a_node_to_be_saved_holding_a_secret_is_refused_without_showing_it():
+    from sweep.llm.config import check_saved
+
+    check_saved("OPENAI_API_KEY", "https://api.openai.com/v1", environ={})
+    check_saved("my_key", "http://me@localhost:8000/v1", environ={"my_key": "x"})  # a user, no password
+    check_saved(None, None, environ={})
+    for api_key_env, base_url, environ in (
+            ("OPENAI_API_KEY", "https://me:s3cr3t-pw@host/v1", {}),
+            ("sk-proj-abc123", "https://host/v1", {}),
+            ("gsk_abc123", "https://host/v1", {})):
+        with pytest.raises(LLMConfigError) as e:
+            check_saved(api_key_env, base_url, environ=environ)
+        assert "s3cr3t" not in str(e.value) and "abc123" not in str(e.value)

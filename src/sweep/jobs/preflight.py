@@ -25,6 +25,7 @@ from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, est
 from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_dataset,
                             parent_spec, scoring_config)
 from sweep.llm import LLMConfigError, LLMError
+from sweep.llm.config import check_saved
 from sweep.retrieval.parents import ParentError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
@@ -127,6 +128,7 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
 
     seen: set[tuple[str, ...]] = set()
     chunk_checked: dict[tuple[str, ...], Exception | None] = {}
+    llm_checked: set[tuple[str, ...]] = set()
     problems: list[tuple[Sequence[str], Exception]] = []
     composed: dict[tuple[str, ...], DictConfig] = {}
     for overrides in jobs:
@@ -149,6 +151,12 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
                 except ContextError as e:  # a typo in chunk.context*: every such cell alike
                     raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
                 chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
+        llm_key = _subset(overrides, ("llm", "experiment"))
+        if llm_key not in llm_checked:
+            llm_checked.add(llm_key)
+            cfg = composed.get(tuple(overrides)) or compose(config_name=config_name,
+                                                            overrides=list(overrides))
+            _check_llm_saved(cfg)
         problem = chunk_checked[chunk_key]
         if problem is not None:
             problems.append((overrides, problem))
@@ -166,6 +174,18 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
                     len(problems), len(jobs), _label(overrides), one_line(problem))
     check_contexts(config_name, [j for j in jobs if j not in [o for o, _ in problems]], composed)
     return composed
+
+
+def _check_llm_saved(cfg: DictConfig) -> None:
+    """Every job saves the ``llm`` node (used or not): one holding a secret stops the sweep
+    before any file is written, without showing it."""
+    node = cfg.get("llm")
+    if node is None:
+        return
+    try:
+        check_saved(node.get("api_key_env"), node.get("base_url"))
+    except LLMConfigError as e:
+        raise ConfigError(str(e)) from None
 
 
 def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],

@@ -15,8 +15,9 @@ from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "check_api_key", "default_cache_dir", "key_variable", "named_secrets",
-           "resolve_api_key", "resolve_cache_dir", "secrets_of", "without_userinfo"]
+__all__ = ["LLMConfig", "check_api_key", "check_saved", "default_cache_dir", "key_variable",
+           "named_secrets", "resolve_api_key", "resolve_cache_dir", "secrets_of",
+           "without_userinfo"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: What environment variable names look like by convention. A lowercase value
@@ -220,6 +221,27 @@ def named_secrets(api_key_env: object, base_url: object,
         if parts.password is not None:
             credentials = unquote(parts.username or ""), unquote(parts.password)
     return secrets_of(key.strip() or None, credentials)
+
+
+def check_saved(api_key_env: object, base_url: object,
+                environ: Mapping[str, str] = os.environ) -> None:
+    """A one-line :class:`LLMConfigError` when an ``llm`` node that is to be saved (a
+    sweep writes its config into every job's folder, ``results.csv`` and Hydra's files)
+    holds a secret: a password in ``base_url``, or a key pasted where the variable's
+    name goes (not a name, or a lowercase one no variable has: ``gsk_...``). Neither
+    value is shown."""
+    if isinstance(base_url, str) and urlsplit(base_url.strip()).password:
+        raise LLMConfigError(
+            "llm.base_url holds a password (not shown), and a sweep saves its config in every "
+            "job's folder and in results.csv: give the endpoint without it, and its key in "
+            "the environment variable llm.api_key_env names")
+    if isinstance(api_key_env, str) and api_key_env and not (
+            _CONVENTIONAL_ENV_NAME.fullmatch(api_key_env)
+            or (_ENV_NAME.fullmatch(api_key_env) and api_key_env in environ)):
+        raise LLMConfigError(
+            "llm.api_key_env is not the name of an environment variable that is set (the value "
+            "is not shown: it may be the key itself), and a sweep saves its config in every "
+            "job's folder: set it to the variable's name, e.g. llm.api_key_env=OPENAI_API_KEY")
 
 
 def default_cache_dir() -> Path:

@@ -8,10 +8,13 @@ would create never appears."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -347,3 +350,103 @@ def test_a_callable_settings_hydra_file_names_the_function_and_reruns(swept_call
         assert ((tmp_path / "rerun" / "0" / name).read_bytes()
                 == (swept_callable / "0" / name).read_bytes())
 
+
+# -- a tokenizer named by the folder is never fetched while export measures the module -------
+
+@contextlib.contextmanager
+def _recording_proxy():
+    """An HTTP(S) proxy on localhost that records each connection and answers none: with it
+    in the proxy variables, any request a process makes (Python's or Rust's, which ignores
+    HF_HUB_OFFLINE) is seen."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    seen: list[bytes] = []
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    seen.append(conn.recv(200))
+                except OSError:
+                    seen.append(b"?")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        yield {v: url for v in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy",
+                                "http_proxy", "all_proxy")} | {"HF_ENDPOINT": url}, seen
+    finally:
+        done.set()
+        thread.join()
+        server.close()
+
+
+def _framework_splitter(framework: str, splitter: dict, **chunk):
+    def change(config):
+        config["chunk"]["framework"] = framework
+        config["chunk"]["splitter"] = splitter
+        config["chunk"].update(chunk)
+    return change
+
+
+@pytest.mark.parametrize("framework,splitter,says", [
+    # the review's reproducer: chonkie fetches it from the Hub whatever HF_HUB_OFFLINE says
+    ("chonkie", {"_target_": "chonkie.TokenChunker", "tokenizer": "attacker-org/evil-tokenizer",
+                 "chunk_size": 100}, "chunk.splitter.tokenizer is 'attacker-org/evil-tokenizer'"),
+    ("chonkie", {"_target_": "chonkie.TokenChunker", "_args_": ["attacker-org/evil-tokenizer",
+                                                               100]},
+     "chunk.splitter.tokenizer is 'attacker-org/evil-tokenizer'"),
+    # chonkie sends a tiktoken name to the Hub too
+    ("chonkie", {"_target_": "chonkie.RecursiveChunker", "tokenizer": "cl100k_base",
+                 "chunk_size": 100}, "chunk.splitter.tokenizer is 'cl100k_base'"),
+    ("semchunk", {"_target_": "semchunk.chunkerify",
+                  "tokenizer_or_token_counter": "attacker-org/evil-tokenizer", "chunk_size": 100},
+     "chunk.splitter.tokenizer_or_token_counter is 'attacker-org/evil-tokenizer'"),
+    # tiktoken downloads an encoding it has not cached
+    ("langchain", {"_target_": "langchain_text_splitters.TokenTextSplitter",
+                   "encoding_name": "o200k_base", "chunk_size": 100},
+     "chunk.splitter.encoding_name is 'o200k_base'"),
+], ids=["chonkie", "chonkie-positional", "chonkie-tiktoken-name", "semchunk", "tiktoken"])
+def test_export_fetches_no_tokenizer_a_folder_names(swept, tmp_path, framework, splitter, says):
+    folder = _copy(swept, tmp_path)
+    path = _tamper(folder, _framework_splitter(framework, splitter))
+    out = tmp_path / "out.py"
+    with _recording_proxy() as (proxy, seen):
+        env = {**{k: v for k, v in _env().items() if k not in ("HF_HUB_OFFLINE",)}, **proxy,
+               "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}  # nothing cached
+        proc = subprocess.run([sys.executable, "-m", "sweep.export", str(folder), "--job", "0",
+                               "--to", framework, str(out)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600)
+    _refused(proc, f"{path}: job 0: {says}",
+             "export will not download a tokenizer named by a sweep folder")
+    assert seen == [] and not out.exists()
+
+
+def test_sweeps_own_framework_presets_still_export(swept, tmp_path):
+    """chonkie.yaml's offline encoding node and semchunk.yaml's cl100k_base load offline."""
+    chonkie = {"_target_": "chonkie.RecursiveChunker", "chunk_size": 400, "tokenizer": {
+        "_target_": "sweep.core.tokenization.get_encoding", "name": "cl100k_base"}}
+    semchunk = {"_target_": "semchunk.chunkerify", "tokenizer_or_token_counter": "cl100k_base",
+                "chunk_size": 100}
+    for framework, splitter, call in (("chonkie", chonkie, {}),
+                                      ("semchunk", semchunk, {"call": {"overlap": 0}})):
+        folder = _copy(swept, tmp_path, framework)
+        _tamper(folder, _framework_splitter(framework, splitter, **call))
+        out = tmp_path / f"{framework}.py"
+        with _recording_proxy() as (proxy, seen):
+            env = {**{k: v for k, v in _env().items() if k != "HF_HUB_OFFLINE"}, **proxy,
+                   "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
+            proc = subprocess.run([sys.executable, "-m", "sweep.export", str(folder), "--job",
+                                   "0", "--to", framework, str(out)], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert seen == [] and out.exists()

@@ -353,6 +353,42 @@ def test_every_target_in_sweeps_conf_files_is_allowed():
     assert "sweep.core.evalconfig.EvalConfig" in OWN.targets  # defined in code, not conf/
 
 
+@pytest.mark.parametrize("option", ["chonkie", "semchunk", "langchain", "langchain_token",
+                                    "llamaindex"])
+def test_sweeps_own_framework_presets_render_with_their_tokenizers(option, tmp_path):
+    (config,) = [c for g, o, c in COMPOSED if (g, o) == ("chunk", option)]
+    rendered = render_module(config, config["chunk"]["framework"])
+    splitter = _load(rendered.source, tmp_path)
+    assert splitter is not None
+
+
+@pytest.mark.parametrize("splitter,framework,says", [
+    ({"_target_": "semchunk.chunkerify", "tokenizer_or_token_counter": "cl100k_base",
+      "chunk_size": 64, "chunking_model": "kanon-2-enricher"}, "semchunk",
+     "chunk.splitter.chunking_model is 'kanon-2-enricher': it names a model for semchunk to "
+     "load or call"),
+    ({"_target_": "langchain_text_splitters.TokenTextSplitter", "chunk_size": 64}, "langchain",
+     "chunk.splitter.encoding_name is 'gpt2' (the splitter's default): export will not "
+     "download"),
+    ({"_target_": "langchain_text_splitters.RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+      "model_name": "gpt-4o", "chunk_size": 64}, "langchain",
+     "chunk.splitter.model_name is 'gpt-4o'"),
+    ({"_target_": "semchunk.chunkerify", "_args_": ["someone/tokenizer", 64]}, "semchunk",
+     "chunk.splitter.tokenizer_or_token_counter is 'someone/tokenizer'"),
+], ids=["semchunk-remote-model", "tiktoken-default", "model-name", "positional"])
+def test_a_tokenizer_that_would_be_fetched_is_refused_before_the_module_runs(
+        splitter, framework, says):
+    with pytest.raises(ValueError) as err:
+        render_module(_framework(splitter, framework), framework)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_strategy_rows_tokenizer_must_load_offline():
+    with pytest.raises(ValueError, match="chunk.tokenizer is 'o200k_base': export will not "
+                                         "download"):
+        render_module(_own("token", tokenizer="o200k_base"), "langchain")
+
+
 def test_the_hydra_file_says_where_the_rerun_sends_the_documents():
     config = {**_own("token", 128, context="llm"),
               "llm": {"_target_": "sweep.llm.LLMConfig", "base_url": "https://example.test/v1",

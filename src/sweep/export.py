@@ -25,10 +25,10 @@ from sweep.core.types import Dataset
 from sweep.datasets.loading import load_dataset
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
-from sweep.exporting.hydrafile import hydra_yaml
+from sweep.exporting.hydrafile import hydra_yaml, rerun_notes, sweep_configs
 from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
 from sweep.exporting.selection import Chosen, ExportError, choose
-from sweep.jobs.config import CONF_DIR
+from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
 from sweep.store.row import DatasetInfo
 
@@ -159,9 +159,15 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
             raise ExportError(f"{chosen.job_dir / '.hydra' / 'hydra.yaml'}: missing; the rerun "
                               "needs the job's Hydra group choices (chunk=..., embed=...)")
         deleted = [o.split("=", 1)[0] for o in chosen.row.overrides if o.startswith("~")]
-        write_text_atomic(out, hydra_yaml(chosen.config, chosen.choices, out, _header(chosen),
-                                          deleted))
+        # only what sweep's own configs hold: the header prints the command that runs it
+        own = sweep_configs(CONF_DIR, code_configs())
+        write_text_atomic(out, hydra_yaml(
+            chosen.config, chosen.choices, out, _header(chosen), own, deleted,
+            config_file=chosen.job_dir / "resolved_config.yaml",
+            choices_file=chosen.job_dir / ".hydra" / "hydra.yaml"))
         print(f"wrote {visible(out)}: job {chosen.row.job}'s config")
+        for line in rerun_notes(chosen.config):
+            print(visible(line), file=sys.stderr)
         return 0
     offsets = _offsets(chosen)
     dataset = _dataset(chosen)

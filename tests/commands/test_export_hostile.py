@@ -8,10 +8,13 @@ would create never appears."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -191,3 +194,259 @@ def test_a_line_break_in_a_path_stays_inside_one_comment_line(swept, tmp_path):
     said = " ".join(line[2:] for line in comment)
     assert said.startswith("Exported by sweep.export from job 0 of ")
     assert "runs\\nevil = __import__('os').getcwd()\\n" in said
+
+
+# -- the Hydra file: only what sweep's own configs hold, since its header says how to run it --
+
+def _target_elsewhere(marker: Path):
+    def change(config):  # the review's reproducer: Hydra's own blocklist lets it through
+        config["index"] = {"_target_": "shutil.copyfile", "_args_": ["/etc/hostname", str(marker)]}
+    return change
+
+
+def _target_in_a_list(marker: Path):
+    def change(config):
+        config["chunk"]["splitter"]["separators"] = [
+            ".", {"_target_": "shutil.copyfile", "_args_": ["/etc/hostname", str(marker)]}]
+    return change
+
+
+def _target_in_args(marker: Path):
+    def change(config):
+        config["eval"]["_args_"] = [{"_target_": "shutil.copyfile",
+                                     "_args_": ["/etc/hostname", str(marker)]}]
+    return change
+
+
+def _splitter_off_the_list(marker: Path):
+    def change(config):
+        config["chunk"]["splitter"] = {
+            "_target_": "langchain_text_splitters.SentenceTransformersTokenTextSplitter",
+            "model_name": str(marker)}
+    return change
+
+
+def _own_defaults(marker: Path):
+    def change(config):  # it would replace the defaults list export writes
+        config["defaults"] = ["config", {"override chunk": f"../../{marker.parent.name}/evil"}]
+    return change
+
+
+def _unknown_key(marker: Path):
+    def change(config):
+        config["payload"] = {"_target_": "shutil.copyfile", "_args_": ["/etc/hostname",
+                                                                      str(marker)]}
+    return change
+
+
+def _not_a_flag(marker: Path):
+    def change(config):
+        config["retrieve"]["_partial_"] = "yes"
+    return change
+
+
+def _stdlib_splitter(marker: Path):
+    def change(config):  # chunk=callable, its "own function" the standard library's
+        config["chunk"]["framework"] = "callable"
+        config["chunk"]["splitter"] = {"_target_": "shutil.copyfile", "_partial_": True,
+                                       "dst": str(marker)}
+    return change
+
+
+def _instantiating_splitter(marker: Path):
+    def change(config):  # it would build whatever a document's text names
+        config["chunk"]["framework"] = "callable"
+        config["chunk"]["splitter"] = {"_target_": "hydra.utils.instantiate", "_partial_": True}
+    return change
+
+
+def _not_a_name(marker: Path):
+    def change(config):
+        config["chunk"]["framework"] = "callable"
+        config["chunk"]["splitter"] = {"_target_": "mypkg.split; touch pwned",
+                                       "_partial_": True}
+    return change
+
+
+@pytest.mark.parametrize("tamper,says", [
+    (_target_elsewhere, "index._target_ is 'shutil.copyfile', which none of sweep's own "
+                        "configs builds"),
+    (_target_in_a_list, "chunk.splitter.separators[1]._target_ is 'shutil.copyfile'"),
+    (_target_in_args, "eval._args_[0]._target_ is 'shutil.copyfile'"),
+    (_splitter_off_the_list, "chunk.splitter._target_ is 'langchain_text_splitters."
+                             "SentenceTransformersTokenTextSplitter', which --to hydra does "
+                             "not write"),
+    (_own_defaults, "the key 'defaults' is none of sweep's own config keys"),
+    (_unknown_key, "the key 'payload' is none of sweep's own config keys"),
+    (_not_a_flag, "retrieve._partial_ is 'yes', not true or false"),
+    (_stdlib_splitter, "chunk.splitter._target_ is 'shutil.copyfile', in Python's standard "
+                       "library"),
+    (_instantiating_splitter, "chunk.splitter._target_ is 'hydra.utils.instantiate', in hydra"),
+    (_not_a_name, "is 'mypkg.split; touch pwned', not a dotted Python name"),
+], ids=["target", "in-a-list", "in-args", "off-the-list", "defaults", "unknown-key", "flag",
+        "stdlib-splitter", "instantiate-splitter", "not-a-name"])
+def test_the_hydra_file_holds_only_sweeps_own_configs(swept, tmp_path, tamper, says):
+    marker = tmp_path / "pwned"
+    folder = _copy(swept, tmp_path)
+    path = _tamper(folder, tamper(marker))
+    chosen = tmp_path / "chosen.yaml"
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "hydra", chosen)
+    _refused(proc, f"{path}: ", says)
+    assert not chosen.exists() and not marker.exists()
+
+
+def test_a_group_choice_outside_sweeps_configs_is_refused(swept, tmp_path):
+    """Hydra reads ``override chunk: ../../x`` as a YAML file of the attacker's, with any
+    node in it: the choices come from sweep's own configs only."""
+    folder = _copy(swept, tmp_path)
+    evil = folder / "evil.yaml"
+    evil.write_text("payload:\n  _target_: shutil.copyfile\n")
+    path = folder / "0" / ".hydra" / "hydra.yaml"
+    hydra = yaml.safe_load(path.read_text())
+    hydra["hydra"]["runtime"]["choices"]["chunk"] = "../../copy/evil"
+    path.write_text(yaml.safe_dump(hydra, sort_keys=False))
+    chosen = tmp_path / "out" / "chosen.yaml"
+    chosen.parent.mkdir()
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "hydra", chosen)
+    _refused(proc, f"{path}: chunk='../../copy/evil' is none of sweep's own chunk configs")
+    assert not chosen.exists()
+
+
+@pytest.fixture(scope="module")
+def swept_callable(tmp_path_factory) -> Path:
+    """A real sweep of the user's own splitter (tests/splitters.py: ``chunk=callable``)."""
+    base = tmp_path_factory.mktemp("callable")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep", "dataset=tiny", "retrieve=bm25",
+         f"runtime.cache_dir={base / 'cache'}", "runtime.show_progress=false", "eval.n_boot=50",
+         "eval.latency_queries=0", "chunk=callable", "chunk.splitter._target_=splitters.paragraphs",
+         "+chunk.splitter.min_chars=40", f"hydra.sweep.dir={base / 'sweep'}"],
+        cwd=base, env=_with_splitters(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return base / "sweep"
+
+
+def _with_splitters() -> dict:
+    return {**_env(), "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"),
+                                                    os.environ.get("PYTHONPATH", "")])}
+
+
+def test_a_callable_settings_hydra_file_names_the_function_and_reruns(swept_callable, tmp_path):
+    chosen = tmp_path / "chosen.yaml"
+    proc = _run("sweep.export", swept_callable, "--job", "0", "--to", "hydra", chosen)
+    assert proc.returncode == 0, proc.stderr
+    note = ("NOTE: the rerun calls splitters.paragraphs, this setting's own splitter: read it "
+            "before you run it.")
+    assert proc.stderr.strip() == note
+    head = [line for line in chosen.read_text().splitlines() if line.startswith("#")]
+    assert head[-2] == f"# {note}" and head[-1].startswith("# Rerun it: python -m sweep ")
+    rerun = subprocess.run(
+        [sys.executable, "-m", "sweep", "--config-dir", str(tmp_path), "--config-name", "chosen",
+         f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false",
+         f"hydra.sweep.dir={tmp_path / 'rerun'}"],
+        cwd=tmp_path, env=_with_splitters(), capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    for name in ("chunks.csv", "per_query.csv"):  # the same chunks, scored the same
+        assert ((tmp_path / "rerun" / "0" / name).read_bytes()
+                == (swept_callable / "0" / name).read_bytes())
+
+
+# -- a tokenizer named by the folder is never fetched while export measures the module -------
+
+@contextlib.contextmanager
+def _recording_proxy():
+    """An HTTP(S) proxy on localhost that records each connection and answers none: with it
+    in the proxy variables, any request a process makes (Python's or Rust's, which ignores
+    HF_HUB_OFFLINE) is seen."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    seen: list[bytes] = []
+    done = threading.Event()
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    seen.append(conn.recv(200))
+                except OSError:
+                    seen.append(b"?")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        yield {v: url for v in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy",
+                                "http_proxy", "all_proxy")} | {"HF_ENDPOINT": url}, seen
+    finally:
+        done.set()
+        thread.join()
+        server.close()
+
+
+def _framework_splitter(framework: str, splitter: dict, **chunk):
+    def change(config):
+        config["chunk"]["framework"] = framework
+        config["chunk"]["splitter"] = splitter
+        config["chunk"].update(chunk)
+    return change
+
+
+@pytest.mark.parametrize("framework,splitter,says", [
+    # the review's reproducer: chonkie fetches it from the Hub whatever HF_HUB_OFFLINE says
+    ("chonkie", {"_target_": "chonkie.TokenChunker", "tokenizer": "attacker-org/evil-tokenizer",
+                 "chunk_size": 100}, "chunk.splitter.tokenizer is 'attacker-org/evil-tokenizer'"),
+    ("chonkie", {"_target_": "chonkie.TokenChunker", "_args_": ["attacker-org/evil-tokenizer",
+                                                               100]},
+     "chunk.splitter.tokenizer is 'attacker-org/evil-tokenizer'"),
+    # chonkie sends a tiktoken name to the Hub too
+    ("chonkie", {"_target_": "chonkie.RecursiveChunker", "tokenizer": "cl100k_base",
+                 "chunk_size": 100}, "chunk.splitter.tokenizer is 'cl100k_base'"),
+    ("semchunk", {"_target_": "semchunk.chunkerify",
+                  "tokenizer_or_token_counter": "attacker-org/evil-tokenizer", "chunk_size": 100},
+     "chunk.splitter.tokenizer_or_token_counter is 'attacker-org/evil-tokenizer'"),
+    # tiktoken downloads an encoding it has not cached
+    ("langchain", {"_target_": "langchain_text_splitters.TokenTextSplitter",
+                   "encoding_name": "o200k_base", "chunk_size": 100},
+     "chunk.splitter.encoding_name is 'o200k_base'"),
+], ids=["chonkie", "chonkie-positional", "chonkie-tiktoken-name", "semchunk", "tiktoken"])
+def test_export_fetches_no_tokenizer_a_folder_names(swept, tmp_path, framework, splitter, says):
+    folder = _copy(swept, tmp_path)
+    path = _tamper(folder, _framework_splitter(framework, splitter))
+    out = tmp_path / "out.py"
+    with _recording_proxy() as (proxy, seen):
+        env = {**{k: v for k, v in _env().items() if k not in ("HF_HUB_OFFLINE",)}, **proxy,
+               "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}  # nothing cached
+        proc = subprocess.run([sys.executable, "-m", "sweep.export", str(folder), "--job", "0",
+                               "--to", framework, str(out)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600)
+    _refused(proc, f"{path}: job 0: {says}",
+             "export will not download a tokenizer named by a sweep folder")
+    assert seen == [] and not out.exists()
+
+
+def test_sweeps_own_framework_presets_still_export(swept, tmp_path):
+    """chonkie.yaml's offline encoding node and semchunk.yaml's cl100k_base load offline."""
+    chonkie = {"_target_": "chonkie.RecursiveChunker", "chunk_size": 400, "tokenizer": {
+        "_target_": "sweep.core.tokenization.get_encoding", "name": "cl100k_base"}}
+    semchunk = {"_target_": "semchunk.chunkerify", "tokenizer_or_token_counter": "cl100k_base",
+                "chunk_size": 100}
+    for framework, splitter, call in (("chonkie", chonkie, {}),
+                                      ("semchunk", semchunk, {"call": {"overlap": 0}})):
+        folder = _copy(swept, tmp_path, framework)
+        _tamper(folder, _framework_splitter(framework, splitter, **call))
+        out = tmp_path / f"{framework}.py"
+        with _recording_proxy() as (proxy, seen):
+            env = {**{k: v for k, v in _env().items() if k != "HF_HUB_OFFLINE"}, **proxy,
+                   "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
+            proc = subprocess.run([sys.executable, "-m", "sweep.export", str(folder), "--job",
+                                   "0", "--to", framework, str(out)], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert seen == [] and out.exists()

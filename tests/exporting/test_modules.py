@@ -13,14 +13,17 @@ from sweep.chunking import build_chunker
 from sweep.core.types import Document
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records
-from sweep.exporting.hydrafile import hydra_yaml
+from sweep.exporting.hydrafile import hydra_yaml, sweep_configs
 from sweep.exporting.modules import render_module
+from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import ChunkOffsets
 
 TEXT = ("# Guide\n\n## Setup\n\nPlug the sensor in. Wait for the green ring; it takes about "
         "ninety seconds on first boot.\n\n## Calibration\n\n" + "Zero the gas channel in clean "
         "air, then span it with the reference bottle. " * 12)
 DOCS = [Document("guide.md", TEXT), Document("short.md", "One line only.")]
+#: what sweep's own configs hold, as sweep.export reads it
+OWN = sweep_configs(CONF_DIR, code_configs())
 
 
 def _own(strategy: str, size: int = 32, overlap: int = 0, **extra) -> dict:
@@ -115,7 +118,7 @@ def test_chunk_records_carry_text_headings_and_pages():
 def test_the_hydra_file_names_its_rerun_command_and_keeps_the_choices(tmp_path):
     out = tmp_path / "chosen.yaml"
     config = {**_own("token", 128), "runtime": {"cache_dir": "/x"}, "name": "sweep"}
-    text = hydra_yaml(config, {"chunk": "token", "dataset": "kestrel"}, out, ["job 3"])
+    text = hydra_yaml(config, {"chunk": "token", "dataset": "kestrel"}, out, ["job 3"], OWN)
     assert text.startswith("# job 3\n# Rerun it: python -m sweep --config-dir ")
     data = OmegaConf.create(text)
     assert list(data.defaults) == ["config", {"override dataset": "kestrel"},
@@ -151,7 +154,7 @@ def test_a_prefixed_settings_chunks_carry_what_was_embedded():
 
 def test_the_rerun_command_quotes_a_folder_with_spaces_and_deletes_what_the_job_deleted(tmp_path):
     out = tmp_path / "my runs" / "chosen.yaml"
-    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, ["job 0"],
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, ["job 0"], OWN,
                       ["~chunk.splitter.chunk_size"])
     assert (f"--config-dir '{out.parent.resolve()}' --config-name chosen "
             "'~chunk.splitter.chunk_size'\n") in text
@@ -289,7 +292,7 @@ def test_a_splitter_that_cannot_split_is_an_export_error_not_a_traceback():
 def test_the_hydra_file_keeps_a_literal_interpolation_literal(monkeypatch):
     monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
     config = _own("token", 128, context_prompt="${oc.env:SWEEP_TEST_KEY} {document} {chunk}")
-    text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"])
+    text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"], OWN)
     data = OmegaConf.create(text)
     assert data.chunk.context_prompt == "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
     assert "sk-secret" not in OmegaConf.to_yaml(data, resolve=True)
@@ -300,9 +303,97 @@ def test_the_hydra_file_keeps_every_line_of_data_in_its_comment(tmp_path):
 
     out = tmp_path / "x\nevil_key: 1\n#" / "chosen.yaml"
     header = ["Exported from job 0 of /runs/a\nother_key: 2", "(size=128\r\u2028third_key: 3)."]
-    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, header)
+    text = hydra_yaml(_own("token", 128), {"chunk": "token"}, out, header, OWN)
     data = yaml.safe_load(text)
     assert set(data) == {"defaults", "chunk", "embed"}
     comments = [line for line in text.splitlines() if line.startswith("#")]
     assert len(comments) == 3 and "x\\nevil_key: 1\\n#" in comments[-1]
     assert "/runs/a\\nother_key: 2" in comments[0] and "\\r\\u2028third_key" in comments[1]
+
+
+# -- the Hydra file holds what sweep's own configs hold: read from conf/, so it cannot drift --
+
+def _composed() -> list[tuple[str, str, dict]]:
+    """Every option of every group of sweep's configs, composed by Hydra and resolved as a
+    job resolves its config: (group, option, config)."""
+    from hydra import compose, initialize_config_dir
+
+    from sweep.jobs.config import register
+
+    register()
+    found = []
+    with initialize_config_dir(str(CONF_DIR), version_base=None):
+        for group in OWN.groups:
+            for option in sorted(OWN.options[group]):
+                extra = (["chunk.splitter._target_=splitters.paragraphs"]
+                         if (group, option) == ("chunk", "callable") else [])
+                config = compose("config", overrides=[f"{group}={option}", *extra])
+                found.append((group, option, OmegaConf.to_container(config, resolve=True)))
+    return found
+
+
+COMPOSED = _composed()
+
+
+@pytest.mark.parametrize("group,option,config", COMPOSED,
+                         ids=[f"{g}={o}" for g, o, _ in COMPOSED])
+def test_every_config_sweep_composes_is_a_hydra_file(group, option, config):
+    text = hydra_yaml(config, {group: option}, Path("/tmp/chosen.yaml"), ["job 0"], OWN)
+    data = OmegaConf.create(text)
+    if group not in ("experiment",):
+        assert {f"override {group}": option} in list(data.defaults)
+
+
+def test_every_target_in_sweeps_conf_files_is_allowed():
+    import re
+
+    named = {m.group(1) for path in CONF_DIR.rglob("*.yaml")
+             for m in re.finditer(r"^\s*_target_:\s*(\S+)\s*$", path.read_text(), re.M)}
+    assert named - {"???"} <= OWN.targets and len(named) > 20
+    assert "sweep.core.evalconfig.EvalConfig" in OWN.targets  # defined in code, not conf/
+
+
+@pytest.mark.parametrize("option", ["chonkie", "semchunk", "langchain", "langchain_token",
+                                    "llamaindex"])
+def test_sweeps_own_framework_presets_render_with_their_tokenizers(option, tmp_path):
+    (config,) = [c for g, o, c in COMPOSED if (g, o) == ("chunk", option)]
+    rendered = render_module(config, config["chunk"]["framework"])
+    splitter = _load(rendered.source, tmp_path)
+    assert splitter is not None
+
+
+@pytest.mark.parametrize("splitter,framework,says", [
+    ({"_target_": "semchunk.chunkerify", "tokenizer_or_token_counter": "cl100k_base",
+      "chunk_size": 64, "chunking_model": "kanon-2-enricher"}, "semchunk",
+     "chunk.splitter.chunking_model is 'kanon-2-enricher': it names a model for semchunk to "
+     "load or call"),
+    ({"_target_": "langchain_text_splitters.TokenTextSplitter", "chunk_size": 64}, "langchain",
+     "chunk.splitter.encoding_name is 'gpt2' (the splitter's default): export will not "
+     "download"),
+    ({"_target_": "langchain_text_splitters.RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+      "model_name": "gpt-4o", "chunk_size": 64}, "langchain",
+     "chunk.splitter.model_name is 'gpt-4o'"),
+    ({"_target_": "semchunk.chunkerify", "_args_": ["someone/tokenizer", 64]}, "semchunk",
+     "chunk.splitter.tokenizer_or_token_counter is 'someone/tokenizer'"),
+], ids=["semchunk-remote-model", "tiktoken-default", "model-name", "positional"])
+def test_a_tokenizer_that_would_be_fetched_is_refused_before_the_module_runs(
+        splitter, framework, says):
+    with pytest.raises(ValueError) as err:
+        render_module(_framework(splitter, framework), framework)
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_strategy_rows_tokenizer_must_load_offline():
+    with pytest.raises(ValueError, match="chunk.tokenizer is 'o200k_base': export will not "
+                                         "download"):
+        render_module(_own("token", tokenizer="o200k_base"), "langchain")
+
+
+def test_the_hydra_file_says_where_the_rerun_sends_the_documents():
+    config = {**_own("token", 128, context="llm"),
+              "llm": {"_target_": "sweep.llm.LLMConfig", "base_url": "https://example.test/v1",
+                      "api_key_env": "OPENAI_API_KEY"}}
+    text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"], OWN)
+    assert ("# NOTE: the rerun sends each document and chunk to https://example.test/v1 with "
+            "the key in $OPENAI_API_KEY (chunk.context=llm): check that address before you "
+            "run it.") in text.splitlines()

@@ -10,12 +10,16 @@ module's header (``sweep.exporting.agreement``). Where no framework has an equiv
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import json
 import keyword
 import math
+import re
 from typing import Any, Mapping
 
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
+from sweep.core.tokenization import TokenizerError, get_encoding
 
 __all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module"]
 
@@ -28,6 +32,18 @@ _ENCODING = "sweep.core.tokenization.get_encoding"
 _EMBEDDER = "sweep.embedding.embedder.SentenceTransformerEmbedder"
 #: Hydra's keys of a node, which are not the call's keyword arguments
 _RESERVED = ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")
+#: A splitter's parameter that names a tokenizer to load (``tokenizer``,
+#: ``tokenizer_or_token_counter``, ``encoding_name``): a string there is fetched (chonkie's
+#: from the Hugging Face Hub through tokie, whatever HF_HUB_OFFLINE says; semchunk's through
+#: tiktoken, then transformers; LangChain's through tiktoken). Export runs the module to
+#: measure it, so such a string must load offline.
+_TOKENIZER_PARAMETER = re.compile(r"tokenizer|encoding_name")
+#: A parameter that names a model (LangChain's ``model_name``, which tiktoken maps to an
+#: encoding; semchunk's ``chunking_model``, which sends each text to the Isaacus API):
+#: export sets none.
+_MODEL_PARAMETER = re.compile(r"model")
+#: the tokenizers chonkie builds from their names without loading anything
+_CHONKIE_OWN = ("character", "word", "byte", "row")
 _SEPARATORS = {
     "recursive": ["\n\n", "\n", ". ", " ", ""],
     "paragraph": ["\n\n", "\n", " ", ""],
@@ -134,10 +150,74 @@ def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str
             for i, v in enumerate(positional)]
     args += [f"{_keyword(k, where)}={_value(v, framework, imports, f'{where}.{k}')}"
              for k, v in node.items() if k not in _RESERVED]
+    _check_offline(framework, module, expression, positional,
+                   {k: v for k, v in node.items() if k not in _RESERVED}, where)
     if partial:
         imports.add("import functools")
         return f"functools.partial({', '.join([expression, *args])})"
     return f"{expression}({', '.join(args)})"
+
+
+def _arguments(module: str, expression: str, positional: list, keywords: dict[str, Any]
+               ) -> tuple[dict[str, Any], set[str]]:
+    """The splitter's arguments by parameter name, its defaults included, and the names the
+    config gave. Without the framework (not installed) only the keywords: the module then
+    fails on its import, before it loads anything."""
+    try:
+        target: Any = importlib.import_module(module)
+        for part in expression.split("."):
+            target = getattr(target, part)
+        signature = inspect.signature(target)
+        bound = signature.bind_partial(*positional, **keywords)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        # (arguments the splitter does not take: calling it fails before it loads anything)
+        return dict(keywords), set(keywords)
+    given = set(bound.arguments)
+    bound.apply_defaults()
+    arguments = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(value)
+            given |= set(value)
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            arguments[name] = value
+    return arguments, given
+
+
+def _offline_problem(framework: str, name: str) -> str | None:
+    """Why the tokenizer string ``name`` would make ``framework`` fetch it, or None."""
+    if framework == "chonkie":
+        return (None if name in _CHONKIE_OWN else
+                f"chonkie would fetch it from the Hugging Face Hub; chonkie's own "
+                f"({', '.join(_CHONKIE_OWN)}) or sweep's offline encoding node "
+                f"(_target_: {_ENCODING}) load nothing")
+    try:
+        get_encoding(name)  # offline only: cl100k_base ships with sweep
+    except TokenizerError as e:
+        return str(e)
+    return None
+
+
+def _check_offline(framework: str, module: str, expression: str, positional: list,
+                   keywords: dict[str, Any], where: str) -> None:
+    """Refuse a splitter call that would fetch something named by the sweep folder: a
+    tokenizer string that does not load offline (given, or the splitter's default), or a
+    model. Checked before the module is run to measure it; what the config gave first."""
+    arguments, given = _arguments(module, expression, positional, keywords)
+    for name, value in sorted(arguments.items(), key=lambda a: a[0] not in given):
+        said = "" if name in given else " (the splitter's default)"
+        if _MODEL_PARAMETER.search(name) and value is not None:
+            raise ValueError(f"{where}.{name} is {value!r}{said}: it names a model for "
+                             f"{framework} to load or call, and export fetches nothing a "
+                             "sweep folder names; --to chunks and --to hydra export this "
+                             "setting as it is")
+        if _TOKENIZER_PARAMETER.search(name) and isinstance(value, str):
+            problem = _offline_problem(framework, value)
+            if problem is not None:
+                raise ValueError(f"{where}.{name} is {value!r}{said}: export will not download "
+                                 f"a tokenizer named by a sweep folder ({problem}); --to chunks "
+                                 "and --to hydra export this setting as it is")
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -381,13 +461,13 @@ def _render(config: Mapping[str, Any], to: str) -> Rendered:
                              f"--to hydra work for every setting")
         if target is None:
             raise ValueError("chunk.splitter has no _target_: the job's config is damaged")
-        imports: set[str] = set()
-        expression = _call(splitter, own, imports, "chunk.splitter")
         call = chunk.get("call") or {}
         if not isinstance(call, Mapping):
             raise ValueError(f"chunk.call is {call!r}, not keyword arguments")
         for k, v in call.items():  # the measure calls with them; the note shows them
             _value(v, own, set(), f"chunk.call.{_keyword(k, 'chunk.call')}")
+        imports: set[str] = set()
+        expression = _call(splitter, own, imports, "chunk.splitter")
         call = dict(call)
         note = (f"\n# Call it with these keyword arguments: {call!r}\n" if call else "")
         source = (_PRELUDE + "\n" + "\n".join(sorted(imports)) + "\n\n"
@@ -397,6 +477,10 @@ def _render(config: Mapping[str, Any], to: str) -> Rendered:
     strategy = _setting(chunk, "strategy", str)
     size, overlap = _setting(chunk, "size", int), _setting(chunk, "overlap", int)
     tokenizer = _setting(chunk, "tokenizer", str)
+    problem = _offline_problem("sweep", tokenizer)  # a sweep ran with none other
+    if problem is not None:
+        raise ValueError(f"chunk.tokenizer is {tokenizer!r}: export will not download a "
+                         f"tokenizer named by a sweep folder ({problem})")
     found = None if to == "sweep" else _equivalent(to, strategy, size, overlap, tokenizer)
     if found is None:
         why = ("sweep's own chunker (--to sweep)" if to == "sweep" else

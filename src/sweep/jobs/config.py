@@ -59,16 +59,24 @@ def _register_resolvers() -> None:
         OmegaConf.register_new_resolver("fresh_dir", fresh_dir, use_cache=True)
 
 
-def register_configs() -> None:
-    """Config nodes whose defaults live in code: ``eval/default`` is :class:`EvalConfig`'s."""
-    from hydra.core.config_store import ConfigStore
-
+def code_configs() -> dict[str, dict[str, Any]]:
+    """Config nodes whose defaults live in code, by ``group/name``: ``eval/default`` is
+    :class:`EvalConfig`'s. (``sweep.export`` reads them with conf/'s files: together they
+    are every config sweep has.)"""
     from sweep.core.evalconfig import EvalConfig
 
     defaults = {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
-    node = {"_target_": f"{EvalConfig.__module__}.{EvalConfig.__qualname__}",
-            **EvalConfig(**defaults).to_dict()}
-    ConfigStore.instance().store(group="eval", name="default", node=node)
+    return {"eval/default": {"_target_": f"{EvalConfig.__module__}.{EvalConfig.__qualname__}",
+                             **EvalConfig(**defaults).to_dict()}}
+
+
+def register_configs() -> None:
+    """Store :func:`code_configs` in Hydra's config store."""
+    from hydra.core.config_store import ConfigStore
+
+    for path, node in code_configs().items():
+        group, name = path.rsplit("/", 1)
+        ConfigStore.instance().store(group=group, name=name, node=node)
 
 
 def register() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.commands import CommandParser
-from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
 from sweep.decision.regression import INCOMPARABLE, Verdict, compare_runs
 from sweep.exporting.selection import Chosen, ExportError, choose
 
@@ -115,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_drop is not None and not args.max_drop >= 0:
         parser.error(f"--max-drop must be >= 0, got {args.max_drop}")
+    log_warnings("sweep.check")
     return run_with_exits("sweep.check", lambda: check(args),
                           {(ExportError, OSError): BAD_INPUT})
 

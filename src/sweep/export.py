@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.commands import CommandParser
-from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
 from sweep.core.files import write_text_atomic
 from sweep.core.messages import visible
 from sweep.core.types import Dataset
@@ -233,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kind, out = args.to
     if kind not in KINDS:
         parser.error(f"--to {kind}: unknown; choose one of {', '.join(KINDS)}")
+    log_warnings("sweep.export")
     return run_with_exits("sweep.export",
                           lambda: export(args.sweep_dir, args.job, kind, Path(out), args.force),
                           {(ExportError, OSError): BAD_INPUT})

@@ -95,7 +95,6 @@ def test_without_the_recommended_jobs_row_check_and_export_refuse(saved, tmp_pat
 
 @pytest.mark.parametrize("damage, says", [
     ("missing", "results.csv: missing"),
-    ("older", "results.csv: no recommended column"),
     ("another job", "its rows recommend job 1, its results.csv job 2"),
     ("no job", "its rows recommend job 1, its results.csv none"),
     ("not a flag", "results.csv:3: job '1', recommended 'yes'"),
@@ -109,13 +108,10 @@ def test_a_results_csv_that_cannot_say_or_disagrees_is_refused(saved, tmp_path, 
         path.unlink()
     else:
         for r in rows:
-            if damage == "older":
-                del r["recommended"]
-            else:
-                flag = {"another job": "2", "no job": None, "not a flag": "1"}[damage]
-                r["recommended"] = str(r["job"] == flag)
-                if damage == "not a flag" and r["job"] == "1":
-                    r["recommended"] = "yes"
+            flag = {"another job": "2", "no job": None, "not a flag": "1"}[damage]
+            r["recommended"] = str(r["job"] == flag)
+            if damage == "not a flag" and r["job"] == "1":
+                r["recommended"] = "yes"
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()
@@ -124,6 +120,36 @@ def test_a_results_csv_that_cannot_say_or_disagrees_is_refused(saved, tmp_path, 
     out = tmp_path / "chunks.jsonl"
     _refused(_export(new, out), says)
     assert not out.exists()
+
+
+def _as_an_older_sweep_wrote_it(path: Path) -> None:
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        del r["recommended"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_a_baseline_an_older_sweep_wrote_is_checked_when_every_job_it_lists_is_there(
+        saved, tmp_path):
+    # A results.csv without the recommended column (a baseline committed before sweep kept
+    # one): the pick is recomputed from the rows, said once, as long as every job the table
+    # lists still has its row; a deleted row is refused, never replaced by another job.
+    old = _copy(saved, tmp_path, "old")
+    _as_an_older_sweep_wrote_it(old / "results.csv")
+    proc = _check(saved, old, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert f"job {RECOMMENDED} of" in json.loads(proc.stdout)["baseline"]
+    assert proc.stderr.splitlines() == [
+        f"sweep.check: warning: {old / 'results.csv'} has no recommended column (an older "
+        f"sweep wrote it): the recommendation is recomputed from its rows; python -m "
+        f"sweep.report {old} records it"]
+    row = old / str(RECOMMENDED) / "row.json"
+    row.unlink()
+    _refused(_check(saved, old), f"{row}: missing", f"results.csv lists job {RECOMMENDED}")
 
 
 # -- item 6: per-query values that are not scores ---------------------------------------------

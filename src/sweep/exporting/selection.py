@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import logging
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +16,8 @@ from sweep.core.files import NotRegularFile, regular_file
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
+
+log = logging.getLogger("sweep")
 
 
 class ExportError(ValueError):
@@ -96,9 +99,10 @@ def _rows(sweep_dir: Path) -> list[Row]:
     return rows
 
 
-def _reported(sweep_dir: Path, option: str) -> set[int]:
-    """The jobs the folder's results.csv marks recommended (its ``recommended`` column); an
-    error when it cannot say, so the rows are never the only word on what was recommended."""
+def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
+    """The jobs the folder's results.csv marks recommended (its ``recommended`` column; None
+    in a table an older sweep wrote, which has none), and the jobs it lists; an error when
+    it cannot say, so the rows are never the only word on what was recommended."""
     path = sweep_dir / "results.csv"
     rebuild = (f"python -m sweep.report {sweep_dir} rebuilds it from the rows; or name the job "
                f"with {option} N")
@@ -108,19 +112,21 @@ def _reported(sweep_dir: Path, option: str) -> set[int]:
                               f"{rebuild}")
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in ("job", "recommended") if c not in (reader.fieldnames or ())]
-            if missing:
-                raise ExportError(f"{path}: no {' or '.join(missing)} column (written by an "
-                                  f"older sweep, or damaged); {rebuild}")
-            jobs = set()
+            columns = reader.fieldnames or ()
+            if "job" not in columns:
+                raise ExportError(f"{path}: no job column (damaged); {rebuild}")
+            recorded = "recommended" in columns  # (an older sweep's table has no such column)
+            jobs, listed = set(), set()
             for r in reader:
-                if r["recommended"] not in ("True", "False") or not (r["job"] or "").isdigit():
+                flag = r["recommended"] if recorded else "False"
+                if flag not in ("True", "False") or not (r["job"] or "").isdigit():
                     raise ExportError(f"{path}:{reader.line_num}: job {r['job']!r}, recommended "
-                                      f"{r['recommended']!r}: not a job number and True or "
-                                      f"False; the file is damaged; {rebuild}")
-                if r["recommended"] == "True":
+                                      f"{flag!r}: not a job number and True or False; the file "
+                                      f"is damaged; {rebuild}")
+                listed.add(int(r["job"]))
+                if flag == "True":
                     jobs.add(int(r["job"]))
-            return jobs
+            return (jobs if recorded else None), listed
     except UnicodeDecodeError as e:
         raise ExportError(f"{path}: not UTF-8 text (byte {e.start}); {rebuild}") from None
     except csv.Error as e:
@@ -140,12 +146,13 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
     is gone, or the folder changed after its report). ``option`` is how the user names a
     job instead."""
     rows = rows if rows is not None else _rows(sweep_dir)
-    reported = _reported(sweep_dir, option)
+    reported, listed = _reported(sweep_dir, option)
     by_job = {r.job: r for r in rows}
-    for job in sorted(reported):
+    for job in sorted(reported if reported is not None else listed):
         if job not in by_job:
+            says = "recommends" if reported is not None else "lists"
             raise ExportError(f"{_unread(sweep_dir / str(job) / 'row.json')}; results.csv "
-                              f"recommends job {job}, and no other job is taken in its place: "
+                              f"{says} job {job}, and no other job is taken in its place: "
                               f"name the job with {option} N")
     loaded = {r.path.resolve() for r in rows if r.path is not None}
     for path in sorted(sweep_dir.glob("*/row.json")):
@@ -170,7 +177,11 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
         raise ExportError(f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
                           f"scoring group (jobs {', '.join(map(str, picks))}); choose with "
                           f"{option} N")
-    if reported != {picks[0]}:
+    if reported is None:  # an older sweep's table: every job it lists has its row (above)
+        log.warning("%s has no recommended column (an older sweep wrote it): the "
+                    "recommendation is recomputed from its rows; python -m sweep.report %s "
+                    "records it", sweep_dir / "results.csv", sweep_dir)
+    elif reported != {picks[0]}:
         recorded = f"job {', '.join(map(str, sorted(reported)))}" if reported else "none"
         raise ExportError(
             f"{sweep_dir}: its rows recommend job {picks[0]}, its results.csv {recorded}: the "

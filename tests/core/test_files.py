@@ -101,7 +101,9 @@ def test_reading_a_fifo_is_refused_without_blocking(tmp_path):
 # -- names from data stay inside their folder ----------------------------------------------
 
 @pytest.mark.parametrize("name", ["../victim", "/etc/victim", "a/../../victim", "..\\victim",
-                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", ".."])
+                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", "..",
+                                  # bidi controls: a file shown otherwise than it is named
+                                  "report_\u202etxt.exe", "a\u2066b", "a\u200fb", "a\u061cb"])
 def test_a_name_that_could_leave_the_folder_is_refused(tmp_path, name):
     from sweep.core.files import UnsafeName, name_problem, path_inside
 

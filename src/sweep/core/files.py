@@ -23,6 +23,9 @@ NAME_MAX_BYTES = 255
 # NUL and the other control characters (C0, DEL, C1): a doc_id holding one cannot be a
 # file name everywhere, and would print as a line break or a terminal escape.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# The bidi controls (marks, embeddings, overrides, isolates): a file name holding one shows
+# otherwise than it is (``txt.exe`` read backwards as ``exe.txt``) in a listing or a message.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class NotRegularFile(OSError, ValueError):
@@ -55,10 +58,14 @@ def file_kind(mode: int) -> str:
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` (a doc_id) cannot name a file under a folder, None when it can: it is
-    absolute, has a ``..`` segment (``/`` or ``\\`` separated), or holds NUL or another
-    control character. ``a/b.md`` and ``https://host/page`` are fine."""
+    absolute, has a ``..`` segment (``/`` or ``\\`` separated), or holds NUL, another
+    control character or a bidi control (U+202E and its kin, which make a name show
+    otherwise than it is). ``a/b.md`` and ``https://host/page`` are fine."""
     if _CONTROL.search(name):
         return "holds a control character (NUL, a line break, an escape, ...)"
+    if _BIDI.search(name):
+        return ("holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
+                "U+2066-U+2069 or U+061C), which shows a name otherwise than it is")
     if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute()
             or name.startswith("\\")):
         return "is an absolute path"

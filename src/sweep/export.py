@@ -92,7 +92,7 @@ def _check_config_name(out: Path) -> None:
 def _offsets(chosen: Chosen) -> list:
     """The setting's chunks as the job kept them, all of them."""
     path = chosen.job_dir / CHUNKS_NAME
-    if not path.exists():
+    if chosen.file(CHUNKS_NAME) is None:  # nor a FIFO, nor a link out of the sweep folder
         raise ExportError(f"{path}: missing (the job ran before sweep kept its chunks); "
                           "rerun the sweep")
     try:

@@ -450,3 +450,46 @@ def test_sweeps_own_framework_presets_still_export(swept, tmp_path):
                                   capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         assert seen == [] and out.exists()
+
+
+# -- item 10: nothing outside the sweep folder is read, through a link -----------------------
+
+@pytest.mark.parametrize("which,kind", [("resolved_config.yaml", "chunks"),
+                                        (".hydra/hydra.yaml", "hydra"),
+                                        ("chunks.csv", "chunks")])
+def test_a_job_file_linked_from_outside_the_folder_is_refused(swept, tmp_path, which, kind):
+    # The target is a good copy of the job's own file: followed, it would be exported from.
+    folder = _copy(swept, tmp_path)
+    path = folder / "0" / which
+    target = tmp_path / "elsewhere" / path.name
+    target.parent.mkdir()
+    shutil.copyfile(path, target)
+    path.unlink()
+    path.symlink_to(target)
+    out = tmp_path / ("out.jsonl" if kind == "chunks" else "out.yaml")
+    proc = _run("sweep.export", folder, "--job", "0", "--to", kind, out)
+    _refused(proc, f"{path}: is a link leading out of the sweep folder")
+    assert not out.exists()
+
+
+def test_a_config_linked_from_outside_is_never_quoted(swept, tmp_path):
+    # A link to a file that is no YAML (an environment, a key file): refused before it is
+    # read, so no YAML error can quote a line of it.
+    folder = _copy(swept, tmp_path)
+    path = folder / "0" / "resolved_config.yaml"
+    target = tmp_path / "key.txt"
+    target.write_text(f"{SECRET}: [\n")
+    path.unlink()
+    path.symlink_to(target)
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "chunks", tmp_path / "o.jsonl")
+    _refused(proc, f"{path}: is a link leading out of the sweep folder")
+    assert SECRET not in proc.stderr
+
+
+def test_a_hydra_record_that_is_a_fifo_is_refused_not_waited_on(swept, tmp_path):
+    folder = _copy(swept, tmp_path)
+    path = folder / "0" / ".hydra" / "hydra.yaml"
+    path.unlink()
+    os.mkfifo(path)
+    proc = _run("sweep.export", folder, "--job", "0", "--to", "hydra", tmp_path / "o.yaml")
+    _refused(proc, f"{path}: is a FIFO, not a regular file")

@@ -301,3 +301,184 @@ def test_a_fifo_as_the_reports_own_manifest_is_refused_not_waited_on(saved, tmp_
     assert proc.stderr.splitlines() == [
         f"sweep.report: error: {manifest}: is a FIFO: only a regular file is replaced"]
     assert stat.S_ISFIFO(os.lstat(manifest).st_mode)
+
+
+# -- links: nothing outside a sweep folder is read, nothing outside it written ----------------
+
+SECRET = "sk-proj-secret0123456789"
+
+
+def _outside(tmp_path: Path, saved: Path, name: str) -> Path:
+    """A copy of the saved folder's file ``name`` outside the folder: a link to it would be
+    read as the folder's own, were links followed out of the folder."""
+    target = tmp_path / "elsewhere" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(saved / name, target)
+    return target
+
+
+def test_a_link_to_the_environment_never_shows_it(saved, tmp_path):
+    # The review's reproducer: per_query.csv -> /proc/self/environ printed the environment
+    # (the API key) in check's "expected header ..., got '<first line>'".
+    new = _copy(saved, tmp_path)
+    link = new / str(RECOMMENDED) / "per_query.csv"
+    link.unlink()
+    link.symlink_to("/proc/self/environ")
+    env = _env(OPENAI_API_KEY=SECRET)
+    says = f"{link}: is a link leading out of the sweep folder"
+    for proc in (_run("sweep.check", saved, "--baseline", new, env=env),
+                 _run("sweep.check", new, "--baseline", saved, "--job", str(RECOMMENDED),
+                      env=env),
+                 _run("sweep.export", new, "--recommended", "--to", "chunks",
+                      tmp_path / "o.jsonl", env=env),
+                 _run("sweep.report", "--no-html", new, env=env)):
+        _refused(proc, says)
+        assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["1/per_query.csv", "1/row.json", "results.csv"])
+def test_a_file_linked_from_outside_the_folder_is_refused_by_check_and_export(saved, tmp_path,
+                                                                              name):
+    # The target is a good copy of the file: followed, it would be read as the folder's own.
+    new = _copy(saved, tmp_path)
+    target = _outside(tmp_path, saved, name)
+    (new / name).unlink()
+    (new / name).symlink_to(target)
+    says = f"{new / name}: is a link leading out of the sweep folder"
+    _refused(_check(new, saved), says)
+    out = tmp_path / "o.jsonl"
+    _refused(_export(new, out), says)
+    assert not out.exists()
+
+
+def test_traces_linked_from_outside_the_folder_are_refused_by_the_report(saved, tmp_path):
+    new = _copy(saved, tmp_path)
+    target = _outside(tmp_path, saved, "1/hits.jsonl")
+    (new / "1" / "hits.jsonl").unlink()
+    (new / "1" / "hits.jsonl").symlink_to(target)
+    _refused(_run("sweep.report", "--no-html", new),
+             f"{new / '1' / 'hits.jsonl'}: is a link leading out of the sweep folder")
+
+
+def test_a_job_folder_linked_from_outside_is_refused(saved, tmp_path):
+    # A link in the job folder's place: every file under it leads out of the sweep folder.
+    new = _copy(saved, tmp_path)
+    elsewhere = Path(shutil.copytree(saved / str(RECOMMENDED), tmp_path / "elsewhere"))
+    shutil.rmtree(new / str(RECOMMENDED))
+    (new / str(RECOMMENDED)).symlink_to(elsewhere)
+    says = (f"{new / str(RECOMMENDED) / 'row.json'}: leads out of the sweep folder through a "
+            "link")
+    _refused(_check(new, saved), says)
+    _refused(_check(new, saved, "--job", str(RECOMMENDED)), says)
+
+
+def test_a_sweep_folder_named_through_a_link_is_read(saved, tmp_path):
+    # outputs/latest -> the sweep: the folder the user named may be a link; inside it, links
+    # that stay inside are fine too.
+    new = _copy(saved, tmp_path)
+    (new / "0" / "per_query.csv").rename(new / "0" / "scores.csv")
+    (new / "0" / "per_query.csv").symlink_to("scores.csv")
+    latest = tmp_path / "latest"
+    latest.symlink_to(new)
+    proc = _check(latest, saved, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert _check(latest, saved, "--job", "0").returncode in (0, 1)
+    assert _run("sweep.report", "--no-html", latest).returncode == 0
+
+
+def test_a_per_query_file_that_is_not_one_is_refused_without_quoting_it(saved, tmp_path):
+    new = _copy(saved, tmp_path)
+    path = new / str(RECOMMENDED) / "per_query.csv"
+    path.write_text(f"OPENAI_API_KEY={SECRET}\nquery_id,level,metric,value\n")
+    line = _refused(_check(new, saved, "--job", str(RECOMMENDED)),
+                    f"{path}:1: expected header query_id,level,metric,value; the first line is "
+                    "something else (39 characters)")
+    assert SECRET not in line
+
+
+def test_a_chunk_view_linked_from_outside_never_reaches_the_report(saved, tmp_path):
+    # boundaries.json holds a document's text, which the report shows: one from a file
+    # elsewhere must not become part of report.html.
+    from sweep.store.boundaries import BoundaryView, write_boundary_view
+    from sweep.store.row import read_row
+
+    new = _copy(saved, tmp_path)
+    row = read_row(new / "1" / "row.json")  # with chunk health, whose section shows the view
+    row.with_stats(midsentence_share=0.1, tiny_share=0.0).save(new / "1")
+    target = tmp_path / "elsewhere" / "boundaries.json"
+    target.parent.mkdir()
+    write_boundary_view(target, BoundaryView("doc0.md", f"key {SECRET}", 28, ((0, 28),), ()))
+    (new / "1" / "boundaries.json").symlink_to(target)
+    _refused(_run("sweep.report", new),
+             f"{new / '1' / 'boundaries.json'}: is a link leading out of the sweep folder")
+    report = new / "report.html"
+    assert not report.exists() or SECRET not in report.read_text(encoding="utf-8")
+
+
+def test_plots_as_a_link_to_another_folder_is_refused_and_nothing_written_there(saved, tmp_path):
+    new = _copy(saved, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (new / "plots").symlink_to(elsewhere)
+    _refused(_run("sweep.report", new), f"{new / 'plots'}: is a symbolic link, not a folder")
+    assert list(elsewhere.iterdir()) == [] and (new / "plots").is_symlink()
+    (new / "plots").unlink()
+    (new / "plots").write_text("mine")  # a file in its place: left as it is
+    _refused(_run("sweep.report", new), f"{new / 'plots'}: is a regular file, not a folder")
+    assert (new / "plots").read_text() == "mine"
+
+
+def test_a_link_planted_under_a_temporary_name_is_never_written_through(saved, tmp_path):
+    # The pictures went through "<name>.tmp.png": a link under that name overwrote its target.
+    new = _copy(saved, tmp_path)
+    (new / "plots").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    names = ["top_score", "heatmap_span_recall_5", "budget_span_recall", "chunk_tokens"]
+    for name in names:
+        (new / "plots" / f"{name}.tmp.png").symlink_to(victim)
+    proc = _run("sweep.report", new)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "mine"
+    assert (new / "plots" / "heatmap_span_recall_5.png").read_bytes().startswith(b"\x89PNG")
+    assert all((new / "plots" / f"{n}.tmp.png").is_symlink() for n in names)  # not ours: kept
+
+
+def test_a_picture_linked_from_outside_never_reaches_the_comparison_page(tmp_path):
+    # One setting per sweep: no heatmap is drawn, so a heatmap planted as a link stays, and
+    # the comparison page, which shows each sweep's heatmap, would embed its target.
+    import base64
+
+    from sweep.reporting.pictures import plot_name
+    from sweepdirs import make_grid
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    make_grid(a, {(128, 0): base()})
+    make_grid(b, {(256, 0): base(seed=3)})
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(f"\x89PNG {SECRET}".encode())
+    (b / "plots").mkdir()
+    picture = b / "plots" / plot_name("heatmap", "span", "recall@5")
+    picture.symlink_to(secret)
+    page = tmp_path / "page.html"
+    proc = _run("sweep.report", a, b, "--out", page)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{picture}: is a link leading out of the sweep folder" in proc.stderr
+    assert not page.exists() or base64.b64encode(secret.read_bytes())[:16].decode() not in \
+        page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "FIFO"])
+def test_a_lock_file_that_is_no_file_of_sweeps_is_refused_and_never_followed(saved, tmp_path,
+                                                                             kind):
+    new = _copy(saved, tmp_path)
+    lock = new / ".sweep.lock"
+    lock.unlink(missing_ok=True)
+    target = tmp_path / "created_by_lock"
+    if kind == "FIFO":
+        os.mkfifo(lock)
+    else:
+        lock.symlink_to(target)  # opened, it created an empty file at the target
+    what = "a FIFO" if kind == "FIFO" else "a symbolic link"
+    _refused(_run("sweep.report", "--no-html", new), f"{lock}: is {what}, not a regular file")
+    assert not target.exists()

@@ -99,3 +99,36 @@ def test_a_file_larger_than_any_config_is_not_read(tmp_path):
         f.write("a: " + "x" * (MAX_CONFIG_BYTES + 10) + "\n")
     with pytest.raises(ConfigFileError, match="larger than 16 MB"):
         read_yaml(path)
+
+
+def test_a_config_leading_out_of_the_sweep_folder_is_refused_unread(tmp_path):
+    # resolved_config.yaml as a link to a file elsewhere: neither read nor quoted.
+    sweep, outside = tmp_path / "sweep", tmp_path / "outside.yaml"
+    (sweep / "0").mkdir(parents=True)
+    outside.write_text("key: sk-secret\n  bad: [\n")  # YAML whose error would quote it
+    path = sweep / "0" / "resolved_config.yaml"
+    path.symlink_to(outside)
+    with pytest.raises(ConfigFileError) as err:
+        read_yaml(path, inside=sweep)
+    assert str(err.value) == f"{path}: is a link leading out of the sweep folder"
+    inner = sweep / "0" / "copy.yaml"
+    inner.symlink_to("resolved_config.yaml")  # inside, but on to the same file outside
+    with pytest.raises(ConfigFileError, match="link leading out"):
+        read_yaml(inner, inside=sweep)
+    with pytest.raises(ConfigFileError, match=f"{sweep / '0' / 'missing.yaml'}: missing"):
+        read_yaml(sweep / "0" / "missing.yaml", inside=sweep)
+
+
+def test_a_fifo_as_a_config_is_refused_not_waited_on(tmp_path):
+    # In a child process with a timeout: a reader that opens the FIFO blocks for ever.
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "hydra.yaml"
+    os.mkfifo(fifo)
+    code = ("import sys; from sweep.core.configfiles import read_yaml, ConfigFileError\n"
+            "try: read_yaml(sys.argv[1])\nexcept ConfigFileError as e: print(e)")
+    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.strip() == f"{fifo}: is a FIFO, not a regular file", done.stderr

@@ -101,7 +101,9 @@ def test_reading_a_fifo_is_refused_without_blocking(tmp_path):
 # -- names from data stay inside their folder ----------------------------------------------
 
 @pytest.mark.parametrize("name", ["../victim", "/etc/victim", "a/../../victim", "..\\victim",
-                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", ".."])
+                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", "..",
+                                  # bidi controls: a file shown otherwise than it is named
+                                  "report_\u202etxt.exe", "a\u2066b", "a\u200fb", "a\u061cb"])
 def test_a_name_that_could_leave_the_folder_is_refused(tmp_path, name):
     from sweep.core.files import UnsafeName, name_problem, path_inside
 
@@ -168,3 +170,110 @@ def test_regular_file_names_anything_else_and_opens_nothing(tmp_path):
     server.close()
     with pytest.raises(NotRegularFile, match="is a character device"):
         regular_file(Path("/dev/zero"))
+
+
+# -- a sweep folder's files stay inside it -------------------------------------------------
+
+def _sweep_with_links(tmp_path):
+    """A sweep folder with a job folder, and a file outside it that links point at."""
+    sweep, outside = tmp_path / "sweep", tmp_path / "outside"
+    (sweep / "0").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.csv").write_text("OPENAI_API_KEY=sk-secret\n")
+    (sweep / "0" / "per_query.csv").write_text("query_id,level,metric,value\n")
+    return sweep, outside
+
+
+def test_a_link_leading_out_of_the_sweep_folder_is_refused_wherever_it_is(tmp_path):
+    sweep, outside = _sweep_with_links(tmp_path)
+    (sweep / "0" / "hits.jsonl").symlink_to(outside / "secret.csv")  # in the file's place
+    (sweep / "0" / "gone.csv").symlink_to(outside / "missing.csv")  # dangling, out
+    (sweep / "1").symlink_to(outside)  # in a job folder's place
+    (sweep / "1b").symlink_to(outside, target_is_directory=True)
+    for path, why in ((sweep / "0" / "hits.jsonl", "is a link leading out of the sweep folder"),
+                      (sweep / "0" / "gone.csv", "is a link leading out of the sweep folder"),
+                      (sweep / "1" / "secret.csv",
+                       "leads out of the sweep folder through a link"),
+                      (sweep / "1b" / "missing.csv",
+                       "leads out of the sweep folder through a link")):
+        with pytest.raises(NotRegularFile) as e:
+            regular_file(path, inside=sweep)
+        assert str(e.value) == f"{path}: {why}"
+        assert isinstance(e.value, OSError) and isinstance(e.value, ValueError)
+    # Without the folder to stay in, a link is followed as before.
+    assert regular_file(sweep / "0" / "hits.jsonl") == sweep / "0" / "hits.jsonl"
+
+
+def test_links_inside_the_sweep_folder_and_a_link_to_the_folder_itself_are_fine(tmp_path):
+    sweep, _ = _sweep_with_links(tmp_path)
+    (sweep / "0" / "alias.csv").symlink_to("per_query.csv")  # a link that stays inside
+    (sweep / "2").symlink_to("0")
+    latest = tmp_path / "latest"  # outputs/latest -> the sweep: the folder the user named
+    latest.symlink_to(sweep)
+    for path, inside in ((sweep / "0" / "alias.csv", sweep), (sweep / "2" / "per_query.csv", sweep),
+                         (latest / "0" / "per_query.csv", latest),
+                         (latest / "0" / "alias.csv", latest)):
+        assert regular_file(path, inside=inside) == path
+    assert regular_file(latest / "0" / "missing.csv", inside=latest) is None
+
+
+def test_a_folder_sweep_writes_into_is_its_own_or_refused_and_left_as_it_is(tmp_path):
+    from sweep.core.files import folder_inside
+
+    sweep, outside = _sweep_with_links(tmp_path)
+    assert folder_inside(sweep / "plots", sweep) == sweep / "plots"  # made
+    assert (sweep / "plots").is_dir() and not (sweep / "plots").is_symlink()
+    assert folder_inside(sweep / "plots", sweep) == sweep / "plots"  # there already: fine
+    assert folder_inside(sweep / "answers", sweep, make=False) == sweep / "answers"
+    assert not (sweep / "answers").exists()  # only looked at
+    (sweep / "answers").symlink_to(outside)  # a link to a folder elsewhere
+    (sweep / "inner").symlink_to(sweep / "0")  # even one to a folder inside
+    (sweep / "dangling").symlink_to(tmp_path / "nowhere")
+    (sweep / "file").write_text("mine")
+    for name, kind in (("answers", "a symbolic link"), ("inner", "a symbolic link"),
+                       ("dangling", "a symbolic link"), ("file", "a regular file")):
+        for make in (True, False):
+            with pytest.raises(NotRegularFile) as e:
+                folder_inside(sweep / name / "sub", sweep, make=make)
+            assert str(e.value).startswith(f"{sweep / name}: is {kind}, not a folder")
+    assert (sweep / "answers").is_symlink() and sorted(os.listdir(outside)) == ["secret.csv"]
+    assert not (tmp_path / "nowhere").exists() and (sweep / "file").read_text() == "mine"
+
+
+def test_write_atomic_writes_bytes_whole_through_a_new_file(tmp_path):
+    from sweep.core.files import write_atomic
+
+    out = tmp_path / "picture.png"
+    assert write_atomic(out, lambda f: f.write(b"\x89PNG")) == out
+    assert out.read_bytes() == b"\x89PNG"
+
+    def fails(f):
+        f.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError) as e:
+        write_atomic(out, fails)
+    assert e.value.filename == str(out) and out.read_bytes() == b"\x89PNG"
+    assert os.listdir(tmp_path) == ["picture.png"]  # no temporary left holding space
+
+
+def test_a_lock_file_that_is_a_link_or_special_is_refused_and_never_followed(tmp_path):
+    from sweep.core.folderlock import LOCK_NAME, locked
+
+    target = tmp_path / "created_by_lock"
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    (folder / LOCK_NAME).symlink_to(target)  # dangling: opened, it made the target outside
+    with pytest.raises(NotRegularFile, match=f"{LOCK_NAME}: is a symbolic link, not a regular "
+                                             "file"):
+        with locked(folder):
+            pass
+    assert not target.exists() and (folder / LOCK_NAME).is_symlink()
+    (folder / LOCK_NAME).unlink()
+    os.mkfifo(folder / LOCK_NAME)
+    with pytest.raises(NotRegularFile, match="is a FIFO, not a regular file"):
+        with locked(folder):
+            pass
+    (folder / LOCK_NAME).unlink()
+    with locked(folder):  # absent: made, a regular file of its own
+        assert (folder / LOCK_NAME).is_file() and not (folder / LOCK_NAME).is_symlink()

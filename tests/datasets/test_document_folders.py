@@ -448,3 +448,25 @@ def test_file_names_with_line_breaks_and_escapes_are_one_escaped_line_each(tmp_p
     assert extract_main([str(ds), str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all("\x1b" not in line and "\u202e" not in line for line in err)
+
+
+def test_extract_refuses_a_name_with_a_bidi_control_and_writes_no_file_named_after_it(tmp_path):
+    # U+202E shows "report_\u202egpj.md" as "report_dm.jpg": a file sweep.extract would write
+    # under a name that reads otherwise than it is. Refused like a control character.
+    import subprocess
+    import sys
+
+    ds = tmp_path / "set"
+    (ds / "docs").mkdir(parents=True)
+    (ds / "docs" / "good.md").write_text("# Good\n\nFine text.\n")
+    (ds / "docs" / "report_\u202egpj.md").write_text("# Report\n\ntext\n")
+    out = tmp_path / "out"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-m", "sweep.extract", str(ds), str(out)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line == (f"sweep.extract: error: {ds / 'docs'}/report_\\u202egpj.md: the file's name "
+                    "holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
+                    "U+2066-U+2069 or U+061C), which shows a name otherwise than it is; rename it")
+    assert not out.exists() or not any("\u202e" in p.name for p in out.rglob("*"))

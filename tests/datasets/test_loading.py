@@ -377,7 +377,9 @@ def test_grades_beyond_the_exponential_gain_range_are_rejected(tmp_path):
 
 UNSAFE_IDS = [("../victim", "has a '..' segment"), ("/tmp/victim", "is an absolute path"),
               ("notes/../../victim", "has a '..' segment"), ("a\x00b", "control character"),
-              ("a\nb", "control character"), ("\x1b[2Jx", "control character")]
+              ("a\nb", "control character"), ("\x1b[2Jx", "control character"),
+              # shown as "report_exe.txt", a name that ends in ".exe": refused as well
+              ("report_\u202etxt.exe", "bidirectional control character")]
 
 
 @pytest.mark.parametrize("id_key", ["doc_id", "_id"])
@@ -403,10 +405,12 @@ def test_a_judgment_on_a_doc_id_no_document_may_have_says_why(tmp_path):
     queries = tmp_path / "queries.jsonl"
     assert problems == [
         f"{queries}:1: relevant[0]: doc_id '../a.md' has a '..' segment: a doc_id must be a "
-        "relative name without '..' segments or control characters (sweep.extract names a "
+        "relative name without '..' segments, control characters or bidi controls "
+        "(sweep.extract names a "
         "file after it)",
         f"{queries}:2: relevant[0]: doc_id '/etc/passwd' is an absolute path: a doc_id must be "
-        "a relative name without '..' segments or control characters (sweep.extract names a "
+        "a relative name without '..' segments, control characters or bidi controls "
+        "(sweep.extract names a "
         "file after it)"]
 
 

@@ -436,3 +436,35 @@ def test_answers_on_a_real_sweep_of_the_tiny_corpus(tmp_path, server):
     sent = len(server.requests)
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and len(server.requests) == sent
+
+
+# --------------------------------------------------------------------------- a sweep folder is data
+
+def test_answers_as_a_link_to_another_folder_is_refused_before_any_request(tmp_path, server):
+    sweep = _good_and_bad(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (sweep / "answers").symlink_to(elsewhere)
+    proc = _answers(server, sweep, tmp_path / "c")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        f"answers: error: {sweep / 'answers'}: is a symbolic link, not a folder: sweep writes "
+        "only into a folder of its own there, and leaves this as it is"]
+    assert not server.requests and list(elsewhere.iterdir()) == []
+    assert (sweep / "answers").is_symlink()
+
+
+@pytest.mark.parametrize("name", ["answers.jsonl", "judge_sample.csv"])
+def test_an_answers_file_linked_from_outside_is_refused_unread(tmp_path, server, name):
+    # judge_sample.csv's header used to be quoted in its error: a link to a key file showed it.
+    secret = tmp_path / "key.txt"
+    secret.write_text("OPENAI_API_KEY=sk-proj-secret0123\n")
+    sweep = _good_and_bad(tmp_path)
+    (sweep / "answers").mkdir()
+    (sweep / "answers" / name).symlink_to(secret)
+    proc = _answers(server, sweep, tmp_path / "c", "judge.export=4")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        f"answers: error: {sweep / 'answers' / name}: is a link leading out of the sweep "
+        "folder"]
+    assert "sk-proj" not in proc.stdout + proc.stderr and not server.requests

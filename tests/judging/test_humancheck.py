@@ -121,8 +121,14 @@ def test_unreadable_label_files_name_the_file_and_line(tmp_path):
     with pytest.raises(LabelError, match=r"l\.csv: cannot read"):
         read_labels(path)
     path.write_text("judge,job,label\nfaithful,0,yes\n")
-    with pytest.raises(LabelError, match=r"l\.csv:1: expected the columns of judge_sample\.csv"):
+    with pytest.raises(LabelError, match=r"l\.csv:1: expected the columns of judge_sample\.csv"
+                                         r" \(at least job, judge, label, query_id\); no "
+                                         r"query_id column"):
         read_labels(path)
+    path.write_text("OPENAI_API_KEY=sk-proj-secret0123\n")  # any file named as the labels
+    with pytest.raises(LabelError) as e:
+        read_labels(path)
+    assert "sk-proj" not in str(e.value) and "no job, judge, label, query_id column" in str(e.value)
     path.write_text("")
     with pytest.raises(LabelError, match=":1: expected the columns"):
         read_labels(path)

@@ -254,3 +254,19 @@ def test_a_full_cache_keeps_no_half_copy(tmp_path, caplog):
         assert list(cache.folder.iterdir()) == []  # no temporary holding the last bytes
     (warning,) = _warnings(caplog)
     assert warning.startswith(f"figure cache: cannot write {cache.folder} (No space left on device)")
+
+
+def test_a_link_under_a_temporary_name_is_never_written_through(tmp_path):
+    # Drawn and copied pictures went through "<name>.tmp.png": a link planted under that name
+    # in a sweep's plots/ had its target overwritten. Now the temporary file is made new.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    cache = FigureCache(tmp_path / "figures")
+    for folder in ("drawn", "copied"):  # the first draws (and keeps), the second copies
+        plots = tmp_path / folder
+        plots.mkdir()
+        (plots / "h.tmp.png").symlink_to(victim)
+        assert heatmap(plots / "h.png", _grid(), title="t", cache=cache) == plots / "h.png"
+        assert (plots / "h.png").read_bytes().startswith(PNG)
+        assert sorted(p.name for p in plots.iterdir()) == ["h.png", "h.tmp.png"]
+    assert victim.read_text() == "mine" and len(cache.files()) == 1

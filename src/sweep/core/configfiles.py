@@ -24,6 +24,8 @@ from typing import Any, Mapping
 import yaml
 from omegaconf import OmegaConf
 
+from sweep.core.files import NotRegularFile, read_regular_bytes, regular_file
+
 __all__ = ["ConfigFileError", "MAX_CONFIG_BYTES", "config_yaml", "escape_interpolations",
            "read_yaml", "unescape_interpolations"]
 
@@ -137,14 +139,19 @@ def _unescaped(value: Any) -> Any:
     return value
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path, inside: Path | None = None) -> Any:
     """The plain data of a YAML config file sweep wrote (dicts, lists, strings, numbers,
     booleans, None), each string as the job used it; :class:`ConfigFileError` otherwise,
-    naming the file and the line."""
+    naming the file and the line. Only a regular file is read (a FIFO is refused, never
+    waited on); with ``inside`` (the sweep folder the file belongs to) only one in that
+    folder, never a link's target outside it (:func:`~sweep.core.files.regular_file`)."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
+        if regular_file(path, inside=inside) is None:
+            raise ConfigFileError(f"{path}: missing")
+        data = read_regular_bytes(path, limit=MAX_CONFIG_BYTES + 1)
+    except NotRegularFile as e:
+        raise ConfigFileError(str(e)) from None
     except OSError as e:
         raise ConfigFileError(f"{path}: cannot be read ({e.strerror or e})") from None
     if len(data) > MAX_CONFIG_BYTES:

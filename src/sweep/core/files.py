@@ -1,4 +1,5 @@
-"""Writing result files so that a reader never sees half of one, reading only regular files,
+"""Writing result files so that a reader never sees half of one, reading only regular files
+(and, in a sweep folder, only files inside it), writing only into folders of sweep's own,
 and naming a file after data (a doc_id) without ever leaving its folder."""
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import re
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import BinaryIO, Callable
 
-__all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "name_problem",
-           "path_inside", "read_regular_bytes", "regular_file", "write_text_atomic"]
+__all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "folder_inside",
+           "name_problem", "path_inside", "read_regular_bytes", "regular_file", "write_atomic",
+           "write_text_atomic"]
 
 #: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
 NAME_MAX_BYTES = 255
@@ -20,10 +23,15 @@ NAME_MAX_BYTES = 255
 # NUL and the other control characters (C0, DEL, C1): a doc_id holding one cannot be a
 # file name everywhere, and would print as a line break or a terminal escape.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# The bidi controls (marks, embeddings, overrides, isolates): a file name holding one shows
+# otherwise than it is (``txt.exe`` read backwards as ``exe.txt``) in a listing or a message.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class NotRegularFile(OSError, ValueError):
-    """A path that is a folder, FIFO, socket or device where a regular file was expected.
+    """A path that is not what sweep may read or write there: a folder, FIFO, socket or
+    device where a regular file was expected, a file of a sweep folder that leads out of it
+    through a link, a link or a file where sweep writes into a folder of its own.
 
     Both an ``OSError`` and a ``ValueError``: every command already turns one or the other
     into its one-line bad-input error, wherever it reads.
@@ -50,10 +58,14 @@ def file_kind(mode: int) -> str:
 
 def name_problem(name: str) -> str | None:
     """Why ``name`` (a doc_id) cannot name a file under a folder, None when it can: it is
-    absolute, has a ``..`` segment (``/`` or ``\\`` separated), or holds NUL or another
-    control character. ``a/b.md`` and ``https://host/page`` are fine."""
+    absolute, has a ``..`` segment (``/`` or ``\\`` separated), or holds NUL, another
+    control character or a bidi control (U+202E and its kin, which make a name show
+    otherwise than it is). ``a/b.md`` and ``https://host/page`` are fine."""
     if _CONTROL.search(name):
         return "holds a control character (NUL, a line break, an escape, ...)"
+    if _BIDI.search(name):
+        return ("holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
+                "U+2066-U+2069 or U+061C), which shows a name otherwise than it is")
     if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute()
             or name.startswith("\\")):
         return "is an absolute path"
@@ -96,11 +108,24 @@ def _cut(name: str, limit: int) -> str:
     return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
 
 
-def regular_file(path: Path) -> Path | None:
+def regular_file(path: Path, inside: Path | None = None) -> Path | None:
     """``path`` when it is a regular file (or a link to one), None when nothing is there;
     a FIFO, socket, device or folder is a :class:`NotRegularFile` naming it. The gate
     before a file of a sweep folder (input from anyone) is opened: a FIFO there would
-    block a command forever, a device be read without end."""
+    block a command forever, a device be read without end.
+
+    ``inside`` is the sweep folder the file belongs to: a path that resolves outside it (a
+    link in the file's place, or in a job folder's place, leading out) is refused too,
+    whether or not its target exists, and nothing of the target is read: a link to
+    ``/proc/self/environ`` must not show the environment in an error. The folder itself
+    may be reached through a link the user named (``outputs/latest``): both are compared
+    resolved."""
+    if inside is not None:
+        real, root = os.path.realpath(path), os.path.realpath(inside)
+        if os.path.commonpath([real, root]) != root or real == root:
+            why = ("is a link leading out of the sweep folder" if os.path.islink(path)
+                   else "leads out of the sweep folder through a link")
+            raise NotRegularFile(errno.EXDEV, why, str(path))
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -111,6 +136,34 @@ def regular_file(path: Path) -> Path | None:
         return path
     raise NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
                          f"is {file_kind(mode)}, not a regular file", str(path))
+
+
+def folder_inside(folder: Path, inside: Path, *, make: bool = True) -> Path:
+    """``folder`` (``plots/``, ``answers/``), a folder of the sweep folder ``inside`` that
+    sweep writes into, made when absent (``make=False``: only checked, for a command that
+    must refuse before it does any work). Each folder on the way from ``inside`` must be a
+    real folder: a link (wherever it leads) or anything else in its place is a
+    :class:`NotRegularFile` and stays as it is, never followed and never deleted, so that
+    nothing is written outside the sweep folder nor into a folder sweep did not make."""
+    folder, inside = Path(folder), Path(inside)
+    current = inside
+    for part in folder.relative_to(inside).parts:
+        current = current / part
+        try:
+            if make:
+                os.mkdir(current)
+            mode = os.lstat(current).st_mode
+        except FileExistsError:  # a folder of an earlier run, or whatever else is there
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:  # only looked at (make=False): made when written
+            return folder
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(current)) from None
+        if not stat.S_ISDIR(mode):
+            raise NotRegularFile(errno.ENOTDIR, f"is {file_kind(mode)}, not a folder: sweep "
+                                 "writes only into a folder of its own there, and leaves this "
+                                 "as it is", str(current))
+    return folder
 
 
 def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:
@@ -131,14 +184,24 @@ def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+    """Write ``text`` (UTF-8) as :func:`write_atomic` does. A lone surrogate (a folder
+    name that is not UTF-8, as Python decodes one) has no UTF-8: it is written as its
+    code, ``\\udcff``, as a message shows it."""
+    return write_atomic(path, lambda f: f.write(text.encode("utf-8", "backslashreplace")))
+
+
+def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write`` with a temporary file beside ``path`` (open for binary writing), then
+    rename it into place.
 
     A job killed mid-write, or a report rebuilt while a sweep is running,
     then finds either the old file or the new one, never a truncated one. The
-    temporary name is unique (no file of the user's is ever overwritten but
-    ``path``) and gone afterwards, also when the write fails; an error names
-    ``path``. Only a regular file is replaced: a folder, FIFO, socket or device at
-    ``path`` raises :class:`NotRegularFile` and stays as it is.
+    temporary file is created new under a unique name (``mkstemp``: never a file or
+    link that was there, so no file of the user's is ever overwritten but ``path``,
+    and a link planted under a guessable name leads nowhere) and is gone afterwards,
+    also when the write fails; an error names ``path``. Only a regular file is
+    replaced: a folder, FIFO, socket or device at ``path`` raises
+    :class:`NotRegularFile` and stays as it is (a link is replaced, never followed).
     """
     path = Path(path)
     _refuse_special(path)
@@ -148,10 +211,8 @@ def write_text_atomic(path: Path, text: str) -> Path:
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:
-        # A lone surrogate (a folder name that is not UTF-8, as Python decodes one) cannot
-        # be written as UTF-8: it is written as its code, \udcff, as a message shows it.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
         os.chmod(tmp, _NEW_FILE_MODE)  # as an ordinary new file, not mkstemp's 0600
         os.replace(tmp, path)
     except OSError as e:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from sweep.core.cachedirs import resolve_cache_dir
-from sweep.core.files import NotRegularFile, file_kind, name_problem, read_regular_bytes
+from sweep.core.files import NotRegularFile, file_kind, name_problem
 from sweep.core.messages import visible
 from sweep.core.types import Document, describe_readers
 from sweep.datasets.extraction import extract
@@ -46,8 +46,8 @@ DOCS_DIR = "docs"
 #: the draft sweep.evidence writes.
 DATASET_FILES = ("queries.jsonl", "qrels", "queries.draft.jsonl")
 #: Why a doc_id is refused (after what is wrong with it): files are named after doc_ids.
-DOC_ID_RULE = ("a doc_id must be a relative name without '..' segments or control characters "
-               "(sweep.extract names a file after it)")
+DOC_ID_RULE = ("a doc_id must be a relative name without '..' segments, control characters "
+               "or bidi controls (sweep.extract names a file after it)")
 #: What a documents folder may hold, for messages (extensions: sweep.datasets.readers.registry).
 _READABLE = "text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX"
 

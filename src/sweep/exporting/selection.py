@@ -40,9 +40,9 @@ class Chosen:
     def _hydra(self) -> dict[str, Any]:
         """``hydra.runtime`` of the job's ``.hydra/hydra.yaml`` ({} without the file)."""
         path = self.job_dir / ".hydra" / "hydra.yaml"
-        if not path.is_file():
+        if self.file(".hydra", "hydra.yaml") is None:
             return {}
-        hydra = _mapping(path).get("hydra")
+        hydra = _mapping(path, self.sweep_dir).get("hydra")
         runtime = hydra.get("runtime") if isinstance(hydra, dict) else None
         if not isinstance(runtime, dict):
             raise ExportError(f"{path}: no hydra.runtime section; the job's folder is damaged")
@@ -54,9 +54,9 @@ class Chosen:
         ``${oc.env:KEY}`` stays that string); a relative dataset path is made absolute
         against the folder the sweep ran in (so it reads the same documents from anywhere)."""
         path = self.job_dir / "resolved_config.yaml"
-        if not path.is_file():
+        if self.file("resolved_config.yaml") is None:
             raise ExportError(f"{path}: missing; the job's folder is incomplete")
-        config = _mapping(path)
+        config = _mapping(path, self.sweep_dir)
         for key in ("dataset", "chunk"):
             if not isinstance(config.get(key), dict):
                 raise ExportError(f"{path}: no {key} settings; the job's folder is damaged")
@@ -72,6 +72,15 @@ class Chosen:
         found = self._hydra.get("choices")
         return {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()
                 if v is not None and not str(k).startswith("hydra/")}
+
+    def file(self, *parts: str) -> Path | None:
+        """The job's file ``<job>/<parts...>`` when it is there; an :class:`ExportError` when
+        it is not a regular file or leads out of the sweep folder through a link (a sweep
+        folder is untrusted input: nothing outside it is read)."""
+        try:
+            return regular_file(self.job_dir.joinpath(*parts), inside=self.sweep_dir)
+        except NotRegularFile as e:
+            raise ExportError(str(e)) from None
 
     @property
     def label(self) -> str:
@@ -107,7 +116,7 @@ def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
     rebuild = (f"python -m sweep.report {sweep_dir} rebuilds it from the rows; or name the job "
                f"with {option} N")
     try:
-        if regular_file(path) is None:
+        if regular_file(path, inside=sweep_dir) is None:
             raise ExportError(f"{path}: missing, so the recommendation cannot be checked; "
                               f"{rebuild}")
         with open(path, newline="", encoding="utf-8") as f:
@@ -215,12 +224,13 @@ def _unread(path: Path) -> str:
     return f"{path}: changed while it was read"  # pragma: no cover - a race with a writer
 
 
-def _mapping(path: Path) -> dict[str, Any]:
+def _mapping(path: Path, sweep_dir: Path) -> dict[str, Any]:
     """A YAML file sweep wrote, as a dict of plain values: read as data (no tag builds an
-    object, no alias expands, no interpolation resolves: a sweep folder is untrusted
-    input); a damaged one is an :class:`ExportError` naming the file and line."""
+    object, no alias expands, no interpolation resolves, nothing outside ``sweep_dir`` is
+    read: a sweep folder is untrusted input); a damaged one is an :class:`ExportError`
+    naming the file and line."""
     try:
-        loaded = read_yaml(path)
+        loaded = read_yaml(path, inside=sweep_dir)
     except ConfigFileError as e:
         raise ExportError(f"{e}; the job's folder is damaged") from None
     if not isinstance(loaded, dict):

@@ -14,6 +14,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
+from sweep.core.files import NotRegularFile, folder_inside, regular_file
 from sweep.jobs.config import build
 from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
                                       read_labels)
@@ -55,11 +56,30 @@ def _sweep_report(cfg: DictConfig):
     return rep
 
 
+def _answers_folder(sweep_dir: Path) -> Path:
+    """``answers/`` of the sweep folder, checked before anything is read or sent: a link
+    (wherever it leads) or a file in its place is refused, never followed nor deleted."""
+    out = sweep_dir / "answers"
+    try:
+        return folder_inside(out, sweep_dir, make=False)
+    except NotRegularFile as e:
+        raise AnswersError(str(e)) from None
+
+
+def _kept(path: Path) -> Path | None:
+    """A file of ``answers/`` when it is there; a FIFO, a device or a link leading out of
+    the sweep folder is refused in one line (a sweep folder is untrusted input)."""
+    try:
+        return regular_file(path, inside=path.parent.parent)
+    except NotRegularFile as e:
+        raise AnswersError(str(e)) from None
+
+
 def _answered_before(out: Path) -> list[AnswerTrace]:
     """The traces already in ``answers/``: every setting keeps its own until it is
     answered again."""
     path = out / "answers.jsonl"
-    if not path.exists():
+    if _kept(path) is None:
         return []
     try:
         return read_answers(path)
@@ -70,7 +90,7 @@ def _answered_before(out: Path) -> list[AnswerTrace]:
 def _keep_labels(path: Path) -> None:
     """Refuse to draw a new sample over one a person has labelled: their labels are work
     no rerun gives back. Checked before any request is sent."""
-    if not path.exists():
+    if _kept(path) is None:
         return
     n = len(read_labels(path))
     if n:
@@ -84,9 +104,9 @@ def run(cfg: DictConfig) -> int:
     conf: AnswersConfig = build(cfg.answers)
     judge: JudgeConfig = build(cfg.judge)
     rep = _sweep_report(cfg)
-    out = rep.sweep_dir / "answers"
+    out = _answers_folder(rep.sweep_dir)
     if judge.agreement:
-        if not (out / "answers.jsonl").exists():
+        if _kept(out / "answers.jsonl") is None:
             raise AnswersError(f"{out / 'answers.jsonl'} is missing: run sweep.answers on this "
                                "sweep first, then label its judge_sample.csv")
         print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))

@@ -61,8 +61,11 @@ def read_labels(path: Path) -> list[tuple[str, int, str, bool]]:
         reader = csv.DictReader(f)
         need = {"judge", "job", "query_id", "label"}
         if reader.fieldnames is None or not need <= set(reader.fieldnames):
+            # The columns missing, not the line read: a file that is not a sample can hold
+            # anything (a key), and an error is shown and logged.
             raise LabelError(f"{path}:1: expected the columns of judge_sample.csv (at least "
-                             f"{', '.join(sorted(need))}), got {reader.fieldnames}")
+                             f"{', '.join(sorted(need))}); no "
+                             f"{', '.join(sorted(need - set(reader.fieldnames or ())))} column")
         out = []
         for line, row in enumerate(reader, 2):
             row = restore_row(row)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from sweep.core import csvcells
-from sweep.core.files import write_text_atomic
+from sweep.core.files import folder_inside, write_text_atomic
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace, write_answers
 from sweep.judging.frames import costs_line, diagnosis_frame, settings_frame, tests_frame
@@ -41,7 +41,9 @@ def answers_markdown(summaries: Sequence[SettingSummary], tests: Sequence[PairTe
 def write_outputs(out: Path, traces: Sequence[AnswerTrace], summaries: Sequence[SettingSummary],
                   tests: Sequence[PairTest], labels: Mapping[int, str], *,
                   stats: Mapping[str, int]) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # answers/ of a sweep folder: a folder of its own, never a link's target elsewhere
+    folder_inside(out, out.parent)
     write_answers(out / "answers.jsonl", traces)
     csvcells.write_csv(out / "answers.csv", settings_frame(summaries))
     write_text_atomic(out / "answers.md", answers_markdown(summaries, tests, labels, stats=stats))

@@ -23,6 +23,7 @@ from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.html import subtitle
 from sweep.reporting.pictures import budget_picture_name, plot_name
 from sweep.store.row import Row
+from sweep.core.files import regular_file
 from sweep.core.settings import format_value, label, varied_settings
 from sweep.decision.significance import Comparison, compare_to_best
 from sweep.scoring.perquery import PerQueryScores
@@ -176,7 +177,9 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
                                    (budget_picture_name(rep, d),
                                     f"{p.level} {p.measure.name} by token budget")):
                 path = rep.sweep_dir / "plots" / fname
-                if path.exists():
+                # A picture a sweep folder holds is shown only when it is a file in the folder:
+                # a link planted there must not put a file from elsewhere into the page.
+                if regular_file(path, inside=rep.sweep_dir) is not None:
                     pics.append(htmlkit.picture_html(Picture(path, f"{name}: {caption}")))
         side.append(f"<div><h3>{escape(name)}</h3>{''.join(pics) or '<p>(no pictures)</p>'}"
                     f"{htmlkit.paragraphs([subtitle(rep)])}</div>")

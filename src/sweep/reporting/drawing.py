@@ -25,6 +25,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from sweep.core.files import write_atomic
+
 if TYPE_CHECKING:
     from sweep.reporting.figurecache import FigureCache
 
@@ -101,20 +103,16 @@ def _drawn(path: Path, cache: "FigureCache | None", what: str, inputs: tuple,
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    tmp = path.with_name(path.stem + ".tmp.png")
+    """``fig`` as the PNG ``path``, written whole or not at all (a full disk leaves no half
+    picture holding space, and its error names the picture: matplotlib's names no file),
+    through a temporary file of a unique name made new, never through a link planted
+    under a name sweep would use."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(tmp, dpi=DPI)  # constrained layout already fits; "tight" would draw twice
-        tmp.replace(path)
     except OSError as e:
-        # A full disk: no half picture left holding space, and the error names the picture
-        # (matplotlib's names no file).
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
         raise OSError(e.errno, e.strerror, str(path)) from None
-    return path
+    # constrained layout already fits; "tight" would draw twice
+    return write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=DPI))
 
 
 @dataclass(frozen=True)

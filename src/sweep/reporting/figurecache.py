@@ -28,6 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from sweep.core import cachedirs
+from sweep.core.files import write_atomic
 
 __all__ = ["FIGURES_DIR", "FigureCache", "fingerprint"]
 
@@ -128,14 +129,14 @@ class FigureCache:
             except OSError:  # a cache shared read-only: it stays, and is never served
                 pass
             return False
-        tmp = dest.with_name(f"{dest.stem}.tmp.png")
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(kept, tmp)
-            tmp.replace(dest)
+            with open(kept, "rb") as src:
+                # Whole or not at all, through a temporary file made new (never a link
+                # planted under a name sweep would use).
+                write_atomic(dest, lambda f: shutil.copyfileobj(src, f))
         except OSError as exc:  # the picture is drawn instead, and says why if it cannot be
             log.debug("cached picture %s not copied (%s)", kept, exc)
-            _discard(tmp)
             return False
         try:
             os.utime(kept)  # recently used: pruned last

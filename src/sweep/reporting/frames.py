@@ -194,7 +194,9 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
             st = path.stat()
             entries.append([r.job, str(path), st.st_size, st.st_mtime_ns])
     try:
-        regular_file(manifest_path)  # a FIFO would block: never opened (and never replaced)
+        # A FIFO would block: never opened (and never replaced); a link out of the folder is
+        # never read, and replaced below like a damaged manifest.
+        regular_file(manifest_path, inside=out.parent)
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
         done, size = old["entries"], int(old["size"])
         # Appended to only when it is the file sweep wrote: a link in its place is replaced,

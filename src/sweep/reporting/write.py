@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.exits import report_error
-from sweep.core.files import NotRegularFile, write_text_atomic
+from sweep.core.files import NotRegularFile, folder_inside, write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.messages import visible
 from sweep.reporting import htmlkit
@@ -65,6 +65,9 @@ def write_html(rep: SweepReport, figures: FigureCache | None = None) -> list[str
     from sweep.reporting.chunkhealth import write_length_histograms
     from sweep.reporting.pictures import write_pictures, write_score_histograms
 
+    # Pictures go only into a folder of the sweep's own: a link in its place (to a folder
+    # elsewhere) is refused, never written through, and a file there is left as it is.
+    folder_inside(rep.sweep_dir / "plots", rep.sweep_dir)
     pictures, scores = write_pictures(rep, figures), write_score_histograms(rep, figures)
     lengths = write_length_histograms(rep, figures) if rep.ok else []
     htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores, lengths))

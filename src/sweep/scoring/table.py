@@ -114,7 +114,11 @@ class ScoreTable:
             with open(path, newline="", encoding="utf-8") as f:
                 header = f.readline().rstrip("\r\n")
             if tuple(header.split(",")) != CSV_HEADER:
-                raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}, got {header!r}")
+                # Said, not quoted: the first line of a file that is not sweep's can be
+                # anything (a key, an environment), and an error is shown and logged.
+                raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}; the "
+                                 f"first line is something else ({len(header)} characters), so "
+                                 "this is not a per-query file sweep wrote")
             df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                              engine="c")
         except UnicodeDecodeError:

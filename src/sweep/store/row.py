@@ -115,10 +115,11 @@ class Row:
 
     def file(self, name: str) -> Path | None:
         """A per-job file (``per_query.csv``, ``hits.jsonl``) when the row was read from disk
-        and the file exists; :class:`NotRegularFile` when it is not a regular file."""
+        and the file exists; :class:`NotRegularFile` when it is not a regular file, or leads
+        out of the sweep folder (the job folder's parent) through a link."""
         if self.path is None:
             return None
-        return regular_file(self.path / name)
+        return regular_file(self.path / name, inside=self.path.parent)
 
     def per_query(self, level: str, metric: object) -> dict[str, float] | None:
         """One metric's per-query scores from ``per_query.csv`` (None without the file or
@@ -212,10 +213,12 @@ class Row:
 
 
 def read_row(path: Path) -> Row:
-    """The row saved at ``path`` (``<job>/row.json``); :class:`RowError` names the file and
-    what is wrong with it (missing, not a regular file, not UTF-8, not a row)."""
+    """The row saved at ``path`` (``<sweep>/<job>/row.json``); :class:`RowError` names the
+    file and what is wrong with it (missing, not a regular file, a link leading out of the
+    sweep folder, not UTF-8, not a row)."""
+    path = Path(path)
     try:
-        if regular_file(path) is None:
+        if regular_file(path, inside=path.parent.parent) is None:
             raise RowError(f"{path}: missing")
         return Row.from_json(path.read_text(encoding="utf-8"), path=path.parent)
     except UnicodeDecodeError as e:

@@ -199,7 +199,9 @@ literals = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
                                                                 max_size=3),
     max_leaves=8)
-names = st.text(max_size=30) | st.sampled_from([
+#: Hydra's own keys of a node are not keyword names (their refusals are tested above)
+HYDRA_KEYS = ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")
+names = st.text(max_size=30).filter(lambda n: n not in HYDRA_KEYS) | st.sampled_from([
     "x=1) if __import__('os').system('touch pwned') else RecursiveCharacterTextSplitter(y",
     "a, **{'b': __import__('os')}", "import", "class", "chunk size", "größe", "_x", "x\n= 1"])
 
@@ -208,8 +210,7 @@ names = st.text(max_size=30) | st.sampled_from([
 @given(st.dictionaries(names, literals, max_size=4))
 def test_fuzz_keyword_names_and_values_give_only_the_expected_call(kwargs):
     splitter = {"_target_": "langchain_text_splitters.RecursiveCharacterTextSplitter", **kwargs}
-    hostile = [k for k in kwargs if not _plain_name(k) and k not in
-               ("_target_", "_args_", "_partial_", "_convert_", "_recursive_")]
+    hostile = [k for k in kwargs if not _plain_name(k)]
     if hostile:  # refused, never rendered
         with pytest.raises(ValueError, match="not a keyword argument's name"):
             render_module(_framework(splitter), "langchain")

@@ -90,7 +90,7 @@ def test_a_row_in_place_of_which_there_is_no_file_is_skipped_with_its_reason(tmp
     assert [r.job for r in load_rows(tmp_path)] == [0]
     assert [m for m in caplog.messages] == [
         f"skipped a row: {tmp_path / '1' / 'row.json'}: is a FIFO, not a regular file",
-        f"skipped a row: {tmp_path / '2' / 'row.json'}: not UTF-8 text (byte 9)"]
+        f"skipped a row: {tmp_path / '2' / 'row.json'}:1: not UTF-8 text (a byte 0xff)"]
     with pytest.raises(RowError, match="row.json: missing"):
         read_row(tmp_path / "3" / "row.json")
 

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import yaml
 from omegaconf import OmegaConf
 
-from sweep.core.files import NotRegularFile, read_regular_bytes, regular_file
+from sweep.core.files import NotRegularFile, not_utf8, read_regular_bytes, regular_file
 
 __all__ = ["ConfigFileError", "MAX_CONFIG_BYTES", "config_yaml", "escape_interpolations",
            "read_yaml", "unescape_interpolations"]
@@ -159,8 +159,8 @@ def read_yaml(path: Path, inside: Path | None = None) -> Any:
                               "sweep writes are a few KB)")
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ConfigFileError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except UnicodeDecodeError:
+        raise ConfigFileError(not_utf8(path, data)) from None
     try:
         return _unescaped(yaml.load(text, Loader=_PlainLoader))  # noqa: S506 - plain values only
     except yaml.YAMLError as e:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Callable
 
 __all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "folder_inside",
-           "name_problem", "path_inside", "read_regular_bytes", "regular_file", "write_atomic",
+           "name_problem", "not_utf8", "path_inside", "read_regular_bytes", "regular_file", "write_atomic",
            "write_text_atomic"]
 
 #: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
@@ -134,8 +134,7 @@ def regular_file(path: Path, inside: Path | None = None) -> Path | None:
         raise NotRegularFile(e.errno, f"cannot be read ({e.strerror})", str(path)) from None
     if stat.S_ISREG(mode):
         return path
-    raise NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                         f"is {file_kind(mode)}, not a regular file", str(path))
+    raise _not_regular(path, mode)
 
 
 def folder_inside(folder: Path, inside: Path, *, make: bool = True) -> Path:
@@ -178,9 +177,21 @@ def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:
     with os.fdopen(fd, "rb") as f:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, f"is {file_kind(mode)}, not a regular file",
-                                 str(path))
+            raise _not_regular(path, mode)
         return f.read() if limit is None else f.read(limit)
+
+
+def not_utf8(path: Path | str, data: bytes | None = None) -> str:
+    """``path:3: not UTF-8 text (a byte 0xff)``: where a file stops being UTF-8, the one
+    way every reader says it. ``data`` is the file's bytes (read again when not given: a
+    decoder reading in blocks counts from its own block)."""
+    data = read_regular_bytes(path) if data is None else data
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        return f"{path}:{line}: not UTF-8 text (a byte 0x{data[e.start]:02x})"
+    return f"{path}: not UTF-8 text"
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
@@ -230,8 +241,14 @@ def _refuse_special(path: Path) -> None:
     except OSError:  # absent (or a dangling link, which is replaced like a file)
         return
     if not stat.S_ISREG(mode):
-        raise NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                             f"is {file_kind(mode)}: only a regular file is replaced", str(path))
+        raise _not_regular(path, mode, ": only a regular file is replaced")
+
+
+def _not_regular(path: Path | str, mode: int, why: str = ", not a regular file"
+                 ) -> NotRegularFile:
+    """The one error for a path that is not a regular file, whichever check found it."""
+    return NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                          f"is {file_kind(mode)}{why}", str(path))
 
 
 def _umask() -> int:

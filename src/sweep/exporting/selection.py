@@ -12,7 +12,7 @@ from typing import Any
 from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
-from sweep.core.files import NotRegularFile, regular_file
+from sweep.core.files import NotRegularFile, not_utf8, regular_file
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
@@ -136,8 +136,8 @@ def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
                 if flag == "True":
                     jobs.add(int(r["job"]))
             return (jobs if recorded else None), listed
-    except UnicodeDecodeError as e:
-        raise ExportError(f"{path}: not UTF-8 text (byte {e.start}); {rebuild}") from None
+    except UnicodeDecodeError:
+        raise ExportError(f"{not_utf8(path)}; {rebuild}") from None
     except csv.Error as e:
         raise ExportError(f"{path}: not CSV ({e}); {rebuild}") from None
     except NotRegularFile as e:

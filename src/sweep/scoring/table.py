@@ -13,7 +13,7 @@ from typing import Iterator
 import numpy as np
 
 from sweep.core.csvcells import restore, write_rows
-from sweep.core.files import write_text_atomic
+from sweep.core.files import not_utf8, write_text_atomic
 from sweep.core.measures import LEVELS, Measure
 
 __all__ = ["CSV_HEADER", "ScoreTable"]
@@ -122,7 +122,7 @@ class ScoreTable:
             df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
                              engine="c")
         except UnicodeDecodeError:
-            raise ValueError(f"{path}:{_not_utf8(path)}; the file is damaged") from None
+            raise ValueError(f"{not_utf8(path)}; the file is damaged") from None
         except pd.errors.ParserError as e:
             line = _parser_error_line(str(e))
             where = f"{path}:{line}" if line else str(path)
@@ -200,18 +200,6 @@ def _record_line(path: Path, record: int) -> int:
                 break
             end = reader.line_num
     return end + 1
-
-
-def _not_utf8(path: Path) -> str:
-    """``3: not UTF-8 text (a byte 0xff)``: where ``path`` stops being UTF-8. Decoded here
-    from the first byte, since a reader's error counts from its own buffer."""
-    data = path.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        return f"{line}: not UTF-8 text (a byte 0x{data[e.start]:02x})"
-    return "1: not UTF-8 text"
 
 
 def _parser_error_line(message: str) -> int | None:

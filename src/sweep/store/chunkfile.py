@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from sweep.core.files import write_text_atomic
+from sweep.core.files import not_utf8, regular_file, write_text_atomic
 from sweep.core.types import Chunk
-from sweep.core.files import regular_file
 
 __all__ = ["CHUNKS_NAME", "ChunkFileError", "ChunkOffsets", "read_chunk_offsets",
            "write_chunk_offsets"]
@@ -64,9 +63,8 @@ def read_chunk_offsets(path: Path) -> list[ChunkOffsets]:
                     raise ChunkFileError(f"{path}:{line}: malformed chunk line") from None
     except OSError as e:
         raise ChunkFileError(f"{path}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ChunkFileError(f"{path}: not UTF-8 text (byte {e.start}); not a chunks file "
-                             "sweep wrote") from None
+    except UnicodeDecodeError:
+        raise ChunkFileError(f"{not_utf8(path)}; not a chunks file sweep wrote") from None
     except csv.Error as e:
         raise ChunkFileError(f"{path}: not a chunks file ({e})") from None
     return out

@@ -19,8 +19,7 @@ from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.scoring.table import ScoreTable
 from sweep.core.evalconfig import EvalConfig
-from sweep.core.files import write_text_atomic
-from sweep.core.files import NotRegularFile, regular_file
+from sweep.core.files import NotRegularFile, not_utf8, regular_file, write_text_atomic
 from sweep.store.stats import Stats
 
 __all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows", "read_row",
@@ -222,7 +221,7 @@ def read_row(path: Path) -> Row:
             raise RowError(f"{path}: missing")
         return Row.from_json(path.read_text(encoding="utf-8"), path=path.parent)
     except UnicodeDecodeError as e:
-        raise RowError(f"{path}: not UTF-8 text (byte {e.start})") from None
+        raise RowError(not_utf8(path, e.object)) from None
     except NotRegularFile as e:
         raise RowError(str(e)) from None
     except OSError as e:

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from sweep.core.types import Chunk, Dataset, Query, Ranking
 from sweep.core.measures import LEVELS
 from sweep.scoring.credit import UnitCredits
-from sweep.core.files import regular_file
+from sweep.core.files import not_utf8, regular_file
 
 __all__ = ["Evidence", "QueryTrace", "Retrieved", "TraceError", "read_traces", "traces_of",
            "write_traces"]
@@ -209,9 +209,8 @@ def read_traces(path: Path) -> dict[str, QueryTrace]:
         for line, raw in enumerate(f, start=1):
             try:
                 text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise TraceError(f"{path}:{line}: not UTF-8 text (a byte "
-                                 f"0x{raw[e.start]:02x})") from None
+            except UnicodeDecodeError:
+                raise TraceError(not_utf8(path)) from None
             if not text.strip():
                 continue
             try:

@@ -71,3 +71,50 @@ def test_a_full_cache_says_once_which_folder_and_why(tmp_path, caplog):
         assert not list(cache.rglob("*.tmp"))
     assert _warnings(caplog) == [f"extraction cache: cannot write {cache} (No space left on "
                                  "device); it is read, not written, for the rest of this run"]
+
+
+# --------------------------------------------------------------------------- damaged entries
+
+
+def _entry(cache: Path) -> Path:
+    (entry,) = cache.rglob("*.json")
+    return entry
+
+
+def test_an_entry_nested_past_the_recursion_limit_is_read_again(tmp_path, caplog):
+    # json.loads of "[[[[..." raises RecursionError, which the cache's reader did not expect:
+    # a damaged entry gave a traceback instead of a re-read.
+    from sweep.datasets.readers.registry import reader_for
+
+    data = b"# Note\n\nBadges are printed at the front desk.\n"
+    reader, cache = reader_for("text", "text"), tmp_path / "cache"
+    first = extraction.extract(data, "note.md", reader, cache)
+    _entry(cache).write_text("[" * 200_000, encoding="utf-8")
+    extraction._memo.clear()
+    with caplog.at_level(logging.WARNING):
+        assert extraction.extract(data, "note.md", reader, cache) == first
+    assert "extraction cache: ignoring" in caplog.text and "recursion" in caplog.text
+    extraction._memo.clear()
+    assert extraction.extract(data, "note.md", reader, cache) == first  # (written again, whole)
+    assert _entry(cache).read_text(encoding="utf-8").startswith("{")
+
+
+def test_lone_surrogates_a_damaged_entry_holds_are_counted_where_they_are(tmp_path, caplog):
+    # The count was the text's, else the title's: one in a heading only said "0 lone surrogate
+    # code points".
+    import json
+
+    from sweep.datasets.readers.registry import reader_for
+
+    data = b"# Note\n\nBadges are printed at the front desk.\n"
+    reader, cache = reader_for("text", "text"), tmp_path / "cache"
+    extraction.extract(data, "note.md", reader, cache)
+    entry = json.loads(_entry(cache).read_text(encoding="utf-8"))
+    entry["headings"] = [[1, "No\ud800te", 0]]
+    _entry(cache).write_text(json.dumps(entry), encoding="utf-8")  # (\ud800 written escaped)
+    extraction._memo.clear()
+    with caplog.at_level(logging.WARNING):
+        extracted = extraction.extract(data, "note.md", reader, cache)
+    assert extracted.headings[0].title == "No\ufffdte"
+    assert _warnings(caplog) == ["note.md: 1 lone surrogate code point (U+D800 to U+DFFF, no character; "
+                                 "a font's broken Unicode map) read as U+FFFD"]

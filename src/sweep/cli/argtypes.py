@@ -94,11 +94,11 @@ def positive_number(text: str) -> float:
 _LIMITS = (
     ("--max-file-mb", "MB", positive_number, "refuse a file larger than this"),
     ("--max-expanded-mb", "MB", positive_number,
-     "refuse a DOCX/PPTX/XLSX growing more than this when unpacked, a PDF whose pages draw more "
-     "page content"),
+     "refuse a DOCX/PPTX/XLSX growing more than this when unpacked, a web page of more text, a PDF "
+     "whose pages draw more page content (a PDF reader reads a share of it)"),
     ("--max-pages", "N", int_in(1), "refuse a PDF or a deck with more pages or slides"),
-    ("--max-blocks", "N", int_in(1), "refuse a Word file with more paragraphs, a workbook "
-                                     "spanning more cells"),
+    ("--max-blocks", "N", int_in(1), "refuse a Word file or a deck of more XML elements, a web page of "
+                                     "more tags, a workbook spanning more cells"),
 )
 
 

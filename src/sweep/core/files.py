@@ -178,7 +178,15 @@ def read_regular_bytes(path: Path | str, limit: int | None = None) -> bytes:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise _not_regular(path, mode)
-        return f.read() if limit is None else f.read(limit)
+        if limit is None:
+            return f.read()
+        # Python sets aside what read() asks for before reading (a limit of a terabyte failed
+        # with MemoryError): ask for what the file holds and a byte more, to see it grew,
+        # then for any more a megabyte at a time.
+        data = f.read(min(limit, os.fstat(fd).st_size + 1))
+        while len(data) < limit and (more := f.read(min(limit - len(data), 1 << 20))):
+            data += more
+        return data
 
 
 def not_utf8(path: Path | str, data: bytes | None = None) -> str:

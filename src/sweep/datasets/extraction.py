@@ -24,12 +24,12 @@ import hashlib
 import json
 import logging
 import os
-import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from sweep.core import cachedirs
+from sweep.core.tokenization import replace_surrogates
 from sweep.datasets.readers.base import Extracted, Heading, Reader
 from sweep.datasets.readers.limits import ReadLimits, check_limits
 from sweep.datasets.readers.registry import format_of
@@ -58,7 +58,7 @@ def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
     entry = None if cache_dir is None else _entry_path(cache_dir, *key)
     extracted = _load(entry, key) if entry is not None else None
     if extracted is None:
-        check_limits(data, format_of(filename), limits or ReadLimits())
+        check_limits(data, format_of(filename), limits or ReadLimits(), reader.name)
         extracted = _without_surrogates(reader.read(data, filename))
         if entry is not None:
             _save(entry, key, extracted)
@@ -70,21 +70,24 @@ def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
     return extracted
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _without_surrogates(extracted: Extracted) -> Extracted:
     """``extracted`` with every lone surrogate of its text, title and headings as U+FFFD,
-    and a warning saying how many there were."""
-    found = len(_SURROGATE.findall(extracted.text)) or len(_SURROGATE.findall(extracted.title))
-    title = _SURROGATE.sub("\ufffd", extracted.title)
-    headings = tuple(replace(h, title=_SURROGATE.sub("\ufffd", h.title)) for h in extracted.headings)
-    if not found and title == extracted.title and headings == extracted.headings:
+    and a warning saying how many the text held (the title and headings are mostly its
+    own lines again: theirs are counted when the text held none)."""
+    text, title = replace_surrogates(extracted.text), replace_surrogates(extracted.title)
+    headings = tuple(replace(h, title=replace_surrogates(h.title)) for h in extracted.headings)
+    found = _replaced(extracted.text, text) or sum(_replaced(before, after) for before, after in (
+        (extracted.title, title), *((a.title, b.title) for a, b in zip(extracted.headings, headings))))
+    if not found:
         return extracted
-    return replace(extracted, text=_SURROGATE.sub("\ufffd", extracted.text), title=title,
-                   headings=headings, warnings=extracted.warnings + (
-                       f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
-                       "(U+D800 to U+DFFF, no character; a font's broken Unicode map) read as U+FFFD",))
+    return replace(extracted, text=text, title=title, headings=headings, warnings=extracted.warnings + (
+        f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
+        "(U+D800 to U+DFFF, no character; a font's broken Unicode map) read as U+FFFD",))
+
+
+def _replaced(before: str, after: str) -> int:
+    """How many characters :func:`replace_surrogates` changed: each became one U+FFFD."""
+    return 0 if before is after else after.count("\ufffd") - before.count("\ufffd")
 
 
 def _entry_path(cache_dir: Path, digest: str, name: str, version: str) -> Path:
@@ -97,8 +100,9 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as e:
-        # A damaged entry costs one re-read, never a wrong text.
+    except (OSError, ValueError, RecursionError) as e:
+        # A damaged entry (nested past the recursion limit too) costs one re-read, never a
+        # wrong text.
         log.warning("extraction cache: ignoring %s (%s)", path, e)
         return None
     try:

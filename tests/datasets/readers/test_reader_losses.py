@@ -155,6 +155,42 @@ def test_markitdown_reading_a_page_as_plain_text_says_so():
     assert extracted.warnings == (PLAIN_TEXT_FALLBACK,)
 
 
+@pytest.mark.parametrize("reader", HTML_READERS, ids=lambda r: r.name)
+def test_the_depth_warning_does_not_hang_on_the_parsers_wording(reader, monkeypatch):
+    # The warning matched libxml2's "Excessive depth in document": reworded (or said in
+    # another log), the loss went unsaid. The reader measures the tree the parser built.
+    import lxml.html
+
+    class Unsaid(lxml.html.HTMLParser):
+        error_log = ()  # (what a libxml2 that words it otherwise would leave to match)
+
+    monkeypatch.setattr(lxml.html, "HTMLParser", Unsaid)
+    extracted = reader.read(_nested(3000), "deep.html")
+    assert "ends with this" not in extracted.text
+    assert extracted.warnings[0] == ("elements nested more than 2,048 deep: the page's text from there "
+                                     "on is not read")
+    # (a page within the parser's depth is read whole: markitdown may still fall back to text)
+    assert not any("deep:" in w for w in reader.read(_nested(2000), "deep.html").warnings)
+
+
+def test_markitdowns_plain_text_fallback_does_not_hang_on_its_wording(monkeypatch):
+    # The warning matched markitdown's "too deeply nested"; the reader now has markitdown raise
+    # (strict) and falls back itself. Reworded, the real library's warning says nothing here.
+    import warnings as python_warnings
+
+    from markitdown.converters import _html_converter
+
+    class Reworded:
+        @staticmethod
+        def warn(message, *args, **kwargs):
+            python_warnings.warn("Maximum nesting exceeded; using text.", *args, **kwargs)
+
+    monkeypatch.setattr(_html_converter, "warnings", Reworded)
+    extracted = MarkitdownHtmlReader().read(_nested(1500), "deep.html")
+    assert "deepest sentence" in extracted.text and "ends with this" in extracted.text
+    assert extracted.warnings == (PLAIN_TEXT_FALLBACK,)
+
+
 XHTML = ('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html [\n  <!ENTITY company "Kestrel Labs">\n]>\n'
          '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Badges</title></head><body>'
          "<h1>Badges</h1><p>Badges of &company; are printed at the front desk, in one working day.</p>"

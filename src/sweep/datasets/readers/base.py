@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Extracted", "Heading", "Reader", "UnreadableFile", "inner_name"]
+__all__ = ["Extracted", "Heading", "Reader", "UnreadableFile"]
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,6 @@ class UnreadableFile(Exception):
     """A file a reader cannot turn into text. ``str()`` is the reason on one line, without
     the path (the loader adds it): ``encrypted PDF: ...``, ``no text layer: OCR is not
     supported; convert it first``, ``corrupt DOCX: ...``, ``empty file``."""
-
-
-def inner_name(name: str) -> str:
-    """A name read from inside a file (a zip member's), as a message may show it: as it
-    is when it is all printable, else escaped (``'a\\nb'``), so it can neither split a
-    message's line nor send the terminal control codes."""
-    return name if name.isprintable() else ascii(name)
 
 
 @runtime_checkable

@@ -58,11 +58,12 @@ from __future__ import annotations
 
 import codecs
 import re
+from functools import cache
 from pathlib import PurePath
 from typing import Any
 
 from sweep.datasets.readers.base import Extracted, UnreadableFile
-from sweep.datasets.readers.markdown import markdown_headings, markitdown_fallbacks, plain_markdown
+from sweep.datasets.readers.markdown import markdown_headings, markitdown_html, plain_markdown
 from sweep.datasets.readers.pdf import library_version
 
 __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
@@ -131,28 +132,49 @@ _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 _INTERNAL_SUBSET = re.compile(r"\A(\ufeff?\s*(?:<!--.*?-->\s*)*<!DOCTYPE[^\[>]*)\[(.*?)\]\s*>",
                               re.IGNORECASE | re.DOTALL)
 _ENTITY_DECLARATION = re.compile(r"<!ENTITY\s+([^\s%][^\s]*)")
-# libxml2's "Excessive depth in document: 2048, ..." (its limit with huge_tree; 256 without).
-_DEPTH = re.compile(r"depth in document: (\d+)")
-
-
 def _parse(html: str, warnings: list[str]) -> Any | None:
     import lxml.html
     from lxml.etree import ParserError
 
     html = _without_internal_subset(_XML_DECLARATION.sub("", html, count=1), warnings)
-    # huge_tree: libxml2's limits on depth and text size are raised (the file's size is
-    # bounded by dataset.max_file_mb); past the deeper limit it still stops, and says so.
-    parser = lxml.html.HTMLParser(huge_tree=True)
+    # huge_tree: libxml2's limits on depth and text size are raised (the page's text and
+    # tags are bounded by the reading limits); past the deeper limit it still stops.
     try:
-        tree = lxml.html.document_fromstring(html, parser=parser)
+        tree = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except (ParserError, ValueError):
         return None  # no elements at all
-    depth = next((_DEPTH.search(error.message) for error in parser.error_log
-                  if "Excessive depth" in error.message), None)
-    if depth is not None:
-        warnings.append(f"elements nested more than {int(depth.group(1)):,} deep: the page's text "
-                        "from there on is not read")
+    deepest = _deepest_parsed()
+    if deepest is not None and _depth(tree) >= deepest:
+        warnings.append(f"elements nested more than {deepest:,} deep: the page's text from there on "
+                        "is not read")
     return tree
+
+
+# Deeper than any page the reading limits let through (they count its tags).
+_PROBE_DEPTH = 200_000
+
+
+@cache
+def _deepest_parsed() -> int | None:
+    """How deep a tree the HTML parser builds before it stops (libxml2: 2048 levels with its
+    huge-document option, 256 without), found by parsing a page nested deeper, not read from
+    the parser's message, whose wording may change; None when it does not stop."""
+    import lxml.html
+
+    depth = _depth(lxml.html.document_fromstring("<div>" * _PROBE_DEPTH,
+                                                 parser=lxml.html.HTMLParser(huge_tree=True)))
+    return depth if depth < _PROBE_DEPTH else None
+
+
+def _depth(tree: Any) -> int:
+    """The levels of ``tree``'s deepest element (the root is 1), walked without recursion."""
+    from lxml.etree import iterwalk
+
+    depth = deepest = 0
+    for event, _ in iterwalk(tree, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _without_internal_subset(html: str, warnings: list[str]) -> str:
@@ -410,16 +432,10 @@ class MarkitdownHtmlReader:
         return f"{library_version('markitdown', 'markdownify', 'lxml')}+recipe{_MARKITDOWN_RECIPE}"
 
     def read(self, data: bytes, filename: str) -> Extracted:
-        import io
-
         import lxml.html
-        from markitdown import MarkItDown, StreamInfo
 
         warnings: list[str] = []
         tree, title = _page(data, warnings)
         _prune(tree, _BOILERPLATE_NAME)
         page = lxml.html.tostring(_main_content(tree), encoding="unicode")
-        with markitdown_fallbacks(warnings):
-            result = MarkItDown(enable_plugins=False).convert_stream(
-                io.BytesIO(page.encode("utf-8")), stream_info=StreamInfo(extension=".html", charset="utf-8"))
-        return _extracted(result.markdown or "", [], title, filename, warnings)
+        return _extracted(markitdown_html(page, warnings), [], title, filename, warnings)

@@ -21,6 +21,7 @@ reads them, cell after cell). Text outside such tables is read as before.
 
 from __future__ import annotations
 
+import bisect
 import io
 import itertools
 import statistics
@@ -98,19 +99,55 @@ def _page_lines(page: Any) -> list[dict[str, Any]]:
     tables = _ruled_tables(page)
     if not tables:
         return _text_lines(page)
+    # Tables are runs of rules one below the other, so their boxes come top to bottom and
+    # (but for a continued last row) share no height: the boxes that may hold a point are
+    # found by its height, not by trying them all (a page of thousands of small tables
+    # would cost thousands of times a page's characters).
+    boxes = _table_boxes(tables)
+    tops = [box[1] for box in boxes]
+    reach = list(itertools.accumulate((box[3] for box in boxes), max))
 
     def outside(obj: dict[str, Any]) -> bool:
         if obj.get("object_type") != "char":
             return True
-        return not any(_centre_in(obj, box) for box in _table_boxes(tables))
+        y = (obj["top"] + obj["bottom"]) / 2
+        at = bisect.bisect_right(tops, y) - 1
+        while at >= 0 and reach[at] >= y:
+            if _centre_in(obj, boxes[at]):
+                return False
+            at -= 1
+        return True
 
     lines = _text_lines(page.filter(outside))
-    rows = [row for table in tables for row in _table_rows(page, table)]
-    # Each row where its top puts it among the other lines, which keep their order.
+    rows = [row for table, chars in zip(tables, _chars_within(page, boxes)) for row in _table_rows(table, chars)]
+    # Each row where its top puts it among the other lines, which keep their order: before
+    # the first line lower than it (the first whose top passes the highest top so far).
+    highest = list(itertools.accumulate((line["top"] for line in lines), max))
+    merged: list[dict[str, Any]] = []
+    taken = 0
     for row in sorted(rows, key=lambda r: r["top"]):
-        at = next((i for i, line in enumerate(lines) if line["top"] > row["top"]), len(lines))
-        lines.insert(at, row)
-    return lines
+        at = bisect.bisect_right(highest, row["top"])
+        merged += lines[taken:at]
+        merged.append(row)
+        taken = max(taken, at)
+    return merged + lines[taken:]
+
+
+def _chars_within(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[list[dict[str, Any]]]:
+    """The characters wholly within each box (``page.within_bbox(box).chars``), in the page's
+    order, the page's characters looked through once (the boxes share no height)."""
+    chars = page.chars
+    order = sorted(range(len(chars)), key=lambda i: chars[i]["top"])
+    tops = [chars[i]["top"] for i in order]
+    within = []
+    for x0, top, x1, bottom in boxes:
+        start, end = bisect.bisect_left(tops, top), bisect.bisect_right(tops, bottom)
+        # (pdfplumber's test: the part of the character within the box is the character, and
+        # not a point)
+        within.append([c for c in (chars[i] for i in sorted(order[start:end]))
+                       if c["bottom"] <= bottom and x0 <= c["x0"] and c["x1"] <= x1
+                       and (c["x1"] - c["x0"]) + (c["bottom"] - c["top"]) > 0])
+    return within
 
 
 def _text_lines(page: Any) -> list[dict[str, Any]]:
@@ -220,11 +257,16 @@ def _ruled_tables(page: Any) -> list[tuple[list[float], list[float]]]:
     if current is not None and len(current[1]) >= 2:
         tables.append(current)
     if tables:
-        words = page.extract_words(x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE,
-                                   extra_attrs=["size"])
+        words = sorted(page.extract_words(x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE,
+                                          extra_attrs=["size"]), key=lambda w: w["top"])
+        word_tops = [w["top"] for w in words]
+        level_tops = [top for top, _ in levels]
         for xs, ys in tables:
-            below = [top for top, _ in levels if top > ys[-1] + _EDGE_TOLERANCE]
-            bottom = _open_row_bottom(words, xs, ys[-1], min(below, default=float(page.bbox[3])))
+            below = level_tops[bisect.bisect_right(level_tops, ys[-1] + _EDGE_TOLERANCE):]
+            limit = below[0] if below else float(page.bbox[3])
+            # (only the words between the table's last rule and the next)
+            nearby = words[bisect.bisect_right(word_tops, ys[-1]):bisect.bisect_left(word_tops, limit)]
+            bottom = _open_row_bottom(nearby, xs, ys[-1], limit)
             if bottom is not None:
                 ys.append(bottom)
     return tables
@@ -278,13 +320,14 @@ def _same_columns(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all(abs(x - y) <= _EDGE_TOLERANCE for x, y in zip(a, b))
 
 
-def _table_rows(page: Any, table: tuple[list[float], list[float]]) -> list[dict[str, Any]]:
-    """One line per row of ``table``: its cells' text left to right, each cell's lines
-    (top to bottom) joined with a space, measured as :func:`_text_lines` measures."""
+def _table_rows(table: tuple[list[float], list[float]], chars: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per row of ``table``, whose characters are ``chars``: its cells' text left to
+    right, each cell's lines (top to bottom) joined with a space, measured as
+    :func:`_text_lines` measures."""
+    from pdfplumber.utils import extract_words
+
     xs, ys = table
-    box = (xs[0], ys[0], xs[-1], ys[-1])
-    words = page.within_bbox(box, relative=False, strict=False).extract_words(
-        x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"])
+    words = extract_words(chars, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"])
     cells: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for word in words:
         x, y = (word["x0"] + word["x1"]) / 2, (word["top"] + word["bottom"]) / 2

@@ -148,8 +148,10 @@ def test_a_key_a_server_quotes_in_base64_reaches_no_row_table_report_log_or_trac
         row = json.loads((folder / "1" / "row.json").read_text())
         assert row["status"] == "failed" and "refused the request (HTTP 400)" in row["error"]
         assert "bad request for ***" in row["error"]
+        # results.md escapes Markdown in errors, so the mask shows there as written: \*\*\*.
+        shown = {"results.md": r"bad request for \*\*\*"}
         for name in ("results.csv", "results.md", "report.html", "1/error.txt"):
-            assert "bad request for ***" in (folder / name).read_text(), name
+            assert shown.get(name, "bad request for ***") in (folder / name).read_text(), name
         assert not leaks(KEY, everything(proc, tmp_path))
         # sweep.answers on that folder, the same server: one line, masked, exit 1.
         answered = answers(tmp_path, server, KEY, folder)

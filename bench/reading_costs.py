@@ -303,7 +303,7 @@ def largest_passing(case: Case, folder: Path) -> int:
 
 
 _READ = """
-import json, resource, sys, time
+import json, re, resource, sys, time
 from pathlib import Path
 from sweep.datasets.readers.registry import reader_for
 from sweep.datasets.readers.base import UnreadableFile
@@ -316,15 +316,20 @@ for module in ("pypdf", "pdfplumber", "mammoth", "pptx", "openpyxl", "pandas", "
         importlib.import_module(module)
     except ImportError:
         pass
+def peak_kb():
+    # This process's own peak (VmHWM): ru_maxrss would start at the peak of the process
+    # that launched this one, as Linux keeps it across exec.
+    return int(re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1))
 data = Path(path).read_bytes()
 before = resource.getrusage(resource.RUSAGE_SELF)
+peak_before = peak_kb()
 try:
     chars = len(reader.read(data, path).text)
 except UnreadableFile as e:
     chars = str(e)
 after = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
-                  "added_mb": (after.ru_maxrss - before.ru_maxrss) / 1024, "chars": chars}))
+                  "added_mb": (peak_kb() - peak_before) / 1024, "chars": chars}))
 """
 
 

@@ -44,8 +44,11 @@ def _fresh_memo():
 
 def _command(module: str, *args: str) -> tuple[subprocess.CompletedProcess, float]:
     """``python -m module args`` run for real, and the most memory it held (MB)."""
-    probe = (f"import resource, sys; from {module} import main; code = main(sys.argv[1:]); "
-             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+    # VmHWM is this process's own peak: ru_maxrss would carry over the peak of the pytest
+    # process it was forked from (Linux keeps it across exec), which grows as the suite runs.
+    probe = (f"import re, sys; from {module} import main; code = main(sys.argv[1:]); "
+             "status = open('/proc/self/status').read(); "
+             r"print(re.search(r'VmHWM:\s+(\d+) kB', status).group(1), file=sys.stderr); sys.exit(code)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True,
                             env=env, timeout=600)

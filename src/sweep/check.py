@@ -5,7 +5,10 @@ Compares NEW's recommended setting (or ``--job``) with the baseline's (or
 when NEW is significantly worse or worse by more than ``--max-drop``; exit 2 when the
 evaluation sets differ (the documents or questions changed), the metric is missing, or
 a folder cannot be read; exit 0 otherwise. The verdict is printed as Markdown (and
-appended to ``$GITHUB_STEP_SUMMARY`` when set), or as JSON with ``--json``.
+appended to ``$GITHUB_STEP_SUMMARY`` when set), or as JSON with ``--json``. Its p is
+unadjusted (one planned comparison), and it says over how many comparisons the new sweep's
+table adjusted its ``vs best`` p, so a tie there and a regression here do not read as a
+contradiction.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ from typing import Sequence
 
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
+from sweep.decision.decide import decide
 from sweep.decision.regression import INCOMPARABLE, Verdict, compare_runs
 from sweep.exporting.selection import Chosen, ExportError, choose
+from sweep.reporting.frames import per_query_tables
+from sweep.store.row import load_rows
 
 
 #: what makes a metric and its test the same in two sweeps, besides its name
@@ -33,6 +39,20 @@ def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
         return chosen.row.per_query(level, metric)
     except ValueError as e:  # a damaged per_query.csv (or not a file), named
         raise ExportError(str(e)) from None
+
+
+def _table_comparisons(chosen: Chosen) -> int | None:
+    """How many comparisons with the best the sweep's ``vs best`` column adjusted over in the
+    chosen job's group; None when the folder cannot say (a damaged row or per_query.csv of
+    another job: the verdict itself does not depend on it)."""
+    try:
+        rows = load_rows(chosen.sweep_dir, warn=False)
+        decision = decide(rows, per_query_tables(rows)).of(chosen.row.job)
+    except (ValueError, OSError):
+        return None
+    if decision is None or not decision.comparisons:
+        return None
+    return len(decision.comparisons) - 1
 
 
 def _label(chosen: Chosen) -> str:
@@ -82,7 +102,8 @@ def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job
             f"e.g. {only[0]!r}) although their evaluation set is the same: a per_query.csv "
             "is damaged")
     return compare_runs(a, b, metric=metric, alpha=new.row.eval.alpha, max_drop=max_drop,
-                        n_perm=new.row.eval.n_perm, seed=new.row.eval.seed, **labels)
+                        n_perm=new.row.eval.n_perm, seed=new.row.eval.seed,
+                        table_comparisons=_table_comparisons(new), **labels)
 
 
 def check(args) -> int:

@@ -64,3 +64,18 @@ def test_the_markdown_verdict_shows_hostile_names_as_text():
     rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
     assert len(rows) == 3 and all(row.count("<t") == 3 for row in rows), html
     assert v.to_dict()["new"] == hostile  # the JSON verdict keeps the name as it is
+
+
+def test_the_verdict_names_its_correction_and_the_tables():
+    old = np.array([1.0] * 30 + [0.0] * 30)
+    new = old.copy()
+    new[:8] = 0.0
+    said = {n: compare_runs(_scores(new), _scores(old), metric="m", alpha=0.05, max_drop=None,
+                            table_comparisons=n) for n in (None, 1, 7)}
+    assert all("p unadjusted: one planned comparison (baseline vs this run)" in v.reason
+               and "p unadjusted" in v.markdown() for v in said.values())
+    assert "adjusts over 7 comparisons with the best (Holm), so it can call the same pair a tie" \
+        in said[7].reason
+    assert "a sweep's vs best column adjusts over all its comparisons" in said[None].reason
+    assert "which made one comparison with its best" in said[1].reason
+    assert said[7].to_dict()["correction"] == "none: one planned comparison"

@@ -153,3 +153,34 @@ def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_a
     assert out.count(line) == 1
     # Under the table, before the recommendation.
     assert out.index("vs best") < out.index(line) < out.index("Recommendation:")
+
+
+def _one_pair_apart(tmp_path):
+    """Six settings; (64, 16) loses 6 of the best's 60 questions (a paired p of 2/64 on its
+    own), the others one: alone that pair is significant, Holm over five comparisons is not."""
+    best = base()
+    scores = {so: best.copy() for so in GRID}
+    for so, lost in zip(GRID[1:], (6, 1, 1, 1, 1)):
+        scores[so][np.flatnonzero(best)[:lost]] = 0
+    make_grid(tmp_path, scores)
+    return build_report(tmp_path)
+
+
+def test_every_table_says_its_p_is_holm_adjusted_over_the_comparisons_with_the_best(tmp_path):
+    from sweep.reporting.html import render_html
+    from sweep.reporting.tables import results_markdown, terminal_text
+
+    rep = _one_pair_apart(tmp_path)
+    c = rep.decision.comparison(1)
+    assert c.verdict == "tie" and c.p_value < 0.05 <= c.p_holm
+    said = "p Holm-adjusted over 5 comparisons with the best"
+    why = ("python -m sweep.check tests one planned pair (a baseline against a new run) without "
+           "adjustment: for the same pair its p is p_value, up to 5 times smaller, so it can "
+           "find a significant drop where this column says ≈ best.")
+    terminal = terminal_text(rep)
+    # Printed right under the table, before anything else is said.
+    assert terminal.split("\n\n")[1] == (
+        f"vs best: {said}; sweep.check tests one pair unadjusted, so its p for a pair can be "
+        "up to 5 times smaller.")
+    for text in (results_markdown(rep), render_html(rep, [])):
+        assert said in text and why in text

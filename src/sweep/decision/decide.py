@@ -22,7 +22,7 @@ from sweep.core.settings import setting_label, varied_settings
 from sweep.decision.significance import Comparison, Recommendation, compare_to_best, recommend
 
 __all__ = ["Decision", "Group", "PICK_MARK", "SMALL_EVAL_SET", "SweepDecision", "decide",
-           "group_rows", "verdict_text"]
+           "group_rows", "holm_correction", "verdict_text"]
 
 #: Below this many compared queries the test can only see large differences: say so.
 SMALL_EVAL_SET = 30
@@ -57,6 +57,19 @@ class Decision:
     n_compared: int = 0
     #: For every setting that ties with the best: how many questions would tell them apart.
     needed: tuple[str, ...] = ()
+
+    @property
+    def caption(self) -> str:
+        """The line under the printed table: the correction its ``vs best`` p carries, and why
+        ``sweep.check`` can say otherwise of a pair; empty when nothing was tested."""
+        if len(self.comparisons) < 2:
+            return ""
+        m = len(self.comparisons) - 1
+        head = f"{self.group.label}: " if self.group.label else ""
+        if m < 2:
+            return f"{head}vs best: {holm_correction(m)}, the p sweep.check gives that pair."
+        return (f"{head}vs best: {holm_correction(m)}; sweep.check tests one pair unadjusted, "
+                f"so its p for a pair can be up to {m} times smaller.")
 
     @property
     def recommendation_body(self) -> str:
@@ -142,6 +155,23 @@ class SweepDecision:
         """The primary metric, when every group has the same one."""
         found = {d.primary for d in self.decisions}
         return found.pop() if len(found) == 1 else None
+
+
+def holm_correction(m: int) -> str:
+    """How the ``vs best`` p-values were corrected: ``p Holm-adjusted over 5 comparisons with
+    the best``."""
+    return f"p Holm-adjusted over {m} comparison{'s' if m != 1 else ''} with the best"
+
+
+def check_difference(m: int) -> str:
+    """Why ``sweep.check`` can judge a pair of this table differently: it tests one planned
+    pair, unadjusted, so its p is the table's p before Holm's correction over ``m``."""
+    if m < 2:
+        return ("python -m sweep.check tests one planned pair without adjustment; with one "
+                "comparison here, its p for the same pair is this one.")
+    return (f"python -m sweep.check tests one planned pair (a baseline against a new run) "
+            f"without adjustment: for the same pair its p is p_value, up to {m} times smaller, "
+            "so it can find a significant drop where this column says ≈ best.")
 
 
 def _p(p: float) -> str:
@@ -233,10 +263,12 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
         notes.append(f"No significance test: {e}.")
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
     n_common = len(scores.common()[0])
+    m = len(comparisons) - 1
     notes.append(f"vs best: each setting against the best on {primary.label}, paired over the "
                  f"{n_common} queries scored in every setting (randomization test, {ev.n_perm:,} "
-                 f"sign flips, seed {ev.seed}), p Holm-adjusted over {len(comparisons) - 1} "
-                 f"comparison(s); ≈ best: p ≥ {ev.alpha:g}, not distinguishable from the best.")
+                 f"sign flips, seed {ev.seed}), {holm_correction(m)} (p_holm in results.csv; "
+                 f"p_value is the p before it); ≈ best: p ≥ {ev.alpha:g}, not distinguishable "
+                 f"from the best. {check_difference(m)}")
     if n_common < SMALL_EVAL_SET:
         notes.append(f"Only {n_common} queries are compared: only large differences can be told "
                      "apart, so ≈ best is weak evidence that two settings are equal. More "

@@ -4,6 +4,11 @@ The two settings are compared on the primary metric, paired over the questions b
 scored on, with the test the report uses between settings (a paired randomization test,
 two-sided). Worse means significantly worse at ``alpha``, or a mean drop larger than
 ``max_drop`` whatever the test says (a drop CI should stop even when the set is small).
+
+The p is not adjusted: the check is one planned comparison, decided before looking. A
+sweep's ``vs best`` column tests every setting against its best and adjusts over all those
+comparisons (Holm), so it can call a tie the same pair this check calls worse; the verdict
+says so, with the number of comparisons the table adjusted over.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 from sweep.core.mdtext import md_text
 from sweep.decision.significance import paired_randomization_test
 
-__all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "Verdict", "compare_runs"]
+__all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "Verdict", "compare_runs", "unadjusted_note"]
 
 PASSED, REGRESSED, INCOMPARABLE = 0, 1, 2
 
@@ -38,6 +43,11 @@ class Verdict:
     n_questions: int = 0
     alpha: float = 0.05
     max_drop: float | None = None
+    #: how ``p_value`` was corrected: never, it is one planned comparison
+    correction: str = "none: one planned comparison"
+    #: comparisons with the best the new sweep's ``vs best`` column adjusted over (Holm);
+    #: None when unknown
+    table_comparisons: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"result": ("passed", "regressed", "incomparable")[self.status], **asdict(self)}
@@ -59,11 +69,14 @@ class Verdict:
 
 def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, metric: str,
                  alpha: float, max_drop: float | None, new_label: str = "",
-                 baseline_label: str = "", n_perm: int = 10_000, seed: int = 0) -> Verdict:
-    """Per-query scores of the new and the baseline setting (query id -> value)."""
+                 baseline_label: str = "", n_perm: int = 10_000, seed: int = 0,
+                 table_comparisons: int | None = None) -> Verdict:
+    """Per-query scores of the new and the baseline setting (query id -> value).
+    ``table_comparisons``: how many comparisons with the best the new sweep's table
+    adjusted over, to say why its ``vs best`` can differ from this verdict."""
     shared = sorted(set(new) & set(baseline))
     common = dict(metric=metric, new=new_label, baseline=baseline_label, alpha=alpha,
-                  max_drop=max_drop)
+                  max_drop=max_drop, table_comparisons=table_comparisons)
     if not shared:
         return Verdict(INCOMPARABLE, "The two settings share no scored question.", **common)
     a = np.array([new[q] for q in shared], dtype=np.float64)
@@ -82,7 +95,8 @@ def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, met
               f"{a.mean():.3f})" if diff else f"did not change ({a.mean():.3f})")
     said = (f"{metric} {change} over {a.size} shared questions; "
             f"paired randomization test p {_p(p)} (α = {alpha:g})"
-            + (f"; allowed drop {max_drop:g}" if max_drop is not None else "") + ".")
+            + (f"; allowed drop {max_drop:g}" if max_drop is not None else "") + ". "
+            + unadjusted_note(table_comparisons))
     if worse:
         why = []
         if significant:
@@ -95,6 +109,19 @@ def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, met
     return Verdict(REGRESSED if worse else PASSED, reason, new_mean=float(a.mean()),
                    baseline_mean=float(b.mean()), diff=diff, p_value=p,
                    n_questions=int(a.size), **common)
+
+
+def unadjusted_note(table_comparisons: int | None) -> str:
+    """Which correction the check's p carries (none), and why a sweep's table may call the
+    same pair a tie."""
+    head = "p unadjusted: one planned comparison (baseline vs this run)"
+    if table_comparisons is None:
+        return (f"{head}; a sweep's vs best column adjusts over all its comparisons with the "
+                "best (Holm), so it can call the same pair a tie.")
+    if table_comparisons < 2:
+        return f"{head}, as in the new sweep's table, which made one comparison with its best."
+    return (f"{head}; the new sweep's vs best column adjusts over {table_comparisons} "
+            "comparisons with the best (Holm), so it can call the same pair a tie.")
 
 
 def _p(p: float) -> str:

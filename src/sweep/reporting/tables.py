@@ -365,11 +365,15 @@ def results_markdown(rep: SweepReport) -> str:
 
 
 def terminal_text(rep: SweepReport) -> str:
-    """What a sweep prints at its end: the narrow table, whether synthetic and hand-written
-    questions agree, the recommendation(s), and how many questions it would take to tell
-    the ties from the best."""
+    """What a sweep prints at its end: the narrow table, the correction its ``vs best`` p
+    carries, whether synthetic and hand-written questions agree, the recommendation(s), and
+    how many questions it would take to tell the ties from the best."""
     needed = [n for d in rep.decision.decisions for n in d.needed]
-    prose = [*agreement_lines(rep), *recommendations(rep)] + (["\n".join(needed)] if needed else [])
+    # Which correction the vs best p carries, right under the table: sweep.check reports a
+    # pair's p unadjusted, and the two must not read as contradicting each other.
+    caption = "\n".join(d.caption for d in rep.decision.decisions if d.caption)
+    prose = (([caption] if caption else []) + [*agreement_lines(rep), *recommendations(rep)]
+             + (["\n".join(needed)] if needed else []))
     # Line by line: the prose's own line breaks stay, a setting's value cannot drive the terminal.
     return "\n\n".join([terminal_table(rep),
                          *("\n".join(visible(line) for line in p.split("\n")) for p in prose)])

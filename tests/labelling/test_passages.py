@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from sweep.core.types import Document
 from sweep.datasets.readers.markdown import markdown_headings
-from sweep.labelling.passages import MAX_WORDS, MIN_WORDS, passages_of, split_passages
+from sweep.labelling.passages import (MAX_WORDS, MIN_WORDS, passages_of, sentences_of,
+                                     split_passages)
 
 MANUAL = """# AQ-200 Manual
 
@@ -142,3 +143,23 @@ def test_any_text_splits_into_ordered_exact_slices_covering_it(text):
 def test_long_texts_keep_windows_within_the_limit(text):
     for s, e in check(text):
         assert len(re.findall(r"[^\s\ufeff]+", text[s:e])) <= MAX_WORDS
+
+
+def test_sentences_end_at_japanese_and_russian_stops_and_stay_exact_slices():
+    text = ("# 保証\n\n保証期間は購入日から二年間です。ファンも対象です！交換は無料ですか？はい。\n\n"
+            "# Гарантия\n\nГарантия действует два года. Вентилятор тоже покрыт! Замена бесплатна? "
+            "Да, т.е. без доплаты.\n")
+    japanese, russian = passages_of(Document("doc.md", text))
+    assert [s.text for s in sentences_of(japanese, text)] == [
+        "保証期間は購入日から二年間です。", "ファンも対象です！", "交換は無料ですか？", "はい。"]
+    # "т.е. без": a stop before a lowercase letter is an abbreviation, not a sentence end.
+    assert [s.text for s in sentences_of(russian, text)] == [
+        "Гарантия действует два года.", "Вентилятор тоже покрыт!", "Замена бесплатна?",
+        "Да, т.е. без доплаты."]
+    for s in (*sentences_of(japanese, text), *sentences_of(russian, text)):
+        assert text[s.start:s.end] == s.text and s.headings in (("保証",), ("Гарантия",))
+
+
+def test_a_passage_of_one_sentence_is_its_own_sentence():
+    passage = passages_of(Document("faq.md", MANUAL))[-1]
+    assert sentences_of(passage, MANUAL) == (passage,)

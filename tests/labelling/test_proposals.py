@@ -87,3 +87,27 @@ def test_the_same_paragraph_in_two_documents_is_proposed_once():
 def test_top_must_be_positive():
     with pytest.raises(ValueError, match="top must be an integer >= 1, got 0"):
         propose(DOCUMENTS, ask("x"), top=0)
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    # "filter" is in both sentences of the Maintenance passage, "clean" only in the first.
+    ("How do I clean the filter?", "Clean the filter weekly with a soft brush."),
+    ("How often do I calibrate the CO2 sensor?",
+     "Calibrate the carbon dioxide sensor every six months outdoors, in fresh air, for ten\n"
+     "minutes."),
+])
+def test_the_sentence_that_carries_the_match_is_proposed_not_its_passage(question, sentence):
+    [proposal] = propose(DOCUMENTS, ask(question), top=1)
+    best = proposal.candidates[0].passage
+    assert best.text == sentence and MANUAL[best.start:best.end] == sentence
+
+
+def test_a_russian_answer_sentence_is_proposed_and_spread_terms_keep_the_passage():
+    text = ("Гарантия действует два года с даты покупки. Вентилятор тоже покрыт. "
+            "Ремонт делает сервис.\n")
+    docs = (Document("ru.txt", text),)
+    [sentence] = propose(docs, ask("Сколько действует гарантия?"), top=1)
+    assert sentence.candidates[0].passage.text == "Гарантия действует два года с даты покупки."
+    # "гарантия" and "сервис" are in two sentences: neither carries the match alone.
+    [spread] = propose(docs, ask("гарантия сервис"), top=1)
+    assert spread.candidates[0].passage.text == text.strip()

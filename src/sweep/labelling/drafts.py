@@ -93,7 +93,7 @@ def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
         raise DatasetError(Problem(str(dataset), None, "no documents besides the questions file"))
     passages = [p for d in documents for p in passages_of(d)]
     say(f"ranking {len(passages)} passages of {len(documents)} documents for {len(todo)} questions")
-    proposals = propose_from(passages, todo, top)
+    proposals = propose_from(passages, todo, top, texts={d.doc_id: d.text for d in documents})
     proposed = {p.query_id: [c.as_json() for c in p.candidates] for p in proposals}
     target.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(target, draft_text(asked, proposed))

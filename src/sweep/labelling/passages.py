@@ -22,6 +22,11 @@ Every passage is the exact slice ``text[start:end]``, trimmed of the whitespace
 around it, never empty; the passages of a text are in order and do not overlap,
 and together they hold every non-blank character that is not on a heading line.
 A word is a run of characters other than whitespace.
+
+:func:`sentences_of` cuts a passage into its sentences where the chunkers cut them
+(:func:`~sweep.chunking.boundaries.sentence_cuts`: ``. ! ? …`` before a space and a
+letter that is not lowercase, ``。！？`` anywhere, Markdown line blocks), so a proposal
+can be the one sentence that answers rather than the passage around it.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from sweep.chunking.boundaries import pieces, sentence_cuts
 from sweep.core.types import Document
 from sweep.datasets.readers.markdown import markdown_headings
 
-__all__ = ["MAX_WORDS", "MIN_WORDS", "Passage", "passages_of", "split_passages"]
+__all__ = ["MAX_WORDS", "MIN_WORDS", "Passage", "passages_of", "sentences_of", "split_passages"]
 
 #: A block shorter than this joins the next one.
 MIN_WORDS = 20
@@ -87,6 +93,19 @@ def passages_of(document: Document) -> tuple[Passage, ...]:
             headings = (document.title, *headings)
         passages.append(Passage(document.doc_id, len(passages), start, end, text[start:end], headings))
     return tuple(passages)
+
+
+def sentences_of(passage: Passage, text: str) -> tuple[Passage, ...]:
+    """The sentences of ``passage``, each a :class:`Passage` of the same document (same
+    ``index`` and headings), trimmed of whitespace and in order; ``text`` is the
+    document's text. A passage of one sentence is itself."""
+    spans = [_trimmed(text, a, b) for a, b in
+             pieces(passage.start, passage.end, sentence_cuts(text, passage.start, passage.end))
+             if _NONBLANK.search(text, a, b) is not None]
+    if len(spans) < 2:
+        return (passage,)
+    return tuple(Passage(passage.doc_id, passage.index, s.start, s.end, text[s.start:s.end],
+                         passage.headings) for s in spans)
 
 
 def split_passages(text: str) -> tuple[tuple[int, int], ...]:

@@ -7,19 +7,25 @@ question's candidates are its best passages in score order (ties: the earlier
 passage), leaving out passages that share no term with it, that overlap one already
 chosen, or whose text (spacing and case aside) is one already chosen: the same
 paragraph copied into two documents is proposed once.
+
+A passage is proposed as the one sentence that carries what it matched when exactly one
+of its sentences holds every question term the passage's text holds: the evidence a
+person keeps is that sentence, and a whole passage would credit a chunk for covering its
+other sentences. Otherwise (the terms are spread over sentences, or several sentences
+hold them all) the passage is proposed whole.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from sweep.core.checks import is_int
 from sweep.core.types import Chunk, Document
-from sweep.labelling.passages import Passage, passages_of
-from sweep.retrieval.lexical import BM25Retriever
+from sweep.labelling.passages import Passage, passages_of, sentences_of
+from sweep.retrieval.lexical import BM25Retriever, Tokenizer
 
 if TYPE_CHECKING:
     from sweep.labelling.questions import Question
@@ -57,12 +63,14 @@ def propose(documents: Sequence[Document], questions: Sequence[Question],
             top: int = 3) -> list[Proposal]:
     """Up to ``top`` candidate passages of ``documents`` for each of ``questions``
     (anything with ``query_id`` and ``query``), in their order."""
-    return propose_from([p for d in documents for p in passages_of(d)], questions, top)
+    return propose_from([p for d in documents for p in passages_of(d)], questions, top,
+                        texts={d.doc_id: d.text for d in documents})
 
 
 def propose_from(passages: Sequence[Passage], questions: Sequence[Question],
-                 top: int = 3) -> list[Proposal]:
-    """:func:`propose` over passages already cut."""
+                 top: int = 3, *, texts: Mapping[str, str] | None = None) -> list[Proposal]:
+    """:func:`propose` over passages already cut; ``texts`` (doc_id -> the document's text)
+    lets a passage be narrowed to the sentence that carries its match."""
     if not is_int(top) or top < 1:
         raise ValueError(f"top must be an integer >= 1, got {top!r}")
     retriever = BM25Retriever()
@@ -73,18 +81,32 @@ def propose_from(passages: Sequence[Passage], questions: Sequence[Question],
         batch = questions[first:first + _BATCH]
         scores = retriever.scores([q.query for q in batch])
         for question, row in zip(batch, scores):
-            candidates = _best(row, passages, top)
+            terms = set(retriever.tokenize(question.query))
+            candidates = _best(row, passages, top, lambda p: _narrowed(
+                p, terms, retriever.tokenize, texts.get(p.doc_id) if texts else None))
             proposals.append(Proposal(question.query_id, question.query, candidates))
     return proposals
 
 
-def _best(scores: np.ndarray, passages: Sequence[Passage], top: int) -> tuple[Candidate, ...]:
+def _narrowed(passage: Passage, terms: set[str], tokenize: Tokenizer,
+              text: str | None) -> Passage:
+    """The one sentence of ``passage`` holding every term of ``terms`` the passage's text
+    holds, else the passage (the rule: this module's docstring)."""
+    held = terms & set(tokenize(passage.text))
+    if text is None or not held:  # matched by its headings only: no sentence carries it
+        return passage
+    carrying = [s for s in sentences_of(passage, text) if held <= set(tokenize(s.text))]
+    return carrying[0] if len(carrying) == 1 else passage
+
+
+def _best(scores: np.ndarray, passages: Sequence[Passage], top: int,
+          narrow: Callable[[Passage], Passage]) -> tuple[Candidate, ...]:
     matching = np.flatnonzero(scores > 0)
     order = matching[np.lexsort((matching, -scores[matching].astype(np.float64)))]
     chosen: list[Candidate] = []
     texts: set[str] = set()
     for i in order:
-        passage = passages[i]
+        passage = narrow(passages[i])
         text = " ".join(passage.text.split()).casefold()
         if text in texts or any(_overlap(passage, c.passage) for c in chosen):
             continue

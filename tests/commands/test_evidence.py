@@ -58,7 +58,8 @@ def test_the_draft_proposes_passages_and_keeps_labelled_rows(dataset, capsys):
     assert "every six months" in cal["proposed"][0]["quote"]
     assert len(cal["proposed"]) <= 3
     assert f"{draft}: proposed evidence for 2 questions" in out and "1 already had evidence" in out
-    assert f"mv {draft} {dataset / 'queries.jsonl'} && python -m sweep.validate {dataset}" in out
+    assert (f"python -m sweep.evidence {dataset} --accept --out "
+            f"{dataset / 'queries.accepted.jsonl'}") in out
 
 
 def test_text_file_questions_top_and_out(dataset, tmp_path, capsys):
@@ -128,3 +129,80 @@ def test_help_says_what_it_does(capsys):
     out = capsys.readouterr().out
     assert out.startswith("python -m sweep.evidence: For every question without evidence")
     assert "--questions FILE" in out and "--top N" in out and "--force" in out
+
+
+def _keep(draft: Path, keep: dict[str, list[int]],
+          quotes: dict[tuple[str, int], str] | None = None) -> None:
+    """Mark proposals as a person does: ``keep[query_id]`` are the proposals to keep,
+    ``quotes[(query_id, i)]`` a quote cut down to the sentence kept."""
+    lines = []
+    for row in rows(draft):
+        for i, p in enumerate(row.get("proposed", [])):
+            p["keep"] = i in keep.get(row["query_id"], [])
+            p["quote"] = (quotes or {}).get((row["query_id"], i), p["quote"])
+        lines.append(json.dumps(row, ensure_ascii=False))
+    draft.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_accepted_proposals_become_a_questions_file_the_sweep_loads(tmp_path, capsys):
+    from sweep.datasets.loading import load_dataset
+
+    docs = tmp_path / "set" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "manual.md").write_text(MANUAL, encoding="utf-8")
+    (docs / "faq.md").write_text(FAQ, encoding="utf-8")
+    questions = tmp_path / "questions.txt"
+    questions.write_text("How long is the warranty?\nHow often do I calibrate the sensor?\n"
+                         "What colour is the case?\n", encoding="utf-8")
+    dataset = docs.parent
+    assert main([str(dataset), "--questions", str(questions)]) == 0
+    draft = dataset / "queries.draft.jsonl"
+    assert f"python -m sweep.evidence {dataset} --accept && python -m sweep.validate" \
+        in capsys.readouterr().out
+    warranty = rows(draft)[0]["proposed"][0]
+    assert warranty["keep"] is False and warranty["doc_id"] == "faq.md"
+    # The warranty's proposal kept cut down to its first clause; the calibration one as is;
+    # nothing kept for the third question.
+    _keep(draft, {"q001": [0], "q002": [0]},
+          {("q001", 0): "The warranty lasts two years from the date of purchase"})
+    assert main([str(dataset), "--accept"]) == 0
+    out = capsys.readouterr().out
+    queries = dataset / "queries.jsonl"
+    assert out.splitlines()[0] == (f"{queries}: 2 questions with evidence, 2 kept quotes "
+                                   "located (2 exact)")
+    assert "1 left out, no proposal kept (q003)" in out
+    assert [r["relevant"] for r in rows(queries)] == [
+        [{"doc_id": "faq.md", "quote": "The warranty lasts two years from the date of purchase"}],
+        [{"doc_id": "manual.md", "quote": "Calibrate the carbon dioxide sensor every six months "
+                                          "outdoors, in fresh air, for ten\nminutes."}]]
+    loaded = load_dataset(dataset)
+    [span] = loaded.queries[0].relevant
+    assert FAQ[span.start:span.end] == "The warranty lasts two years from the date of purchase"
+    # Never over a file: not the one it wrote, not one it did not.
+    before = queries.read_bytes()
+    assert main([str(dataset), "--accept"]) == 2
+    assert capsys.readouterr().err == (
+        f"sweep.evidence: error: {queries}: file exists; --accept never replaces a file: --out "
+        "FILE writes the questions to a new one\n")
+    assert queries.read_bytes() == before
+
+
+def test_a_kept_quote_that_no_longer_matches_is_refused_with_its_draft_line(dataset, capsys):
+    assert main([str(dataset)]) == 0
+    draft = dataset / "queries.draft.jsonl"
+    _keep(draft, {"q001": [0], "cal": [0]},
+          {("cal", 0): "Calibrate the sensor every twelve months."})
+    out = dataset / "labelled.jsonl"
+    assert main([str(dataset), "--accept", str(draft), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sweep.evidence: error: {draft}:3: proposed[0]: quote not located in "
+                          "'manual.md': quote not found; closest passage")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()  # nothing is written unless every kept quote is found
+
+
+def test_accept_refuses_options_of_drafting(dataset, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([str(dataset), "--accept", "--force"])
+    assert done.value.code == 2
+    assert "--force does not go with --accept" in capsys.readouterr().err

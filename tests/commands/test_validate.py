@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
+from sweep.datasets.judgments import next_steps_without_questions
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.chunking import build_chunker
 from sweep.datasets.statistics import (
@@ -51,7 +52,8 @@ RULES = {
     "empty_text": ("corpus.jsonl", 3, "text of 'notes/2025-03-04.txt' is empty"),
     "empty_query": ("queries.jsonl", 2, "query text is empty"),
     "empty_document": ("docs/faq.md", None, "document is empty"),
-    "no_queries": ("queries.jsonl", None, "no queries"),
+    "no_queries": ("queries.jsonl", None,
+                   "no queries; " + next_steps_without_questions(BROKEN / "no_queries")),
     "no_documents": ("corpus.jsonl", None, "no documents"),
     "no_corpus": ("", None, "no corpus: no corpus.jsonl, no docs/ folder and no text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX files in the folder itself"),
     "both_corpora": ("", None, "both corpus.jsonl and docs/ found; keep one so the corpus is unambiguous"),

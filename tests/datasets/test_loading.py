@@ -147,6 +147,10 @@ def test_documents_without_questions_are_told_the_next_step(tmp_path):
     assert problem.path == str(tmp_path / "queries.jsonl")
     assert problem.message.startswith("no such file: the questions to evaluate go there")
     assert f"python -m sweep.generate dataset.path={tmp_path} generate.out=" in problem.message
+    # Both ways to a labelled set, and which one needs an LLM.
+    assert (f"questions without labels: python -m sweep.evidence {tmp_path} --questions FILE "
+            "proposes their evidence from your documents (BM25, no LLM)") in problem.message
+    assert "writes a set with an LLM" in problem.message
 
 
 def _crlf_set(tmp_path: Path, start: int, end: int, quote: str) -> list[Problem]:

@@ -33,8 +33,10 @@ def test_the_draft_and_its_summary(dataset):
     assert lines[0].startswith(f"{dataset / DRAFT_FILE}: proposed evidence for 2 questions "
                                "from 2 passages of 2 documents")
     assert lines[1].startswith("1 share no word with any passage (q002)")
-    assert lines[-1] == (f"Then: mv {dataset / DRAFT_FILE} {dataset / 'queries.jsonl'} && "
-                         f"python -m sweep.validate {dataset}")
+    # --accept never replaces the questions file: the confirmed set goes beside it.
+    assert lines[-1] == (f"Then: python -m sweep.evidence {dataset} --accept --out "
+                         f"{dataset / 'queries.accepted.jsonl'}, and move it over "
+                         f"{dataset / 'queries.jsonl'} when it is right")
 
 
 def test_an_existing_draft_is_kept_unless_overwrite(dataset):

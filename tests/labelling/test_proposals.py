@@ -64,7 +64,8 @@ def test_candidates_are_json_judgments_with_a_rounded_score():
     [proposal] = propose(DOCUMENTS, ask("warranty years"), top=1)
     [candidate] = proposal.candidates
     row = candidate.as_json()
-    assert list(row) == ["doc_id", "quote", "score", "start", "end"]
+    assert list(row) == ["doc_id", "quote", "score", "start", "end", "keep"]
+    assert row["keep"] is False  # a person marks the right ones
     assert row["quote"] == candidate.passage.text and row["score"] == round(candidate.score, 3)
 
 

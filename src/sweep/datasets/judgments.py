@@ -18,16 +18,17 @@ from sweep.datasets.problems import (Report, describe_value, jsonl_objects, meta
                                      required_str, short, text_lines)
 from sweep.datasets.quotes import Located
 
-__all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "read_queries"]
+__all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "next_steps_without_questions",
+           "read_queries"]
 
 log = logging.getLogger(__name__)
 
 QUERIES_FILE = "queries.jsonl"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
-# "score" is a proposal's BM25 score from sweep.evidence, kept when a proposal is moved into
-# "relevant" as it is; it says nothing about relevance and is ignored.
+# "score" and "keep" are a proposal's BM25 score and mark from sweep.evidence, kept when a
+# proposal is moved into "relevant" by hand as it is; they say nothing more and are ignored.
 _JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote", "occurrence", "context",
-                            "score"})
+                            "score", "keep"})
 _ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context"
 # difflib over every id of a big BEIR corpus would make each error slow.
 _SUGGEST_LIMIT = 20_000
@@ -44,11 +45,9 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
         if file.exists():  # a folder, a FIFO: never opened
             report.add(file, None, f"is {file_kind(file.stat().st_mode)}, not a regular file")
         elif path.is_dir():
-            report.add(file, None, f"no such file: the questions to evaluate go there, one JSON "
-                                   "object per line (see the README, 'Your own documents and "
-                                   "questions'), or have an LLM write a set: python -m "
-                                   f"sweep.generate dataset.path={path} generate.out=NEW_FOLDER "
-                                   "llm.base_url=URL llm.model=NAME")
+            report.add(file, None, "no such file: the questions to evaluate go there, one JSON "
+                                   "object per line (docs/your-data.md); "
+                                   + next_steps_without_questions(path))
         else:
             report.add(file, None, "no such file")
         return ()
@@ -56,12 +55,23 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
     rows = list(jsonl_objects(file, report))
     if not rows:
         if len(report.problems) == problems_before:
-            report.add(file, None, "no queries")
+            report.add(file, None, "no queries; " + next_steps_without_questions(
+                path if path.is_dir() else file.parent))
         return ()
     first = rows[0][1]
     if "_id" in first and "query_id" not in first:
         return _beir_queries(file, rows, corpus, split, report)
     return _project_queries(file, rows, corpus, report, options)
+
+
+def next_steps_without_questions(dataset: Path) -> str:
+    """The two ways to a labelled set, and which one needs an LLM: said wherever a dataset
+    turns out to have no questions."""
+    return (f"questions without labels: python -m sweep.evidence {dataset} --questions FILE "
+            "proposes their evidence from your documents (BM25, no LLM), then --accept writes "
+            "the ones you keep; no questions yet: python -m sweep.generate "
+            f"dataset.path={dataset} generate.out=NEW_FOLDER llm.base_url=URL llm.model=NAME "
+            "writes a set with an LLM")
 
 
 class _OnSkippedFile(Exception):
@@ -110,8 +120,9 @@ def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: Corpus,
                report: Report, options: ReadOptions) -> tuple[Judgment, ...] | None:
     if "relevant" not in row:
         if "proposed" in row:
-            report.add(*where, "not labelled yet: move the right passages of 'proposed' into "
-                               "'relevant' (a list), then delete 'proposed'")
+            report.add(*where, "not labelled yet: this is a draft of proposed evidence; mark "
+                               "the right passages of 'proposed' with \"keep\": true and run "
+                               "python -m sweep.evidence DATASET --accept THIS_FILE")
         else:
             report.add(*where, "missing key 'relevant' (use [] for a question with no answer in "
                                "the corpus; python -m sweep.evidence proposes passages)")

@@ -144,8 +144,15 @@ def describe_draft(draft: Draft, dataset: str | Path) -> list[str]:
         lines.append(f"note: {draft.left_out} is in the dataset folder, so the sweep reads it as "
                      "a document; it was no candidate here, but move it out of the folder")
     queries = Path(dataset) / QUERIES_FILE
-    lines.append("Next: in each question, keep the right passages of \"proposed\" as "
-                 "\"relevant\": [{\"doc_id\", \"quote\"}, ...] (a quote needs no offsets, and "
-                 "no score), or [] when none answers; then delete \"proposed\".")
-    lines.append(f"Then: mv {draft.out} {queries} && python -m sweep.validate {dataset}")
+    lines.append("Next: in each question, set \"keep\": true on the right proposals (a quote "
+                 "may be cut down to the sentence that answers), or give \"relevant\": [] when "
+                 "none answers.")
+    accept = f"python -m sweep.evidence {dataset} --accept" + (
+        "" if draft.out == draft_path(dataset) else f" {draft.out}")
+    if queries.exists():  # --accept never replaces a file: the questions go beside it
+        beside = queries.with_name("queries.accepted.jsonl")
+        lines.append(f"Then: {accept} --out {beside}, and move it over {queries} "
+                     "when it is right")
+    else:
+        lines.append(f"Then: {accept} && python -m sweep.validate {dataset}")
     return lines

@@ -44,10 +44,11 @@ class Candidate:
     score: float
 
     def as_json(self) -> dict[str, Any]:
-        """``{"doc_id", "quote", "score", "start", "end"}``: a judgment once ``score`` is dropped."""
+        """``{"doc_id", "quote", "score", "start", "end", "keep": false}``: a person sets
+        ``keep`` to true on the right ones (``sweep.evidence --accept`` takes those)."""
         p = self.passage
         return {"doc_id": p.doc_id, "quote": p.text, "score": round(self.score, 3),
-                "start": p.start, "end": p.end}
+                "start": p.start, "end": p.end, "keep": False}
 
 
 @dataclass(frozen=True, slots=True)

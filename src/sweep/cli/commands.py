@@ -60,13 +60,14 @@ COMMANDS = (
             ("python -m sweep.validate ~/data/my-set",
              "python -m sweep.validate corpora/kestrel",
              "python -m sweep.validate ~/data/scifact --split test")),
-    Command("sweep.evidence", "propose evidence passages for questions without labels",
-            "For every question without evidence, propose the passages of your documents "
-            "that BM25 ranks best, in a draft queries file: keep the right ones as "
-            "'relevant', then validate and sweep. No model, no endpoint.",
+    Command("sweep.evidence", "propose evidence for questions without labels, no LLM",
+            "For every question without evidence, propose the passages (or the one sentence) "
+            "of your documents that BM25 ranks best, in a draft: mark the right ones "
+            "\"keep\": true, and --accept writes them as a questions file, each quote checked "
+            "against its document. No model, no endpoint.",
             ("python -m sweep.evidence ~/data/my-set",
              "python -m sweep.evidence ~/data/my-set --questions questions.txt --top 5",
-             "python -m sweep.evidence ~/data/my-set --out draft.jsonl --force")),
+             "python -m sweep.evidence ~/data/my-set --accept")),
     Command("sweep.report", "rebuild or compare sweep reports",
             "Rebuild a sweep's table, pictures and report.html from its saved rows, or put "
             "several sweeps side by side on one page.",

@@ -148,6 +148,10 @@ def test_the_comparison_page_pools_every_setting_of_every_sweep(tmp_path):
     assert cls == "bad" and cells[-1] == "invalid: ValueError: overlap 64 >= size 64"
     assert "best" in rows[3][0].split()
     assert "vs best (all sweeps): every setting of every sweep against the overall best" in unescape(html)
+    # Each vs best column says its correction: over the pooled grid, and over each sweep's own.
+    assert ("paired over the queries they share, p Holm-adjusted over 4 comparisons with the "
+            "best.") in unescape(html)
+    assert "runs/a: vs best: p Holm-adjusted over 2 comparisons with the best" in unescape(html)
     assert "runs/a · runs/b" in html  # the subtitle names both
 
 

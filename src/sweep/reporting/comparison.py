@@ -17,7 +17,7 @@ import pandas as pd
 
 from sweep.reporting import htmlkit
 from sweep.decision.agreement import agreement
-from sweep.decision.decide import group_rows, verdict_text
+from sweep.decision.decide import group_rows, holm_correction, verdict_text
 from sweep.decision.decide import PICK_MARK
 from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.html import subtitle
@@ -125,7 +125,8 @@ def _pooled(reports: Sequence[SweepReport]) -> tuple[dict[tuple[int, int], Compa
     primary = reports[0].decision.decisions[0].primary
     return ({owner[c.job]: c for c in comparisons},
             [f"vs best (all sweeps): every setting of every sweep against the overall best on "
-             f"{primary.label}, paired over the queries they share, Holm-adjusted over all of them."])
+             f"{primary.label}, paired over the queries they share, "
+             f"{holm_correction(len(comparisons) - 1)}."])
 
 
 def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
@@ -133,7 +134,10 @@ def compare_sweeps(reports: Sequence[SweepReport], out: Path) -> Path:
     names = [sweep_name(r.sweep_dir) for r in reports]
     why = why_not_pooled(reports)
     across, notes = ({}, [why]) if why else _pooled(reports)
-    notes = sweep_agreements(reports) + notes
+    # vs best (own sweep): each sweep's correction, as its own table says it
+    notes = sweep_agreements(reports) + notes + [
+        f"{name}: {d.caption}" for name, rep in zip(names, reports)
+        for d in rep.decision.decisions if d.caption]
     keys: list[str] = []
     for rep in reports:
         keys += [k for k in varied_settings([r.settings for r in rep.rows]) if k not in keys]

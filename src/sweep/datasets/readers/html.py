@@ -358,9 +358,9 @@ _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _drop_navigation_bars(tree: Any) -> None:
-    """Empties, in place, bars of links to other pages: blocks whose links all go to the
-    next, previous or parent page (or carry an access key), with no heading and at most
-    300 characters of text. One walk, children before parents, so a page of many such
+    """Empties, in place, bars of links to other pages: blocks whose links, two or more, all
+    go to the next, previous or parent page (or carry an access key), with no heading and
+    at most 300 characters of text. One walk, children before parents, so a page of many such
     links costs no more than its tags."""
     from lxml.etree import iterwalk
 
@@ -381,7 +381,7 @@ def _drop_navigation_bars(tree: Any) -> None:
             chars += c[0] + len(child.tail or "")
             links, navigation, headings = links + c[1], navigation + c[2], headings + c[3]
         counts[element] = (chars, links, navigation, headings)
-        if (element.tag in _BAR_TAGS and links and links == navigation and not headings
+        if (element.tag in _BAR_TAGS and links >= 2 and links == navigation and not headings
                 and chars <= _NAVIGATION_BAR_CHARS):
             bars.append(element)
     for bar in bars:

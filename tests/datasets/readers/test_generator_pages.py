@@ -134,3 +134,10 @@ def test_a_link_to_the_next_page_inside_a_sentence_is_the_sentences(reader) -> N
             "<a rel='next' accesskey='n' href='ch3.html'>the next chapter</a> for its options.</p>"
             "</article></body></html>")
     assert "See the next chapter for its options." in read(reader, html).text
+
+
+def test_a_markdown_renderers_code_block_stays_a_code_block(reader) -> None:
+    html = ("<html><body><article><h1>Token</h1><p>Request a token with this body, as JSON.</p>"
+            '<pre><code class="language-json">{\n  "scope": "<b>read</b>",\n  "ttl": 30\n}</code></pre>'
+            "<p>The token is valid for thirty minutes.</p></article></body></html>")
+    assert '```\n{\n  "scope": "read",\n  "ttl": 30\n}\n```' in read(reader, html).text

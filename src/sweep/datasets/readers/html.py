@@ -72,8 +72,8 @@ __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 4
-_MARKITDOWN_RECIPE = 4
+_TRAFILATURA_RECIPE = 5
+_MARKITDOWN_RECIPE = 5
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -474,6 +474,9 @@ def _flatten_code(tree: Any) -> None:
         if element.tag not in _PREFORMATTED and element.tag not in _CODE_TAGS:
             stack.extend(element)
             continue
+        if (element.tag in _PREFORMATTED and len(element) == 1 and element[0].tag == "code"
+                and not (element.text or "").strip()):
+            element = element[0]  # (<pre><code> is how Markdown renderers write a code block: kept)
         if len(element):  # (what is inside is not walked: it becomes text here)
             for br in element.iter("br"):  # (Docusaurus ends each line of a code block with <br>)
                 br.tail = "\n" + (br.tail or "")

@@ -39,7 +39,15 @@ before either reader sees the page: whitespace runs outside ``<pre>`` are one sp
 the permalink marks documentation generators put after headings and API entries
 (Sphinx's and MkDocs' ``¶``, Docusaurus' ``#``, anchor icons: a link to ``#...`` whose
 text is only such a mark) are dropped, so that a heading reads ``Copyright``, not
-``Copyright¶``.
+``Copyright¶``. So are link targets that show nothing (``<a name="x"></a>``). Inline code
+and preformatted blocks are their text alone: the emphasis generators nest in them (a
+Sphinx or DocBook path's placeholder in ``<em>``, Texinfo's ``<var>``, DocBook's typed
+commands in ``<strong>``) is the same characters in a browser, where trafilatura moved
+it out of place or wrote it as ``**``.
+
+Navigation bars without ``<nav>`` or a telling class, as makeinfo and docbook-xsl write
+them (Texinfo's ``Next: ..., Previous: ..., Up: ... [Index]``, DocBook's Prev/Home/Next
+tables), are known by their links and dropped for both readers.
 
 Bytes are decoded by a byte-order mark, else the ``<meta charset>`` (or the
 ``http-equiv`` content type) of the first 4 kB, else UTF-8, else windows-1252,

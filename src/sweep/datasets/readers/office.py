@@ -1,5 +1,8 @@
 """Word, PowerPoint and Excel files (DOCX, PPTX, XLSX) as Markdown, with markitdown.
 
+A Word file's title is its first paragraph in Word's Title style, else the title of its
+properties, else its first heading, else the file's name.
+
 markitdown turns Word heading styles into ``#`` lines, lists into list items and
 tables into Markdown tables, which is what ``chunk=markdown`` and heading
 prefixes need; slides become sections with the slide's title as heading, and

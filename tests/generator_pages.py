@@ -38,7 +38,8 @@ MANUAL: list[tuple] = [
            ("file", "/usr/lib/python2.", "Y", "/dist-packages"), ", where Y is the minor version, "
            "and are byte-compiled by ", ("code", "py3compile"), " at install time."]),
     ("h", 2, "Control fields"),
-    ("dl", [([("code", "mail")], "The mailing list address for discussion of this package."),
+    # ("mail" alone reads like a share button to trafilatura, which drops it)
+    ("dl", [(["mail"], "The mailing list address for discussion of this package."),
             (["Maintainer"], "The person who looks after the package and answers its bugs.")]),
     ("h", 2, "Building"),
     ("p", ["Run the build from the source folder; the log goes to ", ("code", "build.log"), "."]),
@@ -147,9 +148,11 @@ def sphinx(page_title: str = MANUAL_TITLE) -> Page:
         elif block[0] == "p":
             body.append(f"<p>{_inline(block[1], _sphinx_code, _sphinx_file)}</p>")
         elif block[0] == "dl":
-            items = "".join(f"<dt>{_inline(t, _sphinx_code, _sphinx_file)}</dt><dd><p>{escape(d)}</p></dd>"
-                            for t, d in block[1])
-            body.append(f'<dl class="simple">{items}</dl>')
+            # a glossary: each term a target with its headerlink
+            items = "".join(f'<dt id="term-{_anchor(_plain(t))}">{_inline(t, _sphinx_code, _sphinx_file)}'
+                            f'<a class="headerlink" href="#term-{_anchor(_plain(t))}" title="Link to this term">¶</a>'
+                            f"</dt><dd><p>{escape(d)}</p></dd>" for t, d in block[1])
+            body.append(f'<dl class="simple glossary">{items}</dl>')
         elif block[0] == "screen":
             _, prompt, command, output = block
             body.append('<div class="highlight-console notranslate"><div class="highlight"><pre><span></span>'

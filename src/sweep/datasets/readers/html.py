@@ -286,9 +286,40 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
     return "\n".join(lines)
 
 
+def _restore_terms(text: str, terms: list[tuple[str, str]]) -> str:
+    """``text`` with the page's definition terms that an extractor dropped put back, each
+    as a line before the line holding the start of its definition (with that line's list
+    mark). ``terms``: each term in page order, with its definition's first 40 characters
+    (``""`` when shorter than 15: too few to be found by)."""
+    lines = text.split("\n")
+    at = 0  # terms are put back in page order: never before one already seen
+    for term, probe in terms:
+        here = next((i for i in range(at, len(lines)) if _LIST_MARK.sub("", lines[i]).strip() == term), None)
+        if here is None and probe:
+            here = next((i for i in range(at, len(lines)) if probe in " ".join(lines[i].split())), None)
+            if here is not None:
+                mark = _LIST_MARK.match(lines[here])
+                lines.insert(here, (mark.group(0) if mark else "") + term)
+        if here is not None:
+            at = here + 1
+    return "\n".join(lines)
+
+
+def _definition_terms(tree: Any) -> list[tuple[str, str]]:
+    """Each ``<dt>`` of the page, with the start of the ``<dd>`` after it (see
+    :func:`_restore_terms`)."""
+    terms = []
+    for dt in tree.iter("dt"):
+        dd = dt.getnext()
+        definition = _text(dd) if dd is not None and dd.tag == "dd" else ""
+        if term := _text(dt):
+            terms.append((term, definition[:40] if len(definition) >= 15 else ""))
+    return terms
+
+
 def _extracted(markdown: str, anchors: list[tuple[list[tuple[int, str]], str]], title: str,
-               filename: str, warnings: list[str]) -> Extracted:
-    text = _restore_headings(plain_markdown(markdown), anchors)
+               filename: str, warnings: list[str], terms: list[tuple[str, str]] | None = None) -> Extracted:
+    text = _restore_headings(_restore_terms(plain_markdown(markdown), terms or []), anchors)
     if not text.strip():
         raise UnreadableFile(NO_MAIN_TEXT)
     text = text.strip("\n") + "\n"
@@ -529,6 +560,9 @@ class HtmlReader:
         tree, title = _page(data, warnings)
         _prune(tree, _UNMISTAKABLE_NAME)
         anchors = _heading_anchors(tree)  # (after pruning: a sidebar's heading is not put back)
+        # trafilatura drops a block whose text reads like a share button ("Mail", "Print",
+        # "PDF"): a definition term so dropped is put back
+        terms = _definition_terms(tree)
         body = tree.find("body")
         if not _text(body if body is not None else tree):
             # Nothing but boilerplate: trafilatura would fall back to the <title>.
@@ -537,7 +571,7 @@ class HtmlReader:
             tree, output_format="markdown", include_tables=True, include_formatting=True,
             include_comments=False, include_links=False, include_images=False, favor_recall=True,
             deduplicate=False, config=_trafilatura_config())
-        return _extracted(markdown or "", anchors, title, filename, warnings)
+        return _extracted(markdown or "", anchors, title, filename, warnings, terms)
 
 
 _CONFIG: Any = None

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from bisect import bisect_left
 from functools import cache
 from pathlib import PurePath
 from typing import Any
@@ -288,21 +289,37 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
 
 def _restore_terms(text: str, terms: list[tuple[str, str]]) -> str:
     """``text`` with the page's definition terms that an extractor dropped put back, each
-    as a line before the line holding the start of its definition (with that line's list
+    as a line before the line that starts with its definition (with that line's list
     mark). ``terms``: each term in page order, with its definition's first 40 characters
-    (``""`` when shorter than 15: too few to be found by)."""
+    (``""`` when shorter than 15: too few to be found by). Lines are looked up, not
+    searched, so a page of many terms costs no more than its lines."""
     lines = text.split("\n")
+    where: dict[str, list[int]] = {}  # a line's text without its list mark, and its start
+    for i, line in enumerate(lines):
+        plain = " ".join(_LIST_MARK.sub("", line).split())
+        where.setdefault(plain, []).append(i)
+        if len(plain) > 40:
+            where.setdefault(plain[:40], []).append(i)
+    inserts: list[tuple[int, str]] = []
     at = 0  # terms are put back in page order: never before one already seen
     for term, probe in terms:
-        here = next((i for i in range(at, len(lines)) if _LIST_MARK.sub("", lines[i]).strip() == term), None)
+        here = _first_from(where.get(term, ()), at)
         if here is None and probe:
-            here = next((i for i in range(at, len(lines)) if probe in " ".join(lines[i].split())), None)
+            here = _first_from(where.get(probe, ()), at)
             if here is not None:
                 mark = _LIST_MARK.match(lines[here])
-                lines.insert(here, (mark.group(0) if mark else "") + term)
+                inserts.append((here, (mark.group(0) if mark else "") + term))
         if here is not None:
             at = here + 1
+    for i, line in reversed(inserts):
+        lines.insert(i, line)
     return "\n".join(lines)
+
+
+def _first_from(indices: list[int] | tuple[()], at: int) -> int | None:
+    """The first of the sorted ``indices`` at ``at`` or after, or None."""
+    k = bisect_left(indices, at)
+    return indices[k] if k < len(indices) else None
 
 
 def _definition_terms(tree: Any) -> list[tuple[str, str]]:

@@ -92,8 +92,8 @@ def test_preformatted_lines_broken_by_br_stay_lines(reader) -> None:
 
 
 def test_title_is_the_documents_title_not_its_first_heading(reader) -> None:
-    # A Sphinx document that opens with its abstract: its first heading is "Abstract"... here,
-    # the manual's first heading is not the document's title either.
+    # As a Sphinx document that opens with its abstract, whose first heading is "Abstract":
+    # the first heading is not what the document is called.
     extracted = read(reader, sphinx(page_title="Debian Python Policy").html)
     assert extracted.title == "Debian Python Policy"
     assert extracted.headings[0].title == "Installing the packager"

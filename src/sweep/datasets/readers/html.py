@@ -311,9 +311,9 @@ def _restore_terms(text: str, terms: list[tuple[str, str]]) -> str:
                 inserts.append((here, (mark.group(0) if mark else "") + term))
         if here is not None:
             at = here + 1
-    for i, line in reversed(inserts):
-        lines.insert(i, line)
-    return "\n".join(lines)
+    before = dict(inserts)  # (one term at most before a line: each term moves ``at`` past it)
+    return "\n".join(part for i, line in enumerate(lines)
+                     for part in ((before[i], line) if i in before else (line,)))
 
 
 def _first_from(indices: list[int] | tuple[()], at: int) -> int | None:

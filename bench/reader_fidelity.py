@@ -2,6 +2,15 @@
 as PDF/HTML/DOCX (``corpora/documents``) against the same documents as Markdown.
 
     python bench/reader_fidelity.py [--sizes 128,256] [--readers pdf=pypdf,pdf=pdfplumber,html=markitdown]
+    python bench/reader_fidelity.py --pages
+
+``--pages`` instead reads one manual rendered as each documentation generator writes
+its pages (Sphinx, DocBook, Texinfo 6 and 7, MkDocs, Docusaurus, a plain page:
+``tests/generator_pages.py``) with every HTML reader, and prints, per page and reader,
+how many words of the main text a browser shows are missing from the reader's text
+(token multiset recall), how many are out of order (the expected words less the
+longest common subsequence of the two word sequences, less the missing ones), whether
+navigation leaked in, and whether the title is the page's. It takes a second.
 
 The baseline, run in the same invocation: the bundled corpus's own Markdown files
 of the 14 documents the example was rendered from, with the same questions and
@@ -93,12 +102,39 @@ def located(dataset: Path, *reader: str, fuzzy: float | None = None) -> str:
     return lines[0] if lines else (proc.stderr.splitlines() or ["?"])[-1][:100]
 
 
+def pages() -> None:
+    """The generator pages' table (see the module)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from generator_pages import GENERATORS, NAVIGATION, fidelity
+
+    from sweep.datasets.readers.registry import READERS
+
+    print(f"{'page':<11} {'reader':<12} {'words':>5} {'missing':>7} {'moved':>5} {'recall':>6} "
+          f"{'LCS ratio':>9}  navigation  title")
+    for name, build in GENERATORS.items():
+        page = build()
+        for reader_name, make in READERS["html"].items():
+            extracted = make().read(page.html.encode("utf-8"), f"{name}.html")
+            recall, order = fidelity(page.main_words, extracted.text)
+            n = len(page.main_words)
+            missing, moved = round(n * (1 - recall)), round(n * (recall - order))
+            leaked = ",".join(w for w in NAVIGATION if w in extracted.text) or "-"
+            title = "ok" if extracted.title == page.title else repr(extracted.title)
+            print(f"{name:<11} {reader_name:<12} {n:>5} {missing:>7} {moved:>5} {recall:>6.3f} {order:>9.3f}"
+                  f"  {leaked:<10}  {title}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="128,256")
     ap.add_argument("--readers", default="pdf=pdfplumber,html=markitdown",
                     help="extra arms: FORMAT=READER, comma-separated")
+    ap.add_argument("--pages", action="store_true",
+                    help="only read documentation generators' pages with every HTML reader (a second)")
     args = ap.parse_args()
+    if args.pages:
+        pages()
+        return
     sizes = args.sizes.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -332,14 +332,18 @@ def corrupt(data: bytes) -> bytes:
 # --------------------------------------------------------------------------- Office
 
 
-def write_docx(path: Path | str, content: Content, *, title: str | None = None) -> Path:
+def write_docx(path: Path | str, content: Content, *, title: str | None = None,
+               title_paragraph: str | None = None) -> Path:
     """A DOCX of ``content``: Word heading styles, paragraphs, bulleted and numbered lists
-    (List Bullet, List Number), tables (Table Grid)."""
+    (List Bullet, List Number), tables (Table Grid). ``title`` is the file's title property,
+    ``title_paragraph`` a first paragraph in Word's Title style."""
     import docx
 
     document = docx.Document()
     if title:
         document.core_properties.title = title
+    if title_paragraph:
+        document.add_paragraph(title_paragraph, style="Title")
     for block in _blocks(content):
         if block.kind == "heading":
             document.add_heading(plain_inline(block.text), level=min(block.level, 9))

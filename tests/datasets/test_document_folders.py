@@ -18,6 +18,7 @@ from sweep.datasets.corpus import DOC_ID_RULE
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.datasets.quotes import normalise
 from sweep.extract import main as extract_main
+from sweep.validate import main as validate_main
 
 HANDBOOK = [
     "# Employee handbook",
@@ -159,6 +160,35 @@ def test_a_repeated_quote_needs_a_hint_and_a_missing_one_shows_the_closest_passa
     _questions(folder, [("q", "Fee?", "manual.pdf", "each further replacement costs €25")])
     (problem,) = check_dataset(folder, cache_dir="off")
     assert "quote not located in 'manual.pdf'" in problem.message and "closest passage" in problem.message
+
+
+def test_a_quote_whose_words_the_reader_moved_names_the_other_readers(tmp_path, capsys):
+    # A reader that moves words (trafilatura moved inline code to a sentence's end) leaves
+    # every word of the quote near the closest passage, in another order.
+    folder = tmp_path
+    (folder / "docs").mkdir()
+    (folder / "docs" / "build.html").write_text(
+        "<html><head><title>Build</title></head><body><article><h1>Build</h1><p>Run the build from the "
+        "source folder. The log goes to /var/log/build.log when the build ends.</p></article></body></html>",
+        encoding="utf-8")
+    (folder / "docs" / "build.md").write_text(
+        "# Build\n\nRun the build from the source folder. The log goes to /var/log/build.log.\n",
+        encoding="utf-8")
+    _questions(folder, [("q1", "Where?", "build.html", "Run the build from the folder source"),
+                        ("q2", "Where?", "build.md", "Run the build from the folder source"),
+                        ("q3", "Where?", "build.html", "Run the build from the branch folder")])
+    assert validate_main([str(folder)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith(
+        '"Run the build from the source folder"; the text around it has every word of the quote, in '
+        "another order; the html reader trafilatura may have moved the text: try "
+        "dataset.reader.html=markitdown (--reader html=markitdown) (dataset.fuzzy=0.9 accepts close matches)")
+    assert err[1].endswith('"Run the build from the source folder"; the text around it has every word of the '
+                           "quote, in another order (dataset.fuzzy=0.9 accepts close matches)")  # (one reader)
+    assert "another order" not in err[2]  # ("branch" is not in the text)
+    assert validate_main([str(folder), "--reader", "html=markitdown"]) == 1
+    assert ("the html reader markitdown may have moved the text: try dataset.reader.html=trafilatura "
+            "(--reader html=trafilatura)") in capsys.readouterr().err
 
 
 def test_a_draft_question_says_how_to_confirm_it(tmp_path):

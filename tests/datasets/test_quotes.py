@@ -620,3 +620,28 @@ def test_every_kestrel_quote_is_found_exactly_at_its_offsets():
                 indexes[doc_id] = QuoteIndex((KESTREL / "docs" / doc_id).read_bytes().decode())
             found = indexes[doc_id].locate(item["quote"])
             assert (found.start, found.end, found.how) == (item["start"], item["end"], "exact")
+
+
+# Text a reader garbled: trafilatura moved the <em> placeholders of Sphinx's :file: paths.
+MOVED = ("The preferred interpreter is /usr/bin/python3 or /usr/bin/python3. if it requires Python 3.Y. "
+         "Modules go to Y/usr/lib/python2., where Y is the minor version, and are byte-compiled by "
+         "Y/dist-packagespy3compile at install time.")
+
+
+@pytest.mark.parametrize(("quote", "reordered"), [
+    ("The preferred interpreter is /usr/bin/python3 or /usr/bin/python3.Y if it requires Python 3.Y.", True),
+    ("Modules go to /usr/lib/python2.Y/dist-packages, where Y is the minor version", True),
+    ("byte-compiled by py3compile at install time", True),  # (a word glued to a moved one)
+    ("Modules go to /usr/lib/python4.Y/dist-packages, where Y is the minor version", False),
+    ("byte-compiled by pycompile at install time", False),
+    ("it requires Python 3.9", False),
+])
+def test_a_quote_not_found_says_whether_its_words_are_there_in_another_order(quote, reordered):
+    found = locate(MOVED, quote)
+    assert not found and found.reordered is reordered
+    assert ("every word of the quote, in another order" in found.message()) is reordered
+
+
+def test_a_different_number_is_not_a_moved_one():
+    text = "Each further replacement in the same calendar year costs €15. Badges are reissued since 2025."
+    assert not locate(text, "each further replacement in the same calendar year costs €25").reordered

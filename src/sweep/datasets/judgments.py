@@ -17,6 +17,7 @@ from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
 from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
                                      required_str, short, text_lines)
 from sweep.datasets.quotes import Located
+from sweep.datasets.readers.registry import READERS
 
 __all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "next_steps_without_questions",
            "read_queries"]
@@ -217,7 +218,8 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
                 else:
                     fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"
                              if options.fuzzy is None and found.reason == "not found" else "")
-                    bad(f"quote not located in {doc_id!r}: {found.message()}{fuzzy}")
+                    moved = _other_reader_hint(doc_id, corpus) if found.reordered else ""
+                    bad(f"quote not located in {doc_id!r}: {found.message()}{moved}{fuzzy}")
         elif hinted:
             bad("occurrence and context are for a quote without offsets; these offsets already "
                 "say where it is")
@@ -233,6 +235,18 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
                         occurrence=hints[0], context=hints[1], located=located)
     return Judgment(doc_id=doc_id, start=start if has_start else None, end=end if has_end else None,
                     grade=grade, quote=item.get("quote"))
+
+
+def _other_reader_hint(doc_id: str, corpus: Corpus) -> str:
+    """What to try when a quote's words are in the document in another order: the reader
+    that made its text may have moved them, and its format has other readers."""
+    meta = next((d.metadata for d in corpus.documents if d.doc_id == doc_id), {})
+    fmt, used = meta.get("format"), meta.get("reader")
+    others = [name for name in READERS.get(fmt, ()) if name != used]
+    if not others:
+        return ""
+    choices = " or ".join(f"dataset.reader.{fmt}={name} (--reader {fmt}={name})" for name in others)
+    return f"; the {fmt} reader {used} may have moved the text: try {choices}"
 
 
 def _hints(item: Mapping[str, Any], bad) -> tuple[int | None, str | None] | None:

@@ -38,6 +38,7 @@ import math
 import re
 import unicodedata
 from array import array
+from collections import Counter
 from bisect import bisect_right
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -398,6 +399,9 @@ class NotLocated:
     asked: int | None = None
     #: anything else worth saying (e.g. a context found near none of the matches)
     detail: str = ""
+    #: for "not found": every word of the quote is in the text around the closest passage,
+    #: but not in the quote's order (what a parser that moves text would leave)
+    reordered: bool = False
 
     def message(self) -> str:
         """The reason on one line, with the closest passage quoted (newlines as ``\\n``)."""
@@ -414,8 +418,9 @@ class NotLocated:
             return f"{text}; {self.detail}" if self.detail else text
         if not self.closest:
             return "quote not found; the document is empty"
+        moved = "; the text around it has every word of the quote, in another order" if self.reordered else ""
         return (f"quote not found; closest passage (similarity {_floor2(self.similarity)}, "
-                f"{self.differs}): {_quoted(self.closest)}")
+                f"{self.differs}): {_quoted(self.closest)}{moved}")
 
     def __bool__(self) -> bool:
         return False
@@ -675,8 +680,24 @@ class QuoteIndex:
             differs = "the quote is longer than any passage"
         else:
             differs = describe_difference(quote, closest)
+        around = normalise(self.text[max(0, start - len(quote)):end + len(quote)])
         return NotLocated("not found", closest=closest, closest_start=start,
-                          similarity=similarity, differs=differs)
+                          similarity=similarity, differs=differs,
+                          reordered=_holds_every_word(around, folded_quote))
+
+
+def _holds_every_word(text: str, quote: str) -> bool:
+    """Whether ``text`` (folded) holds every word of ``quote`` (folded) as often as the quote
+    does: the quote's words, moved. A word of three letters or more may be glued to another
+    in the text (``dist-packagespy3compile``), as a parser that moves words leaves them; a
+    number never is (``25`` is not in ``2025``)."""
+    wanted = Counter(_WORD.findall(quote))
+    if not wanted:
+        return False
+    words = _WORD.findall(text)
+    missing = wanted - Counter(words)
+    return all(len(word) >= 3 and not word.isdigit() and any(word in other for other in words)
+               for word in missing)
 
 
 def locate(

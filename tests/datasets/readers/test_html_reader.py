@@ -79,9 +79,11 @@ def test_headings_come_back_on_a_page_of_bare_divs() -> None:
     assert [s for s in sentences(MARKDOWN) if s not in extracted.text] == []
 
 
-def test_title_is_the_h1_else_the_title_tag_else_the_stem(reader) -> None:
+def test_title_is_the_title_tag_else_the_h1_else_the_stem(reader) -> None:
     no_h1 = "<html><head><title>Opening hours</title></head><body><article><p>We open at nine every weekday.</p></article></body></html>"
     assert read(reader, no_h1).title == "Opening hours"
+    no_title = "<html><body><article><h1>Hours</h1><p>We open at nine every weekday and close at six.</p></article></body></html>"
+    assert read(reader, no_title).title == "Hours"
     bare = "<html><body><article><p>We open at nine every weekday and close at six.</p></article></body></html>"
     assert read(reader, bare, "site/hours.html").title == "hours"
 
@@ -143,7 +145,7 @@ def test_permalink_marks_are_dropped_and_whitespace_reads_as_a_browser_shows_it(
     extracted = read(reader, DOCS_PAGE)
     text = extracted.text
     assert [h.title for h in extracted.headings] == ["Packaging policy", "Builds", "Example"]
-    assert extracted.title == "Packaging policy"
+    assert extracted.title == "Policy"  # (its <title>, less the site's name)
     assert "¶" not in text and "#builds" not in text and not re.search(r"^#+ #", text, re.MULTILINE)
     assert "Every package is built from its source in a clean chroot, as the build section explains." in text
     assert re.search("A build[ \u00a0]log is kept for a year.", text)  # (trafilatura turns &nbsp; to a space)

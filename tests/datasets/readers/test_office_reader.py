@@ -4,12 +4,14 @@ openpyxl wrote."""
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
 from documents import (
     check_invariants,
     corrupt,
+    replace_member,
     sentences,
     write_docx,
     write_pptx,
@@ -49,6 +51,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "docx": write_docx(folder / "travel.docx", MEMO, title="Travel Policy EU v3.3"),
         "untitled": write_docx(folder / "untitled.docx", "Just one paragraph of text, no heading."),
+        "styled": write_docx(folder / "memo-2026-03.docx", MEMO, title_paragraph="Travel for the EU office"),
+        "both": write_docx(folder / "both.docx", MEMO, title="Template", title_paragraph="Travel for the EU office"),
         "pptx": write_pptx(folder / "review.pptx", [("Quarterly review", ["Revenue grew 12% on Q2.", "Churn fell."]),
                                                     ("Next steps", ["Hire two field engineers."])]),
         "xlsx": write_xlsx(folder / "prices.xlsx", {"Prices": [["Model", "EUR"], ["AQ-200", 1290], ["WX-10", 890]],
@@ -89,9 +93,25 @@ def test_docx_sentences_read_back_verbatim(files, docx_path) -> None:
     assert "\\" not in text and "**" not in text
 
 
-def test_docx_title_is_its_property_else_its_first_heading_else_the_stem(files) -> None:
+def test_docx_title_is_its_title_paragraph_else_its_property_else_its_first_heading_else_the_stem(files) -> None:
+    assert read("docx", files["styled"]).title == "Travel for the EU office"  # (not the file's name)
+    assert read("docx", files["both"]).title == "Travel for the EU office"  # (what the document shows)
     assert read("docx", files["docx"]).title == "Travel Policy EU v3.3"
     assert read("docx", files["untitled"]).title == "untitled"
+
+
+def test_docx_title_paragraph_is_found_by_its_styles_name(files, tmp_path) -> None:
+    # Word in another language stores the Title style under its own id ("Titel"); the
+    # style's name stays "Title".
+    path = replace_member(tmp_path / "titel.docx", files["styled"], "word/styles.xml",
+                          lambda xml: xml.replace('w:styleId="Title"', 'w:styleId="Titel"'))
+    with zipfile.ZipFile(path) as z:
+        assert 'w:styleId="Titel"' in z.read("word/styles.xml").decode()
+    path = replace_member(tmp_path / "titel2.docx", path, "word/document.xml",
+                          lambda xml: xml.replace('<w:pStyle w:val="Title"/>', '<w:pStyle w:val="Titel"/>'))
+    with zipfile.ZipFile(path) as z:
+        assert '<w:pStyle w:val="Titel"/>' in z.read("word/document.xml").decode()
+    assert read("docx", path).title == "Travel for the EU office"
 
 
 def test_pptx_slides_are_sections_and_pages(files) -> None:

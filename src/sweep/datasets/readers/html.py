@@ -29,7 +29,9 @@ drops headings or writes them as plain lines: each heading of the page it lost
 is put back as a ``#`` line, on its plain line or before the text that follows it
 on the page. A page that has no text left once its boilerplate is dropped is
 refused rather than given trafilatura, which would return the ``<title>``.
-The title is the page's first ``<h1>``, else its ``<title>``, else the file's stem.
+The title is the page's ``<title>`` without the name of its site (``Install — Packager
+2.1 documentation`` is ``Install``; see :func:`_without_site_name`), else its first
+``<h1>``, else the file's stem: a page's first heading may be its "Abstract".
 
 Two things a browser shows differently from the markup are done as a browser does
 before either reader sees the page: whitespace runs outside ``<pre>`` are one space
@@ -37,7 +39,15 @@ before either reader sees the page: whitespace runs outside ``<pre>`` are one sp
 the permalink marks documentation generators put after headings and API entries
 (Sphinx's and MkDocs' ``¶``, Docusaurus' ``#``, anchor icons: a link to ``#...`` whose
 text is only such a mark) are dropped, so that a heading reads ``Copyright``, not
-``Copyright¶``.
+``Copyright¶``. So are link targets that show nothing (``<a name="x"></a>``). Inline code
+and preformatted blocks are their text alone: the emphasis generators nest in them (a
+Sphinx or DocBook path's placeholder in ``<em>``, Texinfo's ``<var>``, DocBook's typed
+commands in ``<strong>``) is the same characters in a browser, where trafilatura moved
+it out of place or wrote it as ``**``.
+
+Navigation bars without ``<nav>`` or a telling class, as makeinfo and docbook-xsl write
+them (Texinfo's ``Next: ..., Previous: ..., Up: ... [Index]``, DocBook's Prev/Home/Next
+tables), are known by their links and dropped for both readers.
 
 Bytes are decoded by a byte-order mark, else the ``<meta charset>`` (or the
 ``http-equiv`` content type) of the first 4 kB, else UTF-8, else windows-1252,
@@ -58,6 +68,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from bisect import bisect_left
 from functools import cache
 from pathlib import PurePath
 from typing import Any
@@ -70,8 +81,8 @@ __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 4
-_MARKITDOWN_RECIPE = 4
+_TRAFILATURA_RECIPE = 5
+_MARKITDOWN_RECIPE = 5
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -202,12 +213,46 @@ def _page_headings(tree: Any | None) -> list[tuple[int, str]]:
             if (text := _text(h))]
 
 
+# Between a page's name and its site's in a <title>: "Install — Packager 2.1 documentation"
+# (Sphinx), "Install - Packager" (MkDocs), "Install | Packager" (Docusaurus).
+_TITLE_SEPARATOR = re.compile(r"\s+(?:[—–|·»]|::|-{1,2})\s+")
+# makeinfo's "Node (Manual)".
+_MANUAL_NAME = re.compile(r"\s*\([^()]*\)\Z")
+
+
 def _page_title(tree: Any | None, headings: list[tuple[int, str]]) -> str:
-    h1 = next((text for level, text in headings if level == 1), "")
-    if h1 or tree is None:
-        return h1
-    title = tree.find(".//title")
-    return _text(title) if title is not None else ""
+    """The ``<title>`` without its site's name (see :func:`_without_site_name`), else the
+    first ``<h1>``, else ``""``. The ``<title>`` first: it names the page, where the first
+    heading of a page that opens with its abstract is "Abstract"."""
+    titles = [] if tree is None else tree.xpath("//title[not(ancestor::svg)]")
+    title = _text(titles[0]) if titles else ""
+    if title:
+        generator = " ".join(tree.xpath("//meta[translate(@name, 'GENRATO', 'genrato')='generator']/@content"))
+        return _without_site_name(title, [text for _, text in headings], generator)
+    return next((text for level, text in headings if level == 1), "")
+
+
+def _without_site_name(title: str, headings: list[str], generator: str = "") -> str:
+    """``title`` less the name of the site it is part of: the part that is one of the
+    page's ``headings`` when there is one (``Packager | Install``), else all but the part
+    after the last separator (`` — ``, `` – ``, `` - ``, `` | ``, `` · ``, `` :: ``,
+    `` » ``), where documentation generators and most sites put their name; a Texinfo
+    page (``generator`` makeinfo or texi2any) less its ``(Manual)``."""
+    if generator.casefold().startswith(("makeinfo", "texi2any")):
+        title = _MANUAL_NAME.sub("", title) or title
+    cuts = list(_TITLE_SEPARATOR.finditer(title))
+    if not cuts:
+        return title
+    named = {" ".join(h.split()).casefold() for h in headings}
+    bounds = [0, *(i for m in cuts for i in (m.start(), m.end())), len(title)]
+    for i in range(0, len(bounds), 2):  # a run of parts that is a heading of the page
+        for j in range(len(bounds) - 1, i, -2):
+            if title[bounds[i]:bounds[j]].casefold() in named:
+                return title[bounds[i]:bounds[j]]
+    return title[:cuts[-1].start()]
+
+
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]]) -> str:
@@ -232,7 +277,8 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
         if not missing or not probe:
             continue
         for i in range(at, len(lines)):
-            if probe in " ".join(lines[i].split()):
+            if probe in (f"\n{_LIST_MARK.sub('', lines[i]).strip()}\n" if probe.startswith("\n")
+                         else " ".join(lines[i].split())):
                 block = [line for level, title in missing for line in (f"{'#' * level} {title}", "")]
                 lines[i:i] = block
                 present.update(title for _, title in missing)
@@ -241,9 +287,56 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
     return "\n".join(lines)
 
 
+def _restore_terms(text: str, terms: list[tuple[str, str]]) -> str:
+    """``text`` with the page's definition terms that an extractor dropped put back, each
+    as a line before the line that starts with its definition (with that line's list
+    mark). ``terms``: each term in page order, with its definition's first 40 characters
+    (``""`` when shorter than 15: too few to be found by). Lines are looked up, not
+    searched, so a page of many terms costs no more than its lines."""
+    lines = text.split("\n")
+    where: dict[str, list[int]] = {}  # a line's text without its list mark, and its start
+    for i, line in enumerate(lines):
+        plain = " ".join(_LIST_MARK.sub("", line).split())
+        where.setdefault(plain, []).append(i)
+        if len(plain) > 40:
+            where.setdefault(plain[:40], []).append(i)
+    inserts: list[tuple[int, str]] = []
+    at = 0  # terms are put back in page order: never before one already seen
+    for term, probe in terms:
+        here = _first_from(where.get(term, ()), at)
+        if here is None and probe:
+            here = _first_from(where.get(probe, ()), at)
+            if here is not None:
+                mark = _LIST_MARK.match(lines[here])
+                inserts.append((here, (mark.group(0) if mark else "") + term))
+        if here is not None:
+            at = here + 1
+    before = dict(inserts)  # (one term at most before a line: each term moves ``at`` past it)
+    return "\n".join(part for i, line in enumerate(lines)
+                     for part in ((before[i], line) if i in before else (line,)))
+
+
+def _first_from(indices: list[int] | tuple[()], at: int) -> int | None:
+    """The first of the sorted ``indices`` at ``at`` or after, or None."""
+    k = bisect_left(indices, at)
+    return indices[k] if k < len(indices) else None
+
+
+def _definition_terms(tree: Any) -> list[tuple[str, str]]:
+    """Each ``<dt>`` of the page, with the start of the ``<dd>`` after it (see
+    :func:`_restore_terms`)."""
+    terms = []
+    for dt in tree.iter("dt"):
+        dd = dt.getnext()
+        definition = _text(dd) if dd is not None and dd.tag == "dd" else ""
+        if term := _text(dt):
+            terms.append((term, definition[:40] if len(definition) >= 15 else ""))
+    return terms
+
+
 def _extracted(markdown: str, anchors: list[tuple[list[tuple[int, str]], str]], title: str,
-               filename: str, warnings: list[str]) -> Extracted:
-    text = _restore_headings(plain_markdown(markdown), anchors)
+               filename: str, warnings: list[str], terms: list[tuple[str, str]] | None = None) -> Extracted:
+    text = _restore_headings(_restore_terms(plain_markdown(markdown), terms or []), anchors)
     if not text.strip():
         raise UnreadableFile(NO_MAIN_TEXT)
     text = text.strip("\n") + "\n"
@@ -256,7 +349,8 @@ _BLOCKS = frozenset({"p", "li", "pre", "td", "th", "dd", "dt", "blockquote", "fi
 
 def _heading_anchors(tree: Any | None) -> list[tuple[list[tuple[int, str]], str]]:
     """The page's headings in order, grouped by the block of text that follows them (its
-    first 40 characters; ``""`` for headings that no text follows)."""
+    first 40 characters; a shorter definition term as ``"\\nterm\\n"``, to be found as a
+    line of its own; ``""`` for headings that no text follows)."""
     if tree is None:
         return []
     anchors: list[tuple[list[tuple[int, str]], str]] = []
@@ -268,6 +362,11 @@ def _heading_anchors(tree: Any | None) -> list[tuple[list[tuple[int, str]], str]
                 pending.append((int(tag[1]), title))
         elif pending and tag in _BLOCKS and len(probe := _text(element)) >= 15:
             anchors.append((pending, probe[:40]))
+            pending = []
+        elif pending and tag == "dt" and probe:
+            # A definition list's term is short: found only as a line of its own, as its few
+            # words could stand in any line before it.
+            anchors.append((pending, f"\n{probe}\n"))
             pending = []
     if pending:
         anchors.append((pending, ""))
@@ -295,11 +394,57 @@ def _prune(tree: Any, names: re.Pattern[str]) -> None:
     forms, ``<nav>``, ``<aside>``, ``<footer>``, a site ``<header>`` (one without the
     page's ``<h1>``), navigation and banner roles, hidden elements, and elements whose
     class or id matches ``names``."""
+    _drop_navigation_bars(tree)
     for element in list(tree.iter()):
         if element.getparent() is None:
             continue
         if not isinstance(element.tag, str) or _is_boilerplate(element, names):
             element.drop_tree()  # (its tail text, which is its parent's, stays)
+
+
+# A link to the next, previous or parent page, as generators mark them: makeinfo and
+# docbook-xsl give them an access key and a rel, in a bar without <nav> or a telling class
+# (Texinfo's "Next: ..., Previous: ..., Up: ... [Index]" line, DocBook's Prev/Home/Next tables).
+_NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "index", "contents", "start", "top",
+                              "home", "first", "last"})
+_NAVIGATION_BAR_CHARS = 300  # a bar's text: its links, labels and the titles of the pages they go to
+# Blocks only: a link in a sentence ("see <a rel=next>the next chapter</a>") is the sentence's.
+_BAR_TAGS = frozenset({"div", "p", "table", "ul", "ol", "header", "footer", "center"})
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _drop_navigation_bars(tree: Any) -> None:
+    """Empties, in place, bars of links to other pages: blocks whose links, two or more, all
+    go to the next, previous or parent page (or carry an access key), with no heading and
+    at most 300 characters of text. One walk, children before parents, so a page of many such
+    links costs no more than its tags."""
+    from lxml.etree import iterwalk
+
+    # element -> (characters of text, links, navigation links, headings), as text_content counts
+    counts: dict[Any, tuple[int, int, int, int]] = {}
+    bars: list[Any] = []
+    for _, element in iterwalk(tree, events=("end",)):
+        if not isinstance(element.tag, str):
+            continue
+        chars, links, navigation, headings = len(element.text or ""), 0, 0, 0
+        if element.tag == "a" and element.get("href") is not None:
+            links = 1
+            rels = set((element.get("rel") or "").lower().split())
+            navigation = int(element.get("accesskey") is not None or bool(rels & _NAVIGATION_RELS))
+        headings = int(element.tag in _HEADING_TAGS)
+        for child in element:
+            c = counts.get(child, (0, 0, 0, 0))
+            chars += c[0] + len(child.tail or "")
+            links, navigation, headings = links + c[1], navigation + c[2], headings + c[3]
+        counts[element] = (chars, links, navigation, headings)
+        if (element.tag in _BAR_TAGS and links >= 2 and links == navigation and not headings
+                and chars <= _NAVIGATION_BAR_CHARS):
+            bars.append(element)
+    for bar in bars:
+        # emptied rather than dropped, which costs as many steps as the bar has siblings
+        tail = bar.tail
+        bar.clear()
+        bar.tail = tail
 
 
 def _is_boilerplate(element: Any, names: re.Pattern[str]) -> bool:
@@ -339,7 +484,9 @@ def _page(data: bytes, warnings: list[str]) -> tuple[Any, str]:
     if tree is None:
         raise UnreadableFile(NO_MAIN_TEXT)
     _drop_permalinks(tree)
+    _drop_empty_anchors(tree)
     _collapse_whitespace(tree)
+    _flatten_code(tree)
     return tree, _page_title(tree, _page_headings(tree))
 
 
@@ -353,6 +500,46 @@ def _drop_permalinks(tree: Any) -> None:
     for link in tree.xpath("//a[starts-with(@href, '#')]"):
         if link.getparent() is not None and _PERMALINK_MARK.fullmatch(link.text_content()):
             link.drop_tree()  # (its tail text stays)
+
+
+def _drop_empty_anchors(tree: Any) -> None:
+    """Drops link targets that show nothing (``<a name="build"></a>``, as docbook-xsl puts
+    before every title): trafilatura lost the whole section after such a title."""
+    for anchor in tree.xpath("//a[not(@href) and (@name or @id) and not(*)]"):
+        if not (anchor.text or "").strip() and anchor.getparent() is not None:
+            anchor.drop_tree()  # (its tail text stays)
+
+
+# Inline code as generators write it: Sphinx's literal of <span class="pre"> words, with a
+# :file: placeholder in <em>; DocBook's <code class="filename"> with <em class="replaceable">;
+# Texinfo's <samp class="file"> with <var>.
+_CODE_TAGS = frozenset({"code", "samp", "kbd", "var", "tt"})
+
+
+def _flatten_code(tree: Any) -> None:
+    """Every preformatted block and every outermost inline code element as its text alone,
+    in place. What is nested in them is emphasis inside code, which a browser shows as
+    the same characters in their order, but which trafilatura moves out of place
+    (``python3.<em>Y</em>`` became ``python3.`` and a ``Y`` later in the sentence) and
+    writes as ``**`` inside code, where it cannot be told from the code's own."""
+    stack = [tree]
+    while stack:
+        element = stack.pop()
+        if not isinstance(element.tag, str):
+            continue
+        if element.tag not in _PREFORMATTED and element.tag not in _CODE_TAGS:
+            stack.extend(element)
+            continue
+        if (element.tag in _PREFORMATTED and len(element) == 1 and element[0].tag == "code"
+                and not (element.text or "").strip()):
+            element = element[0]  # (<pre><code> is how Markdown renderers write a code block: kept)
+        if len(element):  # (what is inside is not walked: it becomes text here)
+            for br in element.iter("br"):  # (Docusaurus ends each line of a code block with <br>)
+                br.tail = "\n" + (br.tail or "")
+            text = element.text_content()
+            for child in list(element):
+                element.remove(child)
+            element.text = text
 
 
 def _collapse_whitespace(tree: Any) -> None:
@@ -390,6 +577,9 @@ class HtmlReader:
         tree, title = _page(data, warnings)
         _prune(tree, _UNMISTAKABLE_NAME)
         anchors = _heading_anchors(tree)  # (after pruning: a sidebar's heading is not put back)
+        # trafilatura drops a block whose text reads like a share button ("Mail", "Print",
+        # "PDF"): a definition term so dropped is put back
+        terms = _definition_terms(tree)
         body = tree.find("body")
         if not _text(body if body is not None else tree):
             # Nothing but boilerplate: trafilatura would fall back to the <title>.
@@ -398,7 +588,7 @@ class HtmlReader:
             tree, output_format="markdown", include_tables=True, include_formatting=True,
             include_comments=False, include_links=False, include_images=False, favor_recall=True,
             deduplicate=False, config=_trafilatura_config())
-        return _extracted(markdown or "", anchors, title, filename, warnings)
+        return _extracted(markdown or "", anchors, title, filename, warnings, terms)
 
 
 _CONFIG: Any = None

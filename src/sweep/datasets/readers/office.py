@@ -1,5 +1,8 @@
 """Word, PowerPoint and Excel files (DOCX, PPTX, XLSX) as Markdown, with markitdown.
 
+A Word file's title is its first paragraph in Word's Title style, else the title of its
+properties, else its first heading, else the file's name.
+
 markitdown turns Word heading styles into ``#`` lines, lists into list items and
 tables into Markdown tables, which is what ``chunk=markdown`` and heading
 prefixes need; slides become sections with the slide's title as heading, and
@@ -47,7 +50,7 @@ __all__ = ["OFFICE_FORMATS", "OfficeReader"]
 #: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
 OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
 
-_RECIPE = 4
+_RECIPE = 5
 _BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Where markitdown starts a slide's text.
@@ -95,7 +98,8 @@ class OfficeReader:
         if not text.strip():
             raise UnreadableFile(f"no text: the {label} file holds no text")
         headings = markdown_headings(text)
-        title = (_core_title(archive) or next((h.title for h in headings if h.level == 1), "")
+        styled = _title_paragraph(zipfile.ZipFile(io.BytesIO(data))) if self.fmt == "docx" else ""
+        title = (styled or _core_title(archive) or next((h.title for h in headings if h.level == 1), "")
                  or PurePath(filename).stem)
         return Extracted(text=text, title=title, headings=headings, pages=pages, warnings=tuple(warnings))
 
@@ -220,6 +224,43 @@ def _slides(markdown: str) -> tuple[str, tuple[tuple[int, int], ...]]:
         offset += len(text)
     text = "".join(parts)
     return (text + "\n" if text.strip() else ""), tuple(pages)
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+#: How far into a Word file its title paragraph is looked for: a title opens the document,
+#: maybe after a few empty lines; a Title-styled line further on is a divider.
+_TITLE_WITHIN = 50
+
+
+def _title_paragraph(archive: zipfile.ZipFile) -> str:
+    """The text of a Word file's first paragraph in Word's Title style among its first
+    paragraphs, or ``""``. The style is known by its name, "Title", which Word writes in
+    English whatever the language of its menus; its id may be another word ("Titel")."""
+    from lxml import etree
+
+    try:
+        # (entities are never expanded, nothing is fetched; the part's size is within the limits)
+        styles = etree.fromstring(archive.read("word/styles.xml"), etree.XMLParser(
+            resolve_entities=False, no_network=True, huge_tree=True))
+    except (KeyError, etree.XMLSyntaxError):
+        return ""
+    ids = {style.get(f"{_W}styleId") for style in styles.iter(f"{_W}style")
+           if (name := style.find(f"{_W}name")) is not None and (name.get(f"{_W}val") or "").casefold() == "title"}
+    if not ids:
+        return ""
+    try:
+        with archive.open("word/document.xml") as part:
+            for n, (_, paragraph) in enumerate(etree.iterparse(part, tag=f"{_W}p", resolve_entities=False,
+                                                                no_network=True, huge_tree=True)):
+                style = paragraph.find(f"{_W}pPr/{_W}pStyle")
+                if style is not None and style.get(f"{_W}val") in ids:
+                    return " ".join("".join(t.text or "" for t in paragraph.iter(f"{_W}t")).split())
+                if n >= _TITLE_WITHIN:
+                    break
+                paragraph.clear()
+    except (KeyError, etree.XMLSyntaxError):
+        return ""
+    return ""
 
 
 def _core_title(archive: zipfile.ZipFile) -> str:

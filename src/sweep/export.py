@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.commands import CommandParser
+from sweep.chunking.frameworks import FRAMEWORKS, install_hint
 from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
 from sweep.core.files import write_text_atomic
 from sweep.core.messages import visible
@@ -194,8 +195,9 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         try:
             splitter = runpy.run_path(str(trial))["splitter"]
         except ImportError as e:
-            raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed: "
-                              "pip install 'sweep[frameworks]'") from None
+            hint = f": {install_hint(FRAMEWORKS[kind])}" if FRAMEWORKS.get(kind) else ""
+            raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed"
+                              f"{hint}") from None
         except (Exception, SystemExit) as e:  # it cannot build the splitter the setting names
             raise ExportError(f"job {chosen.row.job}: the {kind} module fails to build its "
                               f"splitter: {type(e).__name__}: {e}") from None

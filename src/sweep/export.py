@@ -27,7 +27,7 @@ from sweep.datasets.loading import load_dataset
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml, rerun_notes, sweep_configs
-from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
+from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module, sweep_command
 from sweep.exporting.selection import Chosen, ExportError, choose
 from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
@@ -206,13 +206,18 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
     name = "this splitter"
     warning = []
     if not agreement.close:
+        # the preset that builds this very splitter class (TokenTextSplitter is
+        # chunk=langchain_token, not chunk=langchain)
+        score = ("" if rendered.target is None else
+                 "; to score this splitter, sweep it: python -m sweep "
+                 f"{sweep_command(CONF_DIR / 'chunk', rendered.framework, rendered.target)} "
+                 "with its arguments as chunk.splitter.* overrides")
         warning = [f"WARNING: this is not the chunking sweep scored ({100 * agreement.share:.0f}% "
                    "of its chunks are the same), so the sweep's numbers do not carry over. To "
-                   "deploy what was scored, export --to sweep (sweep's own chunker); to score "
-                   f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
+                   f"deploy what was scored, export --to sweep (sweep's own chunker){score}."]
     warning += _prefix_warning(chosen, kind) + _design_warning(chosen)
     header = [*_header(chosen), f"It defines `splitter`: {rendered.what}.",
-              *agreement.lines(name), *warning]
+              *agreement.lines(name), *rendered.notes, *warning]
     write_text_atomic(out, _comment(header) + rendered.source)
     print(f"wrote {visible(out)}: {rendered.what}; identical chunks on {agreement.identical} of "
           f"{agreement.n_documents} documents, {100 * agreement.share:.0f}% of chunks the same")

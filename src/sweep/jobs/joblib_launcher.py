@@ -46,7 +46,8 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
                                                             TerminatedWorkerError)
     except ImportError:
         raise ImportError("hydra/launcher=joblib needs Hydra's joblib launcher: "
-                          "pip install 'sweep[joblib]'") from None
+                          "pip install hydra-joblib-launcher (in sweep's checkout: "
+                          'pip install -e ".[joblib]")') from None
 
     setup_globals()
     assert launcher.config is not None and launcher.task_function is not None

@@ -248,9 +248,10 @@ def test_a_jobs_encode_times_are_measured_once_per_sweep_folder_with_the_cache_o
     assert other.encoded  # another embedder is timed on its own
 
 
-def test_runtime_retime_is_off_by_default_and_must_be_true_or_false():
-    assert retime_wanted(_tiny()) is False and retime_wanted(_tiny("runtime.retime=true")) is True
-    with pytest.raises(ConfigError, match="runtime.retime must be true or false, got 'yes'"):
+def test_runtime_retime_is_auto_by_default_and_must_be_true_false_or_auto():
+    assert retime_wanted(_tiny()) is None and retime_wanted(_tiny("runtime.retime=true")) is True
+    assert retime_wanted(_tiny("runtime.retime=false")) is False
+    with pytest.raises(ConfigError, match="runtime.retime must be true, false or auto, got 'yes'"):
         retime_wanted(_tiny("runtime.retime=yes"))
 
 

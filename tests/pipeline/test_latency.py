@@ -199,7 +199,7 @@ class TimingEmbedder:
     def encode_query(self, text):
         self.encoded.append(text)
 
-    def query_encode_ms(self, texts, *, retime=False):
+    def query_encode_ms(self, texts, *, retime=None):
         if self.root is None:
             return None
         return CachedEncodeTimes(self.root, _namespace(identity=self.identity), "m"
@@ -240,14 +240,16 @@ UNKNOWN = Conditions()
 
 
 @pytest.mark.parametrize("kept,now,retime,expected", [
-    (BUSY, IDLE, False, True),  # measured under load, idle now: measured again
-    (IDLE, IDLE, False, False),  # measured idle: kept
-    (IDLE, BUSY, False, False),
-    (BUSY, BUSY, False, False),  # a busy machine now would only give another slow figure
-    (UNKNOWN, IDLE, False, True),  # kept before the load was recorded: it may have been busy
-    (UNKNOWN, BUSY, False, False),
+    (BUSY, IDLE, None, True),  # measured under load, idle now: measured again
+    (IDLE, IDLE, None, False),  # measured idle: kept
+    (IDLE, BUSY, None, False),
+    (BUSY, BUSY, None, False),  # a busy machine now would only give another slow figure
+    (UNKNOWN, IDLE, None, True),  # kept before the load was recorded: it may have been busy
+    (UNKNOWN, BUSY, None, False),
     (IDLE, IDLE, True, True),  # runtime.retime=true
     (IDLE, BUSY, True, True),
+    (BUSY, IDLE, False, False),  # runtime.retime=false: a warm rerun loads no model
+    (UNKNOWN, IDLE, False, False),
 ])
 def test_the_retime_rule(kept, now, retime, expected):
     assert needs_retime(kept, now, retime) is expected
@@ -294,6 +296,11 @@ def test_a_cached_time_measured_under_load_is_measured_again_when_the_machine_is
     assert measured == 0
     _, measured = store().get_or_measure(["q1", "q2"], encoded.append, retime=True)
     assert measured == 2
+    clock.conditions = BUSY
+    store().get_or_measure(["q1", "q2"], encoded.append)
+    clock.conditions = IDLE
+    _, measured = store().get_or_measure(["q1", "q2"], encoded.append, retime=False)
+    assert measured == 0  # runtime.retime=false keeps even a figure measured under load
 
 
 def test_a_cached_time_kept_before_conditions_were_recorded_still_reads(tmp_path):

@@ -146,10 +146,11 @@ def identity_of(embedder: object) -> str | None:
 @runtime_checkable
 class TimesQueries(Protocol):
     """An embedder that keeps its fresh-encode time per query (ms), with when and under
-    what load it was measured, where a rerun finds it (``retime``: measure them again);
-    None when it has nowhere to keep them."""
+    what load it was measured, where a rerun finds it (``retime``: when to measure them
+    again, :func:`sweep.core.timing.needs_retime`); None when it has nowhere to keep them."""
 
-    def query_encode_ms(self, texts: Sequence[str], *, retime: bool = False) -> Timed | None: ...
+    def query_encode_ms(self, texts: Sequence[str], *,
+                        retime: bool | None = None) -> Timed | None: ...
 
 
 @runtime_checkable

@@ -123,12 +123,13 @@ def conditions_now() -> Conditions:
     return Conditions(at, load, _cpus())
 
 
-def needs_retime(kept: Conditions, now: Conditions, retime: bool = False) -> bool:
-    """Whether a kept timing is taken again: when asked (``runtime.retime``), or when it
-    was taken under load, or under unknown load, and the machine is not under load now
-    (timing it again on a busy machine would only replace one slow figure by another)."""
-    if retime:
-        return True
+def needs_retime(kept: Conditions, now: Conditions, retime: bool | None = None) -> bool:
+    """Whether a kept timing is taken again: as ``runtime.retime`` says (true: always;
+    false: never), else (None, ``auto``) when it was taken under load, or under unknown
+    load, and the machine is not under load now (timing it again on a busy machine would
+    only replace one slow figure by another)."""
+    if retime is not None:
+        return retime
     return kept.busy is not False and now.busy is False
 
 

@@ -579,12 +579,13 @@ class SentenceTransformerEmbedder:
         vec = self._encoder()([self.query_prefix + text])
         return np.ascontiguousarray(np.asarray(vec, dtype=np.float32).reshape(1, -1))
 
-    def query_encode_ms(self, texts: Sequence[str], *, retime: bool = False) -> Timed | None:
+    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None
+                        ) -> Timed | None:
         """Fresh-encode time (ms) of each query, as :meth:`encode_query` pays it with a
         warm model, and when and under what load it was measured; read from the cache when
         this embedder timed the query before on this device, thread count and CPU, so a
-        warm rerun loads no model for its latency columns (``retime``: timed again). None
-        when the cache is off."""
+        warm rerun loads no model for its latency columns (``retime``: as
+        :func:`sweep.core.timing.needs_retime` says). None when the cache is off."""
         if self._cache_root is None:
             return None
         texts = self._check_texts(texts)

@@ -11,7 +11,8 @@ again; a new query, another thread count or another machine is measured anew.
 Each time is kept with when it was measured and the machine's load then
 (:class:`sweep.core.timing.Conditions`), in ``timings/<namespace id>.json``: a time
 measured under load is measured again once the machine is idle, and every one is
-measured again with ``runtime.retime=true`` or after ``sweep.cache clear --timings``.
+measured again with ``runtime.retime=true`` or after ``sweep.cache clear --timings``
+(``runtime.retime=false``: never measured again, for reruns that must load no model).
 Times kept before the conditions were recorded (one-column entries of the embedding
 cache) are still read, as measured at an unknown time.
 """
@@ -83,7 +84,7 @@ class CachedEncodeTimes:
         self._now = now
 
     def get_or_measure(self, texts: Sequence[str], encode: Callable[[str], object], *,
-                       retime: bool = False) -> tuple[Timed, int]:
+                       retime: bool | None = None) -> tuple[Timed, int]:
         """(the times per text and their worst conditions, how many were measured now):
         kept times are read, the others (and those :func:`needs_retime` says are stale)
         timed one at a time with ``encode`` and kept."""
@@ -108,9 +109,10 @@ class CachedEncodeTimes:
     def _key(self, text: str) -> str:
         return cache_key(self.namespace, text).hex()
 
-    def _stale(self, texts: list[str], entries: dict, retime: bool) -> list[int]:
-        """Indices of the texts to time: not kept, or kept under load (or under unknown
-        load) while the machine is idle now; all with ``retime``. A cache that cannot be
+    def _stale(self, texts: list[str], entries: dict, retime: bool | None) -> list[int]:
+        """Indices of the texts to time: not kept, or kept but stale (:func:`needs_retime`:
+        measured under load, or under unknown load, while the machine is idle now; all of
+        them with ``retime`` true, none with false). A cache that cannot be
         written keeps its times: one timed again could not be kept."""
         missing = [i for i, t in enumerate(texts) if self._key(t) not in entries]
         if not missing and not cachedirs.check_writable("embedding", self.root):

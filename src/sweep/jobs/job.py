@@ -102,11 +102,14 @@ def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
     return node
 
 
-def retime_wanted(cfg: DictConfig) -> bool:
-    """``runtime.retime``: the latency columns' kept encode times are measured again."""
-    value = OmegaConf.select(cfg, "runtime.retime", default=False)
+def retime_wanted(cfg: DictConfig) -> bool | None:
+    """``runtime.retime``: whether the latency columns' kept encode times are measured
+    again: true, false, or None for ``auto`` (sweep.core.timing.needs_retime)."""
+    value = OmegaConf.select(cfg, "runtime.retime", default="auto")
+    if value is None or value == "auto":
+        return None
     if not isinstance(value, bool):
-        raise ConfigError(f"runtime.retime must be true or false, got {value!r}")
+        raise ConfigError(f"runtime.retime must be true, false or auto, got {value!r}")
     return value
 
 

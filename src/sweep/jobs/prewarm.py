@@ -117,8 +117,9 @@ class _Group:
     embedders: list[Any] = field(default_factory=list)
     #: The queries whose fresh-encode time the latency columns need (sweep.pipeline.latency).
     latency_queries: list[str] = field(default_factory=list)
-    #: runtime.retime: the kept encode times are measured again (once, for the whole sweep).
-    retime: bool = False
+    #: runtime.retime of the group's settings (sweep.jobs.job.retime_wanted): true wins,
+    #: then auto (None), then false.
+    retime: bool | None = False
 
 
 def _compose(config_name: str, overrides: Sequence[str],
@@ -179,7 +180,9 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         group.docs.update(dict.fromkeys(c.embedding_input for c in chunks))
         group.queries.update(dict.fromkeys(q.query for q in dataset.queries))
         group.settings += 1
-        group.retime = group.retime or retime_wanted(cfg)
+        retime = retime_wanted(cfg)
+        if retime is True or (retime is None and group.retime is False):
+            group.retime = retime
         limit = int(OmegaConf.select(cfg, "eval.latency_queries", default=0) or 0)
         if limit > len(group.latency_queries):
             texts = [q.query for q in dataset.queries]

@@ -90,14 +90,15 @@ def search_times(queries: Sequence[str], vectors: np.ndarray | None, retriever: 
     return per_call_ms(list(queries), once)
 
 
-def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool = False
+def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool | None = None
                      ) -> Callable[[Sequence[str]], Timed] | None:
     """Where a sweep's settings get their encode times: the embedder's cache, else the
     sweep folder (the first setting to need them measures them); None for an embedder
     without an identity (each setting measures its own). ``retime`` (``runtime.retime``):
-    the kept times are measured again, once for the whole sweep: the first setting
+    true, the kept times are measured again, once for the whole sweep: the first setting
     measures them (into the embedder's cache too) and the sweep folder keeps them for
-    the others."""
+    the others; false, a kept time is never measured again; None (``auto``), as
+    :func:`sweep.core.timing.needs_retime` says."""
     identity = identity_of(embedder)
     if not identity:
         return None
@@ -110,10 +111,12 @@ def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool = False
 
     def times(texts: Sequence[str]) -> Timed:
         if keeps and not retime:
-            timed = embedder.query_encode_ms(texts)
+            timed = embedder.query_encode_ms(texts, retime=retime)
             if timed is not None:
                 return timed
-        return store.get_or_measure(identity, texts, measure)
+        # The sweep folder is new, so with retime true its entries are this sweep's own.
+        return store.get_or_measure(identity, texts, measure,
+                                    retime=False if retime is False else None)
 
     return times
 
@@ -141,7 +144,8 @@ class EncodeTimes:
         return data if isinstance(data, dict) else {}
 
     def get_or_measure(self, identity: str, texts: Sequence[str],
-                       measure: Callable[[list[str]], Timed]) -> Timed:
+                       measure: Callable[[list[str]], Timed], *,
+                       retime: bool | None = None) -> Timed:
         texts = list(texts)
         if not texts:
             return Timed(np.zeros(0), Conditions())
@@ -153,7 +157,7 @@ class EncodeTimes:
                 ms = np.asarray(entry.get("ms", []), dtype=np.float64)
                 kept = Conditions.from_dict(entry.get("conditions"))
                 if (ms.shape == (len(texts),) and np.all(np.isfinite(ms))
-                        and not needs_retime(kept, self._now())):
+                        and not needs_retime(kept, self._now(), retime)):
                     return Timed(ms, kept)
             timed = measure(texts)
             log.info("query encode, one at a time with a warm model, over %d queries: "

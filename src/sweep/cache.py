@@ -1,7 +1,9 @@
 """``python -m sweep.cache info|clear``: show the embedding cache, or clear it.
 
-The cache folder also keeps the report pictures drawn before (``figures/``); ``info``
-counts them and ``clear`` without ``--namespace`` deletes them too.
+The cache folder also keeps the report pictures drawn before (``figures/``) and the
+query encode times of the latency columns (``timings/``); ``info`` counts them and
+``clear`` without ``--namespace`` deletes them too. ``clear --timings`` deletes only
+the encode times, so the next sweep measures them again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.embedding.cache import (CacheError, cache_info, clear_cache, default_cache_dir,
                                    describe_namespace, human_bytes, namespace_dirname)
+from sweep.embedding.encode_times import clear_timings, count_timings
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 
 
@@ -24,6 +27,7 @@ def _info(root: Path, as_json: bool) -> int:
     info = cache_info(root)
     n_pictures, picture_bytes = FigureCache(root / FIGURES_DIR).size()
     info["figures"] = {"files": n_pictures, "bytes": picture_bytes}
+    info["timings"] = count_timings(root)
     if as_json:
         print(json.dumps(info, indent=2))
         return 0
@@ -33,6 +37,9 @@ def _info(root: Path, as_json: bool) -> int:
     for ns in info["namespaces"]:
         print(f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
               f"dim={ns['dim']}  {describe_namespace(ns)}")
+    if info["timings"]:
+        print(f"query encode times (latency columns) kept for {info['timings']} embedder(s); "
+              "`clear --timings` has them measured again")
     if n_pictures:
         print(f"report pictures drawn before: {n_pictures}  "
               f"size: {human_bytes(info['figures']['bytes'])}  ({root / FIGURES_DIR})")
@@ -60,9 +67,22 @@ def _clear(root: Path, namespace: str | None, yes: bool) -> int:
     removed = clear_cache(root, namespace)
     print(f"cleared {removed['entries']} entries ({human_bytes(removed['bytes'])}) from {root}")
     if namespace is None:
+        timed = clear_timings(root)
+        if timed:
+            print(f"cleared the query encode times of {timed} embedder(s)")
         files, size = FigureCache(root / FIGURES_DIR).clear()
         if files:
             print(f"cleared {files} report pictures ({human_bytes(size)})")
+    return 0
+
+
+def _clear_timings(root: Path) -> int:
+    n = clear_timings(root)
+    if n:
+        print(f"cleared the query encode times of {n} embedder(s): the next sweep measures "
+              "them again")
+    else:
+        print(f"no query encode times kept in {root}")
     return 0
 
 
@@ -74,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     clear = sub.add_parser("clear", help="delete cached embeddings")
     clear.add_argument("--namespace", help="only this namespace (id shown by `info`)")
     clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    clear.add_argument("--timings", action="store_true",
+                       help="only the query encode times of the latency columns: the next "
+                            "sweep measures them again (no confirmation asked)")
     for p in (info, clear):
         p.add_argument("--dir", default=str(default_cache_dir()), help="cache directory (default: %(default)s)")
     a = ap.parse_args(argv)
@@ -82,7 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     def call() -> int:
         if root.exists() and not root.is_dir():
             raise CacheError(f"{root}: not a directory")
-        return _info(root, a.json) if a.command == "info" else _clear(root, a.namespace, a.yes)
+        if a.command == "info":
+            return _info(root, a.json)
+        if a.timings:
+            if a.namespace is not None:
+                raise CacheError("--timings and --namespace cannot be combined")
+            return _clear_timings(root)
+        return _clear(root, a.namespace, a.yes)
     return run_with_exits("sweep.cache", call, {(CacheError, OSError): BAD_INPUT})
 
 

@@ -52,6 +52,10 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
         assert int(r["n_vectors"]) == int(r["n_chunks"]) and int(r["index_bytes"]) >= 384 * 4 * int(r["n_chunks"])
         assert int(r["embed_tokens"]) > int(r["n_chunks"])
         assert 0 < float(r["latency_p50_ms"]) <= float(r["latency_p95_ms"])
+        # When and under what load the latency was measured; the job's own peak memory
+        # (the model alone holds more than 100 MB).
+        assert r["latency_measured_at"].startswith("20") and int(r["latency_cpus"]) >= 1
+        assert float(r["latency_load"]) >= 0 and float(r["peak_rss_mb"]) > 100
     # Smaller chunks with overlap make more chunks; the table must show that.
     assert int(rows[1]["n_chunks"]) > int(rows[0]["n_chunks"]) > int(rows[2]["n_chunks"])
     # Queries: 7, one unanswerable (excluded everywhere), one doc-level only (excluded at span).
@@ -62,6 +66,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     assert md.count("\n| 32 ") + md.count("\n| 64 ") == 4
     costs = md[md.index("## What each setting costs"):md.index("## Chunk health")]
     assert "latency p50 ms" in costs and costs.count("\n| size=") == 4
+    assert "latency measured 20" in costs and "CPU" in costs and "peak MB" in costs
     health = md[md.index("## Chunk health"):]
     assert "mid-sentence %" in health and health.count("\n| size=") == 4
     assert "span recall@5" in proc.stdout and str(sweep_dir) in proc.stdout
@@ -91,6 +96,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     assert "Each type on its own metric" in (sweep_dir / "by_type.md").read_text()
     assert "two-hop@5" in (sweep_dir / "worst_queries.md").read_text()
     html = (sweep_dir / "report.html").read_text(encoding="utf-8")
+    assert "latency measured 20" in html and "peak MB" in html
     assert "Retrieval diagnostics" in html and (sweep_dir / "plots" / "top_score.png").exists()
     for job in range(4):
         assert (sweep_dir / str(job) / "resolved_config.yaml").exists()

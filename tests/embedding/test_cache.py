@@ -394,15 +394,28 @@ def test_cli_errors_are_one_line(tmp_path):
     assert "Traceback" not in res.stderr
 
 
-def test_info_names_a_namespace_of_query_encode_times(tmp_path):
+def test_info_counts_query_encode_times_and_clear_timings_deletes_only_them(tmp_path):
     from sweep.embedding.cache import describe_namespace
     from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 
-    CachedEncodeTimes(tmp_path, timing_namespace('{"model": "m"}', "cpu", 4), "my-model"
-                      ).get_or_measure(["q"], lambda text: None)
-    (ns,) = cache_info(tmp_path)["namespaces"]
-    assert ns["dim"] == 1 and ns["entries"] == 1
-    assert describe_namespace(ns) == "my-model query encode times (ms) on cpu, 4 thread(s)"
+    ns = timing_namespace('{"model": "m"}', "cpu", 4)
+    legacy = timing_namespace('{"model": "old"}', "cpu", 4)
+    CachedEncodeTimes(tmp_path, ns, "my-model").get_or_measure(["q"], lambda text: None)
+    # Times an earlier version kept: a one-column namespace of the embedding cache.
+    EmbeddingCache(tmp_path, legacy, dim=1, meta={"model": "old-model", "kind": "query_encode_ms"}
+                   ).put_many(["q"], np.array([[5.0]]))
+    EmbeddingCache(tmp_path, "vectors").put_many(["kept"], vectors_for(["kept"]))
+    (old,) = [n for n in cache_info(tmp_path)["namespaces"] if n["dim"] == 1]
+    assert describe_namespace(old) == "old-model query encode times (ms) on cpu, 4 thread(s)"
+    info = json.loads(_cli("info", "--dir", str(tmp_path), "--json").stdout)
+    assert info["timings"] == 2
+    res = _cli("clear", "--dir", str(tmp_path), "--timings")
+    assert res.returncode == 0 and "query encode times of 2 embedder(s)" in res.stdout
+    assert json.loads(_cli("info", "--dir", str(tmp_path), "--json").stdout)["timings"] == 0
+    assert EmbeddingCache(tmp_path, "vectors").get_many(["kept"])[1].all()  # vectors stay
+    encoded = []
+    _, measured = CachedEncodeTimes(tmp_path, ns, "my-model").get_or_measure(["q"], encoded.append)
+    assert measured == 1  # measured again
 
 
 # -- a cache that cannot be written: read, not written, said once ------------------------------
@@ -468,14 +481,16 @@ def test_query_encode_times_of_a_warm_read_only_cache_are_read_without_the_lock(
 
     first, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(queries, encode)
     assert measured == 2
-    first = first.astype(np.float32)  # as the cache keeps them
+    first = first.ms.astype(np.float32)
     (root / LOCK_NAME).unlink()  # a cache copied without it, or shared read-only as it came
     with read_only(root), caplog.at_level(logging.WARNING):
         times, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(queries, encode)
+        times = times.ms
         assert measured == 0 and times.astype(np.float32).tolist() == first.tolist()
         # A new query is timed now and kept in memory; the warning is the cache's one line.
         times, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(
             queries + ["a new question"], encode)
+        times = times.ms
         assert measured == 1 and times[:2].astype(np.float32).tolist() == first.tolist()
         assert times[2] > 0
     (warning,) = _warnings(caplog)

@@ -19,7 +19,7 @@ from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch
 from sweep.pipeline.latency import encode_times_for
 from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_dataset,
-                            run_job, save_failed_row, scoring_config)
+                            retime_wanted, run_job, save_failed_row, scoring_config)
 from sweep.store.row import Row
 from sweep.store.traces import read_traces
 
@@ -235,17 +235,24 @@ def test_a_jobs_encode_times_are_measured_once_per_sweep_folder_with_the_cache_o
     assert encode_times_for(HashEmbedder(), tmp_path) is None  # no identity: nothing shared
     emb = HashEmbedder(identity="fake-1")
     times = encode_times_for(emb, tmp_path)
-    got = times(["a question", "another one"])
+    got = times(["a question", "another one"]).ms
     assert got.shape == (2,) and np.all(got >= 0)
     n = len(emb.encoded)
     assert n >= 2 and {"a question", "another one"} <= set(emb.encoded)
     again = encode_times_for(HashEmbedder(identity="fake-1"), tmp_path)(["a question",
-                                                                        "another one"])
+                                                                        "another one"]).ms
     np.testing.assert_allclose(again, got, atol=1e-3)  # read back, not measured again
     assert BUILT[-1].encoded == []
     other = HashEmbedder(identity="fake-2")
     encode_times_for(other, tmp_path)(["a question"])
     assert other.encoded  # another embedder is timed on its own
+
+
+def test_runtime_retime_is_auto_by_default_and_must_be_true_false_or_auto():
+    assert retime_wanted(_tiny()) is None and retime_wanted(_tiny("runtime.retime=true")) is True
+    assert retime_wanted(_tiny("runtime.retime=false")) is False
+    with pytest.raises(ConfigError, match="runtime.retime must be true, false or auto, got 'yes'"):
+        retime_wanted(_tiny("runtime.retime=yes"))
 
 
 # --------------------------------------------------------------------------- run_job

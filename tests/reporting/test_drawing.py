@@ -135,3 +135,20 @@ def test_top_score_histograms_count_questions_not_densities():
     assert ax.get_ylabel() == "questions"
     heights = [p.get_height() for p in ax.patches]
     assert sum(heights) == 43 and all(float(h).is_integer() for h in heights)
+
+
+def test_a_tie_near_the_top_is_drawn_in_nearly_the_same_colour():
+    # 0.959 and 1.000 once drew full purple and full yellow: the scale was their min and max.
+    fig = heatmap_figure([Cell("", 128, 0, 0.959, 0.90, 1.0), Cell("", 256, 0, 1.0, 0.95, 1.0)],
+                         title="t")
+    image = fig.axes[0].images[0]
+    a, b = (np.array(image.cmap(image.norm(v))) for v in (0.959, 1.0))
+    assert np.abs(a - b).max() < 0.1
+    assert (image.norm.vmin, image.norm.vmax) == (0.0, 1.0)
+
+
+def test_values_outside_0_1_are_scaled_to_their_intervals():
+    from sweep.reporting.drawing import colour_range
+
+    assert colour_range([Cell("", 1, 0, 2.0, 1.5, 2.5), Cell("", 2, 0, 3.0, 2.8, 3.4)]) == (1.5, 3.4)
+    assert colour_range([Cell("", 1, 0, 0.2), Cell("", 2, 0, 0.3)]) == (0.0, 1.0)

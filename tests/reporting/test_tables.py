@@ -88,7 +88,7 @@ def test_the_cost_table_has_a_line_per_ok_setting_and_a_dash_for_what_was_not_me
     rep = build_report(tmp_path)
     df = cost_frame(rep)
     assert list(df.columns) == ["setting", "vectors", "index MB", "embed tokens", "tok@5",
-                                "latency p50 ms", "latency p95 ms"]
+                                "latency p50 ms", "latency p95 ms", "peak MB"]
     assert len(df) == 2 and list(df["tok@5"]) == ["640", "1280"]
     # The synthetic rows measured no latency and built no index: shown as a dash, not 0 or nan.
     assert set(df["latency p50 ms"]) == {"–"} and set(df["index MB"]) == {"–"}
@@ -184,3 +184,35 @@ def test_every_table_says_its_p_is_holm_adjusted_over_the_comparisons_with_the_b
         "up to 5 times smaller.")
     for text in (results_markdown(rep), render_html(rep, [])):
         assert said in text and why in text
+
+
+def _timed(row, **stats):
+    row.with_stats(latency_p50_ms=5.6, latency_p95_ms=7.0, **stats).save(row.path)
+
+
+def test_latency_says_when_and_under_what_load_it_was_measured_and_marks_a_busy_figure(tmp_path):
+    from sweep.reporting.html import render_html
+    from sweep.reporting.tables import LOAD_MARK, cost_frame, results_markdown
+
+    _timed(make_job(tmp_path, 0, 128, 0, base()), latency_measured_at="2026-12-05T13:40:00+00:00",
+           latency_load=0.3, latency_cpus=2, peak_rss_mb=1234.4)
+    _timed(make_job(tmp_path, 1, 256, 0, base(seed=1)),
+           latency_measured_at="2026-12-05T13:52:10+00:00", latency_load=6.5, latency_cpus=2)
+    rep = build_report(tmp_path)
+    df = cost_frame(rep)
+    assert list(df["latency p50 ms"]) == ["5.6", f"5.6 {LOAD_MARK}"]  # only the busy one marked
+    assert list(df["peak MB"]) == ["1234", "–"]
+    md = results_markdown(rep)
+    assert "latency measured 2026-12-05 13:40–13:52 UTC, 1-minute load 0.3–6.5 on 2 CPUs" in md
+    assert f"{LOAD_MARK} measured under load" in md and "runtime.retime=true" in md
+    html = render_html(rep, [])
+    assert "latency measured 2026-12-05 13:40–13:52 UTC" in html and "measured under load" in html
+
+
+def test_latency_of_a_row_saved_before_its_conditions_were_recorded_is_of_an_unknown_time(tmp_path):
+    from sweep.reporting.tables import LOAD_MARK, cost_frame, results_markdown
+
+    _timed(make_job(tmp_path, 0, 128, 0, base()))
+    rep = build_report(tmp_path)
+    assert list(cost_frame(rep)["latency p50 ms"]) == ["5.6"] and LOAD_MARK not in results_markdown(rep)
+    assert "latency measured at an unknown time" in results_markdown(rep)

@@ -102,3 +102,19 @@ def test_jobs_that_started_and_saved_no_row_are_unfinished(tmp_path):
     (tmp_path / "plots").mkdir()
     assert unfinished_jobs(tmp_path) == (3, 12)
     assert unfinished_jobs(tmp_path / "nowhere") == ()
+
+
+def test_a_row_saved_before_latency_conditions_and_peak_memory_were_recorded_still_reads(tmp_path):
+    from sweep.core.timing import Conditions
+
+    row = make_job(tmp_path, 0, 128, 0, base()).with_stats(
+        latency_p50_ms=5.6, latency_measured_at="2026-12-05T13:40:00+00:00", latency_load=0.3,
+        latency_cpus=2, peak_rss_mb=900.5)
+    data = json.loads(row.to_json())
+    assert Row.from_json(json.dumps(data)).stats.latency_conditions == Conditions(
+        "2026-12-05T13:40:00+00:00", 0.3, 2)
+    for key in ("latency_measured_at", "latency_load", "latency_cpus", "peak_rss_mb"):
+        del data["stats"][key]  # as an earlier version wrote it
+    stats = Row.from_json(json.dumps(data)).stats
+    assert stats.latency_p50_ms == 5.6 and stats.peak_rss_mb is None
+    assert stats.latency_conditions.describe() == "measured at an unknown time"

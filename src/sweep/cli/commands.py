@@ -107,9 +107,10 @@ COMMANDS = (
              "python -m sweep.extract corpora/documents extracted/")),
     Command("sweep.cache", "show or clear the embedding cache",
             "Show where sweep's embedding cache is, how many embeddings it holds per model "
-            "and how big it is, or clear it (all of it, or one model's namespace).",
+            "and how big it is, or clear it (all of it, one model's namespace, or only the "
+            "query encode times the latency columns keep, to have them measured again).",
             ("python -m sweep.cache info",
-             "python -m sweep.cache info --json",
+             "python -m sweep.cache clear --timings",
              "python -m sweep.cache clear --namespace NAMESPACE --yes")),
     Command("sweep.embedding", "check that an embedding model loads offline",
             "Load an embedding model the way a sweep would (the bundled all-MiniLM-L6-v2, "

@@ -13,6 +13,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Ranking
 
 __all__ = ["ApproximateIndex", "Chunker", "DocumentChunker", "EmbedStatsLike", "Embedder",
@@ -144,10 +145,12 @@ def identity_of(embedder: object) -> str | None:
 
 @runtime_checkable
 class TimesQueries(Protocol):
-    """An embedder that keeps its fresh-encode time per query (ms) where a rerun finds it;
-    None when it has nowhere to keep them."""
+    """An embedder that keeps its fresh-encode time per query (ms), with when and under
+    what load it was measured, where a rerun finds it (``retime``: when to measure them
+    again, :func:`sweep.core.timing.needs_retime`); None when it has nowhere to keep them."""
 
-    def query_encode_ms(self, texts: Sequence[str]) -> np.ndarray | None: ...
+    def query_encode_ms(self, texts: Sequence[str], *,
+                        retime: bool | None = None) -> Timed | None: ...
 
 
 @runtime_checkable

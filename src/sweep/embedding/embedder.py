@@ -34,6 +34,7 @@ from sweep.core import progress
 from sweep.core.checks import is_int, positive_int
 from sweep.core.types import Chunk, Document
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
+from sweep.core.timing import Timed
 from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 from sweep.embedding.late import assemble, pool, windows
 
@@ -578,23 +579,26 @@ class SentenceTransformerEmbedder:
         vec = self._encoder()([self.query_prefix + text])
         return np.ascontiguousarray(np.asarray(vec, dtype=np.float32).reshape(1, -1))
 
-    def query_encode_ms(self, texts: Sequence[str]) -> np.ndarray | None:
+    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None
+                        ) -> Timed | None:
         """Fresh-encode time (ms) of each query, as :meth:`encode_query` pays it with a
-        warm model; read from the cache when this embedder timed the query before on this
-        device, thread count and CPU, so a warm rerun loads no model for its latency
-        columns. None when the cache is off."""
+        warm model, and when and under what load it was measured; read from the cache when
+        this embedder timed the query before on this device, thread count and CPU, so a
+        warm rerun loads no model for its latency columns (``retime``: as
+        :func:`sweep.core.timing.needs_retime` says). None when the cache is off."""
         if self._cache_root is None:
             return None
         texts = self._check_texts(texts)
         store = CachedEncodeTimes(self._cache_root,
                                   timing_namespace(self.identity, self.device, self.threads),
                                   self.label)
-        ms, measured = store.get_or_measure(texts, self.encode_query)
+        timed, measured = store.get_or_measure(texts, self.encode_query, retime=retime)
         if measured:
             log.info("query encode, one at a time with a warm model: %d of %d queries timed "
-                     "now, p50 %.1f ms (kept in the cache for every setting and rerun)",
-                     measured, len(texts), float(np.median(ms)))
-        return ms
+                     "now, p50 %.1f ms, %s (kept in the cache for every setting and rerun)",
+                     measured, len(texts), float(np.median(timed.ms)),
+                     timed.conditions.describe())
+        return timed
 
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """int64 length of each text as embedded (document prefix included) in the

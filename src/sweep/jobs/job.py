@@ -36,6 +36,7 @@ from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
 from sweep.core.configfiles import config_yaml
 from sweep.core.files import write_text_atomic
+from sweep.core.peakmemory import PeakMemory
 from sweep.retrieval.index import ANN_RECALL_K
 from sweep.pipeline.latency import encode_times_for
 from sweep.core.measures import Primary
@@ -57,7 +58,7 @@ from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_doc
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
-__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "retime_wanted", "context_spec", "context_writer",
            "load_dataset", "parent_spec", "run_job", "save_failed_row", "scoring_config"]
 
 log = logging.getLogger("sweep")
@@ -99,6 +100,17 @@ def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
     if device is not None and "device" in node:
         node["device"] = device
     return node
+
+
+def retime_wanted(cfg: DictConfig) -> bool | None:
+    """``runtime.retime``: whether the latency columns' kept encode times are measured
+    again: true, false, or None for ``auto`` (sweep.core.timing.needs_retime)."""
+    value = OmegaConf.select(cfg, "runtime.retime", default="auto")
+    if value is None or value == "auto":
+        return None
+    if not isinstance(value, bool):
+        raise ConfigError(f"runtime.retime must be true, false or auto, got {value!r}")
+    return value
 
 
 def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
@@ -294,10 +306,11 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     many CPU threads this job may use (``sweep.jobs.devices``).
     """
     ev, dataset = _prepare(cfg, job_dir, job_num)
+    retime = retime_wanted(cfg)
     settings = job_settings(cfg, overrides, choices)
     label = " ".join(overrides) or "(defaults)"
     log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
-    t0 = time.perf_counter()
+    t0, memory = time.perf_counter(), PeakMemory()
     status, error, notes, stats, summary = "ok", None, (), Stats(), None
     diagnostics = first_stage = child = None
     try:
@@ -312,8 +325,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
             log.warning("%s", note)
         result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
                                   stages.embedder, stages.retriever, ev, stages.reranker,
-                                  encode_times_of=encode_times_for(stages.embedder,
-                                                                   job_dir.parent),
+                                  encode_times_of=encode_times_for(
+                                      stages.embedder, job_dir.parent, retime=retime),
                                   parents=stages.parents, contexts=stages.contexts)
         stats, summary = result.stats, result.summary
         diagnostics, first_stage, child = result.diagnostics, result.first_stage, result.child
@@ -353,6 +366,6 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
               notes, stats, summary if ok else None, diagnostics if ok else None,
               first_stage=first_stage if ok else None, child=child if ok else None,
               path=job_dir)
-    row = row.with_stats(total_s=time.perf_counter() - t0)
+    row = row.with_stats(total_s=time.perf_counter() - t0, peak_rss_mb=memory.peak_mb())
     row.save(job_dir)
     return row

@@ -33,7 +33,8 @@ from sweep.jobs import devices
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.jobs.devices import Launch
 from sweep.core.files import write_text_atomic
-from sweep.jobs.job import ConfigError, build_stages, cause, embedder_node, load_dataset
+from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, load_dataset,
+                            retime_wanted)
 from sweep.pipeline.latency import encode_times_for, latency_sample
 from sweep.core.protocols import LabelledEmbedder, identity_of
 
@@ -116,6 +117,9 @@ class _Group:
     embedders: list[Any] = field(default_factory=list)
     #: The queries whose fresh-encode time the latency columns need (sweep.pipeline.latency).
     latency_queries: list[str] = field(default_factory=list)
+    #: runtime.retime of the group's settings (sweep.jobs.job.retime_wanted): true wins,
+    #: then auto (None), then false.
+    retime: bool | None = False
 
 
 def _compose(config_name: str, overrides: Sequence[str],
@@ -176,6 +180,9 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         group.docs.update(dict.fromkeys(c.embedding_input for c in chunks))
         group.queries.update(dict.fromkeys(q.query for q in dataset.queries))
         group.settings += 1
+        retime = retime_wanted(cfg)
+        if retime is True or (retime is None and group.retime is False):
+            group.retime = retime
         limit = int(OmegaConf.select(cfg, "eval.latency_queries", default=0) or 0)
         if limit > len(group.latency_queries):
             texts = [q.query for q in dataset.queries]
@@ -216,7 +223,8 @@ def embed_spread(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence
 def _time_queries(group: _Group, folder: Path | None) -> None:
     """The latency columns' query encodes, timed once here for every job of the group
     (with the model this pass loaded, if it loaded one) instead of once per job."""
-    times = encode_times_for(group.embedder, folder) if folder is not None else None
+    times = (encode_times_for(group.embedder, folder, retime=group.retime)
+             if folder is not None else None)
     if group.latency_queries and times is not None:
         times(group.latency_queries)
 

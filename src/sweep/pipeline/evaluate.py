@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import numpy as np
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
+from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.chunking.contexts import Contexts
 from sweep.pipeline import steps
@@ -59,14 +59,14 @@ def evaluate_setting(
     retriever: Retriever,
     config: EvalConfig,
     reranker: Reranker | None = None,
-    encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
+    encode_times_of: Callable[[Sequence[str]], Timed] | None = None,
     parents: ParentSpec | None = None,
     contexts: Callable[[Sequence[Document], Sequence[Chunk]], Contexts] | None = None,
 ) -> SettingResult:
     """Run one configuration end to end and score it.
 
-    ``encode_times_of`` gives the fresh-encode time (ms) of each query for the latency
-    columns; None: measured here with ``embedder.encode_query``. A sweep passes the
+    ``encode_times_of`` gives the fresh-encode time (ms) of each query, and when it was
+    measured, for the latency columns; None: measured here with ``embedder.encode_query``. A sweep passes the
     times it keeps for all its settings (``sweep.pipeline.latency.encode_times_for``).
 
     A retriever that needs no vectors (BM25) gets none: nothing is embedded and

@@ -14,7 +14,10 @@ keeps its mix, and the same in every run), apart:
   one at a time, with the query's (cached) vector. No model is needed.
 
 A query's latency is its encode time plus its search time; the row reports p50 and
-p95 over the sample. Re-ranking is not included: its cost is reported on its own
+p95 over the sample, and when and under what load they were measured (the oldest and
+busiest of the two parts, :class:`sweep.core.timing.Conditions`). A kept encode time
+measured under load is measured again once the machine is idle; ``runtime.retime=true``
+measures them all again, once per sweep (the sweep folder keeps them for its settings). Re-ranking is not included: its cost is reported on its own
 (``rerank_s``), and its pair-score cache would make a timing here meaningless.
 """
 
@@ -31,7 +34,8 @@ import numpy as np
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.protocols import Retriever, TimesQueries, identity_of
-from sweep.core.timing import per_call_ms
+from sweep.core.timing import (Conditions, Timed, conditions_now, needs_retime, per_call_ms,
+                               timed_calls)
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +72,10 @@ def latency_sample(n: int, limit: int) -> np.ndarray:
     return (np.arange(limit) * n) // limit
 
 
-def encode_times(texts: Sequence[str], encode: Callable[[str], object]) -> np.ndarray:
-    """Fresh-encode time (ms) of each text, one at a time."""
-    return per_call_ms(list(texts), lambda i, text: encode(text))
+def encode_times(texts: Sequence[str], encode: Callable[[str], object],
+                 now: Callable[[], Conditions] = conditions_now) -> Timed:
+    """Fresh-encode time (ms) of each text, one at a time, and the conditions then."""
+    return timed_calls(list(texts), lambda i, text: encode(text), now)
 
 
 def search_times(queries: Sequence[str], vectors: np.ndarray | None, retriever: Retriever,
@@ -85,22 +90,33 @@ def search_times(queries: Sequence[str], vectors: np.ndarray | None, retriever: 
     return per_call_ms(list(queries), once)
 
 
-def encode_times_for(embedder: Any, sweep_dir: Path
-                     ) -> Callable[[Sequence[str]], np.ndarray] | None:
+def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool | None = None
+                     ) -> Callable[[Sequence[str]], Timed] | None:
     """Where a sweep's settings get their encode times: the embedder's cache, else the
     sweep folder (the first setting to need them measures them); None for an embedder
-    without an identity (each setting measures its own)."""
+    without an identity (each setting measures its own). ``retime`` (``runtime.retime``):
+    true, the kept times are measured again, once for the whole sweep: the first setting
+    measures them (into the embedder's cache too) and the sweep folder keeps them for
+    the others; false, a kept time is never measured again; None (``auto``), as
+    :func:`sweep.core.timing.needs_retime` says."""
     identity = identity_of(embedder)
     if not identity:
         return None
     store = EncodeTimes(sweep_dir)
+    keeps = isinstance(embedder, TimesQueries)
 
-    def times(texts: Sequence[str]) -> np.ndarray:
-        if isinstance(embedder, TimesQueries):
-            ms = embedder.query_encode_ms(texts)
-            if ms is not None:
-                return ms
-        return store.get_or_measure(identity, texts, embedder.encode_query)
+    def measure(texts: Sequence[str]) -> Timed:
+        timed = embedder.query_encode_ms(texts, retime=True) if keeps else None
+        return timed if timed is not None else encode_times(texts, embedder.encode_query)
+
+    def times(texts: Sequence[str]) -> Timed:
+        if keeps and not retime:
+            timed = embedder.query_encode_ms(texts, retime=retime)
+            if timed is not None:
+                return timed
+        # The sweep folder is new, so with retime true its entries are this sweep's own.
+        return store.get_or_measure(identity, texts, measure,
+                                    retime=False if retime is False else None)
 
     return times
 
@@ -110,37 +126,44 @@ class EncodeTimes:
 
     The first job (or the prewarm pass) to need an embedder's times measures them
     under a lock; the others wait and read them. An entry is reused only for the
-    same queries (by text), so a changed dataset is measured again.
+    same queries (by text), so a changed dataset is measured again, and only while
+    :func:`needs_retime` keeps it (measured under load, it is measured again when the
+    machine is idle); ``now`` reads the machine's conditions.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, now: Callable[[], Conditions] = conditions_now) -> None:
         self.folder = Path(folder)
         self.path = self.folder / ENCODE_TIMES_NAME
+        self._now = now
 
     def _read(self) -> dict:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 
     def get_or_measure(self, identity: str, texts: Sequence[str],
-                       encode: Callable[[str], object]) -> np.ndarray:
+                       measure: Callable[[list[str]], Timed], *,
+                       retime: bool | None = None) -> Timed:
         texts = list(texts)
         if not texts:
-            return np.zeros(0)
+            return Timed(np.zeros(0), Conditions())
         self.folder.mkdir(parents=True, exist_ok=True)
         with locked(self.folder, ENCODE_TIMES_LOCK):
             data = self._read()
             entry = data.get(identity)
             if isinstance(entry, dict) and entry.get("queries") == texts:
                 ms = np.asarray(entry.get("ms", []), dtype=np.float64)
-                if ms.shape == (len(texts),) and np.all(np.isfinite(ms)):
-                    return ms
-            ms = encode_times(texts, encode)
+                kept = Conditions.from_dict(entry.get("conditions"))
+                if (ms.shape == (len(texts),) and np.all(np.isfinite(ms))
+                        and not needs_retime(kept, self._now(), retime)):
+                    return Timed(ms, kept)
+            timed = measure(texts)
             log.info("query encode, one at a time with a warm model, over %d queries: "
-                     "p50 %.1f ms (shared by every setting with this embedder)",
-                     len(ms), float(np.median(ms)))
-            data[identity] = {"queries": texts, "ms": [round(float(x), 4) for x in ms]}
+                     "p50 %.1f ms, %s (shared by every setting with this embedder)",
+                     len(timed.ms), float(np.median(timed.ms)), timed.conditions.describe())
+            data[identity] = {"queries": texts, "ms": [round(float(x), 4) for x in timed.ms],
+                              "conditions": timed.conditions.to_dict()}
             write_text_atomic(self.path, json.dumps(data, ensure_ascii=False))
-        return ms
+        return timed

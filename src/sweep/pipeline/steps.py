@@ -21,6 +21,7 @@ from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import measures_for
 from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSearchIndex, Reranker,
                                   Retriever, SizedRetriever)
+from sweep.core.timing import Conditions, Timed, conditions_now
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
 from sweep.retrieval.index import ann_recall
@@ -179,18 +180,23 @@ class Searched:
     #: Approximate indexes only: share of exact search's top 10 the index also returned.
     ann_recall: float | None
     seconds: float
+    #: When and under what load the latency was measured (its oldest, busiest part).
+    measured: Conditions = Conditions()
 
     def columns(self) -> dict[str, Any]:
         n = self.latency.n
         return {"retrieval_depth": self.ranking.depth, "retrieve_s": self.seconds,
                 "latency_p50_ms": self.latency.p50_ms if n else None,
                 "latency_p95_ms": self.latency.p95_ms if n else None,
+                "latency_measured_at": self.measured.at if n else None,
+                "latency_load": self.measured.load if n else None,
+                "latency_cpus": self.measured.cpus if n else None,
                 "ann_recall": self.ann_recall}
 
 
 def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], embedded: Embedded,
            depth: int, *, latency_queries: int,
-           encode_times_of: Callable[[Sequence[str]], np.ndarray] | None = None,
+           encode_times_of: Callable[[Sequence[str]], Timed] | None = None,
            enough: Callable[[Ranking], bool] | None = None, n_chunks: int | None = None
            ) -> Searched:
     """Rank ``depth`` chunks per query, then time queries one at a time for the latency columns.
@@ -220,16 +226,18 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
     sample = latency_sample(len(queries), latency_queries)
     timed = [queries[i] for i in sample]
     vectors = None if embedded.query_vecs is None else embedded.query_vecs[sample]
+    parts = [conditions_now()]  # before the searches: what they competed with
     search_ms = search_times(timed, vectors, retriever, depth)
     if embedded.doc_vecs is not None and timed:
-        encode_ms = (encode_times_of(timed) if encode_times_of is not None
-                     else encode_times(timed, embedder.encode_query))
-        search_ms = search_ms + encode_ms
-    latency = Latency.of_ms(search_ms)
+        encode = (encode_times_of(timed) if encode_times_of is not None
+                  else encode_times(timed, embedder.encode_query))
+        search_ms = search_ms + encode.ms
+        parts.append(encode.conditions)
+    latency, measured = Latency.of_ms(search_ms), Conditions.worst(parts)
     if latency.n:
-        log.info("retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms",
-                 latency.n, latency.p50_ms, latency.p95_ms)
-    return Searched(ranking, depth, latency, ann, seconds)
+        log.info("retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms, "
+                 "%s", latency.n, latency.p50_ms, latency.p95_ms, measured.describe())
+    return Searched(ranking, depth, latency, ann, seconds, measured)
 
 
 @dataclass(frozen=True)

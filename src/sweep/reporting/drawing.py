@@ -147,6 +147,20 @@ def heatmap(path: Path, cells: Sequence[Cell], *, title: str,
                   lambda: heatmap_figure(cells, title=title))
 
 
+def colour_range(cells: Sequence[Cell]) -> tuple[float, float]:
+    """What the heatmap's colours span: 0 to 1 for a metric in [0, 1] (every metric sweep
+    scores), else the cells' intervals. Never the values' own min and max: that stretches
+    a tie (0.959 and 1.000) over the whole scale, and draws it as the largest difference."""
+    ends = [v for c in cells for v in (c.mean, c.low, c.high)
+            if v is not None and not math.isnan(v)]
+    lo, hi = min(ends), max(ends)
+    if lo >= 0.0 and hi <= 1.0:
+        return 0.0, 1.0
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    return lo, hi
+
+
 def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
     """Metric over chunk.size (rows) x chunk.overlap (columns), one panel per facet.
 
@@ -159,11 +173,7 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
     panels = heatmap_panels(cells)
     facets = [p.facet for p in panels]
     sizes, overlaps = list(panels[0].sizes), list(panels[0].overlaps)
-    lo = min(c.mean for c in valued)
-    hi = max(c.mean for c in valued)
-    if hi - lo < 1e-9:
-        lo, hi = lo - 0.05, hi + 0.05
-    norm = Normalize(lo, hi)
+    norm = Normalize(*colour_range(valued))
     cmap = colormaps["viridis"].with_extremes(bad="#d9d9d9")
 
     ncols = min(len(facets), 3)

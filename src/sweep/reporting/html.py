@@ -11,9 +11,9 @@ from sweep.reporting.htmlkit import Picture, Section, Table
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.chunkhealth import HEALTH_NOTE, boundary_views_html, health_frame
 from sweep.reporting.worstqueries import worst_queries_html
-from sweep.reporting.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, CONTEXT_NOTE, COST_NOTE, ROW_LEGEND, TWOHOP_NOTE,
+from sweep.reporting.tables import (ABSTAIN_NOTE, AGREEMENT_NOTE, ROW_LEGEND, TWOHOP_NOTE,
                           TYPE_METRIC_NOTE, abstention_caveat, abstention_frame, agreement_frame,
-                          agreement_line, breakdown_frame, cost_frame, footnotes, results_frame,
+                          agreement_line, breakdown_frame, cost_frame, cost_notes, footnotes, results_frame,
                           row_class, row_classes, twohop_frame, twohop_ks)
 
 __all__ = ["render_html", "subtitle"]
@@ -86,8 +86,7 @@ def render_html(rep: SweepReport, pictures: Sequence[Picture],
                             + htmlkit.table_html(table) + htmlkit.bullets(footnotes(rep))))
     costs = cost_frame(rep)
     if costs is not None:
-        notes = [COST_NOTE] + ([CONTEXT_NOTE] if "context LLM tokens" in costs.columns else [])
-        sections.append(Section("What each setting costs", htmlkit.paragraphs(notes)
+        sections.append(Section("What each setting costs", htmlkit.paragraphs(cost_notes(rep, costs))
                                 + htmlkit.table_html(Table.of(costs, _classes(rep, list(costs["setting"])), PICK_MARK))))
     health = _health(rep, lengths)
     if health is not None:

@@ -21,6 +21,8 @@ from sweep.core.messages import visible
 from sweep.scoring.aggregate import Summary
 from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
+from sweep.core.timing import BUSY_LOAD_PER_CPU
+from sweep.store.stats import Stats
 from sweep.reporting.designs import DESIGNS_NOTE, twohop_changes_frame
 from sweep.reporting.sweepreport import GroupView, SweepReport
 
@@ -296,7 +298,48 @@ COST_NOTE = ("What each setting costs to run in production. vectors and index MB
              "as built (FAISS's serialized size; BM25's arrays). embed tokens: model tokens to "
              "embed the whole corpus once, cached or not. tok@k: tokens an LLM reads per query "
              "from the top k. latency: one query at a time, a fresh query encode plus the "
-             "search, on this machine with a warm model (re-ranking not included).")
+             "search, on this machine with a warm model (re-ranking not included). peak MB: "
+             "the most memory (resident set) the job's process held while the job ran: the "
+             "model, the index and everything else that job loaded.")
+
+#: Beside a latency measured under load: slower than the machine is when idle.
+LOAD_MARK = "†"
+
+
+def latency_note(rep: SweepReport) -> str | None:
+    """When and under what load the latency figures were measured (None: none were)."""
+    timed = [r.stats.latency_conditions for r in rep.ok if r.stats.latency_p50_ms is not None]
+    if not timed:
+        return None
+    known = [c for c in timed if c.known]
+    if not known:
+        return ("latency measured at an unknown time (kept by an earlier version that did "
+                "not record when, nor the machine's load then).")
+    first, last = min(known, key=lambda c: c.at).when(), max(known, key=lambda c: c.at).when()
+    if first != last:
+        day = first[:11]
+        last = last[len(day):-len(" UTC")] if last.startswith(day) else last[:-len(" UTC")]
+        first = first[:-len(" UTC")]
+    when = first if first == last else f"{first}–{last} UTC"
+    loads = sorted({f"{c.load:.1f}" for c in known}, key=float)
+    cpus = sorted({c.cpus for c in known})
+    load = loads[0] if len(loads) == 1 else f"{loads[0]}–{loads[-1]}"
+    on = " or ".join(map(str, cpus))
+    note = (f"latency measured {when}, 1-minute load {load} on {on} CPU"
+            f"{'s' if cpus != [1] else ''}")
+    if len(known) < len(timed):
+        note += "; some figures at an unknown time"
+    if any(c.busy for c in known):
+        note += (f". {LOAD_MARK} measured under load (more than {BUSY_LOAD_PER_CPU:g} runnable "
+                 "tasks per CPU): slower than on an idle machine. A later run measures such "
+                 "figures again once the machine is idle; runtime.retime=true measures every "
+                 "one again")
+    return note + "."
+
+
+def _latency(ms: float | None, st: Stats) -> str:
+    busy = ms is not None and st.latency_conditions.busy
+    return fmt(ms, 1) + (f" {LOAD_MARK}" if busy else "")
 
 
 def cost_frame(rep: SweepReport) -> pd.DataFrame | None:
@@ -315,8 +358,9 @@ def cost_frame(rep: SweepReport) -> pd.DataFrame | None:
             "index MB": fmt(mb, 2),
             "embed tokens": fmt(st.embed_tokens) if st.embed_tokens else "–",
             f"tok@{cost_k}": fmt(st.tokens(cost_k), 0),
-            "latency p50 ms": fmt(st.latency_p50_ms, 1),
-            "latency p95 ms": fmt(st.latency_p95_ms, 1),
+            "latency p50 ms": _latency(st.latency_p50_ms, st),
+            "latency p95 ms": _latency(st.latency_p95_ms, st),
+            "peak MB": fmt(st.peak_rss_mb, 0),
         })
         if any(o.stats.context_prompt_tokens or o.stats.context_requests for o in ok):
             records[-1].update({
@@ -337,8 +381,15 @@ def cost_markdown(rep: SweepReport) -> str | None:
     df = cost_frame(rep)
     if df is None:
         return None
-    note = COST_NOTE + (" " + CONTEXT_NOTE if "context LLM tokens" in df.columns else "")
-    return f"## What each setting costs\n\n{note}\n\n{markdown(df)}"
+    notes = cost_notes(rep, df)
+    return f"## What each setting costs\n\n{' '.join(notes)}\n\n{markdown(df)}"
+
+
+def cost_notes(rep: SweepReport, df: pd.DataFrame) -> list[str]:
+    """The notes above the cost table: what its columns mean, when latency was measured."""
+    latency = latency_note(rep)
+    return ([COST_NOTE] + ([latency] if latency else [])
+            + ([CONTEXT_NOTE] if "context LLM tokens" in df.columns else []))
 
 
 def recommendations(rep: SweepReport) -> list[str]:

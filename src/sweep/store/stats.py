@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from sweep.core.timing import Conditions
 from sweep.retrieval.index import ANN_RECALL_K
 
 __all__ = ["ANN_COLUMN", "Stats"]
@@ -56,6 +57,12 @@ class Stats:
     #: None when not measured (eval.latency_queries=0).
     latency_p50_ms: float | None = None
     latency_p95_ms: float | None = None
+    #: When the latency was measured (UTC, ISO 8601), the 1-minute load average and the
+    #: CPUs then (sweep.core.timing.Conditions); None: not measured, or a row saved before
+    #: they were recorded.
+    latency_measured_at: str | None = None
+    latency_load: float | None = None
+    latency_cpus: int | None = None
     #: Chunks per query the re-ranker scored (0: no re-ranker), pairs it ran through
     #: its model (the others came from its cache), and its time.
     rerank_candidates: float = 0.0
@@ -77,9 +84,18 @@ class Stats:
     parent_s: float = 0.0
     score_s: float = 0.0
     total_s: float = 0.0
+    #: The job's peak resident memory (MB): the process's highest RSS while the job ran
+    #: (sweep.core.peakmemory); None where the system does not say.
+    peak_rss_mb: float | None = None
     #: Approximate indexes only (hnsw, ivf): share of exact search's top 10 the index also
     #: returned, on the same vectors (column ``ann_recall@10``).
     ann_recall: float | None = None
+
+    @property
+    def latency_conditions(self) -> Conditions:
+        """When and under what load the latency columns were measured."""
+        return Conditions.from_dict({"at": self.latency_measured_at, "load": self.latency_load,
+                                     "cpus": self.latency_cpus})
 
     def tokens(self, k: int) -> float | None:
         value = self.tokens_at.get(int(k))

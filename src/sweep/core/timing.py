@@ -7,7 +7,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["per_call_ms"]
+__all__ = ["TIMING_LINE", "per_call_ms"]
+
+#: Said before queries are timed one by one, which can take half a minute with nothing
+#: else to show.
+TIMING_LINE = "timing %d queries one at a time with a warm model, for the latency columns"
 
 
 def per_call_ms(items: Sequence, once: Callable[[int, object], object]) -> np.ndarray:

@@ -13,6 +13,7 @@ count or another machine is measured anew.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 from contextlib import ExitStack
@@ -24,7 +25,7 @@ import numpy as np
 
 from sweep.core import cachedirs
 from sweep.core.folderlock import locked
-from sweep.core.timing import per_call_ms
+from sweep.core.timing import TIMING_LINE, per_call_ms
 from sweep.embedding.cache import ENCODE_TIMES_KIND, EmbeddingCache
 
 __all__ = ["ENCODE_TIMES_KIND", "LOCK_NAME", "CachedEncodeTimes", "cpu_name", "timing_namespace"]
@@ -32,6 +33,8 @@ __all__ = ["ENCODE_TIMES_KIND", "LOCK_NAME", "CachedEncodeTimes", "cpu_name", "t
 #: In the cache folder: one measurer at a time, so parallel jobs neither time the same
 #: queries twice nor slow each other's timings down.
 LOCK_NAME = ".encode-times.lock"
+
+log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
@@ -80,6 +83,7 @@ class CachedEncodeTimes:
             ms = stored[:, 0].astype(np.float64) if stored.shape[1] else np.full(len(texts), np.nan)
             todo = np.flatnonzero(~found)
             if todo.size:
+                log.info(TIMING_LINE, todo.size)
                 fresh = per_call_ms([texts[i] for i in todo], lambda i, text: encode(text))
                 ms[todo] = fresh
                 self._cache.put_many([texts[i] for i in todo], fresh.reshape(-1, 1))

@@ -31,7 +31,7 @@ import numpy as np
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.protocols import Retriever, TimesQueries, identity_of
-from sweep.core.timing import per_call_ms
+from sweep.core.timing import TIMING_LINE, per_call_ms
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,7 @@ def latency_sample(n: int, limit: int) -> np.ndarray:
 
 def encode_times(texts: Sequence[str], encode: Callable[[str], object]) -> np.ndarray:
     """Fresh-encode time (ms) of each text, one at a time."""
+    log.info(TIMING_LINE, len(texts))
     return per_call_ms(list(texts), lambda i, text: encode(text))
 
 

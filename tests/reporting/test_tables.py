@@ -153,3 +153,16 @@ def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_a
     assert out.count(line) == 1
     # Under the table, before the recommendation.
     assert out.index("vs best") < out.index(line) < out.index("Recommendation:")
+
+
+def test_long_strategy_names_are_shortened_readably_not_clipped(tmp_path):
+    names = ["langchain_text_splitters.RecursiveCharacterTextSplitter",
+             "llama_index.core.node_parser.SentenceSplitter", "sentence", "token"]
+    for job, (name, size) in enumerate((n, s) for n in names for s in (256, 512)):
+        make_job(tmp_path, job, size, 0, base(seed=job), settings={"chunk.strategy": name})
+    lines = terminal_table(build_report(tmp_path)).splitlines()
+    assert max(len(line) for line in lines) <= TERMINAL_WIDTH
+    shown = [line.split()[0] for line in lines[2::2]]
+    # The suffix goes where the names stay apart; SentenceSplitter beside sentence stays whole.
+    assert shown == ["RecursiveCharacter", "SentenceSplitter", "sentence", "token"]
+    assert "…" not in "\n".join(lines)

@@ -174,6 +174,13 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     skipped: dict[int, str] = {}
     datasets: dict[str, None] = {}
     selected = 0
+
+    def _leave(num: int, why: str, prewarm: bool) -> None:
+        """A job whose texts its own run will know: not planned, and not prewarmed."""
+        unplanned[num] = why
+        if prewarm:
+            skipped[num] = why
+
     for num, overrides in enumerate(jobs):
         try:
             cfg = _compose(config_name, overrides, composed)
@@ -196,25 +203,19 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
             key = (identity, str(cache_root), device, on)
             dataset = load_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
-            unplanned[num] = first_line(cause(e))
-            if on:
-                skipped[num] = unplanned[num]
+            _leave(num, first_line(cause(e)), on)
             continue
         datasets[dataset.name] = None
         if stages.contexts is not None or getattr(stages.embedder, "late", False):
-            unplanned[num] = ("its chunks are embedded with their contexts or late-chunked, "
-                              "which its job does")
-            if on:
-                skipped[num] = unplanned[num]
+            _leave(num, "its chunks are embedded with their contexts or late-chunked, which "
+                   "its job does", on)
             continue
         group = groups.setdefault(key, _Group(stages.embedder, node, device, cache_root, on))
         stages.embedder.reset_stats()
         try:
             chunks = stages.chunker.chunk_documents(dataset.documents)
         except Exception as e:
-            unplanned[num] = first_line(cause(e))
-            if on:
-                skipped[num] = unplanned[num]
+            _leave(num, first_line(cause(e)), on)
             continue
         group.sentences += int(stages.embedder.stats.embedded)
         group.embedders.append(stages.embedder)
@@ -315,8 +316,9 @@ def _estimate(g: GroupPlan) -> str:
         return ("no time estimate yet: this model has not run here before (this sweep "
                 "measures its speed for the next)")
     load = f", a model load of {duration(g.rate.load_s)} included" if g.rate.load_s else ""
+    speed = g.rate.texts_per_s
     return (f"embedding them should take about {duration(seconds)} "
-            f"({g.rate.texts_per_s:.0f} texts/s measured here before{load})")
+            f"({speed:.{0 if speed >= 10 else 1}f} texts/s measured here before{load})")
 
 
 def plan_of(grid: Grid) -> Plan:

@@ -49,7 +49,9 @@ def test_a_sweep_logs_one_format_to_stderr_and_its_job_folders(tmp_path):
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_one_format(proc.stderr)
-    assert "[1/2] job 0: dataset=tiny chunk.size=64" in proc.stderr
+    # What every job shares is said once, in the plan before the first job.
+    assert "plan: 2 job(s) on tiny; every job with dataset=tiny runtime.cache_dir=" in proc.stderr
+    assert "[1/2] job 0: chunk.size=64\n" in proc.stderr
     assert "[INFO]" not in proc.stdout  # stdout holds the table, not the log
     for log in out.glob("*/*.log"):
         assert_one_format(log.read_text())

@@ -349,7 +349,20 @@ def test_progress_and_log_line(tmp_path, caplog, capsys, monkeypatch):
 
     caplog.set_level("INFO", logger="sweep.embedding")
     monkeypatch.setattr(progress, "on_terminal", lambda: True)
-    e = SentenceTransformerEmbedder(cache_dir=str(tmp_path), show_progress=True)
+    updates: list[int] = []
+    real_bar = progress.bar
+
+    def counting_bar(*args, **kwargs):
+        bar = real_bar(*args, **kwargs)
+        real_update = bar.update
+        bar.update = lambda n=1: (updates.append(n), real_update(n))[1]
+        return bar
+
+    monkeypatch.setattr(progress, "bar", counting_bar)
+    e = SentenceTransformerEmbedder(cache_dir=str(tmp_path), show_progress=True, batch_size=2)
+    # The bar moves once per batch, not once per group of batches stored together.
+    e.embed_documents([f"batch text number {i}" for i in range(7)])
+    assert updates == [2, 2, 2, 1]
     e.embed_documents(["progress one", "progress two"], what="chunks")
     e.embed_documents(["progress one", "progress three"], what="sentences")
     e.embed_queries(["progress four"])
@@ -398,3 +411,4 @@ def test_cache_dir_that_is_a_file_is_an_embedder_error(tmp_path):
     f.write_text("x")
     with pytest.raises(EmbedderError, match="not a directory"):
         SentenceTransformerEmbedder(cache_dir=str(f), show_progress=False)
+

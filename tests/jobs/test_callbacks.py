@@ -30,6 +30,7 @@ def _isolated(monkeypatch):
     monkeypatch.setattr(progress, "_total", None)
     monkeypatch.setattr(jobmod, "_datasets", {})
     monkeypatch.delenv(devices.JOBS_ENV, raising=False)
+    monkeypatch.delenv(progress.SHARED_ENV, raising=False)
 
 
 @pytest.fixture
@@ -115,6 +116,22 @@ def test_multirun_start_expands_the_grid_with_the_sweepers_params(tmp_path, hydr
     assert not (folder / "prewarm.json").exists()  # one job at a time: nothing to prewarm
     assert capsys.readouterr().err == ""
     assert len(jobmod._datasets) == 1  # the dataset was loaded and checked, once
+
+
+def test_the_plan_comes_before_the_first_job_and_says_shared_overrides_once(
+        tmp_path, hydra_cfg, caplog):
+    folder = Path(fresh_dir(str(tmp_path / "sweep")))
+    cache = tmp_path / "cache"
+    cfg = hydra_cfg(folder, ["dataset=tiny", f"runtime.cache_dir={cache}", "chunk.size=32,64"])
+    caplog.set_level("INFO", logger="sweep")
+    SweepCallback().on_multirun_start(cfg)
+    plan = [r.getMessage() for r in caplog.records if r.getMessage().startswith("plan: ")]
+    assert plan[0] == f"plan: 2 job(s) on tiny; every job with dataset=tiny runtime.cache_dir={cache}"
+    assert "2 setting(s):" in plan[1] and "0% cached; no time estimate yet" in plan[1]
+    # What the plan said, the job lines leave out.
+    assert progress.job_overrides(["dataset=tiny", f"runtime.cache_dir={cache}",
+                                   "chunk.size=32"]) == "chunk.size=32"
+    assert not cache.exists()  # only looked at: nothing embedded, no model loaded
 
 
 def test_run_start_is_a_sweep_of_one(tmp_path, hydra_cfg):

@@ -10,7 +10,10 @@ from hydra import compose, initialize_config_dir
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch, Machine
 from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_dataset, run_job
-from sweep.jobs.prewarm import PrewarmReport, GroupReport, embed_spread, prewarm_grid, wanted
+from sweep.embedding.rates import RATES_NAME
+from sweep.jobs.prewarm import (GroupPlan, Plan, PrewarmReport, GroupReport, collect_grid, duration,
+                                embed_spread, plan_of, prewarm_grid, wanted)
+from sweep.embedding.rates import EmbedRate
 
 register()
 PARALLEL = Launch("joblib", {"n_jobs": 2}, 4)
@@ -44,6 +47,28 @@ def test_the_report_adds_up():
     body = json.loads(rep.to_json())
     assert body["texts"] == 47 and body["skipped"] == {"3": "invalid"}
     assert body["groups"][0]["sentences_embedded"] == 5
+
+
+def test_an_estimate_needs_a_measured_speed_and_says_how_long():
+    unknown = GroupPlan("m", "torch", "cpu", 6, texts=1000, cached=250)
+    assert unknown.missing == 750 and unknown.estimate_s is None
+    known = GroupPlan("m", "torch", "cpu", 6, 1000, 250, 30_000,
+                      EmbedRate(texts=100, tokens=4000, seconds=2.0, load_s=10.0))
+    assert known.estimate_s == pytest.approx(30_000 / 2000 + 10.0)
+    done = GroupPlan("m", "torch", "cpu", 6, 1000, 1000)
+    assert done.estimate_s == 0.0
+    lines = Plan(6, ("kestrel",), ("dataset.path=/d",), (unknown, known, done)).lines()
+    assert lines[0] == "plan: 6 job(s) on kestrel; every job with dataset.path=/d"
+    assert "1000 distinct texts to embed, 25% cached; no time estimate yet" in lines[1]
+    assert lines[2].endswith("cached; embedding them should take about 25 s (50 texts/s "
+                             "measured here before, a model load of 10 s included)")
+    assert lines[3].endswith("100% cached; nothing to embed")
+
+
+@pytest.mark.parametrize("seconds,text", [(0.4, "0 s"), (45, "45 s"), (200, "3 min 20 s"),
+                                          (3900, "1 h 05 min")])
+def test_durations_read_as_people_say_them(seconds, text):
+    assert duration(seconds) == text
 
 
 def _jobs(cache, *extra):
@@ -108,3 +133,36 @@ def test_prewarm_spreads_over_worker_processes(tmp_path):
         fresh.embed_documents(docs)
         fresh.embed_queries(queries)
         assert fresh.stats.embedded == 0 and fresh.stats.cache_hits == len(docs) + len(queries)
+
+
+@pytest.mark.e2e
+def test_the_plan_counts_the_grids_texts_and_estimates_only_from_a_measured_speed(tmp_path):
+    cache = tmp_path / "cache"
+    jobs = _jobs(cache, "eval.latency_queries=0")  # no query timing: not what is tested here
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        wanted_texts, first_job = set(), set()
+        for num, overrides in enumerate(jobs):  # the grid's texts, counted here independently
+            cfg = compose("config", overrides=overrides)
+            dataset = load_dataset(cfg.dataset)
+            texts = {c.embedding_input for c in build_stages(cfg).chunker.chunk_documents(
+                dataset.documents)} | {q.query for q in dataset.queries}
+            wanted_texts |= texts
+            first_job = first_job or texts
+        plan = plan_of(collect_grid("config", jobs, Launch(), machine=Machine(2)))
+        (group,) = plan.groups
+        assert plan.jobs == 2 and plan.datasets == ("tiny",)
+        assert "dataset=tiny" in plan.shared and "chunk.size=48" not in plan.shared
+        assert (group.settings, group.texts, group.cached) == (2, len(wanted_texts), 0)
+        assert group.estimate_s is None and "no time estimate yet" in plan.lines()[1]
+        assert not (cache / RATES_NAME).exists()
+        # One job runs: its texts are cached and the embedder's speed is kept.
+        cfg = compose("config", overrides=jobs[0])
+        row = run_job(cfg, tmp_path / "sweep" / "0", 0, jobs[0], {})
+        rates = json.loads((cache / RATES_NAME).read_text())
+        assert sum(r["texts"] for r in rates.values()) >= row.stats.embedded > 0
+        plan = plan_of(collect_grid("config", jobs, Launch(), machine=Machine(2)))
+        (group,) = plan.groups
+        assert group.cached == len(first_job) < group.texts
+        assert group.rate is not None and group.estimate_s > 0
+        assert "should take about" in plan.lines()[1]
+        assert f"{100 * len(first_job) / len(wanted_texts):.0f}% cached" in plan.lines()[1]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from sweep.core.timing import Conditions, needs_retime
+from sweep.core.timing import TIMING_LINE, Conditions, needs_retime
 from sweep.core.types import Ranking
 from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 from sweep.pipeline.latency import (ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times,
@@ -55,10 +55,12 @@ def test_a_retriever_without_vectors_is_searched_with_none():
     assert [c[1] for c in retriever.calls] == [None, None, None]
 
 
-def test_each_query_is_encoded_afresh_after_an_untimed_warm_up():
+def test_each_query_is_encoded_afresh_after_an_untimed_warm_up(caplog):
+    caplog.set_level("INFO")
     encoded = []
-    timed = encode_times(["a", "b"], lambda t: encoded.append(t))
+    timed = encode_times(["a", "b"], encoded.append)
     assert encoded == ["a", "a", "b"] and timed.ms.shape == (2,) and timed.conditions.known
+    assert caplog.messages == [TIMING_LINE % 2]
 
 
 @pytest.mark.parametrize("queries,limit", [([], 10), (["a"], 0)])
@@ -152,11 +154,14 @@ def _namespace(**kw):
                             kw.get("threads", 2))
 
 
-def test_cached_times_are_measured_once_and_read_back_by_a_later_run(tmp_path):
+def test_cached_times_are_measured_once_and_read_back_by_a_later_run(tmp_path, caplog):
+    caplog.set_level("INFO")
     encoded = []
     first, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
         ["q1", "q2"], encoded.append)
     assert measured == 2 and encoded == ["q1", "q1", "q2"] and (first.ms > 0).all()
+    # Said as it starts: timing takes a while with nothing else to show.
+    assert caplog.messages == [TIMING_LINE % 2]
     # A later run (a new object, as a new process would build): read, not measured.
     again, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
         ["q2", "q1"], encoded.append)

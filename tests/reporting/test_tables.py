@@ -216,3 +216,16 @@ def test_latency_of_a_row_saved_before_its_conditions_were_recorded_is_of_an_unk
     rep = build_report(tmp_path)
     assert list(cost_frame(rep)["latency p50 ms"]) == ["5.6"] and LOAD_MARK not in results_markdown(rep)
     assert "latency measured at an unknown time" in results_markdown(rep)
+
+
+def test_long_strategy_names_are_shortened_readably_not_clipped(tmp_path):
+    names = ["langchain_text_splitters.RecursiveCharacterTextSplitter",
+             "llama_index.core.node_parser.SentenceSplitter", "sentence", "token"]
+    for job, (name, size) in enumerate((n, s) for n in names for s in (256, 512)):
+        make_job(tmp_path, job, size, 0, base(seed=job), settings={"chunk.strategy": name})
+    lines = terminal_table(build_report(tmp_path)).splitlines()
+    assert max(len(line) for line in lines) <= TERMINAL_WIDTH
+    shown = [line.split()[0] for line in lines[2::2]]
+    # The suffix goes where the names stay apart; SentenceSplitter beside sentence stays whole.
+    assert shown == ["RecursiveCharacter", "SentenceSplitter", "sentence", "token"]
+    assert "…" not in "\n".join(lines)

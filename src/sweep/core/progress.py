@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 _total: int | None = None
+#: The overrides every job of the sweep has, as a JSON list: said once before the first
+#: job, left out of each job's line. In the environment, so worker processes inherit it.
+SHARED_ENV = "SWEEP_SHARED_OVERRIDES"
 
 
 def set_total(n: int | None) -> None:
@@ -15,6 +20,23 @@ def set_total(n: int | None) -> None:
 
 def job_label(job_num: int) -> str:
     return f"[{job_num + 1}/{_total}]" if _total else f"[{job_num + 1}]"
+
+
+def set_shared(overrides: Sequence[str]) -> None:
+    os.environ[SHARED_ENV] = json.dumps(list(overrides))
+
+
+def job_overrides(overrides: Sequence[str]) -> str:
+    """A job's overrides for its log line, without those every job shares (the plan said
+    them): ``chunk.size=256 chunk.overlap=64``."""
+    try:
+        shared = set(json.loads(os.environ.get(SHARED_ENV) or "[]"))
+    except ValueError:
+        shared = set()
+    own = [o for o in overrides if o not in shared]
+    if own:
+        return " ".join(own)
+    return "(the settings above)" if overrides else "(defaults)"
 
 
 def on_terminal() -> bool:

@@ -18,13 +18,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["BUSY_LOAD_PER_CPU", "Conditions", "Timed", "conditions_now", "needs_retime",
-           "per_call_ms", "timed_calls"]
+__all__ = ["BUSY_LOAD_PER_CPU", "Conditions", "TIMING_LINE", "Timed", "conditions_now",
+           "needs_retime", "per_call_ms", "timed_calls"]
 
 #: Above this 1-minute load average per CPU a timing counts as taken under load. Not 1.0:
 #: a sweep's own embedding keeps about one runnable thread per CPU (the encoder uses every
 #: core), so only more than that says that other work was competing for the CPUs.
 BUSY_LOAD_PER_CPU = 1.5
+
+#: Said before queries are timed one by one, which can take half a minute with nothing
+#: else to show.
+TIMING_LINE = "timing %d queries one at a time with a warm model, for the latency columns"
 
 
 def per_call_ms(items: Sequence, once: Callable[[int, object], object]) -> np.ndarray:

@@ -197,6 +197,13 @@ class EmbeddingCache:
         ns = self.namespace
         return [cache_key(ns, t) for t in texts]
 
+    def contains_many(self, texts: Sequence[str]) -> np.ndarray:
+        """Which of ``texts`` the cache holds (a bool mask), without reading a vector."""
+        self._refresh()
+        index = self._index
+        return np.fromiter((k in index for k in self.keys_for(texts)), dtype=bool,
+                           count=len(texts))
+
     def get_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Look up ``texts``: (float32 (n, dim) with NaN rows where missing, found mask).
 

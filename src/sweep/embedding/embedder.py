@@ -35,7 +35,8 @@ from sweep.core.checks import is_int, positive_int
 from sweep.core.types import Chunk, Document
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 from sweep.core.timing import Timed
-from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
+from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
+from sweep.embedding.rates import EmbedRate, EmbedRates
 from sweep.embedding.late import assemble, pool, windows
 
 log = logging.getLogger(__name__)
@@ -394,6 +395,21 @@ class EmbedStats:
     load_seconds: float = 0.0  # importing and loading the model, when this embedder did it
 
 
+@dataclass(frozen=True, slots=True)
+class CacheCount:
+    """What the cache holds of some texts, counted without loading the model."""
+
+    #: Distinct model inputs (two texts the model truncates alike are one).
+    distinct: int
+    cached: int
+    #: Model tokens of the inputs not cached (None: no tokenizer file to count them with).
+    missing_tokens: int | None
+
+    @property
+    def missing(self) -> int:
+        return self.distinct - self.cached
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model behind a content-addressed embedding cache.
 
@@ -629,6 +645,21 @@ class SentenceTransformerEmbedder:
         vectors, found = cache.get_many(self._input_keys(strings))
         return np.ascontiguousarray(vectors, dtype=np.float32) if found.all() else None
 
+    def count_cached(self, texts: Sequence[str], *, queries: bool = False) -> CacheCount:
+        """How many distinct model inputs ``texts`` (documents, or queries) are, and how
+        many the cache holds; never loads the model. Without the model's files at hand
+        (a Hub model not downloaded yet) the distinct texts are counted and none cached."""
+        prefix = self.query_prefix if queries else self.document_prefix
+        strings = [prefix + t for t in self._check_texts(texts)]
+        if self._files is None or self._max_seq_length is None:
+            return CacheCount(len(set(strings)), 0, None)
+        inputs = dict(zip(self._input_keys(strings), strings))  # distinct input -> a text
+        cache = self._get_cache()
+        found = (cache.contains_many(list(inputs)) if cache is not None
+                 else np.zeros(len(inputs), dtype=bool))
+        missing = [s for s, hit in zip(inputs.values(), found) if not hit]
+        return CacheCount(len(inputs), int(found.sum()), self._model_tokens(missing))
+
     def embed_late(self, documents: Sequence[Document], chunks: Sequence[Chunk]) -> np.ndarray:
         """Late-chunked vectors, float32 (len(chunks), dim), rows aligned with ``chunks``.
 
@@ -712,9 +743,13 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             start = time.perf_counter()
             fresh = (self._source, self.device) not in _MODEL_MEMO
+            if fresh:  # the first load takes a while (importing torch alone takes seconds)
+                log.info("loading embedding model %s on %s", self.label, self.device)
             model = _load_sentence_transformer(self._source, self.device, self.model_name)
             if fresh:
-                self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
+                seconds = time.perf_counter() - start
+                self._stats = _bump(self._stats, load_seconds=seconds)
+                self._record_rate(load_s=seconds)
             self._model = model
             if self._max_seq_length is None:
                 self._max_seq_length = self._check_max_seq_length(
@@ -756,6 +791,9 @@ class SentenceTransformerEmbedder:
                 if not (folder / backends.MANIFEST_FILE).is_file():
                     log.info("exporting %s for embed.backend=%s in %s; done once per model",
                              self.label, self.backend, folder.parent)
+                else:
+                    log.info("loading embedding model %s (embed.backend=%s)", self.label,
+                             self.backend)
                 try:
                     with quiet_transformers():
                         folder = onnx_export.ensure_export(files.path, files.fingerprint,
@@ -766,7 +804,9 @@ class SentenceTransformerEmbedder:
                     raise EmbedderError(f"cannot run '{self.model_name}' with "
                                         f"embed.backend={self.backend}: {first_line(exc)}") from None
                 _EXPORT_MEMO[key] = encoder
-                self._stats = _bump(self._stats, load_seconds=time.perf_counter() - start)
+                seconds = time.perf_counter() - start
+                self._stats = _bump(self._stats, load_seconds=seconds)
+                self._record_rate(load_s=seconds)
         self._exported = encoder
         if self._max_seq_length is None:
             self._max_seq_length = self._check_max_seq_length(
@@ -1037,18 +1077,53 @@ class SentenceTransformerEmbedder:
                 idx = order[lo:lo + group]
                 chunk = [strings[i] for i in idx]
                 start = time.perf_counter()
+                parts = []
                 try:
-                    vecs = encode(chunk)
+                    # One batch per call, so the bar moves as each batch is done, not
+                    # once per stored group (which on a small corpus is the whole job).
+                    for b in range(0, len(chunk), self.batch_size):
+                        parts.append(np.asarray(encode(chunk[b:b + self.batch_size]),
+                                                dtype=np.float32))
+                        bar.update(len(parts[-1]))
                 except Exception as exc:  # e.g. out of memory, a bad max_seq_length
                     raise EmbedderError(f"embedding with '{self.model_name}' failed: "
                                         f"{first_line(exc)}") from None
                 model_seconds += time.perf_counter() - start
-                vecs = np.asarray(vecs, dtype=np.float32)
+                vecs = np.concatenate(parts)
                 out[where[idx]] = vecs
                 if cache is not None:
                     store_seconds += _keep(cache, [keys[i] for i in idx], vecs, "texts embedded")
-                bar.update(len(idx))
+        self._record_rate(texts=len(strings), tokens=self._model_tokens(strings),
+                          seconds=model_seconds)
         return model_seconds, store_seconds
+
+    def _model_tokens(self, strings: list[str]) -> int | None:
+        """Model tokens of ``strings`` as the model sees them (truncated); None without a
+        tokenizer file to count them with."""
+        if self._files is None or self._files.tokenizer_file is None:
+            return None
+        limit = self.max_seq_length
+        return sum(min(n, limit) for n, _ in self._tokenized(strings))
+
+    @property
+    def rate_key(self) -> str:
+        """Where this embedder's speed is kept (``sweep.embedding.rates``): the same weights
+        on the same backend, device and processor run at the same speed."""
+        weights = self._files.fingerprint if self._files is not None else self.model_name
+        return json.dumps({"model": self.label, "weights": weights, "backend": self.backend,
+                           "device": self.device, "cpu": f"{cpu_name()} x{os.cpu_count()}"},
+                          sort_keys=True)
+
+    def rate(self) -> EmbedRate | None:
+        """How fast this embedder ran here before (None: never measured, or no cache)."""
+        if self._cache_root is None:
+            return None
+        found = EmbedRates(self._cache_root).get(self.rate_key)
+        return found if found is not None and (found.known or found.load_s is not None) else None
+
+    def _record_rate(self, **measured: Any) -> None:
+        if self._cache_root is not None:
+            EmbedRates(self._cache_root).record(self.rate_key, **measured)
 
     def _encoder(self) -> Callable[[list[str]], np.ndarray]:
         """This backend's strings -> vectors function, the model loaded."""

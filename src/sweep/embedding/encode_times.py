@@ -20,6 +20,7 @@ cache) are still read, as measured at an unknown time.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import platform
@@ -33,7 +34,8 @@ import numpy as np
 from sweep.core import cachedirs
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
-from sweep.core.timing import Conditions, Timed, conditions_now, needs_retime, timed_calls
+from sweep.core.timing import (TIMING_LINE, Conditions, Timed, conditions_now, needs_retime,
+                               timed_calls)
 from sweep.embedding.cache import (ENCODE_TIMES_KIND, FORMAT_DIR, EmbeddingCache, cache_info,
                                    cache_key, clear_cache, namespace_dirname)
 
@@ -46,6 +48,8 @@ TIMINGS_DIR = "timings"
 #: In the cache folder: one measurer at a time, so parallel jobs neither time the same
 #: queries twice nor slow each other's timings down.
 LOCK_NAME = ".encode-times.lock"
+
+log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +102,7 @@ class CachedEncodeTimes:
             entries = self._read(texts)  # timed meanwhile by another job?
             todo = self._stale(texts, entries, retime)
             if todo:
+                log.info(TIMING_LINE, len(todo))
                 fresh = timed_calls([texts[i] for i in todo], lambda i, text: encode(text),
                                     self._now)
                 for i, ms in zip(todo, fresh.ms):

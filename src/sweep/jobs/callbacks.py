@@ -29,7 +29,7 @@ from sweep.core.messages import one_line
 from sweep.jobs.config import made_here
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.datasets.loading import DatasetError
-from sweep.jobs.prewarm import REPORT_NAME, prewarm_grid
+from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 from sweep.reporting.write import write_report
@@ -130,6 +130,19 @@ def figure_cache(config: DictConfig) -> FigureCache | None:
     return None if root is None else FigureCache(root / FIGURES_DIR)
 
 
+def _plan(config_name: str, jobs: list[list[str]], launch: devices.Launch,
+          composed: dict[tuple[str, ...], DictConfig]) -> Grid:
+    """Chunk the grid and say what the sweep is about to do, before its first job: the jobs,
+    their dataset and the overrides they share (which job lines then leave out), the texts
+    to embed, the share cached and how long the rest should take."""
+    grid = collect_grid(config_name, jobs, launch, composed=composed)
+    plan = plan_of(grid)
+    progress.set_shared(plan.shared)
+    for line in plan.lines():
+        log.info("%s", line)
+    return grid
+
+
 class SweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         overrides = list(config.hydra.overrides.task)
@@ -154,9 +167,10 @@ class SweepCallback(Callback):
         # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
         # their machine, for their device and thread count (sweep.jobs.devices).
         os.environ[devices.JOBS_ENV] = str(len(jobs))
+        launch = devices.launch_of(config.hydra)
         try:
-            prewarm_grid(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra),
-                         folder, composed=composed)
+            grid = _plan(config.hydra.job.config_name, jobs, launch, composed)
+            prewarm_grid(config.hydra.job.config_name, jobs, launch, folder, grid=grid)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             fail(str(e), folder)
         except OSError as e:  # its report, in the sweep folder, on a full disk
@@ -168,7 +182,12 @@ class SweepCallback(Callback):
         state.sweep_dir = folder
         progress.set_total(1)
         os.environ[devices.JOBS_ENV] = "1"
-        _check_start(folder, config.hydra.job.config_name, [list(config.hydra.overrides.task)])
+        jobs = [list(config.hydra.overrides.task)]
+        composed = _check_start(folder, config.hydra.job.config_name, jobs)
+        try:
+            _plan(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra), composed)
+        except preflight.ConfigError as e:  # a bad runtime.prewarm value
+            fail(str(e), folder)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._end(Path(config.hydra.sweep.dir), figure_cache(config))

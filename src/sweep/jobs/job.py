@@ -309,7 +309,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     retime = retime_wanted(cfg)
     settings = job_settings(cfg, overrides, choices)
     label = " ".join(overrides) or "(defaults)"
-    log.info("%s job %s: %s", progress.job_label(job_num), job_num, label)
+    log.info("%s job %s: %s", progress.job_label(job_num), job_num,
+             progress.job_overrides(overrides))
     t0, memory = time.perf_counter(), PeakMemory()
     status, error, notes, stats, summary = "ok", None, (), Stats(), None
     diagnostics = first_stage = child = None

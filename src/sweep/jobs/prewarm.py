@@ -13,6 +13,11 @@ with the group's embedder too, so those sentence vectors are cached as well.
 
 What the grid needed and what was embedded is logged and written to
 ``prewarm.json`` in the sweep folder.
+
+The same pass gives the plan logged before the first job, prewarm or not
+(:func:`plan_of`): how many jobs, the distinct texts the grid will embed, the
+share the cache already holds, and how long the rest should take at the speed the
+embedder had here before (``sweep.embedding.rates``).
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, loa
                             retime_wanted)
 from sweep.pipeline.latency import encode_times_for, latency_sample
 from sweep.core.protocols import LabelledEmbedder, identity_of
+from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.rates import EmbedRate
 
-__all__ = ["GroupReport", "PrewarmReport", "REPORT_NAME", "embed_spread", "prewarm_grid",
-           "wanted"]
+__all__ = ["Grid", "GroupPlan", "GroupReport", "Plan", "PrewarmReport", "REPORT_NAME",
+           "collect_grid", "duration", "embed_spread", "plan_of", "prewarm_grid", "wanted"]
 
 log = logging.getLogger("sweep")
 
@@ -110,6 +117,10 @@ class _Group:
     embedder: Any
     node: dict
     device: str
+    #: Its cache folder (None: runtime.cache_dir=off, nothing to prewarm).
+    cache_root: Path | None = None
+    #: Whether its settings prewarm (``runtime.prewarm``).
+    prewarm: bool = False
     docs: dict[str, None] = field(default_factory=dict)
     queries: dict[str, None] = field(default_factory=dict)
     settings: int = 0
@@ -122,6 +133,24 @@ class _Group:
     retime: bool | None = False
 
 
+@dataclass(frozen=True)
+class Grid:
+    """Every setting of a grid chunked, its distinct texts grouped by embedder identity."""
+
+    jobs: tuple[tuple[str, ...], ...]
+    groups: tuple[_Group, ...]
+    #: Jobs whose texts are not in the groups, with why (invalid, embedded late or with
+    #: their contexts, a config that does not compose).
+    unplanned: Mapping[int, str]
+    #: Jobs that prewarm but cannot (their texts may be planned), with why.
+    skipped: Mapping[int, str]
+    #: Jobs with ``runtime.prewarm`` on.
+    selected: int
+    #: The datasets' names, in order.
+    datasets: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
 def _compose(config_name: str, overrides: Sequence[str],
              composed: Mapping[tuple[str, ...], DictConfig]) -> DictConfig:
     from hydra import compose
@@ -131,27 +160,43 @@ def _compose(config_name: str, overrides: Sequence[str],
                                                    overrides=list(overrides))
 
 
-def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
-             machine: devices.Machine, composed: Mapping[tuple[str, ...], DictConfig]
-             ) -> tuple[dict[tuple, _Group], dict[int, str], int]:
-    """Chunk every setting that prewarms; the distinct texts per embedder identity."""
+def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch, *,
+                 machine: devices.Machine | None = None,
+                 composed: Mapping[tuple[str, ...], DictConfig] | None = None) -> Grid:
+    """Chunk every setting of the grid (milliseconds each; the semantic strategy embeds
+    its sentences to cut); the distinct texts per embedder identity.
+
+    ``jobs`` are the jobs' override lists (``sweep.jobs.preflight.expand_grid``), composed
+    here as the jobs will be (or taken from ``composed``). Raises :class:`ConfigError` for
+    a bad ``runtime.prewarm``.
+    """
+    t0 = time.perf_counter()
+    machine = machine or devices.machine()
+    composed = composed or {}
     groups: dict[tuple, _Group] = {}
+    unplanned: dict[int, str] = {}
     skipped: dict[int, str] = {}
+    datasets: dict[str, None] = {}
     selected = 0
+
+    def _leave(num: int, why: str, prewarm: bool) -> None:
+        """A job whose texts its own run will know: not planned, and not prewarmed."""
+        unplanned[num] = why
+        if prewarm:
+            skipped[num] = why
+
     for num, overrides in enumerate(jobs):
         try:
             cfg = _compose(config_name, overrides, composed)
         except Exception as e:  # the job itself will fail to compose and say so
-            skipped[num] = f"config: {first_line(cause(e))}"
+            unplanned[num] = skipped[num] = f"config: {first_line(cause(e))}"
             continue
-        if not wanted(OmegaConf.select(cfg, "runtime.prewarm", default="auto"), launch,
-                      machine.cores):
-            continue
-        selected += 1
+        on = wanted(OmegaConf.select(cfg, "runtime.prewarm", default="auto"), launch,
+                    machine.cores)
+        selected += on
         cache_root = resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None))
-        if cache_root is None:
+        if on and cache_root is None:
             skipped[num] = "runtime.cache_dir is off: there is no cache to fill"
-            continue
         requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
         device = devices.pick_device(requested, 0, 1, machine)
         try:
@@ -159,21 +204,22 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
             stages = build_stages(cfg, device if requested == "auto" else None)
             # Another model, max_seq_length, normalization or prefix is another cache.
             identity = identity_of(stages.embedder) or json.dumps(node, sort_keys=True)
-            key = (identity, str(cache_root), device)
+            key = (identity, str(cache_root), device, on)
             dataset = load_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
-            skipped[num] = first_line(cause(e))
+            _leave(num, first_line(cause(e)), on)
             continue
+        datasets[dataset.name] = None
         if stages.contexts is not None or getattr(stages.embedder, "late", False):
-            skipped[num] = ("its chunks are embedded with their contexts or late-chunked, "
-                            "which its job does")
+            _leave(num, "its chunks are embedded with their contexts or late-chunked, which "
+                   "its job does", on)
             continue
-        group = groups.setdefault(key, _Group(stages.embedder, node, device))
+        group = groups.setdefault(key, _Group(stages.embedder, node, device, cache_root, on))
         stages.embedder.reset_stats()
         try:
             chunks = stages.chunker.chunk_documents(dataset.documents)
         except Exception as e:
-            skipped[num] = first_line(cause(e))
+            _leave(num, first_line(cause(e)), on)
             continue
         group.sentences += int(stages.embedder.stats.embedded)
         group.embedders.append(stages.embedder)
@@ -187,7 +233,123 @@ def _collect(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
         if limit > len(group.latency_queries):
             texts = [q.query for q in dataset.queries]
             group.latency_queries = [texts[i] for i in latency_sample(len(texts), limit)]
-    return groups, skipped, selected
+    return Grid(tuple(tuple(o) for o in jobs), tuple(g for g in groups.values() if g.settings),
+                unplanned, skipped, selected, tuple(datasets), time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """What one embedder of the grid has to embed, and how long that should take."""
+
+    model: str
+    backend: str
+    device: str
+    settings: int
+    #: Distinct model inputs of the grid's chunks and queries.
+    texts: int
+    cached: int
+    #: Model tokens of the texts not cached (None: not countable without the model).
+    missing_tokens: int | None = None
+    #: The embedder's speed here before (None: never measured, or no cache to keep it).
+    rate: EmbedRate | None = None
+
+    @property
+    def missing(self) -> int:
+        return self.texts - self.cached
+
+    @property
+    def estimate_s(self) -> float | None:
+        """Seconds to embed what the cache lacks, a model load included; None when no
+        speed was measured here yet."""
+        if not self.missing:
+            return 0.0
+        if self.rate is None or not self.rate.known:
+            return None
+        return self.rate.seconds_for(self.missing, self.missing_tokens) + (self.rate.load_s or 0.0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a sweep is about to do, said before its first job."""
+
+    jobs: int
+    datasets: tuple[str, ...]
+    #: Overrides every job has (a dataset's path, say): said here, not in every job line.
+    shared: tuple[str, ...]
+    groups: tuple[GroupPlan, ...]
+    #: Jobs whose texts are counted only when they run.
+    unplanned: int = 0
+
+    def lines(self) -> list[str]:
+        on = (f" on {self.datasets[0]}" if len(self.datasets) == 1
+              else f" on {len(self.datasets)} datasets ({', '.join(self.datasets)})"
+              if self.datasets else "")
+        first = f"plan: {self.jobs} job(s){on}"
+        if self.shared:
+            first += f"; every job with {' '.join(self.shared)}"
+        lines = [first]
+        for g in self.groups:
+            lines.append(f"plan: {g.model} ({g.backend}, {g.device}), {g.settings} setting(s): "
+                         f"{g.texts} distinct texts to embed, {_share(g.cached, g.texts)} "
+                         f"cached; {_estimate(g)}")
+        if self.unplanned:
+            lines.append(f"plan: {self.unplanned} job(s) not counted above (their texts are "
+                         "known only when they run)")
+        return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "0%"
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``3 min 20 s``, ``1 h 05 min``: how long, as a person says it."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _estimate(g: GroupPlan) -> str:
+    if not g.missing:
+        return "nothing to embed"
+    seconds = g.estimate_s
+    if seconds is None:
+        return ("no time estimate yet: this model has not run here before (this sweep "
+                "measures its speed for the next)")
+    load = f", a model load of {duration(g.rate.load_s)} included" if g.rate.load_s else ""
+    speed = g.rate.texts_per_s
+    return (f"embedding them should take about {duration(seconds)} "
+            f"({speed:.{0 if speed >= 10 else 1}f} texts/s measured here before{load})")
+
+
+def plan_of(grid: Grid) -> Plan:
+    """The plan of a collected grid: the cache is looked at, never the model loaded."""
+    groups = []
+    for g in grid.groups:
+        embedder = g.embedder
+        docs, queries = list(g.docs), list(g.queries)
+        if isinstance(embedder, SentenceTransformerEmbedder):
+            d = embedder.count_cached(docs)
+            q = embedder.count_cached(queries, queries=True)
+            tokens = (None if d.missing_tokens is None or q.missing_tokens is None
+                      else d.missing_tokens + q.missing_tokens)
+            counts = (d.distinct + q.distinct, d.cached + q.cached, tokens, embedder.rate())
+            backend = embedder.backend
+        else:  # a user's embedder: its texts, nothing known of its cache or speed
+            counts = (len(docs) + len(queries), 0, None, None)
+            backend = "?"
+        label = (embedder.label if isinstance(embedder, LabelledEmbedder) else None
+                 ) or str(g.node.get("model", "?"))
+        groups.append(GroupPlan(label, backend, g.device, g.settings, *counts))
+    shared = tuple(o for o in grid.jobs[0] if all(o in j for j in grid.jobs)) \
+        if len(grid.jobs) > 1 else ()
+    return Plan(len(grid.jobs), grid.datasets, shared, tuple(groups), len(grid.unplanned))
 
 
 def _part(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str],
@@ -267,28 +429,32 @@ def _embed_group(group: _Group, spread: Sequence[str], folder: Path | None) -> G
 def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
                  folder: Path | None = None, *,
                  machine: devices.Machine | None = None,
-                 composed: Mapping[tuple[str, ...], DictConfig] | None = None
-                 ) -> PrewarmReport | None:
+                 composed: Mapping[tuple[str, ...], DictConfig] | None = None,
+                 grid: Grid | None = None) -> PrewarmReport | None:
     """Fill the embedding cache with every vector the grid's jobs will ask for.
 
     ``jobs`` are the jobs' override lists (``sweep.jobs.preflight.expand_grid``), composed
     here as the jobs will be (or taken from ``composed``, by overrides, when the checks
-    before the sweep composed them). None when no job has prewarm on. Writes ``prewarm.json``
-    into ``folder`` when given. Raises :class:`ConfigError` for a bad ``runtime.prewarm``.
+    before the sweep composed them), or ``grid``, collected from them already. None when
+    no job has prewarm on. Writes ``prewarm.json`` into ``folder`` when given. Raises
+    :class:`ConfigError` for a bad ``runtime.prewarm``.
     """
     machine = machine or devices.machine()
     t0 = time.perf_counter()
-    groups, skipped, selected = _collect(config_name, jobs, launch, machine, composed or {})
-    if not selected:
+    if grid is None:
+        grid = collect_grid(config_name, jobs, launch, machine=machine, composed=composed)
+    if not grid.selected:
         return None
-    collect_s = time.perf_counter() - t0
+    skipped = grid.skipped
+    groups = [g for g in grid.groups if g.prewarm and g.cache_root is not None]
+    collect_s = grid.seconds
     spread = ([f"cuda:{i}" for i in range(machine.cuda)] if machine.cuda > 1 else [])
     reports = []
-    for group in groups.values():
+    for group in groups:
         reports.append(_embed_group(group, spread if group.device.startswith("cuda") else [],
                                     folder))
     report = PrewarmReport(len(jobs), tuple(reports), skipped, collect_s,
-                           time.perf_counter() - t0)
+                           collect_s + time.perf_counter() - t0)
     for g in report.groups:
         load = (f"; model loaded {g.model_loads}x ({g.model_load_s:.1f}s)" if g.model_loads
                 else "; model not loaded")

@@ -34,8 +34,8 @@ import numpy as np
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.protocols import Retriever, TimesQueries, identity_of
-from sweep.core.timing import (Conditions, Timed, conditions_now, needs_retime, per_call_ms,
-                               timed_calls)
+from sweep.core.timing import (TIMING_LINE, Conditions, Timed, conditions_now, needs_retime,
+                               per_call_ms, timed_calls)
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ def latency_sample(n: int, limit: int) -> np.ndarray:
 def encode_times(texts: Sequence[str], encode: Callable[[str], object],
                  now: Callable[[], Conditions] = conditions_now) -> Timed:
     """Fresh-encode time (ms) of each text, one at a time, and the conditions then."""
+    log.info(TIMING_LINE, len(texts))
     return timed_calls(list(texts), lambda i, text: encode(text), now)
 
 

@@ -148,6 +148,8 @@ class Indexed:
 
 
 def index(retriever: Retriever, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> Indexed:
+    # Said first: a large approximate index can take a while to build.
+    log.info("indexing %d chunks", len(chunks))
     t0 = time.perf_counter()
     retriever.index(chunks, vectors)
     seconds = time.perf_counter() - t0

@@ -183,7 +183,11 @@ def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
     df = pd.DataFrame(records)
     if any(not r.ok for r in rep.rows):
         df["status"] = [("" if r.ok else r.status) for r in rep.rows]
-    # Too wide: drop budget columns from the right, then clip the widest setting values.
+    # Too wide: shorten class names (nothing lost), drop budget columns from the right,
+    # then clip the widest setting values.
+    strategy = label("chunk.strategy")
+    if _width(plain(df)) > width and strategy in df.columns:
+        df[strategy] = short_class_names(df[strategy])
     while _width(plain(df)) > width and any(c.startswith("@") for c in df.columns):
         df = df.drop(columns=[[c for c in df.columns if c.startswith("@")][-1]])
     while _width(plain(df)) > width:
@@ -198,6 +202,30 @@ def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
     reasons = [visible(f"{r.status}: {setting_label(r.settings, why_keys)}: "
                        f"{r.error or '(no reason saved)'}") for r in rep.rows if not r.ok]
     return "\n".join([plain(df), *reasons])
+
+
+#: What a framework's class name ends with that tells one strategy from another no better
+#: than the words before it (``RecursiveCharacterTextSplitter``).
+_CLASS_SUFFIXES = ("TextSplitter", "NodeParser", "Splitter", "Chunker")
+
+
+def short_class_names(names: pd.Series) -> pd.Series:
+    """Strategy names without their class-name suffix (``RecursiveCharacter``) where that
+    still tells every name apart, even read case-blind (``SentenceSplitter`` stays whole
+    beside ``sentence``): a column that must be narrower stays readable, where clipping
+    would leave ``RecursiveCharacterTextSplit…``."""
+    def short(name: str) -> str:
+        for suffix in _CLASS_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[:-len(suffix)]
+        return name
+
+    distinct = set(names)
+    owners: dict[str, set[str]] = {}
+    for name in distinct:
+        owners.setdefault(short(name).lower(), set()).add(name)
+        owners.setdefault(name.lower(), set()).add(name)
+    return names.map(lambda n: short(n) if len(owners[short(n).lower()]) == 1 else n)
 
 
 def _ellipsis(text: str, limit: int) -> str:

@@ -22,8 +22,8 @@ from sweep.core.tokenization import count_tokens, get_encoding, route_offline_en
 from sweep.core.types import Chunk, Document
 
 __all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
-           "build_framework_chunker", "exportable_splitter", "read_chunks", "split_function",
-           "missing_package"]
+           "build_framework_chunker", "exportable_splitter", "read_chunks", "size_unit",
+           "split_function", "missing_package"]
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +163,23 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
     return None, None
 
 
+def _own_overlap(framework: str, splitter: Any, call: Mapping[str, Any]) -> Any:
+    """The overlap the splitter was built (or is called) with; None when it takes none."""
+    if framework == "semchunk":
+        return call.get("overlap")
+    if framework == "langchain":
+        return getattr(splitter, "_chunk_overlap", None)
+    if framework in ("llamaindex", "chonkie"):
+        return getattr(splitter, "chunk_overlap", None)
+    return None
+
+
+def size_unit(length: Callable[[str], int] | None) -> str:
+    """What a splitter's sizes count: ``characters`` when its length function is ``len``
+    (LangChain's character splitters), else ``tokens`` (of its own tokenizer)."""
+    return "characters" if length is len else "tokens"
+
+
 def _first(problem: str, pieces: list[tuple[str, str]]) -> str:
     doc_id, text = pieces[0]
     shown = text if len(text) <= 80 else text[:77] + "..."
@@ -185,18 +202,33 @@ class FrameworkChunker:
         #: the framework's own call: a document's text to its chunk texts (or chunk objects)
         self.split = split_function(framework, splitter, dict(call or {}))
         own_length, own_size = _own_length(framework, splitter)
+        # The presets hand chunk.size and chunk.overlap to the splitter; a splitter built
+        # with other values (a config of the user's that sets its own) would make the row
+        # say one size and measure another.
         if size is not None and own_size is not None and size != own_size:
             raise UnknownChunkSetting(
-                f"chunk.size is the splitter's own chunk size for chunk={framework}: set "
-                f"chunk.splitter's size instead (it builds {own_size}, chunk.size says {size})")
+                f"chunk.size ({size}) is not the size chunk.splitter builds ({own_size}) for "
+                f"chunk={framework}: set chunk.size only, the preset hands it to the splitter")
+        own_overlap = _own_overlap(framework, splitter, call or {})
+        if own_overlap is not None and overlap is not None and overlap != own_overlap:
+            raise UnknownChunkSetting(
+                f"chunk.overlap ({overlap}) is not the overlap chunk.splitter builds "
+                f"({own_overlap}) for chunk={framework}: set chunk.overlap only, the preset "
+                f"hands it to the splitter")
+        if own_overlap is None and overlap and framework != "callable":
+            # One cell of a grid (chunk=token,chonkie chunk.overlap=0,32): an invalid row.
+            raise ChunkingSettingsError(
+                f"chunk.overlap={overlap} does not apply to {strategy}: it takes no overlap")
         self.size = own_size if own_size is not None else size
         self.overlap = overlap
+        #: what ``size`` counts: the table shows it beside the size (``characters``, ``tokens``)
+        self.size_unit = size_unit(own_length) if own_size is not None else "tokens"
         #: ``length(text)`` in the units ``target_size`` is in (the splitter's own where known)
         self.length: Callable[[str], int] = own_length or (lambda t: count_tokens(self.encoding, t))
         self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None
         self.notes: tuple[str, ...] = ()
         self.settings: dict[str, Any] = {"strategy": strategy, "size": self.size,
-                                         "overlap": overlap, "tokenizer": tokenizer,
+                                         "overlap": overlap, "unit": self.size_unit, "tokenizer": tokenizer,
                                          "encoding": self.encoding.name, "prefix": prefix}
         self._missing: list[tuple[str, str]] = []
         self._unordered: list[tuple[str, str]] = []

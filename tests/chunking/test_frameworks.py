@@ -253,3 +253,21 @@ def test_a_framework_splitter_and_sweeps_own_chunker_share_one_size_grid_and_one
     header = next(line for line in proc.stdout.splitlines() if line.startswith("strategy"))
     assert header.split()[:4] == ["strategy", "size", "unit", "overlap"]
     assert proc.stdout.count("recommended") == 1 and proc.stdout.count("Recommendation:") == 1
+
+
+def test_a_size_a_function_of_ones_own_is_not_given_makes_the_setting_invalid():
+    import functools
+
+    import splitters
+    from sweep.chunking import ChunkingSettingsError, UnknownChunkSetting
+
+    # chunk=token,callable chunk.size=128,256: the function takes no size, so its cells
+    # would say 128 and 256 and chunk alike
+    with pytest.raises(ChunkingSettingsError, match="chunk.size=128 does not apply to "
+                                                    "paragraphs") as err:
+        build_framework_chunker("callable", splitters.paragraphs, strategy="paragraphs", size=128)
+    assert not isinstance(err.value, UnknownChunkSetting)
+    with pytest.raises(ChunkingSettingsError, match="chunk.overlap=16 does not apply"):
+        build_framework_chunker("callable", splitters.paragraphs, strategy="paragraphs", overlap=16)
+    given = functools.partial(splitters.paragraphs, chunk_size=128)
+    assert build_framework_chunker("callable", given, strategy="p", size=128).target_size == 128

@@ -160,7 +160,15 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
         return (count if callable(count) else None), getattr(splitter, "chunk_size", None)
     if framework == "semchunk":
         return getattr(splitter, "token_counter", None), getattr(splitter, "chunk_size", None)
+    if framework == "callable":  # a function of one's own: the size it is given, if any
+        return None, _keywords(splitter).get("chunk_size")
     return None, None
+
+
+def _keywords(splitter: Any) -> Mapping[str, Any]:
+    """The keyword arguments Hydra bound to a function of one's own (``_partial_``)."""
+    keywords = getattr(splitter, "keywords", None)
+    return keywords if isinstance(keywords, Mapping) else {}
 
 
 def _own_overlap(framework: str, splitter: Any, call: Mapping[str, Any]) -> Any:
@@ -171,6 +179,8 @@ def _own_overlap(framework: str, splitter: Any, call: Mapping[str, Any]) -> Any:
         return getattr(splitter, "_chunk_overlap", None)
     if framework in ("llamaindex", "chonkie"):
         return getattr(splitter, "chunk_overlap", None)
+    if framework == "callable":
+        return _keywords(splitter).get("chunk_overlap", call.get("overlap"))
     return None
 
 
@@ -215,10 +225,15 @@ class FrameworkChunker:
                 f"chunk.overlap ({overlap}) is not the overlap chunk.splitter builds "
                 f"({own_overlap}) for chunk={framework}: set chunk.overlap only, the preset "
                 f"hands it to the splitter")
-        if own_overlap is None and overlap and framework != "callable":
-            # One cell of a grid (chunk=token,chonkie chunk.overlap=0,32): an invalid row.
+        # One cell of a grid (chunk=token,chonkie chunk.overlap=0,32) that the splitter
+        # cannot take: an invalid row, said before the first job, not a stopped sweep.
+        if own_overlap is None and overlap:
             raise ChunkingSettingsError(
                 f"chunk.overlap={overlap} does not apply to {strategy}: it takes no overlap")
+        if framework == "callable" and own_size is None and size is not None:
+            raise ChunkingSettingsError(
+                f"chunk.size={size} does not apply to {strategy}: it is given no chunk_size "
+                f"(+chunk.splitter.chunk_size='${{chunk.size}}' hands it over)")
         self.size = own_size if own_size is not None else size
         self.overlap = overlap
         #: what ``size`` counts: the table shows it beside the size (``characters``, ``tokens``)

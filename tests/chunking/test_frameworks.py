@@ -99,6 +99,12 @@ def test_chunk_size_and_overlap_are_the_splitters_own_in_its_unit(preset, size, 
     assert all(chunker.length(c.text) <= size for c in chunker.chunk(Document("d", text)))
 
 
+def test_chonkies_default_tokenizer_sizes_in_characters():
+    chunker = build(_compose("chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=300").chunk,
+                    embed_fn=None)
+    assert chunker.size_unit == "characters" and chunker.length("abc def") == 7
+
+
 def test_a_splitter_built_with_another_size_than_chunk_size_is_refused():
     from sweep.chunking import UnknownChunkSetting
 

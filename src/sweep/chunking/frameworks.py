@@ -184,10 +184,21 @@ def _own_overlap(framework: str, splitter: Any, call: Mapping[str, Any]) -> Any:
     return None
 
 
+#: Much longer in characters than in any tokenizer's tokens: what tells the two apart.
+_UNIT_PROBE = "internationalization internationalization"
+
+
 def size_unit(length: Callable[[str], int] | None) -> str:
-    """What a splitter's sizes count: ``characters`` when its length function is ``len``
-    (LangChain's character splitters), else ``tokens`` (of its own tokenizer)."""
-    return "characters" if length is len else "tokens"
+    """What a splitter's sizes count, measured on its own length function: ``characters``
+    when it counts each character (LangChain's character splitters, chonkie's default
+    tokenizer), else ``tokens``."""
+    if length is None:
+        return "tokens"
+    try:
+        measured = length(_UNIT_PROBE)
+    except Exception:  # a length function that needs more than text: its own tokens
+        return "tokens"
+    return "characters" if measured == len(_UNIT_PROBE) else "tokens"
 
 
 def _first(problem: str, pieces: list[tuple[str, str]]) -> str:
@@ -237,7 +248,8 @@ class FrameworkChunker:
         self.size = own_size if own_size is not None else size
         self.overlap = overlap
         #: what ``size`` counts: the table shows it beside the size (``characters``, ``tokens``)
-        self.size_unit = size_unit(own_length) if own_size is not None else "tokens"
+        self.size_unit: str | None = (None if framework == "callable"  # yours: not known
+                                      else size_unit(own_length))
         #: ``length(text)`` in the units ``target_size`` is in (the splitter's own where known)
         self.length: Callable[[str], int] = own_length or (lambda t: count_tokens(self.encoding, t))
         self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None

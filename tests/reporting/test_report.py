@@ -333,6 +333,17 @@ def test_two_sweeps_of_the_same_questions_print_one_table_with_one_pick(tmp_path
     assert pick.split()[:5] == ["RecursiveCharacterTextSplitter", "1000", "characters", "200", "lc"]
 
 
+def test_folders_of_one_name_are_told_apart_in_the_combined_table(tmp_path, capsys):
+    from sweepdirs import base, make_job
+
+    make_job(tmp_path / "minilm" / "run", 0, 128, 0, base())
+    make_job(tmp_path / "bge" / "run", 0, 256, 0, base(seed=1))
+    assert main(["--no-html", str(tmp_path / "minilm" / "run"), str(tmp_path / "bge" / "run")]) == 0
+    out = capsys.readouterr().out
+    combined = out[out.index("all 2 sweeps in one table"):]
+    assert "minilm:run" in combined and "bge:run" in combined
+
+
 def test_two_sweeps_of_other_questions_get_one_line_saying_why_not_one_table(tmp_path, capsys):
     from sweepdirs import base, make_job
 
@@ -340,7 +351,7 @@ def test_two_sweeps_of_other_questions_get_one_line_saying_why_not_one_table(tmp
     make_job(tmp_path / "x" / "b", 0, 128, 0, base(), fingerprint="b" * 16)
     assert main(["--no-html", str(tmp_path / "x" / "a"), str(tmp_path / "x" / "b")]) == 0
     captured = capsys.readouterr()
-    assert "in one table" not in captured.out
+    assert "in one table" not in captured.out and "x/a" in captured.err
     (line,) = [e for e in captured.err.splitlines() if "combined" in e]
     assert line == ("sweep.report: no combined table: they scored different evaluation sets "
                     "(by content: x/a: synthetic #aaaaaaaa, x/b: synthetic #bbbbbbbb).")

@@ -255,7 +255,8 @@ class FrameworkChunker:
         self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None
         self.notes: tuple[str, ...] = ()
         self.settings: dict[str, Any] = {"strategy": strategy, "size": self.size,
-                                         "overlap": overlap, "unit": self.size_unit, "tokenizer": tokenizer,
+                                         "unit": self.size_unit, "overlap": overlap,
+                                         "tokenizer": tokenizer,
                                          "encoding": self.encoding.name, "prefix": prefix}
         self._missing: list[tuple[str, str]] = []
         self._unordered: list[tuple[str, str]] = []

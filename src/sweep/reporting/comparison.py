@@ -68,9 +68,13 @@ def combined_report(reports: Sequence[SweepReport]) -> SweepReport | str:
     if why is not None:
         return why.replace("No test across sweeps: ", "no combined table: ", 1).replace(
             "; each sweep is tested on its own.", ".")
+    # A folder by its own name, or with its parent's where two share one (two timestamps
+    # of one name never do; two sweep names may): "/" would make a cell show the last part.
+    short = [Path(rep.sweep_dir).resolve().name for rep in reports]
+    names = short if len(set(short)) == len(short) else [
+        sweep_name(rep.sweep_dir).replace("/", ":") for rep in reports]
     rows = []
-    for rep in reports:
-        name = sweep_name(rep.sweep_dir)
+    for rep, name in zip(reports, names):
         # Job numbers repeat across folders: each row gets its place in the combined table.
         rows += [dataclasses.replace(r, job=len(rows) + i, settings={**r.settings, "sweep": name})
                  for i, r in enumerate(rep.rows)]

@@ -27,11 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PRESETS = "token,recursive,sentence,markdown,langchain,langchain_token,llamaindex,chonkie,semchunk"
 DEFAULTS = {
     "LangChain RecursiveCharacterTextSplitter() defaults: 4000 chars, 200 overlap": (
-        "chunk=langchain", "chunk.splitter.chunk_size=4000", "chunk.splitter.chunk_overlap=200"),
+        "chunk=langchain", "chunk.size=4000", "chunk.overlap=200"),
     "LlamaIndex SentenceSplitter() defaults: 1024 tokens, 200 overlap": (
-        "chunk=llamaindex", "chunk.splitter.chunk_size=1024", "chunk.splitter.chunk_overlap=200"),
+        "chunk=llamaindex", "chunk.size=1024", "chunk.overlap=200"),
     "chonkie RecursiveChunker() defaults: 2048 characters": (
-        "chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.splitter.chunk_size=2048"),
+        "chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=2048"),
 }
 
 

@@ -45,14 +45,14 @@ def _own_texts(out) -> list[str]:
 # -- each framework on the bundled corpus ------------------------------------------------
 
 PRESETS = [
-    ("langchain", "chunk.splitter.chunk_size=800", "chunk.splitter.chunk_overlap=200"),
-    ("langchain", "chunk.splitter.chunk_size=1600", "chunk.splitter.chunk_overlap=0"),
+    ("langchain", "chunk.size=800", "chunk.overlap=200"),
+    ("langchain", "chunk.size=1600", "chunk.overlap=0"),
     ("langchain_token",),
     ("llamaindex",),
     ("llamaindex", "chunk.splitter._target_=llama_index.core.node_parser.TokenTextSplitter"),
     ("chonkie",),
     ("chonkie", "chunk.splitter._target_=chonkie.TokenChunker", "+chunk.splitter.chunk_overlap=32"),
-    ("semchunk", "chunk.call.overlap=32"),
+    ("semchunk", "chunk.overlap=32"),
 ]
 
 
@@ -75,19 +75,54 @@ def test_every_chunk_is_the_frameworks_own_chunk_at_its_exact_offsets(preset, ke
 
 
 def test_the_rows_settings_are_the_splitters_own():
-    cfg = _compose("chunk=langchain", "chunk.splitter.chunk_size=800")
+    cfg = _compose("chunk=langchain", "chunk.size=800")
     assert (cfg.chunk.strategy, cfg.chunk.size, cfg.chunk.overlap) == (
         "langchain_text_splitters.RecursiveCharacterTextSplitter", 800, 200)
-    cfg = _compose("chunk=semchunk", "chunk.call.overlap=16")
+    cfg = _compose("chunk=semchunk", "chunk.overlap=16")
     assert (cfg.chunk.strategy, cfg.chunk.size, cfg.chunk.overlap) == ("semchunk", 256, 16)
 
 
-def test_chunk_size_on_a_framework_preset_points_to_the_splitters_own_key():
+@pytest.mark.parametrize("preset, size, overlap, unit", [
+    ("langchain", 300, 30, "characters"),
+    ("langchain_token", 64, 8, "tokens"),
+    ("llamaindex", 64, 8, "tokens"),
+    ("semchunk", 64, 8, "tokens"),
+    ("chonkie", 64, 0, "tokens"),
+])
+def test_chunk_size_and_overlap_are_the_splitters_own_in_its_unit(preset, size, overlap, unit):
+    chunker = build(_compose(f"chunk={preset}", f"chunk.size={size}",
+                             f"chunk.overlap={overlap}").chunk, embed_fn=None)
+    assert (chunker.size, chunker.overlap, chunker.target_size) == (size, overlap, size)
+    assert chunker.size_unit == unit
+    # the splitter itself was built with them: its chunks fit the size in its own unit
+    text = " ".join(f"word{i}." for i in range(400))
+    assert all(chunker.length(c.text) <= size for c in chunker.chunk(Document("d", text)))
+
+
+def test_chonkies_default_tokenizer_sizes_in_characters():
+    chunker = build(_compose("chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=300").chunk,
+                    embed_fn=None)
+    assert chunker.size_unit == "characters" and chunker.length("abc def") == 7
+
+
+def test_a_splitter_built_with_another_size_than_chunk_size_is_refused():
     from sweep.chunking import UnknownChunkSetting
 
+    # a config of the user's own that gives the splitter its size itself
     cfg = _compose("chunk=langchain", "chunk.size=500")
-    with pytest.raises(UnknownChunkSetting, match="set chunk.splitter's size instead"):
+    cfg.chunk.splitter.chunk_size = 800
+    with pytest.raises(UnknownChunkSetting, match=r"chunk.size \(500\) is not the size "
+                                                  r"chunk.splitter builds \(800\)"):
         build(cfg.chunk, embed_fn=None)
+
+
+def test_an_overlap_the_splitter_does_not_take_makes_the_setting_invalid_not_the_sweep():
+    from sweep.chunking import ChunkingSettingsError, UnknownChunkSetting
+
+    with pytest.raises(ChunkingSettingsError, match="chunk.overlap=32 does not apply to "
+                                                    "chonkie.RecursiveChunker") as err:
+        build(_compose("chunk=chonkie", "chunk.overlap=32").chunk, embed_fn=None)
+    assert not isinstance(err.value, UnknownChunkSetting)
 
 
 def test_langchains_token_splitter_on_cl100k_base_needs_no_download():
@@ -199,3 +234,46 @@ def test_a_splitter_that_cannot_be_built_stops_the_sweep_in_one_line(tmp_path, o
     errors = [line for line in proc.stderr.splitlines() if "error" in line]
     assert proc.returncode == 2 and len(errors) == 1 and says in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "a").exists()
+
+
+def test_a_framework_splitter_and_sweeps_own_chunker_share_one_size_grid_and_one_pick(tmp_path):
+    import csv
+
+    # chunk.size applies to every chunker that has one: token windows of 128/256 tokens,
+    # LangChain's splitter at 128/256 characters. At 128 characters the preset's 200
+    # characters of overlap do not fit: that one cell is an invalid row, said up front.
+    proc = _sweep(tmp_path, "chunk=token,langchain", "chunk.size=128,256", "eval.n_boot=200",
+                  "eval.latency_queries=0", "hydra.sweep.dir=a")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert "1 of 4 settings cannot run" in proc.stderr
+    with open(tmp_path / "a" / "results.csv", newline="") as f:
+        rows = {(r["chunk.strategy"].rsplit(".", 1)[-1], r["chunk.size"]): r
+                for r in csv.DictReader(f)}
+    lc = "RecursiveCharacterTextSplitter"
+    assert {k: r["status"] for k, r in rows.items()} == {
+        (lc, "128"): "invalid", (lc, "256"): "ok", ("token", "128"): "ok", ("token", "256"): "ok"}
+    assert "chunk overlap (200) than chunk size (128)" in rows[(lc, "128")]["error"]
+    assert rows[(lc, "256")]["chunk.unit"] == "characters"
+    assert rows[("token", "256")]["chunk.unit"] == "tokens"
+    # one table, the unit beside the size, and one recommendation across both chunkers
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("strategy"))
+    assert header.split()[:4] == ["strategy", "size", "unit", "overlap"]
+    assert proc.stdout.count("recommended") == 1 and proc.stdout.count("Recommendation:") == 1
+
+
+def test_a_size_a_function_of_ones_own_is_not_given_makes_the_setting_invalid():
+    import functools
+
+    import splitters
+    from sweep.chunking import ChunkingSettingsError, UnknownChunkSetting
+
+    # chunk=token,callable chunk.size=128,256: the function takes no size, so its cells
+    # would say 128 and 256 and chunk alike
+    with pytest.raises(ChunkingSettingsError, match="chunk.size=128 does not apply to "
+                                                    "paragraphs") as err:
+        build_framework_chunker("callable", splitters.paragraphs, strategy="paragraphs", size=128)
+    assert not isinstance(err.value, UnknownChunkSetting)
+    with pytest.raises(ChunkingSettingsError, match="chunk.overlap=16 does not apply"):
+        build_framework_chunker("callable", splitters.paragraphs, strategy="paragraphs", overlap=16)
+    given = functools.partial(splitters.paragraphs, chunk_size=128)
+    assert build_framework_chunker("callable", given, strategy="p", size=128).target_size == 128

@@ -39,7 +39,7 @@ def sweeps(tmp_path_factory) -> dict[str, Path]:
     shutil.copytree(ROOT / "corpora" / "tiny", tiny)
     lc = _run("sweep", f"runtime.cache_dir={cache}", "runtime.show_progress=false",
               "eval.n_boot=200", f"dataset.path={tiny}", "chunk=langchain",
-              "chunk.splitter.chunk_size=300", "chunk.splitter.chunk_overlap=50",
+              "chunk.size=300", "chunk.overlap=50",
               f"hydra.sweep.dir={base / 'langchain'}")
     assert lc.returncode == 0, lc.stderr[-3000:]
     return {"grid": base / "grid", "langchain": base / "langchain", "tiny": tiny, "base": base}

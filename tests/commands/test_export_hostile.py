@@ -42,7 +42,7 @@ def swept(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("hostile")
     proc = _run("sweep", "dataset=tiny", "retrieve=bm25", f"runtime.cache_dir={base / 'cache'}",
                 "runtime.show_progress=false", "eval.n_boot=50", "eval.latency_queries=0",
-                "chunk=langchain", "chunk.splitter.chunk_size=400",
+                "chunk=langchain", "chunk.size=400",
                 '+chunk.splitter.separators=["\\${oc.env:SWEEP_TEST_KEY}","."," "]',
                 f"hydra.sweep.dir={base / 'sweep'}", cwd=base)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -21,14 +21,25 @@ def test_job_settings_name_every_overridden_key_and_group_choices():
 
 
 def test_a_framework_splitters_size_and_overlap_are_its_size_and_overlap_columns_only():
-    overrides = ["chunk=langchain", "chunk.splitter.chunk_size=800", "chunk.splitter.chunk_overlap=0",
+    overrides = ["chunk=langchain", "chunk.size=800", "chunk.overlap=0",
                  "chunk.splitter.separators=[x]"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides[:3] + ["+chunk.splitter.separators=[x]"])
     settings = job_settings(cfg, overrides, {"chunk": "langchain"})
     assert (settings["chunk.size"], settings["chunk.overlap"], settings["chunk"]) == (800, 0, "langchain")
+    assert cfg.chunk.splitter.chunk_size == 800 and cfg.chunk.splitter.chunk_overlap == 0
     assert "chunk.splitter.chunk_size" not in settings and "chunk.splitter.chunk_overlap" not in settings
     assert settings["chunk.splitter.separators"] == ["x"]
+
+
+def test_the_unit_stands_next_to_the_size_when_it_varies_or_is_not_tokens():
+    token = {"chunk.size": 128, "chunk.overlap": 0, "chunk.strategy": "token", "chunk.unit": "tokens"}
+    chars = {**token, "chunk.strategy": "RecursiveCharacterTextSplitter", "chunk.unit": "characters"}
+    assert varied_settings([token, chars]) == ["chunk.strategy", "chunk.size", "chunk.unit",
+                                               "chunk.overlap"]
+    assert varied_settings([chars]) == ["chunk.size", "chunk.unit", "chunk.overlap"]
+    assert varied_settings([token]) == ["chunk.size", "chunk.overlap"]
+    assert label("chunk.unit") == "unit"
 
 
 def test_varied_settings_in_table_order_with_size_and_overlap_always():

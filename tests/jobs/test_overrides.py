@@ -44,8 +44,23 @@ def test_a_key_that_moved_is_told_its_new_place(config, old, new):
     check_overrides(str(CONF_DIR), config, [f"{new}={old.split('=')[1]}"])
 
 
+@pytest.mark.parametrize("args, says", [
+    (("chunk=langchain", "chunk.splitter.chunk_size=800,1600"),
+     "chunk.splitter.chunk_size is set through chunk.size (the config hands chunk.size to "
+     "it): write chunk.size=... instead"),
+    (("chunk=langchain_token", "chunk.splitter.chunk_overlap=32"),
+     "chunk.splitter.chunk_overlap is set through chunk.overlap"),
+    (("chunk=semchunk", "chunk.call.overlap=32"), "chunk.call.overlap is set through chunk.overlap"),
+])
+def test_a_splitters_size_is_set_through_chunk_size(args, says):
+    with pytest.raises(UnknownKey) as err:
+        _check(*args)
+    assert str(err.value).startswith(says)
+
+
 @pytest.mark.parametrize("args", [
     ("chunk.size=128,256", "chunk.overlap=0,64"),
+    ("chunk=token,langchain", "chunk.size=128,256"),
     ("chunk=semantic", "chunk.breakpoint_percentile=80"),
     ("experiment=grid",),
     ("+chunk.extra=1",),            # adding a key on purpose is Hydra's business

@@ -210,3 +210,22 @@ def test_rows_without_abstention_diagnostics_get_no_top_score_histogram(tmp_path
     make_grid(tmp_path, {(64, 0): base(), (128, 0): base(seed=1)})
     assert write_score_histograms(build_report(tmp_path)) == []  # drawn for real: nothing
     assert not (tmp_path / "plots" / "top_score.png").exists()
+
+
+def test_sizes_in_characters_and_in_tokens_never_share_an_axis(tmp_path):
+    lc = {"chunk.strategy": "RecursiveCharacterTextSplitter", "chunk.unit": "characters"}
+    make_job(tmp_path, 0, 128, 0, base(), settings={"chunk.unit": "tokens"})
+    make_job(tmp_path, 1, 256, 0, base(seed=2), settings={"chunk.unit": "tokens"})
+    make_job(tmp_path, 2, 1000, 0, base(seed=3), settings=lc)
+    # a cell that never built its splitter recorded no unit: it joins its panel's
+    make_job(tmp_path, 3, 128, 0, None, status="invalid", error="overlap",
+             settings={**lc, "chunk.unit": None})
+    cells = heatmap_cells(build_report(tmp_path), "span", "recall@5")
+    assert [c.unit for c in cells] == ["tokens", "tokens", "characters", "characters"]
+    panels = drawing.heatmap_panels(cells)
+    assert [(p.unit, p.sizes) for p in panels] == [("tokens", (128, 256)),
+                                                   ("characters", (128, 1000))]
+    assert all("unit" not in p.facet for p in panels)  # the axis says it, not the title
+    fig = drawing.heatmap_figure(cells, title="t")
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_visible() and ax.get_ylabel() != "mean"]
+    assert labels == ["chunk.size (tokens)", "chunk.size (characters)"]

@@ -308,3 +308,50 @@ def test_a_folder_name_that_is_not_utf8_is_reported_escaped(tmp_path):
                           env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr[-2000:]
     assert "new\\\\udcff" in summary.read_text(encoding="utf-8")
+
+
+def test_two_sweeps_of_the_same_questions_print_one_table_with_one_pick(tmp_path, capsys):
+    import numpy as np
+
+    from sweepdirs import base, make_job
+
+    # sweep's own chunker in one folder, a framework's splitter (sizes in characters) in
+    # another, on the same questions: one table, one recommendation across both
+    for job, size in enumerate((128, 256)):
+        make_job(tmp_path / "x" / "own", job, size, 0, base(seed=job),
+                 settings={"chunk.unit": "tokens"})
+    lc = {"chunk.strategy": "RecursiveCharacterTextSplitter", "chunk.unit": "characters"}
+    make_job(tmp_path / "x" / "lc", 0, 1000, 200, np.ones(60), settings=lc)
+    assert main(["--no-html", str(tmp_path / "x" / "own"), str(tmp_path / "x" / "lc")]) == 0
+    out = capsys.readouterr().out
+    combined = out[out.index("all 2 sweeps in one table"):]
+    table = combined.split("\n\n")[1].splitlines()
+    assert table[0].split()[:4] == ["strategy", "size", "unit", "overlap"] and "sweep" in table[0]
+    assert len(table) == 2 + 3  # header, rule, the three settings of both folders
+    assert combined.count("Recommendation:") == 1 and combined.count("recommended") == 1
+    (pick,) = [line for line in table if "recommended" in line]
+    assert pick.split()[:5] == ["RecursiveCharacterTextSplitter", "1000", "characters", "200", "lc"]
+
+
+def test_folders_of_one_name_are_told_apart_in_the_combined_table(tmp_path, capsys):
+    from sweepdirs import base, make_job
+
+    make_job(tmp_path / "minilm" / "run", 0, 128, 0, base())
+    make_job(tmp_path / "bge" / "run", 0, 256, 0, base(seed=1))
+    assert main(["--no-html", str(tmp_path / "minilm" / "run"), str(tmp_path / "bge" / "run")]) == 0
+    out = capsys.readouterr().out
+    combined = out[out.index("all 2 sweeps in one table"):]
+    assert "minilm:run" in combined and "bge:run" in combined
+
+
+def test_two_sweeps_of_other_questions_get_one_line_saying_why_not_one_table(tmp_path, capsys):
+    from sweepdirs import base, make_job
+
+    make_job(tmp_path / "x" / "a", 0, 128, 0, base(), fingerprint="a" * 16)
+    make_job(tmp_path / "x" / "b", 0, 128, 0, base(), fingerprint="b" * 16)
+    assert main(["--no-html", str(tmp_path / "x" / "a"), str(tmp_path / "x" / "b")]) == 0
+    captured = capsys.readouterr()
+    assert "in one table" not in captured.out and "x/a" in captured.err
+    (line,) = [e for e in captured.err.splitlines() if "combined" in e]
+    assert line == ("sweep.report: no combined table: they scored different evaluation sets "
+                    "(by content: x/a: synthetic #aaaaaaaa, x/b: synthetic #bbbbbbbb).")

@@ -100,6 +100,8 @@ class BaseChunker(ABC):
     """
 
     strategy: str = ""
+    #: what ``size`` counts (a framework's splitter may count characters)
+    size_unit: str = "tokens"
 
     def __init__(
         self,

@@ -22,8 +22,8 @@ from sweep.core.tokenization import count_tokens, get_encoding, route_offline_en
 from sweep.core.types import Chunk, Document
 
 __all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
-           "build_framework_chunker", "exportable_splitter", "install_hint", "read_chunks",
-           "split_function", "missing_package"]
+           "build_framework_chunker", "exportable_splitter", "install_hint", "missing_package",
+           "read_chunks", "size_unit", "split_function"]
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,45 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
         return (count if callable(count) else None), getattr(splitter, "chunk_size", None)
     if framework == "semchunk":
         return getattr(splitter, "token_counter", None), getattr(splitter, "chunk_size", None)
+    if framework == "callable":  # a function of one's own: the size it is given, if any
+        return None, _keywords(splitter).get("chunk_size")
     return None, None
+
+
+def _keywords(splitter: Any) -> Mapping[str, Any]:
+    """The keyword arguments Hydra bound to a function of one's own (``_partial_``)."""
+    keywords = getattr(splitter, "keywords", None)
+    return keywords if isinstance(keywords, Mapping) else {}
+
+
+def _own_overlap(framework: str, splitter: Any, call: Mapping[str, Any]) -> Any:
+    """The overlap the splitter was built (or is called) with; None when it takes none."""
+    if framework == "semchunk":
+        return call.get("overlap")
+    if framework == "langchain":
+        return getattr(splitter, "_chunk_overlap", None)
+    if framework in ("llamaindex", "chonkie"):
+        return getattr(splitter, "chunk_overlap", None)
+    if framework == "callable":
+        return _keywords(splitter).get("chunk_overlap", call.get("overlap"))
+    return None
+
+
+#: Much longer in characters than in any tokenizer's tokens: what tells the two apart.
+_UNIT_PROBE = "internationalization internationalization"
+
+
+def size_unit(length: Callable[[str], int] | None) -> str:
+    """What a splitter's sizes count, measured on its own length function: ``characters``
+    when it counts each character (LangChain's character splitters, chonkie's default
+    tokenizer), else ``tokens``."""
+    if length is None:
+        return "tokens"
+    try:
+        measured = length(_UNIT_PROBE)
+    except Exception:  # a length function that needs more than text: its own tokens
+        return "tokens"
+    return "characters" if measured == len(_UNIT_PROBE) else "tokens"
 
 
 def _first(problem: str, pieces: list[tuple[str, str]]) -> str:
@@ -192,18 +230,40 @@ class FrameworkChunker:
         #: the framework's own call: a document's text to its chunk texts (or chunk objects)
         self.split = split_function(framework, splitter, dict(call or {}))
         own_length, own_size = _own_length(framework, splitter)
+        # The presets hand chunk.size and chunk.overlap to the splitter; a splitter built
+        # with other values (a config of the user's that sets its own) would make the row
+        # say one size and measure another.
         if size is not None and own_size is not None and size != own_size:
             raise UnknownChunkSetting(
-                f"chunk.size is the splitter's own chunk size for chunk={framework}: set "
-                f"chunk.splitter's size instead (it builds {own_size}, chunk.size says {size})")
+                f"chunk.size ({size}) is not the size chunk.splitter builds ({own_size}) for "
+                f"chunk={framework}: set chunk.size only, the preset hands it to the splitter")
+        own_overlap = _own_overlap(framework, splitter, call or {})
+        if own_overlap is not None and overlap is not None and overlap != own_overlap:
+            raise UnknownChunkSetting(
+                f"chunk.overlap ({overlap}) is not the overlap chunk.splitter builds "
+                f"({own_overlap}) for chunk={framework}: set chunk.overlap only, the preset "
+                f"hands it to the splitter")
+        # One cell of a grid (chunk=token,chonkie chunk.overlap=0,32) that the splitter
+        # cannot take: an invalid row, said before the first job, not a stopped sweep.
+        if own_overlap is None and overlap:
+            raise ChunkingSettingsError(
+                f"chunk.overlap={overlap} does not apply to {strategy}: it takes no overlap")
+        if framework == "callable" and own_size is None and size is not None:
+            raise ChunkingSettingsError(
+                f"chunk.size={size} does not apply to {strategy}: it is given no chunk_size "
+                f"(+chunk.splitter.chunk_size='${{chunk.size}}' hands it over)")
         self.size = own_size if own_size is not None else size
         self.overlap = overlap
+        #: what ``size`` counts: the table shows it beside the size (``characters``, ``tokens``)
+        self.size_unit: str | None = (None if framework == "callable"  # yours: not known
+                                      else size_unit(own_length))
         #: ``length(text)`` in the units ``target_size`` is in (the splitter's own where known)
         self.length: Callable[[str], int] = own_length or (lambda t: count_tokens(self.encoding, t))
         self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None
         self.notes: tuple[str, ...] = ()
         self.settings: dict[str, Any] = {"strategy": strategy, "size": self.size,
-                                         "overlap": overlap, "tokenizer": tokenizer,
+                                         "unit": self.size_unit, "overlap": overlap,
+                                         "tokenizer": tokenizer,
                                          "encoding": self.encoding.name, "prefix": prefix}
         self._missing: list[tuple[str, str]] = []
         self._unordered: list[tuple[str, str]] = []

@@ -28,6 +28,7 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("chunk.strategy", "strategy"),
     Setting("chunk.size", "size"),
+    Setting("chunk.unit", "unit"),
     Setting("chunk.overlap", "overlap"),
     Setting("chunk.prefix", "prefix"),
     Setting("chunk.tokenizer", "tokenizer"),
@@ -102,6 +103,13 @@ def varied_settings(settings: Sequence[Mapping[str, Any]]) -> list[str]:
         values = {json.dumps(s.get(key), sort_keys=True, default=str) for s in settings}
         if len(values) > 1 and key not in keys:
             keys.insert(0 if key == "chunk.strategy" else len(keys), key)
+    # The unit stands next to the size, and a size in characters is never read as tokens:
+    # it is shown even when every row shares it (tokens, the default, go without saying).
+    units = {s.get("chunk.unit") for s in settings}
+    if "chunk.unit" in keys:
+        keys.remove("chunk.unit")
+    if len(units) > 1 or units - {None, "tokens"}:
+        keys.insert(keys.index("chunk.size") + 1, "chunk.unit")
     return keys
 
 

@@ -321,6 +321,8 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         except Exception as e:  # a bad setting: the row says why, the sweep goes on
             _raise_if_interrupted(e)
             raise _Invalid(first_line(cause(e), with_type=True)) from e
+        # What the size counts is known once the chunker is built (a splitter's own length).
+        settings["chunk.unit"] = getattr(stages.chunker, "size_unit", None)
         notes = tuple(stages.chunker.notes) + design_notes(stages)
         for note in notes:
             log.warning("%s", note)

@@ -9,6 +9,7 @@ selects, and every plain ``key=value`` must name a key it has.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 
 from omegaconf import DictConfig
@@ -23,6 +24,8 @@ _NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", 
               "-sc", "--shell-completion", "-cp", "--config-path", "-cn", "--config-name",
               "-cd", "--config-dir", "--experimental-rerun", "-p", "--package")
 _SHOWN_KEYS = 12
+#: A value that is another key's (``${..size}``): that key is the one to set.
+_RELATIVE = re.compile(r"\$\{(\.+)([\w.]+)\}")
 #: Keys that moved, so that a command line written for the old place is told the new one.
 MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
          "embed.prewarm": "runtime.prewarm"}
@@ -72,6 +75,24 @@ def _missing(cfg: DictConfig, key: str) -> tuple[str, str, list[str]] | None:
             return ".".join(parts[:i + 1]), ".".join(parts[:i]), names
         node = node._get_node(part)  # not resolved: ${...} values are not evaluated here
     return None
+
+
+def _fed_by(cfg: DictConfig, key: str) -> str | None:
+    """The key whose value ``key`` takes (``chunk.splitter.chunk_size: ${..size}`` is fed by
+    ``chunk.size``), or None when ``key`` holds its own value."""
+    parts = key.split(".")
+    node: Any = cfg
+    for part in parts:
+        if not isinstance(node, DictConfig) or part not in _key_names(node):
+            return None
+        node = node._get_node(part)
+    found = _RELATIVE.fullmatch(str(node._value())) if node._is_interpolation() else None
+    if found is None:
+        return None
+    dots, name = found.groups()
+    container = parts[:-1]
+    up = len(dots) - 1  # "." is the key's own node, each further dot one node up
+    return ".".join(container[:len(container) - up] + [name]) if up <= len(container) else None
 
 
 def _leaf_keys(node: DictConfig, prefix: str = "") -> Iterable[str]:
@@ -124,6 +145,12 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         except HydraException:
             return  # a bad group choice: Hydra names the valid ones
     for override in plain:
+        source = _fed_by(cfg, override.key_or_group)
+        if source is not None:
+            # One name per setting: a framework's chunk_size is chunk.size, and setting it
+            # under the splitter would leave the row showing the preset's size.
+            raise UnknownKey(f"{override.key_or_group} is set through {source} (the config "
+                             f"hands {source} to it): write {source}=... instead")
         found = _missing(cfg, override.key_or_group)
         if found is None:
             continue

@@ -8,6 +8,7 @@ are shown side by side and the page says why they are not tested together.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from html import escape
 from pathlib import Path
@@ -27,10 +28,10 @@ from sweep.core.files import regular_file
 from sweep.core.settings import format_value, label, varied_settings
 from sweep.decision.significance import Comparison, compare_to_best
 from sweep.scoring.perquery import PerQueryScores
-from sweep.reporting.sweepreport import SweepReport
+from sweep.reporting.sweepreport import SweepReport, report_of_rows
 from sweep.reporting.tables import ROW_LEGEND, fmt, with_ci
 
-__all__ = ["compare_sweeps", "sweep_agreements", "why_not_pooled"]
+__all__ = ["combined_report", "compare_sweeps", "sweep_agreements", "why_not_pooled"]
 
 
 def sweep_name(path: Path) -> str:
@@ -57,6 +58,27 @@ def why_not_pooled(reports: Sequence[SweepReport]) -> str | None:
     if not reasons:  # the rows of one sweep already fall into several groups
         reasons.append("their rows were scored on several evaluation sets or scoring settings")
     return "No test across sweeps: " + " and ".join(reasons) + "; each sweep is tested on its own."
+
+
+def combined_report(reports: Sequence[SweepReport]) -> SweepReport | str:
+    """Every setting of several sweeps in one report with one decision (a ``sweep`` column
+    says which folder each row came from); or, when their settings cannot be tested
+    together, one line saying why."""
+    why = why_not_pooled(reports)
+    if why is not None:
+        return why.replace("No test across sweeps: ", "no combined table: ", 1).replace(
+            "; each sweep is tested on its own.", ".")
+    # A folder by its own name, or with its parent's where two share one (two timestamps
+    # of one name never do; two sweep names may): "/" would make a cell show the last part.
+    short = [Path(rep.sweep_dir).resolve().name for rep in reports]
+    names = short if len(set(short)) == len(short) else [
+        sweep_name(rep.sweep_dir).replace("/", ":") for rep in reports]
+    rows = []
+    for rep, name in zip(reports, names):
+        # Job numbers repeat across folders: each row gets its place in the combined table.
+        rows += [dataclasses.replace(r, job=len(rows) + i, settings={**r.settings, "sweep": name})
+                 for i, r in enumerate(rep.rows)]
+    return report_of_rows(reports[0].sweep_dir, rows)
 
 
 def _dataset(row: Row) -> str:

@@ -63,6 +63,8 @@ class Cell:
     high: float | None = None
     note: str = ""
     mark: str = ""
+    #: what ``size`` counts (``tokens``, ``characters``); "" when not known
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,19 +126,22 @@ class Panel:
     sizes: tuple[Any, ...]
     overlaps: tuple[Any, ...]
     matrix: np.ndarray
+    unit: str = ""
 
 
 def heatmap_panels(cells: Sequence[Cell]) -> list[Panel]:
-    """The matrices a heatmap draws, one per facet, on shared axes."""
-    sizes = tuple(_order([c.size for c in cells]))
+    """The matrices a heatmap draws, one per facet and size unit; panels of one unit share
+    their axes. Sizes in characters and in tokens never share an axis: 256 of one is not
+    256 of the other."""
     overlaps = tuple(_order([c.overlap for c in cells]))
     panels = []
-    for facet in dict.fromkeys(c.facet for c in cells):
+    for facet, unit in dict.fromkeys((c.facet, c.unit) for c in cells):
+        sizes = tuple(_order([c.size for c in cells if c.unit == unit]))
         grid = np.full((len(sizes), len(overlaps)), np.nan)
         for c in cells:
-            if c.facet == facet and c.mean is not None:
+            if (c.facet, c.unit) == (facet, unit) and c.mean is not None:
                 grid[sizes.index(c.size), overlaps.index(c.overlap)] = c.mean
-        panels.append(Panel(facet, sizes, overlaps, grid))
+        panels.append(Panel(facet, sizes, overlaps, grid, unit))
     return panels
 
 
@@ -172,7 +177,8 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
         return None
     panels = heatmap_panels(cells)
     facets = [p.facet for p in panels]
-    sizes, overlaps = list(panels[0].sizes), list(panels[0].overlaps)
+    overlaps = list(panels[0].overlaps)
+    most_sizes = max(len(p.sizes) for p in panels)
     norm = Normalize(*colour_range(valued))
     cmap = colormaps["viridis"].with_extremes(bad="#d9d9d9")
 
@@ -180,17 +186,17 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
     nrows = math.ceil(len(facets) / ncols)
     cell_w, cell_h = 1.25, 0.75
     panel_w = max(2.8, cell_w * len(overlaps) + 1.2)
-    panel_h = max(2.2, cell_h * len(sizes) + 1.2)
+    panel_h = max(2.2, cell_h * most_sizes + 1.2)
     fig = Figure(figsize=(panel_w * ncols + 1.2, panel_h * nrows + 0.6), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     font = 9 if len(overlaps) <= 4 else 7
     image = None
     for n, panel in enumerate(panels):
-        facet = panel.facet
+        facet, sizes = panel.facet, list(panel.sizes)
         ax = axes[n // ncols][n % ncols]
         image = ax.imshow(np.ma.masked_invalid(panel.matrix), cmap=cmap, norm=norm, aspect="auto")
         for c in cells:
-            if c.facet != facet:
+            if (c.facet, c.unit) != (facet, panel.unit):
                 continue
             i, j = sizes.index(c.size), overlaps.index(c.overlap)
             if c.mean is None or math.isnan(c.mean):
@@ -209,7 +215,7 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
         ax.set_xticks(range(len(overlaps)), [str(o) for o in overlaps])
         ax.set_yticks(range(len(sizes)), [str(s) for s in sizes])
         ax.set_xlabel("chunk.overlap")
-        ax.set_ylabel("chunk.size")
+        ax.set_ylabel(f"chunk.size ({panel.unit})" if panel.unit else "chunk.size")
         if facet:
             ax.set_title(facet, fontsize=9)
     for n in range(len(facets), nrows * ncols):

@@ -50,12 +50,14 @@ def heatmap_metrics(rep: SweepReport) -> list[tuple[str, str]]:
 
 
 def _facets(rep: SweepReport) -> dict[int, str]:
-    """A panel per combination of the varied settings other than size and overlap."""
-    facet_keys = [k for k in rep.keys if k not in ("chunk.size", "chunk.overlap")]
+    """A panel per combination of the varied settings other than size and overlap (and the
+    size's unit, which the panel's axis says)."""
+    facet_keys = [k for k in rep.keys if k not in ("chunk.size", "chunk.unit", "chunk.overlap")]
     facet = {r.job: setting_label(r.settings, facet_keys, sep=", ") for r in rep.rows}
-    seen: set[tuple[str, Any, Any]] = set()
+    seen: set[tuple[str, Any, Any, Any]] = set()
     for r in rep.rows:  # two rows in one cell would hide each other: give them their own panel
-        cell = (facet[r.job], r.settings.get("chunk.size"), r.settings.get("chunk.overlap"))
+        cell = (facet[r.job], r.settings.get("chunk.size"), r.settings.get("chunk.overlap"),
+                r.settings.get("chunk.unit"))
         if cell in seen:
             facet[r.job] = (facet[r.job] + ", " if facet[r.job] else "") + f"job {r.job}"
         seen.add(cell)
@@ -67,6 +69,7 @@ def heatmap_cells(rep: SweepReport, level: str, metric: str) -> list:
     from sweep.reporting import drawing as plots
 
     facet = _facets(rep)
+    unit = _units(rep, facet)
     cells = []
     for r in rep.rows:
         d = rep.decision.of(r.job)
@@ -78,8 +81,22 @@ def heatmap_cells(rep: SweepReport, level: str, metric: str) -> list:
         cells.append(plots.Cell(facet[r.job], r.settings.get("chunk.size"),
                                 r.settings.get("chunk.overlap"),
                                 m.mean if m else None, m.ci_low if m else None,
-                                m.ci_high if m else None, "" if r.ok else r.status, mark))
+                                m.ci_high if m else None, "" if r.ok else r.status, mark,
+                                unit[r.job]))
     return cells
+
+
+def _units(rep: SweepReport, facet: dict[int, str]) -> dict[int, str]:
+    """What each row's size counts. A row that never built its chunker (an invalid cell)
+    recorded none: it takes its panel's, where the panel's rows agree on one."""
+    known = {r.job: str(r.settings.get("chunk.unit") or "") for r in rep.rows}
+    by_facet: dict[str, set[str]] = {}
+    for job, u in known.items():
+        if u:
+            by_facet.setdefault(facet[job], set()).add(u)
+    return {job: u or (next(iter(by_facet[facet[job]]))
+                       if len(by_facet.get(facet[job], ())) == 1 else "")
+            for job, u in known.items()}
 
 
 def write_pictures(rep: SweepReport, cache: "FigureCache | None" = None) -> list[Picture]:

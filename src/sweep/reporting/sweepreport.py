@@ -25,7 +25,7 @@ from sweep.scoring.table import ScoreTable
 from sweep.core.settings import setting_label, varied_settings
 from sweep.store.traces import QueryTrace, read_traces
 
-__all__ = ["GroupView", "SweepReport", "build_report"]
+__all__ = ["GroupView", "SweepReport", "build_report", "report_of_rows"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,12 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
     rows = load_rows(sweep_dir)
     if not rows:
         return None
+    return report_of_rows(sweep_dir, rows, unfinished_jobs(sweep_dir))
+
+
+def report_of_rows(sweep_dir: Path, rows: list[Row], unfinished: tuple[int, ...] = ()
+                   ) -> SweepReport:
+    """The report of saved rows (of one folder, or of several sweeps on one table)."""
     tables = per_query_tables(rows)
     decision = decide(rows, tables)
     keys = tuple(varied_settings([r.settings for r in rows]))
@@ -105,4 +111,4 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
     by_job = {r.job: r for r in rows}
     groups = tuple(_view(d, by_job, labels, tables) for d in decision.decisions)
     return SweepReport(sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups,
-                       unfinished_jobs(sweep_dir))
+                       unfinished)

@@ -165,4 +165,18 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
         # Whether the sweeps agree is text: it does not need the HTML page.
         for line in sweep_agreements(done):
             print(f"sweep.report: {line}")
+        print_combined(done)
     return status
+
+
+def print_combined(reports: Sequence[SweepReport]) -> None:
+    """One table of every sweep's settings with one pick, when they scored the same
+    questions the same way; else one line saying why not."""
+    from sweep.reporting.comparison import combined_report
+
+    combined = combined_report(reports)
+    if isinstance(combined, str):
+        print(f"sweep.report: {combined}", file=sys.stderr)
+        return
+    print(f"\nsweep.report: all {len(reports)} sweeps in one table (one pick across them):\n")
+    print(terminal_text(combined) + "\n")

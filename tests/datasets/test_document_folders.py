@@ -196,7 +196,10 @@ def test_a_draft_question_says_how_to_confirm_it(tmp_path):
     row = {"query_id": "q", "query": "Fee?", "proposed": [{"doc_id": "notes.md", "quote": "x"}]}
     (folder / "queries.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     (problem,) = check_dataset(folder, cache_dir="off")
-    assert "move the right passages of 'proposed' into 'relevant'" in problem.message
+    assert problem.message.endswith(
+        "mark the right passages of 'proposed' with \"keep\": true and run python -m "
+        f"sweep.evidence {folder} --accept {folder / 'queries.jsonl'} "
+        f"--out {folder / 'queries.accepted.jsonl'}")
 
 
 def test_a_web_page_saved_as_text_is_flagged(tmp_path, caplog):

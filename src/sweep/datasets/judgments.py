@@ -121,9 +121,11 @@ def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: Corpus,
                report: Report, options: ReadOptions) -> tuple[Judgment, ...] | None:
     if "relevant" not in row:
         if "proposed" in row:
+            draft = where[0]  # the command to run, with this draft's own names
             report.add(*where, "not labelled yet: this is a draft of proposed evidence; mark "
                                "the right passages of 'proposed' with \"keep\": true and run "
-                               "python -m sweep.evidence DATASET --accept THIS_FILE")
+                               f"python -m sweep.evidence {draft.parent} --accept {draft} "
+                               f"--out {draft.parent / 'queries.accepted.jsonl'}")
         else:
             report.add(*where, "missing key 'relevant' (use [] for a question with no answer in "
                                "the corpus; python -m sweep.evidence proposes passages)")

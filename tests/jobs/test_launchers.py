@@ -54,9 +54,11 @@ def _frame(folder: Path) -> pd.DataFrame:
     return pd.read_csv(folder / "results.csv").sort_values("job").reset_index(drop=True)
 
 
-#: Where the runs may differ: wall times and latencies, the command line (cache folder),
-#: and what was cached before (a parallel sweep's jobs find every vector prewarmed).
-_NOT_COMPARED = re.compile(r"(_s$|_ms$|^overrides$|^embedded$|^cache_hits$|^cache_misses$)")
+#: Where the runs may differ: wall times and latencies (and when and under what load they
+#: were taken), memory peaks, the command line (cache folder), and what was cached before
+#: (a parallel sweep's jobs find every vector prewarmed).
+_NOT_COMPARED = re.compile(r"(_s$|_ms$|_mb$|^latency_(measured_at|load|cpus)$|^overrides$|"
+                           r"^embedded$|^cache_hits$|^cache_misses$)")
 #: Rank-based numbers: equal to the last digit.
 _EXACT = re.compile(r"^(doc|span)\.|^(status|error|vs_best|diff_from_best|p_value|p_holm|"
                     r"n_needed|n_chunks|n_vectors|notes)$")

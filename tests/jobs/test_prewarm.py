@@ -166,3 +166,30 @@ def test_the_plan_counts_the_grids_texts_and_estimates_only_from_a_measured_spee
         assert group.rate is not None and group.estimate_s > 0
         assert "should take about" in plan.lines()[1]
         assert f"{100 * len(first_job) / len(wanted_texts):.0f}% cached" in plan.lines()[1]
+
+
+CALLED = []
+
+
+def _recording_chunker(**options):
+    """A chunker of the user's own: records that it was built (in this process)."""
+    from sweep.chunking import build_chunker
+
+    CALLED.append(options["size"])
+    return build_chunker(**options)
+
+
+@pytest.mark.parametrize("prewarm, runs_here", [("auto", False), ("false", False), ("true", True)])
+def test_a_chunker_of_ones_own_runs_ahead_of_its_job_only_when_prewarming_is_asked(
+        tmp_path, prewarm, runs_here):
+    # A crash, a hang or a mishandled Ctrl-C in it would otherwise stop the whole sweep
+    # before its first job; sweep's own chunkers are counted in the plan either way.
+    CALLED.clear()
+    own = [f"chunk._target_={__name__}._recording_chunker", f"runtime.prewarm={prewarm}"]
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        grid = collect_grid("config", _jobs(tmp_path / "cache", *own), Launch(), machine=Machine(2))
+        assert bool(CALLED) == runs_here
+        assert len(grid.unplanned) == (0 if runs_here else 2)
+        plan = plan_of(collect_grid("config", _jobs(tmp_path / "cache", f"runtime.prewarm={prewarm}"),
+                                    Launch(), machine=Machine(2)))
+        assert plan.groups[0].settings == 2 and plan.unplanned == 0

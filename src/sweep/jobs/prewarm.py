@@ -151,6 +151,15 @@ class Grid:
     seconds: float = 0.0
 
 
+def _sweeps_own_chunker(cfg: DictConfig) -> bool:
+    """Whether the job's chunker is sweep's own or a framework's preset, which the plan may
+    run in the launching process; a ``_target_`` or function of the user's runs there only
+    when they asked for prewarming (``runtime.prewarm=true``)."""
+    target = str(OmegaConf.select(cfg, "chunk._target_", default="") or "")
+    framework = OmegaConf.select(cfg, "chunk.framework", default=None)
+    return target.startswith("sweep.") and framework != "callable"
+
+
 def _compose(config_name: str, overrides: Sequence[str],
              composed: Mapping[tuple[str, ...], DictConfig]) -> DictConfig:
     from hydra import compose
@@ -197,6 +206,10 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
         cache_root = resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None))
         if on and cache_root is None:
             skipped[num] = "runtime.cache_dir is off: there is no cache to fill"
+        if not on and not _sweeps_own_chunker(cfg):
+            _leave(num, "a chunker of your own runs in its job only, where a crash, a hang or "
+                   "a Ctrl-C it mishandles fails that job alone", on)
+            continue
         requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
         device = devices.pick_device(requested, 0, 1, machine)
         try:

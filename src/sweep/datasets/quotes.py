@@ -418,7 +418,8 @@ class NotLocated:
             return f"{text}; {self.detail}" if self.detail else text
         if not self.closest:
             return "quote not found; the document is empty"
-        moved = "; the text around it has every word of the quote, in another order" if self.reordered else ""
+        moved = ("; the text around it has every word of the quote, in another order"
+                 if self.reordered else "")
         return (f"quote not found; closest passage (similarity {_floor2(self.similarity)}, "
                 f"{self.differs}): {_quoted(self.closest)}{moved}")
 

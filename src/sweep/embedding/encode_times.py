@@ -192,13 +192,17 @@ def _legacy_namespaces(root: Path) -> list[dict]:
     return out
 
 
+def _timing_files(root: Path) -> list[Path]:
+    """The kept-times files of the cache at ``root`` (none when it has no such folder)."""
+    try:
+        return [p for p in (root / TIMINGS_DIR).iterdir() if p.suffix == ".json" and p.is_file()]
+    except OSError:
+        return []
+
+
 def count_timings(root: Path) -> int:
     """How many embedders' encode times the cache at ``root`` keeps."""
-    try:
-        files = [p for p in (Path(root) / TIMINGS_DIR).iterdir() if p.suffix == ".json"]
-    except OSError:
-        files = []
-    return len(files) + len(_legacy_namespaces(Path(root)))
+    return len(_timing_files(Path(root))) + len(_legacy_namespaces(Path(root)))
 
 
 def clear_timings(root: Path) -> int:
@@ -209,16 +213,11 @@ def clear_timings(root: Path) -> int:
     for ns in _legacy_namespaces(root):
         clear_cache(root, ns["id"])
         n += 1
-    folder = root / TIMINGS_DIR
-    try:
-        files = [p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()]
-    except OSError:
-        return n
-    for path in files:
+    for path in _timing_files(root):
         path.unlink(missing_ok=True)
         n += 1
     try:
-        folder.rmdir()
+        (root / TIMINGS_DIR).rmdir()
     except OSError:
         pass
     return n

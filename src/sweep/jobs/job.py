@@ -58,8 +58,9 @@ from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_doc
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
-__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "retime_wanted", "context_spec", "context_writer",
-           "load_dataset", "parent_spec", "run_job", "save_failed_row", "scoring_config"]
+__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
+           "load_dataset", "parent_spec", "retime_wanted", "run_job", "save_failed_row",
+           "scoring_config"]
 
 log = logging.getLogger("sweep")
 

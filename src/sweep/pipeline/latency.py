@@ -17,8 +17,9 @@ A query's latency is its encode time plus its search time; the row reports p50 a
 p95 over the sample, and when and under what load they were measured (the oldest and
 busiest of the two parts, :class:`sweep.core.timing.Conditions`). A kept encode time
 measured under load is measured again once the machine is idle; ``runtime.retime=true``
-measures them all again, once per sweep (the sweep folder keeps them for its settings). Re-ranking is not included: its cost is reported on its own
-(``rerank_s``), and its pair-score cache would make a timing here meaningless.
+measures them all again, once per sweep (the sweep folder keeps them for its settings).
+Re-ranking is not included: its cost is reported on its own (``rerank_s``), and its
+pair-score cache would make a timing here meaningless.
 """
 
 from __future__ import annotations

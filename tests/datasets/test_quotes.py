@@ -645,3 +645,15 @@ def test_a_quote_not_found_says_whether_its_words_are_there_in_another_order(quo
 def test_a_different_number_is_not_a_moved_one():
     text = "Each further replacement in the same calendar year costs €15. Badges are reissued since 2025."
     assert not locate(text, "each further replacement in the same calendar year costs €25").reordered
+
+
+@pytest.mark.parametrize(("quote", "reordered"), [
+    ("Платёж проводится в пятницу, если счёт подтверждён.", True),
+    ("ПЛАТЁЖ проводится в пятницу, если СЧЁТ подтверждён.", True),  # Ё folded as ё
+    ("Платёж проводится в субботу, если счёт подтверждён.", False),
+])
+def test_a_russian_quote_whose_words_were_moved_is_told_so(quote, reordered):
+    text = ("Отчёт сдаётся до пятницы. Платёж проводится в , если счёт подтверждён пятницу. "
+            "Ёлка стоит в зале.")
+    found = locate(text, quote)
+    assert not found and found.reordered is reordered

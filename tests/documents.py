@@ -622,13 +622,17 @@ def sentences(content: Content) -> list[str]:
 
 def check_invariants(extracted) -> None:
     """What every reader guarantees of its :class:`~sweep.datasets.readers.base.Extracted`:
-    each heading's ``start`` is the start of its ``#`` line, pages are in order, do not
+    each heading's ``start`` is the start of its ``#`` line (or of a setext heading's title
+    line; a byte-order mark before it on the first line), pages are in order, do not
     overlap and lie within the text, and the title is one clean line."""
     text = extracted.text
     for heading in extracted.headings:
-        line = text[heading.start:].split("\n", 1)[0]
+        line, *after = text[heading.start:].split("\n", 2)[:2]
+        line = line.removeprefix("\ufeff") if heading.start == 0 else line
+        underline = after[0].strip() if after else ""
+        setext = heading.level <= 2 and underline != "" and set(underline) == {"=-"[heading.level - 1]}
         assert heading.start == 0 or text[heading.start - 1] in "\n\r\ufeff", heading
-        assert line.lstrip(" ").startswith("#" * heading.level + " "), (heading, line)
+        assert setext or line.lstrip(" ").startswith("#" * heading.level + " "), (heading, line)
         assert heading.title in line, (heading, line)
     end = 0
     for start, stop in extracted.pages:

@@ -8,11 +8,11 @@ import numpy as np
 
 from sweep.generation import neighbours
 from sweep.generation.kinds import MAX_VARIANTS, Task, TaskSource
-from sweep.generation.passages import Passage
+from sweep.generation.passages import SentenceWindow
 
 
-def passage(i: int, doc: str, position: int, text: str) -> Passage:
-    return Passage(index=i, doc_id=doc, title=doc, position=position, start=0, end=len(text),
+def passage(i: int, doc: str, position: int, text: str) -> SentenceWindow:
+    return SentenceWindow(index=i, doc_id=doc, title=doc, position=position, start=0, end=len(text),
                    text=text, n_tokens=len(text.split()))
 
 

@@ -8,8 +8,8 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sweep.core.text.headings import parse_headings
 from sweep.core.types import Document
-from sweep.datasets.readers.markdown import markdown_headings
 from sweep.labelling.passages import (MAX_WORDS, MIN_WORDS, passages_of, sentences_of,
                                      split_passages)
 
@@ -37,9 +37,8 @@ def check(text: str) -> tuple[tuple[int, int], ...]:
         assert piece.strip("\ufeff \t\r\n\f\v") == piece and piece, (start, end)
     assert all(a[1] <= b[0] for a, b in pairwise(spans)), "in order, no overlap"
     heading_lines = set()
-    for h in markdown_headings(text):
-        line = text[h.start:].splitlines()[0]
-        heading_lines.update(range(h.start, h.start + len(line)))
+    for h in parse_headings(text):  # its lines: one, or two for a setext heading
+        heading_lines.update(range(h.start, h.body_start))
     covered = set().union(*(range(s, e) for s, e in spans)) if spans else set()
     for i, ch in enumerate(text):
         if i in heading_lines:
@@ -163,3 +162,42 @@ def test_sentences_end_at_japanese_and_russian_stops_and_stay_exact_slices():
 def test_a_passage_of_one_sentence_is_its_own_sentence():
     passage = passages_of(Document("faq.md", MANUAL))[-1]
     assert sentences_of(passage, MANUAL) == (passage,)
+
+
+def _words(n: int, word: str) -> str:
+    return " ".join([word] * n)
+
+
+def test_long_japanese_is_windowed_at_its_full_stops():
+    # Japanese written with spaces between its words (the only way it has more than
+    # MAX_WORDS words): 。 is a sentence end, so the windows are the two sentences, not two
+    # halves of 45 words each cut inside the second sentence.
+    first = _words(29, "フィルター") + " 掃除します。"
+    text = f"{first} {_words(59, '交換')} です。"
+    assert [text[s:e] for s, e in check(text)] == [first, text[len(first) + 1:]]
+
+
+def test_long_russian_is_windowed_at_whole_sentences():
+    # "т. е." (an abbreviation: a lowercase letter follows) ends no window ...
+    sentence = f"{_words(55, 'слово')} т. е. {_words(20, 'слово')} конец."
+    text = f"{sentence} Дальше {_words(30, 'слово')} всё."
+    assert [text[s:e] for s, e in check(text)][0] == sentence
+    # ... and a sentence closed by a guillemet ends where the guillemet does.
+    quoted = f"{_words(45, 'слово')} сказал: «Замените фильтр.»"
+    text = f"{quoted} Потом {_words(40, 'слово')} конец."
+    assert [text[s:e] for s, e in check(text)] == [quoted, text[len(quoted) + 1:]]
+
+
+def test_an_english_abbreviation_ends_no_window():
+    sentence = f"{_words(55, 'word')} e.g. {_words(20, 'word')} end."
+    text = f"{sentence} Then {_words(30, 'word')} done."
+    assert [text[s:e] for s, e in check(text)] == [sentence, text[len(sentence) + 1:]]
+
+
+def test_setext_and_untitled_headings_end_passages_and_are_no_text():
+    text = "Intro\n=====\n\nBody text here.\n\nA line above a rule\n---\n\nMore text.\n\n####\n\nLast."
+    passages = passages_of(Document("d.md", text))
+    assert [p.text for p in passages] == ["Body text here.", "More text.", "Last."]
+    # (an untitled heading ends a section but adds no title to the path)
+    assert [p.headings for p in passages] == [("Intro",), ("Intro", "A line above a rule"),
+                                              ("Intro", "A line above a rule")]

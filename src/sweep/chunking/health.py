@@ -18,12 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from sweep.core.text.sentences import SENTENCE_ENDS
 from sweep.core.types import Chunk, Document
 
 __all__ = ["Health", "chunk_health", "markdown_blocks"]
 
-_SENTENCE_END = set(".!?…:;。！？；：")
-_CLOSERS = "\"'”’)]*_`」』）"
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _NEXT = re.compile(r"[ \t]*(.?)", re.S)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -81,8 +80,7 @@ def _ends_whole(text: str, chunk: Chunk) -> bool:
     after = _NEXT.match(text, chunk.end).group(1)
     if not after or after in "\r\n":
         return True
-    last = chunk.text.rstrip().rstrip(_CLOSERS)
-    return bool(last) and last[-1] in _SENTENCE_END
+    return SENTENCE_ENDS.ends_whole(chunk.text)
 
 
 def _by_doc(chunks: Iterable[Chunk]) -> dict[str, list[Chunk]]:

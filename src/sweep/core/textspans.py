@@ -1,8 +1,10 @@
-"""Character spans of a text: the one helper every stage that places text by offsets shares."""
+"""Character spans of a text: the helpers every stage that places text by offsets shares."""
 
 from __future__ import annotations
 
-__all__ = ["strip_span"]
+from typing import Sequence
+
+__all__ = ["pieces", "strip_span"]
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -12,3 +14,9 @@ def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+def pieces(a: int, b: int, cuts: Sequence[int]) -> list[tuple[int, int]]:
+    """The non-empty spans between ``a``, the ``cuts`` and ``b``."""
+    bounds = [a, *cuts, b]
+    return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i] < bounds[i + 1]]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from sweep.core import cachedirs
 from sweep.core.tokenization import replace_surrogates
-from sweep.datasets.readers.base import Extracted, Heading, Reader
+from sweep.datasets.readers.base import Extracted, ExtractedHeading, Reader
 from sweep.datasets.readers.limits import ReadLimits, check_limits
 from sweep.datasets.readers.registry import format_of
 
@@ -110,7 +110,7 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
             return None
         return Extracted(
             text=data["text"], title=data["title"],
-            headings=tuple(Heading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]),
+            headings=tuple(ExtractedHeading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]),
             pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]),
             warnings=tuple(str(w) for w in data["warnings"]))
     except (AttributeError, KeyError, IndexError, TypeError, ValueError):

@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from sweep.generation import neighbours, prompts
-from sweep.generation.passages import Passage
+from sweep.generation.passages import SentenceWindow
 
 __all__ = ["MAX_VARIANTS", "Task", "TaskSource"]
 
@@ -48,7 +48,7 @@ class Task:
             return ()
         return self.passages[:1]
 
-    def messages(self, pool: Sequence[Passage]) -> list[dict[str, str]]:
+    def messages(self, pool: Sequence[SentenceWindow]) -> list[dict[str, str]]:
         ps = [pool[i] for i in self.passages]
         if self.kind == "fact":
             return prompts.fact(ps[0], self.variant)
@@ -64,7 +64,7 @@ class Task:
 class TaskSource:
     """The tasks of one kind, in order; ``take`` continues where the last call stopped."""
 
-    def __init__(self, kind: str, pool: Sequence[Passage], order: Sequence[int],
+    def __init__(self, kind: str, pool: Sequence[SentenceWindow], order: Sequence[int],
                  unit_vectors: np.ndarray | None,
                  terms: tuple[list[frozenset[str]], Counter] | None = None) -> None:
         self.kind = kind

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from sweep.generation.passages import Passage
+from sweep.generation.passages import SentenceWindow
 
 __all__ = ["distractors", "entity_terms", "multi_partner", "normalize_rows", "top_k",
            "word_vectors"]
@@ -68,12 +68,12 @@ def entity_terms(text: str) -> frozenset[str]:
     return frozenset(t for t in _TERM.findall(text) if t not in _NOT_NAMES and len(t) >= 3)
 
 
-def term_frequencies(passages: Sequence[Passage]) -> tuple[list[frozenset[str]], Counter]:
+def term_frequencies(passages: Sequence[SentenceWindow]) -> tuple[list[frozenset[str]], Counter]:
     terms = [entity_terms(p.text) for p in passages]
     return terms, Counter(t for ts in terms for t in ts)
 
 
-def multi_partner(target: int, passages: Sequence[Passage], unit_vectors: np.ndarray,
+def multi_partner(target: int, passages: Sequence[SentenceWindow], unit_vectors: np.ndarray,
                   terms: Sequence[frozenset[str]], df: Counter,
                   used: set[frozenset[int]]) -> tuple[int, str] | None:
     """A passage that shares a specific entity with ``target`` and sits in another

@@ -19,14 +19,17 @@ import numpy as np
 from sweep.chunking import build_chunker
 from sweep.core.types import Document
 
-__all__ = ["Passage", "cut_passages", "sampling_order"]
+__all__ = ["SentenceWindow", "cut_passages", "sampling_order"]
 
 WINDOW_TOKENIZER = "cl100k_base"
 
 
 @dataclass(frozen=True, slots=True)
-class Passage:
-    """``text == document.text[start:end]``; ``position`` counts passages within the document."""
+class SentenceWindow:
+    """A passage questions are written from: whole sentences up to ``window_tokens``, cut by
+    the sentence chunker (not the evidence tool's :class:`~sweep.core.text.passages.Passage`,
+    whose size is in words and whose ends are headings and blank lines).
+    ``text == document.text[start:end]``; ``position`` counts passages within the document."""
 
     index: int
     doc_id: str
@@ -42,7 +45,7 @@ class Passage:
         return {"doc_id": self.doc_id, "start": self.start, "end": self.end}
 
 
-def cut_passages(documents: Sequence[Document], window_tokens: int) -> tuple[Passage, ...]:
+def cut_passages(documents: Sequence[Document], window_tokens: int) -> tuple[SentenceWindow, ...]:
     """Every document cut into sentence-aligned windows of at most ``window_tokens``.
 
     Windows much shorter than asked (a document's last few lines) are dropped
@@ -51,18 +54,18 @@ def cut_passages(documents: Sequence[Document], window_tokens: int) -> tuple[Pas
     chunker = build_chunker(strategy="sentence", size=window_tokens, overlap=0,
                             tokenizer=WINDOW_TOKENIZER)
     min_tokens = max(10, window_tokens // 5)
-    out: list[Passage] = []
+    out: list[SentenceWindow] = []
     for doc in documents:
         chunks = [c for c in chunker.chunk(doc) if c.text.strip()]
         usable = [c for c in chunks if c.n_tokens >= min_tokens] or chunks[:1]
         for position, c in enumerate(usable):
-            out.append(Passage(index=len(out), doc_id=doc.doc_id, title=doc.title,
+            out.append(SentenceWindow(index=len(out), doc_id=doc.doc_id, title=doc.title,
                                position=position, start=c.start, end=c.end, text=c.text,
                                n_tokens=c.n_tokens))
     return tuple(out)
 
 
-def sampling_order(passages: Sequence[Passage], seed: int, salt: str) -> list[int]:
+def sampling_order(passages: Sequence[SentenceWindow], seed: int, salt: str) -> list[int]:
     """Passage indices in a seeded random order, longer passages earlier on average.
 
     Efraimidis-Spirakis keys ``u ** (1 / weight)``: taking the first m is a

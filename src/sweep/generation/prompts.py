@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from sweep.generation.passages import Passage
+from sweep.generation.passages import SentenceWindow
 
 __all__ = ["PROMPT_VERSION", "adversarial", "evidence_check", "fact", "multi", "realism",
            "retrieval_check", "unanswerable"]
@@ -38,7 +38,7 @@ def _attr(text: str) -> str:
     return " ".join(text.replace('"', "'").split())
 
 
-def _passage(p: Passage, label: str | None = None) -> str:
+def _passage(p: SentenceWindow, label: str | None = None) -> str:
     ident = f' id="{label}"' if label else ""
     return f'<passage{ident} document="{_attr(p.title or p.doc_id)}">\n{p.text}\n</passage>'
 
@@ -52,7 +52,7 @@ def _variant(variant: int) -> str:
             "choose a different fact than the most prominent one.\n")
 
 
-def fact(p: Passage, variant: int = 0) -> Messages:
+def fact(p: SentenceWindow, variant: int = 0) -> Messages:
     return _messages("fact-question", f"""\
 Given a passage of a document, extract one specific, self-contained fact from it.
 Then write a question that is directly and unambiguously answered by that fact alone.
@@ -67,7 +67,7 @@ where "quote" is the evidence, {_QUOTE_RULE}.
 {_passage(p)}""")
 
 
-def adversarial(target: Passage, distractors: Sequence[Passage], variant: int = 0) -> Messages:
+def adversarial(target: SentenceWindow, distractors: Sequence[SentenceWindow], variant: int = 0) -> Messages:
     others = "\n\n".join(_passage(d, label) for d, label in zip(distractors, "BCDEF"))
     return _messages("adversarial-question", f"""\
 Write a hard question for a search system. Passage A contains a clear fact. Passages B and C
@@ -91,7 +91,7 @@ where "quote" is the evidence in passage A, {_QUOTE_RULE}.
 {others}""")
 
 
-def multi(first: Passage, second: Passage, entity: str, variant: int = 0) -> Messages:
+def multi(first: SentenceWindow, second: SentenceWindow, entity: str, variant: int = 0) -> Messages:
     return _messages("multi-hop-question", f"""\
 Two passages, from different documents or from distant parts of one document, both mention
 "{entity}". Write one question that needs information from both passages: neither passage
@@ -108,7 +108,7 @@ each {_QUOTE_RULE}.
 {_passage(second, "2")}""")
 
 
-def unanswerable(context: Sequence[Passage], variant: int = 0) -> Messages:
+def unanswerable(context: Sequence[SentenceWindow], variant: int = 0) -> Messages:
     passages = "\n\n".join(_passage(p, str(i)) for i, p in enumerate(context, 1))
     return _messages("unanswerable-question", f"""\
 Below are passages from a document collection. Write one question that a user of this
@@ -188,7 +188,7 @@ Return one JSON object: {{"answerable": true or false, "reason": "..."}}
 {evidence}""")
 
 
-def retrieval_check(question: str, passages: Sequence[Passage]) -> Messages:
+def retrieval_check(question: str, passages: Sequence[SentenceWindow]) -> Messages:
     found = "\n\n".join(_passage(p, str(i)) for i, p in enumerate(passages, 1))
     return _messages("retrieval-check", f"""\
 Do any of these passages answer the question, fully or in part? Answer true if any passage

@@ -39,7 +39,7 @@ import numpy as np
 from sweep.core.types import Document, Judgment, Query
 from sweep.generation import filters, neighbours, prompts
 from sweep.generation.kinds import Task, TaskSource
-from sweep.generation.passages import Passage, cut_passages, sampling_order
+from sweep.generation.passages import SentenceWindow, cut_passages, sampling_order
 from sweep.generation.replies import Draft, ShapeError, parse_draft, parse_rating, parse_verdict
 from sweep.generation.runreport import GenerationReport
 from sweep.generation.config import KINDS, GenerateConfig
@@ -274,7 +274,7 @@ class _Generation:
             return "copies_passage"
         return None
 
-    def find_quote(self, quote: str, passages: Sequence[Passage]) -> tuple[str, Located] | None:
+    def find_quote(self, quote: str, passages: Sequence[SentenceWindow]) -> tuple[str, Located] | None:
         """The quote in one of ``passages`` (in order), else anywhere in their documents."""
         for anywhere in (False, True):
             for p in passages:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from documents import check_invariants
 
-from sweep.datasets.readers.base import Heading, UnreadableFile
+from sweep.datasets.readers.base import ExtractedHeading, UnreadableFile
 from sweep.datasets.readers.plain import TEXT_SUFFIXES, PlainTextReader
 
 READER = PlainTextReader()
@@ -23,7 +23,8 @@ def test_text_is_the_bytes_decoded_with_crlf_and_bom_kept() -> None:
     assert extracted.text == data.decode("utf-8")
     assert extracted.text.startswith("\ufeff# ") and "\r\n" in extracted.text
     assert extracted.title == "Título"
-    assert extracted.headings == (Heading(1, "Título", 1),)  # after the BOM
+    # Where the heading's line starts, as the chunkers place it: the BOM is on that line.
+    assert extracted.headings == (ExtractedHeading(1, "Título", 0),)
     assert extracted.pages == ()
 
 
@@ -42,10 +43,17 @@ def test_headings_are_atx_lines_outside_fenced_code() -> None:
         assert text[heading.start:].lstrip(" ").startswith("#" * heading.level + " ")
 
 
+def test_setext_headings_are_headings_as_the_chunkers_read_them() -> None:
+    text = "Guide\n=====\n\nIntro.\n\nSetup\n-----\n\n- a list item\n---\n"
+    extracted = read(text.encode())
+    assert [(h.level, h.title, h.start) for h in extracted.headings] == [
+        (1, "Guide", 0), (2, "Setup", text.index("Setup"))]
+
+
 def test_heading_starts_count_crlf() -> None:
     text = "intro\r\n\r\n## Second\r\nbody\r\n"
     extracted = read(text.encode())
-    assert extracted.headings == (Heading(2, "Second", text.index("## Second")),)
+    assert extracted.headings == (ExtractedHeading(2, "Second", text.index("## Second")),)
 
 
 def test_invalid_utf8_names_the_byte_and_line() -> None:

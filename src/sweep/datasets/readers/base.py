@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Extracted", "Heading", "Reader", "UnreadableFile"]
+__all__ = ["Extracted", "ExtractedHeading", "Reader", "UnreadableFile"]
 
 
 @dataclass(frozen=True)
-class Heading:
+class ExtractedHeading:
     """A heading of the extracted text: its level (1 for ``#``), its title, where its line starts."""
 
     level: int
@@ -38,7 +38,7 @@ class Extracted:
 
     text: str
     title: str = ""
-    headings: tuple[Heading, ...] = ()
+    headings: tuple[ExtractedHeading, ...] = ()
     pages: tuple[tuple[int, int], ...] = ()
     warnings: tuple[str, ...] = ()
 

@@ -4,7 +4,10 @@ Readers of structured formats (HTML, DOCX, PPTX, XLSX) write headings as ``#``
 lines, lists as ``- `` and tables as Markdown tables, so ``chunk=markdown`` and
 heading prefixes work on every format. Headings are then taken from the text
 itself, not from the parser's tree, so a heading's ``start`` is by construction
-the offset of its ``#`` line in the text the offsets index.
+the offset of its line in the text the offsets index.
+
+The headings are the one parser's of sweep (:mod:`sweep.core.text.headings`), so the
+headings a reader lists are the ones the chunkers cut at.
 
 Inline markup is another matter: ``**bold**``, ``*em*``, ````code```` and the
 backslash escapes of Markdown converters (``snake\\_case``, ``3 \\* 4``) are not
@@ -16,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from sweep.datasets.readers.base import Heading
+from sweep.core.text.headings import parse_headings
+from sweep.datasets.readers.base import ExtractedHeading
 
 __all__ = ["PLAIN_TEXT_FALLBACK", "markdown_headings", "markitdown_html", "plain_markdown"]
 
@@ -44,35 +48,16 @@ def markitdown_html(html: str, warnings: list[str]) -> str:
         return (soup.find("body") or soup).get_text("\n", strip=True)
 
 
-# ATX headings: up to three spaces of indent, 1-6 '#', a space, the title, optional
-# closing '#'s. '####' alone (a reST adornment) and '#+TITLE' (Org) are not headings.
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?$")
+def markdown_headings(text: str) -> tuple[ExtractedHeading, ...]:
+    """The Markdown headings of ``text`` as :func:`~sweep.core.text.headings.parse_headings`
+    finds them (the chunkers' headings: ``#`` and setext headings outside fenced code);
+    ``start`` is the offset of the heading's first line. A heading without a title
+    (``####`` alone) names nothing and is left out."""
+    return tuple(ExtractedHeading(h.level, h.title, h.start) for h in parse_headings(text) if h.title)
+
+
+# Fences as plain_markdown keeps them (a block whose inline markup stays).
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def markdown_headings(text: str) -> tuple[Heading, ...]:
-    """The ATX (``#``) headings of ``text`` outside fenced code blocks; ``start`` is the
-    offset of the heading's line (after a byte-order mark on the first line)."""
-    headings: list[Heading] = []
-    fence: str | None = None
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        start = offset
-        offset += len(line)
-        if start == 0 and line.startswith("\ufeff"):
-            line, start = line[1:], 1
-        if fence is not None:
-            if line.lstrip(" ").startswith(fence):
-                fence = None
-            continue
-        if (m := _FENCE.match(line)) is not None:
-            fence = m.group(1)[0] * 3
-            continue
-        if (m := _HEADING.match(line.rstrip("\n"))) is not None and m.group(2).strip():
-            headings.append(Heading(len(m.group(1)), m.group(2).strip(), start))
-    return tuple(headings)
-
-
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _STRONG = re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=\S)(?<!\\)\1")
 _EMPHASIS = re.compile(r"(?<![\\\w*])\*(?=[^\s*])(.+?)(?<=[^\s\\*])\*(?![\w*])")

@@ -66,7 +66,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
-from sweep.datasets.readers.base import Extracted, Heading, UnreadableFile
+from sweep.datasets.readers.base import Extracted, ExtractedHeading, UnreadableFile
 
 __all__ = [
     "NO_TEXT_LAYER",
@@ -230,7 +230,7 @@ class _Document:
             for line in page:
                 self.words.update(w.casefold() for w in _WORD.findall(line.text))
 
-    def join(self) -> tuple[str, tuple[tuple[int, int], ...], tuple[Heading, ...]]:
+    def join(self) -> tuple[str, tuple[tuple[int, int], ...], tuple[ExtractedHeading, ...]]:
         # (page, line, a blank line or a measured gap comes before it on its page)
         flow: list[tuple[int, PdfLine, bool]] = []
         for number, page in enumerate(self.pages):
@@ -334,7 +334,7 @@ def _heading_like(line: str, following: str) -> bool:
 
 
 def _assemble(segments: list[list], n_pages: int
-              ) -> tuple[str, tuple[tuple[int, int], ...], tuple[Heading, ...]]:
+              ) -> tuple[str, tuple[tuple[int, int], ...], tuple[ExtractedHeading, ...]]:
     """The text of ``[text, page or None, heading]`` segments (heading: its level where a
     heading line starts, -1 on its continuation lines, else 0), each page's range and
     the headings."""
@@ -362,7 +362,7 @@ def _assemble(segments: list[list], n_pages: int
         else:
             ranges.append((start, end))
             position = end
-    return "".join(parts), tuple(ranges), tuple(Heading(level, title, start) for level, title, start in headings)
+    return "".join(parts), tuple(ranges), tuple(ExtractedHeading(level, title, start) for level, title, start in headings)
 
 
 def _heading_title(text: str) -> str:

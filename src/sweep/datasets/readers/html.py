@@ -81,8 +81,9 @@ __all__ = ["HtmlReader", "MarkitdownHtmlReader", "decode_html"]
 
 NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 
-_TRAFILATURA_RECIPE = 5
-_MARKITDOWN_RECIPE = 5
+# 6: headings by the one shared parser (setext headings listed, BOM at 0)
+_TRAFILATURA_RECIPE = 6
+_MARKITDOWN_RECIPE = 6
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))

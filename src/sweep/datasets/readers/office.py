@@ -50,7 +50,8 @@ __all__ = ["OFFICE_FORMATS", "OfficeReader"]
 #: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
 OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
 
-_RECIPE = 5
+# 6: headings by the one shared parser (setext headings listed, BOM at 0)
+_RECIPE = 6
 _BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Where markitdown starts a slide's text.

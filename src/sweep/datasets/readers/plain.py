@@ -20,7 +20,8 @@ __all__ = ["TEXT_SUFFIXES", "PlainTextReader"]
 TEXT_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".text", ".rst", ".adoc",
                                   ".asciidoc", ".org", ".tex", ".wiki")
 
-_RECIPE = 1
+# 2: headings by the one shared parser (setext headings listed, BOM at 0)
+_RECIPE = 2
 
 
 class PlainTextReader:

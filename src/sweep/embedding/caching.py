@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable
 
 import numpy as np
@@ -30,6 +30,29 @@ STORE_EVERY_BATCHES = 16
 #: model and cache-store seconds.
 Compute = Callable[[list[int], list[int], np.ndarray, "EmbeddingCache | None"],
                    tuple[float, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedStats:
+    """Counts since the last ``reset_stats()``; unique strings unless said otherwise.
+
+    With the cache disabled every unique string counts as a miss.
+    """
+
+    requested: int = 0  # strings asked for, duplicates included
+    unique: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    embedded: int = 0  # strings actually run through the model
+    seconds: float = 0.0  # model time (encode calls)
+    cache_seconds: float = 0.0  # cache lookups and writes
+    load_seconds: float = 0.0  # importing and loading the model, when this embedder did it
+
+
+def bump(stats: EmbedStats, **add: float) -> EmbedStats:
+    """``stats`` with ``add`` added to its counts."""
+    values = {f.name: getattr(stats, f.name) + add.get(f.name, 0) for f in fields(EmbedStats)}
+    return EmbedStats(**values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -26,7 +26,7 @@ from sweep.core.checks import is_int, positive_int
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document
 from sweep.embedding import backends, caching
-from sweep.embedding.caching import embed_misses
+from sweep.embedding.caching import EmbedStats, bump as _bump, embed_misses
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
 from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
 from sweep.embedding.errors import EmbedderError, LateChunkingUnsupported
@@ -45,23 +45,6 @@ __all__ = ["DEFAULT_MODEL", "DEVICE_PATTERN", "CacheCount", "EmbedStats", "Embed
            "quiet_transformers", "resolve_model"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedStats:
-    """Counts since the last ``reset_stats()``; unique strings unless said otherwise.
-
-    With the cache disabled every unique string counts as a miss.
-    """
-
-    requested: int = 0  # strings asked for, duplicates included
-    unique: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    embedded: int = 0  # strings actually run through the model
-    seconds: float = 0.0  # model time (encode calls)
-    cache_seconds: float = 0.0  # cache lookups and writes
-    load_seconds: float = 0.0  # importing and loading the model, when this embedder did it
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,8 +499,3 @@ class SentenceTransformerEmbedder:
         except Exception as exc:
             raise EmbedderError(f"embedding with '{self.model_name}' failed: "
                                 f"{first_line(exc)}") from None
-
-
-def _bump(stats: EmbedStats, **add: float) -> EmbedStats:
-    values = {f.name: getattr(stats, f.name) + add.get(f.name, 0) for f in fields(EmbedStats)}
-    return EmbedStats(**values)

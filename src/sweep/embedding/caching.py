@@ -1,7 +1,8 @@
 """Vectors through the embedding cache: each distinct key looked up once, the misses
 computed by whoever embeds them and stored as they come, so a killed job keeps what it
 has embedded so far. ``SentenceTransformerEmbedder`` and its late chunker go through
-:func:`through_cache`; :class:`CachedEmbedder` puts any embedder behind the cache.
+:func:`through_cache`; ``sweep.embedding.cached.CachedEmbedder`` puts any embedder
+behind the cache.
 """
 
 from __future__ import annotations

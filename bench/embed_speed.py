@@ -70,7 +70,7 @@ def cpu_line() -> str:
     line = f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; instruction sets: {have}"
     if "openvino" in BACKENDS:
         try:
-            from sweep.embedding.backends import openvino_precision
+            from sweep.embedding.encoders import openvino_precision
 
             line += f"; OpenVINO computes in {openvino_precision()}"
         except Exception:  # the openvino extra is not installed

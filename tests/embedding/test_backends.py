@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from sweep.embedding import onnx_export
+from sweep.embedding.errors import BackendExportError
 from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
 from paths import ROOT
 from sweep.embedding.embedder import SentenceTransformerEmbedder, EmbedderError
@@ -112,11 +113,11 @@ def test_backend_is_part_of_the_namespace_and_identity(tmp_path):
 def test_openvino_precision_is_part_of_the_namespace_and_identity(tmp_path, monkeypatch):
     # A cache folder shared by a CPU that computes in bfloat16 and one that cannot
     # keeps their vectors apart.
-    from sweep.embedding import embedder
+    from sweep.embedding import openvino_backend
 
     seen = {}
     for precision in ("bf16", "f32"):
-        monkeypatch.setattr(embedder, "_openvino_precision", lambda p=precision: p)
+        monkeypatch.setattr(openvino_backend, "cpu_precision", lambda p=precision: p)
         e = emb(tmp_path, backend="openvino")
         seen[precision] = (e.cache_namespace, e.identity)
         assert json.loads(e.cache_namespace)["precision"] == precision == e.precision
@@ -126,20 +127,20 @@ def test_openvino_precision_is_part_of_the_namespace_and_identity(tmp_path, monk
 
 
 def test_openvino_that_cannot_see_the_cpu_is_a_one_line_error(tmp_path, monkeypatch):
-    from sweep.embedding import backends, embedder
+    from sweep.embedding import encoders, openvino_backend
 
     def broken():
         raise RuntimeError("Device with \"CPU\" name is not registered\nin the OpenVINO Runtime")
 
-    monkeypatch.setattr(backends, "openvino_precision", broken)
-    embedder._openvino_precision.cache_clear()
+    monkeypatch.setattr(encoders, "openvino_precision", broken)
+    openvino_backend.cpu_precision.cache_clear()
     try:
         with pytest.raises(EmbedderError) as err:
             emb(tmp_path, backend="openvino").cache_namespace
         assert one_line(err) == ('embed.backend=openvino: cannot query OpenVINO\'s CPU device: '
                                  'Device with "CPU" name is not registered')
     finally:
-        embedder._openvino_precision.cache_clear()
+        openvino_backend.cpu_precision.cache_clear()
 
 
 def test_check_backend_passes_known_names():
@@ -187,9 +188,9 @@ def test_publish_when_another_process_won_the_race(tmp_path):
 def test_failed_export_leaves_nothing(tmp_path):
     def build(folder: Path) -> None:
         (folder / "model.onnx").write_text("half")
-        raise onnx_export.ExportError("broken graph")
+        raise BackendExportError("broken graph")
 
-    with pytest.raises(onnx_export.ExportError):
+    with pytest.raises(BackendExportError):
         onnx_export._publish(tmp_path / "abc-fp32-r1", build)
     assert os.listdir(tmp_path) == []
 
@@ -269,7 +270,7 @@ def test_openvino_feeds_only_the_inputs_its_graph_has(tmp_path, exports):
     import openvino as ov
     import openvino.opset13 as ops
 
-    from sweep.embedding.backends import OpenVinoEncoder
+    from sweep.embedding.encoders import OpenVinoEncoder
 
     source = emb(tmp_path, exports, backend="openvino").export_folder()
     folder = tmp_path / "two-inputs"

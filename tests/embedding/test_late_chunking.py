@@ -292,7 +292,8 @@ def test_overlap_as_wide_as_the_window_is_an_embedder_error(tmp_path):
 def test_a_model_that_is_not_mean_pooled_is_refused_in_one_line(tmp_path):
     from sentence_transformers import SentenceTransformer, models
 
-    from sweep.embedding.embedder import LateChunkingUnsupported, _check_mean_pooled, resolve_model
+    from sweep.embedding.embedder import LateChunkingUnsupported, resolve_model
+    from sweep.embedding.late import check_mean_pooled as _check_mean_pooled
 
     transformer = models.Transformer(resolve_model("sentence-transformers/all-MiniLM-L6-v2"))
     dim = transformer.get_word_embedding_dimension()

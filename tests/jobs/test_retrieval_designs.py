@@ -140,7 +140,7 @@ def test_contexts_a_dense_late_row_never_reads_are_said_in_its_notes():
     from sweep.retrieval.index import FlatIPIndex
     from sweep.retrieval.lexical import BM25Retriever
 
-    late = SimpleNamespace(late=True)
+    late = SimpleNamespace(late_chunker=object())  # what MayChunkLate asks of a late embedder
     dense = SimpleNamespace(embedder=late, retriever=DenseRetriever(FlatIPIndex()),
                             contexts=object(), reranker=None)
     assert "pays for contexts it never reads" in design_notes(dense)[0]

@@ -10,7 +10,7 @@ from sweep.pipeline.evaluate import evaluate_setting
 from sweep.pipeline.steps import retrieval_depth
 from sweep.store.stats import Stats
 from sweep.retrieval.dense import DenseRetriever
-from sweep.core.protocols import Chunker, Embedder, Retriever, SearchIndex
+from sweep.core.protocols import Chunker, Embedder, FullEmbedder, Retriever, SearchIndex
 
 
 def _chunks(lengths):
@@ -97,8 +97,27 @@ class BagOfWordsEmbedder:
         return v / max(float(np.linalg.norm(v)), 1e-9)
 
 
+class ThreeMemberEmbedder:
+    """Only what an embedder must provide: documents, queries, an identity."""
+
+    identity = "words-v1"
+
+    def __init__(self):
+        self.calls = []
+
+    def embed_documents(self, texts):
+        self.calls.append(("documents", list(texts)))
+        return np.array([[float(w in t) for w in WORDS] for t in texts], dtype=np.float32)
+
+    def embed_queries(self, texts):
+        self.calls.append(("queries", list(texts)))
+        return np.array([[float(w in t) for w in WORDS] for t in texts], dtype=np.float32)
+
+
 def test_fakes_satisfy_the_stage_protocols():
-    assert isinstance(WordChunker(), Chunker) and isinstance(BagOfWordsEmbedder(), Embedder)
+    assert isinstance(WordChunker(), Chunker) and isinstance(ThreeMemberEmbedder(), Embedder)
+    # Written to the seven members the protocol asked for before three sufficed.
+    assert isinstance(BagOfWordsEmbedder(), FullEmbedder)
     assert isinstance(FlatIPIndex(), SearchIndex) and isinstance(DenseRetriever(), Retriever)
 
 
@@ -122,6 +141,20 @@ def test_a_setting_end_to_end_with_fake_stages():
     # Latency: every query encoded afresh (after one warm-up), none of it from the batch call.
     assert emb.encoded == [q.query for q in queries[:1]] + [q.query for q in queries]
     assert 0 < st.latency_p50_ms <= st.latency_p95_ms
+
+
+def test_an_embedder_with_three_members_runs_a_setting():
+    # No stats, token counts or one-query encode: each has a fallback, none is probed for.
+    emb = ThreeMemberEmbedder()
+    ev = EvalConfig(k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20)
+    q = (Query("q1", "rail?", (Judgment("d", 0, 4),)), Query("q2", "battery?", ()))
+    st = evaluate_setting([Document("d", TEXT)], q, WordChunker(), emb,
+                          DenseRetriever(FlatIPIndex()), ev).stats
+    assert emb.calls[:2] == [("documents", TEXT.split(". ")), ("queries", ["rail?", "battery?"])]
+    # The latency columns time embed_queries of one query at a time.
+    assert ("queries", ["rail?"]) in emb.calls[2:] and 0 < st.latency_p50_ms
+    assert st.embedded == 4 + 2 and st.cache_hits == 0 and st.model_load_s == 0.0
+    assert st.max_seq_length == 0 and st.truncated_share == 0.0
 
 
 def test_latency_can_be_switched_off():

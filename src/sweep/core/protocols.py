@@ -16,9 +16,10 @@ import numpy as np
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["ApproximateIndex", "Chunker", "DocumentChunker", "EmbedStatsLike", "Embedder",
-           "HasNotes", "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder",
-           "identity_of",
+__all__ = ["ApproximateIndex", "Chunker", "CountsModelTokens", "DocumentChunker", "EmbedStatsLike",
+           "Embedder", "EmbedsLate", "EncodesQuery", "FullEmbedder", "HasEmbedStats", "HasNotes",
+           "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder", "MayChunkLate",
+           "embed_named", "encode_one_query", "identity_of", "late_chunker_of",
            "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever", "TimesQueries"]
 
 
@@ -47,6 +48,49 @@ class HasNotes(Protocol):
     notes: tuple[str, ...]
 
 
+@runtime_checkable
+class Embedder(Protocol):
+    """What an embedder must provide: vectors of documents and of queries, and an identity.
+
+    Everything else the pipeline asks of sweep's own embedder is an optional capability
+    below (token counts, stats, a one-query encode, late chunking; :class:`FullEmbedder`
+    has them all and is told what it embeds); an embedder without one runs the same,
+    with the fallback each names.
+    """
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """float32-convertible ``(len(texts), dim)``, rows aligned with ``texts``."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """float32-convertible ``(len(texts), dim)``, rows aligned with ``texts``."""
+        ...
+
+    @property
+    def identity(self) -> str:
+        """Everything that determines the vectors (model, weights, settings) in one string:
+        jobs whose embedders have the same identity share cached vectors and query-encode
+        timings; an empty string shares nothing."""
+        ...
+
+
+# Optional capabilities of an embedder (see Embedder).
+
+
+@runtime_checkable
+class CountsModelTokens(Protocol):
+    """An embedder that says how long each text is in its model's tokens and where it
+    truncates (the ``mean_model_tokens``, ``embed_tokens`` and ``trunc %`` columns).
+    Without: no tokens are counted and nothing is reported truncated."""
+
+    @property
+    def max_seq_length(self) -> int: ...
+
+    def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Length of each text in the model's own tokens, as it would be embedded."""
+        ...
+
+
 class EmbedStatsLike(Protocol):
     embedded: int
     cache_hits: int
@@ -56,7 +100,35 @@ class EmbedStatsLike(Protocol):
 
 
 @runtime_checkable
-class Embedder(Protocol):
+class HasEmbedStats(Protocol):
+    """An embedder that counts what it embedded, found in a cache and loaded since its last
+    ``reset_stats()``. Without: every text a setting hands it counts as embedded, its
+    model time is the embedding step's and no load is reported."""
+
+    @property
+    def stats(self) -> EmbedStatsLike: ...
+
+    def reset_stats(self) -> None: ...
+
+
+@runtime_checkable
+class EncodesQuery(Protocol):
+    """An embedder with a one-query encode that never reads a cache (the latency columns
+    time it). Without: ``embed_queries([text])``."""
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """``(1, dim)`` from the model itself, never a cache (latency is timed on it)."""
+        ...
+
+
+@runtime_checkable
+class FullEmbedder(Protocol):
+    """An embedder with every capability, as sweep's own is and as the protocol asked of
+    every embedder before the three members of :class:`Embedder` sufficed: its
+    ``embed_documents`` takes ``what``, the texts' name in its log ("chunks",
+    "sentences"), and it has the members of :class:`CountsModelTokens`,
+    :class:`HasEmbedStats` and :class:`EncodesQuery`."""
+
     @property
     def max_seq_length(self) -> int: ...
 
@@ -65,19 +137,51 @@ class Embedder(Protocol):
 
     def reset_stats(self) -> None: ...
 
-    def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
-        """Length of each text in the model's own tokens, as it would be embedded."""
-        ...
+    def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray: ...
 
-    def embed_documents(self, texts: Sequence[str], what: str = "texts") -> np.ndarray:
-        """``what`` names the texts in the log (chunks, sentences)."""
-        ...
+    def embed_documents(self, texts: Sequence[str], what: str = "texts") -> np.ndarray: ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
-    def encode_query(self, text: str) -> np.ndarray:
-        """``(1, dim)`` from the model itself, never a cache (latency is timed on it)."""
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+@runtime_checkable
+class EmbedsLate(Protocol):
+    """Late chunking: each document read whole, each chunk's vector pooled from its tokens'."""
+
+    def embed_late(self, documents: Sequence[Document], chunks: Sequence[Chunk]) -> np.ndarray:
+        """float32 ``(len(chunks), dim)``, rows aligned with ``chunks``."""
         ...
+
+
+@runtime_checkable
+class MayChunkLate(Protocol):
+    """An embedder that may embed a setting's chunks late (``embed.late=true``): its
+    ``late_chunker``, None when it embeds chunks on their own. Without: never late."""
+
+    @property
+    def late_chunker(self) -> EmbedsLate | None: ...
+
+
+def embed_named(embedder: Embedder, texts: Sequence[str], what: str) -> np.ndarray:
+    """The embedder's vectors of documents ``texts``; a :class:`FullEmbedder` is told that
+    they are ``what`` ("chunks", "sentences"), to name them in its log."""
+    if isinstance(embedder, FullEmbedder):
+        return embedder.embed_documents(texts, what=what)
+    return embedder.embed_documents(texts)
+
+
+def encode_one_query(embedder: Embedder, text: str) -> np.ndarray:
+    """``(1, dim)``: the embedder's fresh encode of one query (:class:`EncodesQuery`)."""
+    if isinstance(embedder, EncodesQuery):
+        return embedder.encode_query(text)
+    return np.asarray(embedder.embed_queries([text]), dtype=np.float32).reshape(1, -1)
+
+
+def late_chunker_of(embedder: object) -> EmbedsLate | None:
+    """What embeds the embedder's chunks late, None when they are embedded on their own."""
+    return embedder.late_chunker if isinstance(embedder, MayChunkLate) else None
 
 
 @runtime_checkable
@@ -131,7 +235,8 @@ class SizedRetriever(Protocol):
 @runtime_checkable
 class IdentifiedEmbedder(Protocol):
     """An embedder that names its model, weights and input settings in one string: jobs
-    whose embedders have the same identity share cached vectors and query-encode timings."""
+    whose embedders have the same identity share cached vectors and query-encode timings.
+    Every :class:`Embedder` has one; an embedder written for sweep before that may not."""
 
     @property
     def identity(self) -> str: ...

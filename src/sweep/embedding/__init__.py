@@ -1,3 +1,7 @@
-"""Texts to float32 vectors: the sentence-transformers embedder with its torch and ONNX
-Runtime backends, the on-disk embedding cache, and the one-time ONNX export.
+"""Texts to float32 vectors: the sentence-transformers embedder (``embedder``), one file
+per backend (``torch_backend``, ``onnx_backend``, ``openvino_backend``, picked by name in
+``backends``), late chunking (``late``), the on-disk embedding cache (``cache``) and any
+embedder behind it (``cached``), the one-time ONNX export (``onnx_export``), and every
+exception of the stage (``errors``). What an embedder must provide is
+``sweep.core.protocols.Embedder``: ``embed_documents``, ``embed_queries``, ``identity``.
 """

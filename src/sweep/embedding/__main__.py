@@ -7,7 +7,9 @@ from typing import Sequence
 
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
-from sweep.embedding.embedder import DEFAULT_MODEL, EmbedderError, SentenceTransformerEmbedder
+from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.errors import EmbedderError
+from sweep.embedding.models import DEFAULT_MODEL
 
 
 def _show(model: str, device: str, backend: str, max_seq_length: int | None,

@@ -36,6 +36,7 @@ from typing import IO, Callable, Sequence
 import numpy as np
 
 from sweep.core import cachedirs
+from sweep.embedding.errors import CacheError  # re-exported: sweep.cache imports it from here
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,6 @@ _STALE_TMP_SECONDS = 24 * 3600
 
 #: The ``kind`` of a namespace that holds query-encode times (ms, dim 1), not vectors.
 ENCODE_TIMES_KIND = "query_encode_ms"
-
-
-class CacheError(ValueError):
-    """A one-line message about a cache directory or a cache command."""
 
 
 def default_cache_dir() -> Path:

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from sweep.embedding.backends import (MANIFEST_FILE, MODEL_FILE, OPENVINO_FILE, TOKENIZER_FILE,
+from sweep.embedding.errors import BackendExportError
+from sweep.embedding.encoders import (MANIFEST_FILE, MODEL_FILE, OPENVINO_FILE, TOKENIZER_FILE,
                                       encoder_for, export_kind)
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,6 @@ _PROBES = (
     "receipts are uploaded within thirty days of the trip. " * 3,
     "calibration step " * 400,  # longer than any max_seq_length: truncated
 )
-
-
-class ExportError(RuntimeError):
-    """The model could not be exported or the export does not match the model."""
 
 
 def export_dirname(fingerprint: str, backend: str, precision: str | None = None) -> str:
@@ -179,13 +176,13 @@ def _export_graph(model_dir: Path, out: Path) -> tuple[Any, dict, Path]:
     tokenizer = getattr(model, "tokenizer", None)
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)
     if backend_tokenizer is None:
-        raise ExportError("the exported backends need a model with a fast (tokenizers) tokenizer")
+        raise BackendExportError("the exported backends need a model with a fast (tokenizers) tokenizer")
     features = model.preprocess(["an example input", "a"])
     tensors = {k: v for k, v in features.items() if isinstance(v, torch.Tensor)}
     constants = {k: v for k, v in features.items() if not isinstance(v, torch.Tensor)}
     inputs = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in tensors]
     if inputs[:2] != ["input_ids", "attention_mask"] or set(tensors) - set(inputs):
-        raise ExportError(f"unsupported model inputs {sorted(tensors)}")
+        raise BackendExportError(f"unsupported model inputs {sorted(tensors)}")
     raw = out / "raw.onnx"
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer warnings about shape checks that hold for any input
@@ -213,7 +210,7 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
     _write_manifest(out, manifest)
     try:
         _check(out, model, "fp32", manifest)
-    except ExportError as exc:
+    except BackendExportError as exc:
         if not fused:
             raise
         # The fusions are kept only where they compute the model's own vectors; the plain
@@ -321,7 +318,7 @@ def _check(folder: Path, model: Any, kind: str, manifest: dict) -> None:
     cosine = float(np.min(np.sum(want * got, axis=1)))
     if not cosine >= MIN_PROBE_COSINE[kind]:
         at = f" computed in {encoder.precision}" if kind == "openvino" else ""
-        raise ExportError(f"the {kind} export{at} disagrees with the torch model "
+        raise BackendExportError(f"the {kind} export{at} disagrees with the torch model "
                           f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[kind]} on a probe text)")
     if kind == "openvino":
         manifest["probe_precision"] = encoder.precision

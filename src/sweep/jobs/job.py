@@ -47,12 +47,12 @@ from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
 from sweep.llm import LLMClient
 from sweep.llm.config import named_secrets
 from sweep.llm.errors import mask
-from sweep.embedding.embedder import LateChunkingUnsupported
+from sweep.embedding.errors import LateChunkingUnsupported
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.store.row import DatasetInfo, Row
 from sweep.core.settings import job_settings
 from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
-                                  Reranker, Retriever)
+                                  Reranker, Retriever, embed_named, late_chunker_of)
 from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_document,
                                     write_boundary_view)
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
@@ -123,7 +123,7 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     """
     embedder = instantiate(embedder_node(cfg, device))
     context = context_spec(cfg)
-    chunker = instantiate(cfg.chunk, embed_fn=partial(embedder.embed_documents, what="sentences"))
+    chunker = instantiate(cfg.chunk, embed_fn=partial(embed_named, embedder, what="sentences"))
     if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
     parents = parent_spec(cfg)
@@ -150,7 +150,7 @@ def parent_spec(cfg: DictConfig) -> ParentSpec:
 
 def design_notes(stages: Stages) -> tuple[str, ...]:
     """Combinations of the retrieval designs that pay for nothing: said in the row."""
-    late = bool(getattr(stages.embedder, "late", False))
+    late = late_chunker_of(stages.embedder) is not None
     lexical = not stages.retriever.needs_vectors or isinstance(stages.retriever, HybridRetriever)
     if stages.contexts is not None and late and not lexical and stages.reranker is None:
         return ("chunk.context=llm with embed.late=true: late chunking embeds the documents as "

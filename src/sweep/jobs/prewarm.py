@@ -41,7 +41,7 @@ from sweep.core.files import write_text_atomic
 from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, load_dataset,
                             retime_wanted)
 from sweep.pipeline.latency import encode_times_for, latency_sample
-from sweep.core.protocols import LabelledEmbedder, identity_of
+from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.embedding.rates import EmbedRate
 
@@ -223,9 +223,12 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
             _leave(num, first_line(cause(e)), on)
             continue
         datasets[dataset.name] = None
-        if stages.contexts is not None or getattr(stages.embedder, "late", False):
+        if stages.contexts is not None or late_chunker_of(stages.embedder) is not None:
             _leave(num, "its chunks are embedded with their contexts or late-chunked, which "
                    "its job does", on)
+            continue
+        if not isinstance(stages.embedder, HasEmbedStats):
+            _leave(num, "its embedder keeps no cache to fill", on)
             continue
         group = groups.setdefault(key, _Group(stages.embedder, node, device, cache_root, on))
         stages.embedder.reset_stats()

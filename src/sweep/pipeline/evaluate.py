@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 
 from sweep.core.evalconfig import EvalConfig
-from sweep.core.protocols import Chunker, Embedder, Reranker, Retriever
+from sweep.core.protocols import Chunker, Embedder, HasEmbedStats, Reranker, Retriever
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.chunking.contexts import Contexts
@@ -66,7 +66,8 @@ def evaluate_setting(
     """Run one configuration end to end and score it.
 
     ``encode_times_of`` gives the fresh-encode time (ms) of each query, and when it was
-    measured, for the latency columns; None: measured here with ``embedder.encode_query``. A sweep passes the
+    measured, for the latency columns; None: measured here with the embedder's one-query
+    encode (``encode_query``, else ``embed_queries`` of one query). A sweep passes the
     times it keeps for all its settings (``sweep.pipeline.latency.encode_times_for``).
 
     A retriever that needs no vectors (BM25) gets none: nothing is embedded and
@@ -77,7 +78,8 @@ def evaluate_setting(
     """
     texts = [q.query for q in queries]
     # Before chunking: the semantic strategy embeds sentences, and those count too.
-    embedder.reset_stats()
+    if isinstance(embedder, HasEmbedStats):
+        embedder.reset_stats()
     chunked = steps.chunk(chunker, documents)
     written = None
     if contexts is not None:
@@ -108,7 +110,8 @@ def evaluate_setting(
         + ([lifted] if lifted else []) + ([written] if written else [])
     columns = {name: value for part in parts for name, value in part.columns().items()}
     # The latency columns' query encodes may load the model after embedding did not.
-    columns["model_load_s"] = float(embedder.stats.load_seconds)
+    if isinstance(embedder, HasEmbedStats):
+        columns["model_load_s"] = float(embedder.stats.load_seconds)
     stats = Stats(**columns)
     return SettingResult(chunked.chunks, list(passages), ranking, scored.table, scored.summary,
                          scored.credits, scored.diagnostics, stats,

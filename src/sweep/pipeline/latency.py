@@ -27,14 +27,16 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
-from sweep.core.protocols import Retriever, TimesQueries, identity_of
+from sweep.core.protocols import (Embedder, Retriever, TimesQueries, encode_one_query,
+                                  identity_of)
 from sweep.core.timing import (TIMING_LINE, Conditions, Timed, conditions_now, needs_retime,
                                per_call_ms, timed_calls)
 
@@ -92,7 +94,7 @@ def search_times(queries: Sequence[str], vectors: np.ndarray | None, retriever: 
     return per_call_ms(list(queries), once)
 
 
-def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool | None = None
+def encode_times_for(embedder: Embedder, sweep_dir: Path, *, retime: bool | None = None
                      ) -> Callable[[Sequence[str]], Timed] | None:
     """Where a sweep's settings get their encode times: the embedder's cache, else the
     sweep folder (the first setting to need them measures them); None for an embedder
@@ -105,15 +107,16 @@ def encode_times_for(embedder: Any, sweep_dir: Path, *, retime: bool | None = No
     if not identity:
         return None
     store = EncodeTimes(sweep_dir)
-    keeps = isinstance(embedder, TimesQueries)
+    keeper = embedder if isinstance(embedder, TimesQueries) else None
+    encode_one = partial(encode_one_query, embedder)
 
     def measure(texts: Sequence[str]) -> Timed:
-        timed = embedder.query_encode_ms(texts, retime=True) if keeps else None
-        return timed if timed is not None else encode_times(texts, embedder.encode_query)
+        timed = keeper.query_encode_ms(texts, retime=True) if keeper is not None else None
+        return timed if timed is not None else encode_times(texts, encode_one)
 
     def times(texts: Sequence[str]) -> Timed:
-        if keeps and not retime:
-            timed = embedder.query_encode_ms(texts, retime=retime)
+        if keeper is not None and not retime:
+            timed = keeper.query_encode_ms(texts, retime=retime)
             if timed is not None:
                 return timed
         # The sweep folder is new, so with retime true its entries are this sweep's own.

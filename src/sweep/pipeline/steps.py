@@ -11,6 +11,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -19,8 +20,9 @@ from sweep.chunking.contexts import Contexts, with_contexts
 from sweep.chunking.health import Health, chunk_health
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import measures_for
-from sweep.core.protocols import (ApproximateIndex, Chunker, Embedder, HoldsSearchIndex, Reranker,
-                                  Retriever, SizedRetriever)
+from sweep.core.protocols import (ApproximateIndex, Chunker, CountsModelTokens, Embedder,
+                                  HasEmbedStats, HoldsSearchIndex, Reranker, Retriever,
+                                  SizedRetriever, embed_named, encode_one_query, late_chunker_of)
 from sweep.core.timing import Conditions, Timed, conditions_now
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
@@ -109,31 +111,57 @@ def embed(embedder: Embedder, chunks: Sequence[Chunk], queries: Sequence[str], *
     A late-chunking embedder (``embed.late``) reads each of ``documents`` whole, in
     overlapping windows, and pools each chunk's token vectors: nothing is truncated, and
     a chunk's prefix or context is not part of its vector.
+
+    An embedder without token counts (``CountsModelTokens``) reports none and nothing
+    truncated; one without stats (``HasEmbedStats``) counts every text handed to it here
+    as embedded, in this step's time.
     """
-    late = bool(getattr(embedder, "late", False))
+    late = late_chunker_of(embedder) if needs_vectors else None
     doc_vecs = query_vecs = None
     model_tokens, max_len, truncated_share = np.zeros(len(chunks)), 0, 0.0
     t0 = time.perf_counter()
     if needs_vectors:
-        inputs = [c.text if late else c.embedding_input for c in chunks]
-        model_tokens = np.asarray(embedder.count_model_tokens(inputs))
-        max_len = int(embedder.max_seq_length)
-        truncated_share = 0.0 if late else float((model_tokens > max_len).mean())
-        if truncated_share > 0:
-            log.warning(
-                "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
-                "(longest %d); their tails are never embedded, so this row partly measures "
-                "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
+        inputs = [c.text if late is not None else c.embedding_input for c in chunks]
+        model_tokens, max_len, truncated_share = _token_counts(embedder, inputs, late is not None)
         t0 = time.perf_counter()
-        vecs = (embedder.embed_late(documents, chunks) if late  # type: ignore[attr-defined]
-                else embedder.embed_documents(inputs, what="chunks"))
+        vecs = (late.embed_late(documents, chunks) if late is not None
+                else embed_named(embedder, inputs, "chunks"))
         doc_vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         query_vecs = np.ascontiguousarray(embedder.embed_queries(queries), dtype=np.float32)
     seconds = time.perf_counter() - t0
-    s = embedder.stats
+    s = (embedder.stats if isinstance(embedder, HasEmbedStats)
+         else _Handed(len(chunks) + len(queries) if needs_vectors else 0, seconds))
     return Embedded(doc_vecs, query_vecs, model_tokens, max_len, truncated_share,
                     int(s.embedded), int(s.cache_hits), int(s.cache_misses), float(s.seconds),
                     float(s.load_seconds), seconds)
+
+
+def _token_counts(embedder: Embedder, inputs: list[str], late: bool
+                  ) -> tuple[np.ndarray, int, float]:
+    """Each input's model tokens, the embedder's max_seq_length and the share of inputs
+    longer (none when late chunking, which truncates nothing)."""
+    if not isinstance(embedder, CountsModelTokens):
+        return np.zeros(len(inputs)), 0, 0.0
+    model_tokens = np.asarray(embedder.count_model_tokens(inputs))
+    max_len = int(embedder.max_seq_length)
+    truncated_share = 0.0 if late else float((model_tokens > max_len).mean())
+    if truncated_share > 0:
+        log.warning(
+            "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
+            "(longest %d); their tails are never embedded, so this row partly measures "
+            "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
+    return model_tokens, max_len, truncated_share
+
+
+@dataclass(frozen=True)
+class _Handed:
+    """The stats of an embedder that keeps none: the texts handed to it, all embedded."""
+
+    embedded: int
+    seconds: float
+    cache_hits: int = 0
+    cache_misses: int = 0
+    load_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -232,7 +260,7 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
     search_ms = search_times(timed, vectors, retriever, depth)
     if embedded.doc_vecs is not None and timed:
         encode = (encode_times_of(timed) if encode_times_of is not None
-                  else encode_times(timed, embedder.encode_query))
+                  else encode_times(timed, partial(encode_one_query, embedder)))
         search_ms = search_ms + encode.ms
         parts.append(encode.conditions)
     latency, measured = Latency.of_ms(search_ms), Conditions.worst(parts)

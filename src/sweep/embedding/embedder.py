@@ -79,7 +79,7 @@ def _check_mean_pooled(model: Any, name: str) -> None:
     modules = [type(m).__name__ for m in model]
     pooling = model[1] if len(model) > 1 else None
     mode = getattr(pooling, "pooling_mode", None)
-    if isinstance(mode, str) or isinstance(mode, (list, tuple)):  # sentence-transformers >= 6
+    if isinstance(mode, (str, list, tuple)):  # sentence-transformers >= 6
         mean = mode == "mean" or list(mode) == ["mean"]
     else:  # older releases: one flag per mode
         mean = bool(getattr(pooling, "pooling_mode_mean_tokens", False)) and not any(

@@ -20,31 +20,57 @@ def ruff(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
         import ruff as _  # noqa: F401  (only to tell a missing install from a failure)
     except ImportError:
         pytest.fail("ruff is not installed: pip install -e '.[test]'")
-    return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=ROOT, input=stdin,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_ruff_check_passes():
     proc = ruff("check", "--no-fix", "--output-format", "concise", *FOLDERS)
     assert proc.returncode == 0, (
-        "ruff check found problems (ruff check --fix fixes most):\n" + proc.stdout + proc.stderr)
+        "ruff check found problems (ruff check --fix fixes most):\n" + proc.stdout + proc.stderr
+    )
 
 
 def test_ruff_format_leaves_the_code_as_it_is():
     proc = ruff("format", "--check", *FOLDERS)
     assert proc.returncode == 0, (
-        "ruff format would change files (run ruff format):\n" + proc.stdout + proc.stderr)
+        "ruff format would change files (run ruff format):\n" + proc.stdout + proc.stderr
+    )
 
 
 def test_the_configuration_sorts_sweep_as_first_party():
     # sweep's imports are a group of their own after the third-party ones, wherever it is
     # installed (pyproject: src and known-first-party), so every checkout sorts them alike.
     text = "import os\n\nimport sweep\nimport numpy\n"
-    proc = ruff("check", "--no-fix", "--output-format", "concise", "--select", "I",
-                "--stdin-filename", "src/sweep/example.py", "-", stdin=text)
+    proc = ruff(
+        "check",
+        "--no-fix",
+        "--output-format",
+        "concise",
+        "--select",
+        "I",
+        "--stdin-filename",
+        "src/sweep/example.py",
+        "-",
+        stdin=text,
+    )
     assert "I001" in proc.stdout, proc.stdout + proc.stderr
-    fixed = ruff("check", "--fix-only", "--select", "I", "--stdin-filename",
-                 "src/sweep/example.py", "-", stdin=text)
+    fixed = ruff(
+        "check",
+        "--fix-only",
+        "--select",
+        "I",
+        "--stdin-filename",
+        "src/sweep/example.py",
+        "-",
+        stdin=text,
+    )
     assert fixed.stdout == "import os\n\nimport numpy\n\nimport sweep\n", fixed.stderr
 
 
@@ -54,5 +80,6 @@ def test_ruff_reads_python_files_only():
     proc = ruff("check", "--show-files", *FOLDERS)
     assert proc.returncode == 0, proc.stderr
     files = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert files and all(f.endswith((".py", ".pyi", "pyproject.toml")) for f in files), (
-        [f for f in files if not f.endswith((".py", ".pyi", "pyproject.toml"))][:10])
+    assert files and all(f.endswith((".py", ".pyi", "pyproject.toml")) for f in files), [
+        f for f in files if not f.endswith((".py", ".pyi", "pyproject.toml"))
+    ][:10]

@@ -161,8 +161,8 @@ class Meter:
 class _Proxy:
     """A stage object whose named methods first tell the meter which stage is running."""
 
-    def __init__(self, inner, meter: Meter, stages: dict[str, str], after: dict[str, str] = {}):
-        self._inner, self._meter, self._stages, self._after = inner, meter, stages, after
+    def __init__(self, inner, meter: Meter, stages: dict[str, str], after: dict[str, str] | None = None):
+        self._inner, self._meter, self._stages, self._after = inner, meter, stages, after or {}
 
     def __getattr__(self, name):
         value = getattr(self._inner, name)

@@ -445,7 +445,7 @@ class GenerationResponders:
                             seed)
 
     def adversarial(self, req: ChatRequest) -> str:
-        a, b, *rest = _PASSAGE.findall(req.text("user"))
+        a, b, *_rest = _PASSAGE.findall(req.text("user"))
         sentence, quote = self._quote(a, a)
         k = (_keywords(sentence) + ["it", "this"])[:2]
         lure = (_keywords(b, 1) or ["that"])[0]

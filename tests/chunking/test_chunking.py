@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from itertools import pairwise
 import os
 import time
 
@@ -122,11 +123,10 @@ def test_token_windows_exact_overlap_and_stride(text: str, so) -> None:
             assert stop == n or count_tokens(ENC, text[span[0] : tt.char_span(first, stop + 1)[1]]) > size or size < 4
         else:
             assert span == tt.char_span(first, stop)
-        if nxt is not None:
-            if size >= 4:  # char-level fallback only below 4 tokens per character
-                assert nxt[0] == max(first + 1, stop - overlap), "overlap is not exact"
-                if stop - first == size:
-                    assert nxt[0] - first == size - overlap, "stride is not size - overlap"
+        if nxt is not None and size >= 4:  # char-level fallback only below 4 tokens per character
+            assert nxt[0] == max(first + 1, stop - overlap), "overlap is not exact"
+            if stop - first == size:
+                assert nxt[0] - first == size - overlap, "stride is not size - overlap"
     # chunks = the non-blank windows, in order, without repeating a span
     expected: list[tuple[int, int]] = []
     for _, _, (s, e) in windows:
@@ -142,7 +142,7 @@ def test_token_overlap_shares_exact_tokens_on_prose() -> None:
     tt = tokenize(ENC, text)
     assert [c.start for c in chunks] == [int(tt.start[k * 40]) for k in range(len(chunks))]
     assert all(c.n_tokens == 50 for c in chunks[:-1])
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in pairwise(chunks):
         shared = text[b.start : a.end]
         assert len(ENC.encode_ordinary(shared)) == 10
     assert chunks[-1].end == len(text)

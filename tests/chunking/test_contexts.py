@@ -26,7 +26,8 @@ def server():
         yield s
 
 
-def client_for(server, tmp_path, spec=ContextSpec("llm"), **config):
+def client_for(server, tmp_path, spec=None, **config):
+    spec = ContextSpec("llm") if spec is None else spec
     cfg = LLMConfig(base_url=server.url, model="stand-in", api_key_env=None, max_retries=0,
                     backoff_s=0.0, **config)
     return LLMClient(spec.llm_config(cfg), None, ResponseCache(tmp_path / "llm"),

@@ -29,7 +29,7 @@ def test_tables_and_fenced_code_are_found_whole():
 
 
 def test_a_block_split_between_two_chunks_is_cut_and_one_held_whole_is_not():
-    table, code = markdown_blocks(TEXT)
+    table, _code = markdown_blocks(TEXT)
     mid = (table[0] + table[1]) // 2
     h = chunk_health([DOC], _chunks([(0, mid), (mid, len(TEXT))]))
     assert h.n_blocks == 2 and h.blocks_cut_share == 0.5

@@ -4,6 +4,8 @@ guess for text that is not there."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -20,7 +22,7 @@ def _windows(text, data, most):
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=most)))
                   | {0, len(text)})
     spans = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in pairwise(cuts):
         back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
         spans.append((a - back, b))
     return spans
@@ -122,7 +124,7 @@ def test_prose_around_a_long_table_of_identical_rows_is_placed_where_it_is():
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered
     assert _placed_texts(text, located) == [p.strip() for p in pieces]
-    for (a, b), piece in zip(located.spans, pieces):  # unique text is where it occurs once
+    for (a, _), piece in zip(located.spans, pieces):  # unique text is where it occurs once
         if text.count(piece.strip()) == 1:
             assert text.find(piece.strip()) == a
 

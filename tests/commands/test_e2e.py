@@ -89,7 +89,7 @@ def test_grid_sweep_writes_and_prints_the_table(tmp_path):
     assert sum(float(rows[0][f"span.twohop_{c}@5"]) for c in
                ("complete", "ranked_out", "hop1_missed", "hop2_missed", "both_missed")) == 1.0
     assert 0.0 <= float(rows[0]["abstain.auroc.lo"]) <= float(rows[0]["abstain.auroc"]) <= 1.0
-    assert [t["twohop"] for t in traces if t["twohop"]][0]["5"] in (
+    assert next(t["twohop"] for t in traces if t["twohop"])["5"] in (
         "complete", "ranked_out", "hop1_missed", "hop2_missed", "both_missed")
     diag = (sweep_dir / "diagnostics.md").read_text()
     assert "Two-hop failures at k=5" in diag and "Only 1 unanswerable question" in diag
@@ -149,7 +149,7 @@ def test_ctrl_c_keeps_finished_rows(tmp_path):
         time.sleep(0.2)
     assert first_row.exists()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     rows = _rows(tmp_path / "sweep")
     assert proc.returncode in INTERRUPTED, err[-2000:]
     assert 1 <= len(rows) < 8
@@ -183,7 +183,7 @@ def test_a_second_ctrl_c_during_the_interrupt_report_still_keeps_the_tables(tmp_
     time.sleep(0.4)
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode in INTERRUPTED, err[-2000:]
     assert "Traceback" not in err
     rows = _rows(tmp_path / "sweep")
@@ -195,7 +195,7 @@ def test_ctrl_c_in_the_first_job_says_nothing_finished(tmp_path):
     proc = _start(tmp_path, "chunk.size=16,24")
     _wait_for(tmp_path / "sweep" / "0" / "resolved_config.yaml", proc)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode in INTERRUPTED, err[-2000:]
     assert "no setting had finished" in err and "kept" not in err and "Traceback" not in err
 
@@ -216,7 +216,7 @@ def test_a_ctrl_c_a_library_mishandles_still_interrupts_the_sweep(tmp_path, how,
                             text=True)
     _wait_for(ready, proc)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode in INTERRUPTED, err[-2000:]
     assert "sweep: interrupted" in err and "Traceback" not in err
     rows = _rows(tmp_path / "sweep")

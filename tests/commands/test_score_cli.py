@@ -168,7 +168,7 @@ def test_exponential_gain_and_min_coverage_options(dataset: Path, capsys) -> Non
     ],
 )
 def test_malformed_run_lines_stop_with_one_line(dataset: Path, capsys, content: str, fragment: str) -> None:
-    code, out_text, err, out = run_cli(dataset, content, capsys=capsys)
+    code, _out_text, err, out = run_cli(dataset, content, capsys=capsys)
     assert code == 2
     assert fragment in err
     assert err.count("\n") == 1 and "Traceback" not in err

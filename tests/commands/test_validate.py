@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ def test_distribution():
 
 
 def _partition(doc_id: str, bounds: list[int]) -> list[Chunk]:
-    return [Chunk(doc_id, i, a, b, "", 0) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return [Chunk(doc_id, i, a, b, "", 0) for i, (a, b) in enumerate(pairwise(bounds))]
 
 
 @given(n=st.integers(2, 300), data=st.data())

@@ -136,7 +136,7 @@ def test_openvino_that_cannot_see_the_cpu_is_a_one_line_error(tmp_path, monkeypa
     openvino_backend.cpu_precision.cache_clear()
     try:
         with pytest.raises(EmbedderError) as err:
-            emb(tmp_path, backend="openvino").cache_namespace
+            _ = emb(tmp_path, backend="openvino").cache_namespace
         assert one_line(err) == ('embed.backend=openvino: cannot query OpenVINO\'s CPU device: '
                                  'Device with "CPU" name is not registered')
     finally:

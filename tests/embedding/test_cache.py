@@ -211,7 +211,7 @@ def test_stale_temporaries_are_removed_on_open_fresh_ones_kept(tmp_path):
     fresh.write_bytes(b"partial")
     old = time.time() - 3 * 24 * 3600
     os.utime(stale, (old, old))
-    got, found = EmbeddingCache(tmp_path, "ns").get_many(["one"])
+    _got, found = EmbeddingCache(tmp_path, "ns").get_many(["one"])
     assert found.all()
     assert not stale.exists() and fresh.exists()
 

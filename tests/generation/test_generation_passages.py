@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_windows_are_exact_slices_within_the_size(kestrel):
         by_doc.setdefault(p.doc_id, []).append(p)
     for ps in by_doc.values():
         assert [p.position for p in ps] == list(range(len(ps)))
-        assert all(a.end <= b.start for a, b in zip(ps, ps[1:]))
+        assert all(a.end <= b.start for a, b in pairwise(ps))
     # About the size asked for: most windows are well over half of it.
     sizes = sorted(p.n_tokens for p in passages)
     assert sizes[len(sizes) // 2] >= 200

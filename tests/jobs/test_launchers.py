@@ -252,7 +252,7 @@ def test_ctrl_c_under_joblib_keeps_every_finished_row(tmp_path):
     workers = _loky_workers(proc.pid)
     assert workers
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode in INTERRUPTED, err[-3000:]
     assert "finished before the interrupt" in err and "Traceback" not in err
     saved = _saved_jobs(folder)
@@ -266,7 +266,7 @@ def test_a_killed_worker_fails_only_its_own_job(tmp_path):
     workers = _loky_workers(proc.pid)
     assert workers
     os.kill(workers[0], signal.SIGKILL)
-    out, err = proc.communicate(timeout=600)
+    _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err and "TerminatedWorkerError" not in err
     # Every setting has its row; the one whose worker was killed (none, if the kill found

@@ -141,7 +141,7 @@ def test_the_plan_counts_the_grids_texts_and_estimates_only_from_a_measured_spee
     jobs = _jobs(cache, "eval.latency_queries=0")  # no query timing: not what is tested here
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         wanted_texts, first_job = set(), set()
-        for num, overrides in enumerate(jobs):  # the grid's texts, counted here independently
+        for overrides in jobs:  # the grid's texts, counted here independently
             cfg = compose("config", overrides=overrides)
             dataset = load_dataset(cfg.dataset)
             texts = {c.embedding_input for c in build_stages(cfg).chunker.chunk_documents(

@@ -196,7 +196,7 @@ def test_top_score_splits_chosen_setting_first(tmp_path, drawn):
     rep = build_report(tmp_path)
     assert rep.groups[0].decision.chosen_job == 1
     out = write_score_histograms(rep)
-    ((path, splits, kw),) = drawn["score_histograms"]
+    ((path, splits, _kw),) = drawn["score_histograms"]
     assert path == tmp_path / "plots" / "top_score.png" and [p.path for p in out] == [path]
     assert [s.label for s in splits] == [rep.labels[1], rep.labels[0], rep.labels[2]]
     assert [s.threshold for s in splits] == [0.6, 0.5, 0.7]

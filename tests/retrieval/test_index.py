@@ -102,7 +102,7 @@ def test_empty_index(cls):
     index = cls()
     index.build(np.zeros((0, 4), dtype=np.float32))
     assert index.ntotal == 0
-    scores, ids = index.search(np.ones((2, 4), dtype=np.float32), 3)
+    _scores, ids = index.search(np.ones((2, 4), dtype=np.float32), 3)
     assert ids.shape == (2, 3) and (ids == -1).all()
 
 

@@ -78,7 +78,7 @@ def test_ivf_on_fewer_vectors_than_k_and_on_none():
     x = _vectors(5)
     ivf = IVFIndex()
     ivf.build(x)
-    scores, ids = ivf.search(x[:2], 10)
+    _scores, ids = ivf.search(x[:2], 10)
     assert ids.shape == (2, 10) and set(ids[0][:5]) == set(range(5)) and (ids[:, 5:] == -1).all()
     assert ann_recall(ivf, x, x[:2]) == 1.0  # all 5 vectors are the whole target
     empty = IVFIndex()

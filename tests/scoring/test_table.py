@@ -40,7 +40,7 @@ def test_score_table_columns_rows_values_and_csv(tmp_path) -> None:
     assert '"q,2",doc,mrr@2,0.5' in lines
     back = ScoreTable.read_csv(path)
     assert list(back.rows()) == list(table.rows())
-    codes, names, values = table.matrix("doc")
+    _codes, names, values = table.matrix("doc")
     assert names == ("recall@1", "mrr@2") and values.shape == (2, 2)
 
 

@@ -96,7 +96,7 @@ def questions_needed(diffs: np.ndarray, *, alpha: float, power: float = 0.8,
         return at_least
     z = NormalDist()
     n = ((z.inv_cdf(1 - level / 2) + z.inv_cdf(power)) * sd / abs(mean)) ** 2
-    return max(int(math.ceil(n)), at_least)
+    return max(math.ceil(n), at_least)
 
 
 @dataclass(frozen=True)

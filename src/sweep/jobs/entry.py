@@ -148,7 +148,7 @@ def on_disk_full(error: DiskFull) -> NoReturn:
         rep = build_report(folder)  # reading needs no room (and no job runs any more)
     except Exception as e:  # a damaged row: sweep.report names it
         print(f"sweep: could not read the finished rows ({_why(e)}); {again}", file=sys.stderr)
-        raise SystemExit(1)
+        raise SystemExit(1) from None
     if rep is None:
         print(f"sweep: no setting had finished; nothing to report in {folder}", file=sys.stderr)
         raise SystemExit(1)

@@ -60,7 +60,7 @@ def _check_choice(override: Any, options: Sequence[str]) -> None:
 
 
 def _key_names(node: DictConfig) -> list[str]:
-    return [str(k) for k in node.keys()]
+    return [str(k) for k in node]
 
 
 def _missing(cfg: DictConfig, key: str) -> tuple[str, str, list[str]] | None:

@@ -110,7 +110,7 @@ def agreement(path: Path, traces: Sequence[AnswerTrace]) -> list[Agreement]:
     """Per judge, the person's labels against the judge's verdicts."""
     verdicts = {(judge, t.job, t.query_id): v.passed for t in traces for judge, v in t.verdicts.items()}
     pairs: dict[str, list[tuple[bool, bool]]] = {}
-    for line, (judge, job, qid, label) in enumerate(read_labels(path), 2):
+    for judge, job, qid, label in read_labels(path):
         if (judge, job, qid) not in verdicts:
             raise LabelError(f"{path}: no {judge} verdict for query {qid!r} of job {job} in the "
                              "answers (was the sample exported from another run?)")

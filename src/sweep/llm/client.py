@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence
 
 from sweep.core import progress
 from sweep.core.tokenization import replace_surrogates
@@ -76,7 +76,7 @@ class _Pending:
 
 
 PENDING = _Pending()
-Answer = Union[Completion, RequestFailed, _Pending]
+Answer = Completion | RequestFailed | _Pending
 
 
 @dataclass(frozen=True)

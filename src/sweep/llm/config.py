@@ -60,7 +60,7 @@ class LLMConfig:
         url = self.base_url.strip()
         parts = urlsplit(url)
         try:
-            parts.port
+            _ = parts.port  # reading it raises on a port that is not a number
         except ValueError:  # "user:pa" read as host and port: not a URL to connect to
             if "@" in url:
                 # urlsplit ends the user:password part at the first # / or ?: a password

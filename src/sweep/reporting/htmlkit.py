@@ -16,6 +16,7 @@ import os
 import struct
 from dataclasses import dataclass
 from html import escape
+from itertools import pairwise
 from pathlib import Path
 from typing import Sequence
 
@@ -210,7 +211,7 @@ def boundary_html(text: str, chunks: Sequence[tuple[int, int]],
     cuts = sorted({0, len(text), *(p for s in chunks for p in s), *(p for s in evidence for p in s)})
     starts = {a: i for i, (a, _) in reversed(list(enumerate(chunks)))}
     out = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in pairwise(cuts):
         if a >= b or a >= len(text):
             continue
         if a in starts:

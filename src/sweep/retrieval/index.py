@@ -188,7 +188,7 @@ class IVFIndex(_FaissIndex):
     @classmethod
     def cells_for(cls, n: int, nlist: int | None) -> int:
         """The number of cells used for ``n`` vectors."""
-        want = nlist if nlist is not None else int(round(4 * math.sqrt(max(n, 1))))
+        want = nlist if nlist is not None else round(4 * math.sqrt(max(n, 1)))
         return max(1, min(want, n // cls.MIN_POINTS_PER_CELL))
 
     def build(self, vectors: np.ndarray) -> None:

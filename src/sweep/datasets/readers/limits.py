@@ -684,9 +684,7 @@ def _check_html(data: bytes, limits: ReadLimits) -> None:
     if size > limits.max_expanded_mb * _MB:
         raise _refuse(f"holds more than {_mb(limits.max_expanded_mb)} of text ({size / _MB:,.0f} MB)",
                       "max_expanded_mb")
-    tags = 0
-    for _ in _HTML_TAG.finditer(text):
-        tags += 1
+    for tags, _ in enumerate(_HTML_TAG.finditer(text), 1):
         if tags > limits.max_blocks:
             raise _refuse(f"has more than {limits.max_blocks:,} tags", "max_blocks")
 

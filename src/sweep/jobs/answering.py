@@ -24,15 +24,13 @@ from sweep.judging.run import AnswersError, answer_settings, choose
 from sweep.judging.config import AnswersConfigError, AnswersConfig, JudgeConfig
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
-from sweep.llm.resume import failure_counts, rerun_hint
+from sweep.llm.resume import ResumeInfo, failure_counts, rerun_hint
 
 log = logging.getLogger("sweep.answers")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run"]
+__all__ = ["BAD_INPUT", "INCOMPLETE", "run_answers"]
 BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
               InterpolationResolutionError)
-#: Where replies are cached, for the Ctrl-C message outside the run.
-cache_root: Path | None = None
 #: Requests got no answer: the results are incomplete until a rerun.
 INCOMPLETE = 3
 
@@ -99,8 +97,9 @@ def _keep_labels(path: Path) -> None:
                            "away to draw a new sample")
 
 
-def run(cfg: DictConfig) -> int:
-    global cache_root
+def run_answers(cfg: DictConfig, resume: ResumeInfo | None = None) -> int:
+    """One answers run; returns the exit status. ``resume`` learns where the replies are
+    cached, for the command's Ctrl-C message."""
     conf: AnswersConfig = build(cfg.answers)
     judge: JudgeConfig = build(cfg.judge)
     rep = _sweep_report(cfg)
@@ -120,6 +119,8 @@ def run(cfg: DictConfig) -> int:
     k = conf.k or rep.decision.of(chosen[0].job).group.eval.cost_k
     client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress)
     cache_root = client.cache.root if client.cache is not None else None
+    if resume is not None:  # what the command says after a Ctrl-C
+        resume.cache_root = cache_root
     log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
              ", ".join(f"{c.label} ({c.why})" for c in chosen), cache_root or "(cache off)")
     result = answer_settings(rep, chosen, k, client)

@@ -275,7 +275,7 @@ def test_the_limits_are_dataset_settings_a_sweep_can_change(tmp_path):
 
 
 def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
-    from sweep.jobs.generating import run
+    from sweep.jobs.generating import run_generate
 
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -284,7 +284,7 @@ def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
             "llm.base_url=http://127.0.0.1:9/v1", f"llm.cache_dir={tmp_path / 'llm'}",
             f"generate.out={tmp_path / 'out'}", "generate.dry_run=true"])
     with pytest.raises(DatasetError, match=r"larger than 0\.0001 MB \(0\.0 MB\): raise dataset\.max_file_mb"):
-        run(cfg)
+        run_generate(cfg)
 
 
 @pytest.mark.parametrize(("setting", "words"), [

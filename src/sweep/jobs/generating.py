@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.jobs import devices
-from sweep.jobs.config import build
+from sweep.jobs.config import build_node
 from sweep.embedding.embedder import EmbedderError
 from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
                                      check_output_dir, write_output)
@@ -46,8 +46,8 @@ def _token_counter() -> Any:
 def run_generate(cfg: DictConfig, resume: ResumeInfo | None = None) -> int:
     """One generation run; returns the exit status. ``resume`` learns where the answers
     are cached, for the command's Ctrl-C message."""
-    conf: GenerateConfig = build(cfg.generate)
-    llm: LLMConfig = build(cfg.llm)
+    conf: GenerateConfig = build_node(cfg.generate)
+    llm: LLMConfig = build_node(cfg.llm)
     dataset_path = str(cfg.dataset.path)
     # Read the documents as a sweep of this dataset config would (dataset.reader.pdf=...).
     reading = {key: cfg.dataset.get(key)
@@ -68,7 +68,7 @@ def run_generate(cfg: DictConfig, resume: ResumeInfo | None = None) -> int:
     if device == "auto":
         device = devices.pick_device(device, 0, 1, devices.machine())
     # Checks the embed settings; a dry run never loads the model.
-    embedder = build(embedder_node(cfg, device))
+    embedder = build_node(embedder_node(cfg, device))
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              cache_root or "(cache off)")
     result = generate(documents, conf, client, embedder, dataset=dataset_path)

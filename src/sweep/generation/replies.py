@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from sweep.llm.jsonreply import parse_json_object
 
-__all__ = ["DraftQuestion", "ShapeError", "parse_draft", "parse_rating", "parse_check_verdict"]
+__all__ = ["DraftQuestion", "ShapeError", "parse_check_verdict", "parse_draft", "parse_rating"]
 
 _MIN_QUESTION_CHARS = 8
 _MAX_QUESTION_CHARS = 600

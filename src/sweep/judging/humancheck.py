@@ -22,7 +22,8 @@ from sweep.core.csvcells import restore_row, write_rows
 from sweep.core.files import write_text_atomic
 from sweep.judging.records import AnswerTrace
 
-__all__ = ["JudgeAgreement", "LabelError", "judge_agreement", "cohen_kappa", "export_sample", "read_labels"]
+__all__ = ["JudgeAgreement", "LabelError", "cohen_kappa", "export_sample", "judge_agreement",
+           "read_labels"]
 
 COLUMNS = ("sample", "judge", "job", "setting", "query_id", "question", "reference", "context",
            "answer", "label")

@@ -20,7 +20,8 @@ from sweep.chunking.headings import markdown_sections
 from sweep.core.tokenization import count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpec", "lift_to_parents", "parents_of"]
+__all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpec", "lift_to_parents",
+           "parents_of"]
 
 PARENT_MODES = ("none", "section", "window")
 

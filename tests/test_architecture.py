@@ -1,5 +1,6 @@
 """The import contract: packages are layered (``lint-imports`` reads ``pyproject.toml``),
-and no module reaches into another module's private names."""
+no module reaches into another module's private names, no two public names mean different
+things, and no module keeps state that changes at run time."""
 
 from __future__ import annotations
 
@@ -83,3 +84,153 @@ def test_the_layers_hold():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+# --------------------------------------------------------------------------- unique names
+
+#: Every command's entry point is ``main`` (``python -m``, the console scripts): which one
+#: is meant is always said by its module.
+ENTRY_POINTS = {"main"}
+
+# fixed on other branches of issue 43; removed when merged
+ALLOWED_DUPLICATES = {
+    "Heading",  # chunking.headings / datasets.readers.base: the text-rules branch
+    "Passage",  # generation.passages / labelling.passages: the text-rules branch
+    "ExportError",  # embedding.onnx_export / exporting.selection: the errors and embedding branches
+    "BAD_INPUT",  # cli.exits / jobs.answering, jobs.generating: the errors branch
+}
+
+
+def duplicate_names(root: Path) -> dict[str, list[str]]:
+    """Each public class or function name defined at the top of more than one module, with
+    those modules. ``from m import Name`` re-exports, it does not define."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(_module_name(path, root))
+    return {name: where for name, where in sorted(defined.items()) if len(where) > 1}
+
+
+def test_no_two_public_classes_or_functions_share_a_name():
+    found = {name: where for name, where in duplicate_names(SRC).items()
+             if name not in ENTRY_POINTS | ALLOWED_DUPLICATES}
+    assert found == {}, "\n".join(f"{name}: {', '.join(where)}" for name, where in found.items())
+
+
+def test_the_check_finds_a_name_defined_twice_but_not_a_reexport(tmp_path):
+    pkg = tmp_path / "sweep"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "a" / "x.py").write_text("class Agreement: ...\ndef load(): ...\ndef _own(): ...\n")
+    (pkg / "a" / "y.py").write_text("def Agreement(): ...\nclass _own: ...\n")
+    (pkg / "a" / "__init__.py").write_text("from sweep.a.x import Agreement, load\n")
+    assert duplicate_names(pkg) == {"Agreement": ["sweep.a.x", "sweep.a.y"]}
+
+
+# --------------------------------------------------------------------------- module state
+
+#: Calls that change the object they are called on.
+MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem",
+            "clear", "remove", "discard", "sort", "reverse", "__setitem__", "__delitem__"}
+
+#: Process-wide state still kept in a module, by ``(file, name)``: each a memo of a pure
+#: load (the same answer every time, kept so that a process loads it once), or a fact about
+#: the process itself (signals heard, folders it found unwritable). None carries what one
+#: part of a run tells another. Issue 43 item 7 left these for later: each goes when its
+#: owner (a run, a job) can hold it instead.
+ALLOWED_STATE = {
+    ("sweep/core/cachedirs.py", "_read_only"),  # cache folders this process found unwritable
+    ("sweep/core/interrupts.py", "_heard"),  # the Ctrl-C the signal handler heard
+    ("sweep/core/progress.py", "_total"),  # the sweep's job count, for "[3/6]" in log lines
+    ("sweep/core/tokenization.py", "_by_name"),  # memo: tokenizers loaded
+    ("sweep/core/tokenization.py", "_byte_length_tables"),  # memo
+    ("sweep/core/tokenization.py", "_cache"),  # memo: token counts
+    ("sweep/core/tokenization.py", "_cache_tokens"),  # the memo's size
+    ("sweep/datasets/extraction.py", "_memo"),  # memo: extracted documents
+    ("sweep/datasets/readers/html.py", "_CONFIG"),  # memo: the HTML reader's settings
+    ("sweep/embedding/embedder.py", "_FILES_MEMO"),  # memos: models, tokenizers, exports
+    ("sweep/embedding/embedder.py", "_MODEL_MEMO"),
+    ("sweep/embedding/embedder.py", "_TOKENIZER_MEMO"),
+    ("sweep/embedding/embedder.py", "_EXPORT_MEMO"),
+    ("sweep/embedding/embedder.py", "_TOKEN_MEMO"),
+    ("sweep/jobs/config.py", "_made"),  # sweep folders the fresh_dir resolver made
+    ("sweep/jobs/job.py", "_datasets"),  # memo: datasets loaded by this process's jobs
+    ("sweep/retrieval/rerank.py", "_MODELS"),  # memo: cross-encoders loaded
+}
+
+
+def module_state(root: Path) -> list[tuple[str, str, int]]:
+    """``(file, name, line)`` for every ``global`` statement, and every module-level name
+    (assigned at the top of a module, or imported from sweep) that a function changes: an
+    item or attribute set or deleted, or a call such as ``append`` or ``update``. A
+    container that nothing changes is a constant, and fine."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        where = path.relative_to(root.parent).as_posix()
+        shared = _top_level_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                found |= {(where, name, node.lineno) for name in node.names}
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                local = _local_names(node)
+                for inner in ast.walk(node):
+                    name = _changed_name(inner)
+                    if name in shared and name not in local:
+                        found.add((where, name, inner.lineno))
+    return sorted(found)
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sweep"):
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    args = func.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    return names | {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Store)}
+
+
+def _changed_name(node: ast.AST) -> str | None:
+    """The name whose object ``node`` changes in place, if it does."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        for target in targets:
+            if isinstance(target, (ast.Attribute, ast.Subscript)):
+                while isinstance(target, (ast.Attribute, ast.Subscript)):
+                    target = target.value
+                return target.id if isinstance(target, ast.Name) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
+        return node.func.value.id
+    return None
+
+
+def test_no_module_keeps_state_that_changes_at_run_time():
+    found = [f"{where}:{line}: {name}" for where, name, line in module_state(SRC)
+             if (where, name) not in ALLOWED_STATE]
+    assert found == [], "\n".join(found)
+
+
+def test_the_check_finds_globals_and_changed_containers_not_constants(tmp_path):
+    pkg = tmp_path / "sweep"
+    pkg.mkdir()
+    (pkg / "x.py").write_text(
+        "from sweep.y import state\n"
+        "KINDS = {'a': 1}\nseen = []\ncount = 0\n"
+        "def f(seen_here):\n    global count\n    count += 1\n    seen.append(1)\n"
+        "    state.done = True\n    seen_here.append(KINDS['a'])\n"
+        "def g():\n    seen = []\n    seen.append(1)\n    return KINDS.get('a')\n")
+    assert [(name, line) for _, name, line in module_state(pkg)] == [
+        ("count", 6), ("seen", 8), ("state", 9)]

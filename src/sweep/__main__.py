@@ -12,10 +12,13 @@ another sweep), 130 on Ctrl-C.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import hydra
 from omegaconf import DictConfig
 
 from sweep.cli.exits import quiet_broken_pipe
+from sweep.jobs.callbacks import SweepRun
 from sweep.jobs.config import CONF_DIR, register
 from sweep.core import interrupts
 from sweep.jobs.diskfull import DiskFull
@@ -23,37 +26,43 @@ from sweep.jobs.entry import (end_sweep, on_disk_full, on_interrupt, on_launcher
                               run_hydra_job)
 from sweep.jobs.overrides import check_command_line
 
-register()
 
+def _hydra_main(state: SweepRun) -> Callable[[], None]:
+    """Hydra's entry, running each job for the command's ``state`` (joblib's workers get
+    it pickled with the task function)."""
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+    def _entry(cfg: DictConfig) -> None:
+        run_hydra_job(cfg, state)
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
-def _entry(cfg: DictConfig) -> None:
-    run_hydra_job(cfg)
+    return _entry
 
 
 def main() -> None:
+    register()  # resolvers and code-defined nodes, before any config is composed
     check_command_line("config", "sweep")
+    # What the jobs, the callback and the handlers below learn of this sweep.
+    state = SweepRun()
     # Ctrl-C can land inside a job or in Hydra between jobs; either way the
     # finished rows get their table. Between jobs it is held until the next job starts
     # (Hydra, cut short there, reports a crash); one that Python could not raise is
     # remembered (sweep.core.interrupts).
     interrupts.listen()
-    try:
-        _entry()
-    except KeyboardInterrupt:
-        on_interrupt()
-    except DiskFull as e:  # a file could not be written for lack of space
-        on_disk_full(e)
-    except BrokenPipeError:  # ``sweep --help | head``
-        raise SystemExit(quiet_broken_pipe()) from None
-    except SystemExit as e:
-        if interrupts.requested():
-            end_sweep()
-        if e.code == 1:  # Hydra's way out after an exception it reported
-            on_launcher_failure()
-        raise
-    end_sweep()
-
+    with state.running():
+        try:
+            _hydra_main(state)()
+        except KeyboardInterrupt:
+            on_interrupt(state)
+        except DiskFull as e:  # a file could not be written for lack of space
+            on_disk_full(e, state)
+        except BrokenPipeError:  # ``sweep --help | head``
+            raise SystemExit(quiet_broken_pipe()) from None
+        except SystemExit as e:
+            if interrupts.requested():
+                end_sweep(state)
+            if e.code == 1:  # Hydra's way out after an exception it reported
+                on_launcher_failure(state)
+            raise
+        end_sweep(state)
 
 if __name__ == "__main__":
     main()

@@ -22,6 +22,7 @@ the cache does not hold; 130 on Ctrl-C.
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 import hydra
 from omegaconf import DictConfig
@@ -31,17 +32,19 @@ from sweep.jobs import answering
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
 from sweep.llm import LLMError
-from sweep.llm.resume import stop_interrupted
-
-register()
+from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
-def _entry(cfg: DictConfig) -> None:
-    status = run_with_exits("answers", lambda: answering.run(cfg),
-                            {answering.BAD_INPUT: BAD_INPUT, LLMError: FAILED})
-    if status:
-        raise SystemExit(status)
+def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
+    """Hydra's entry: one run, which tells ``resume`` where it caches its answers."""
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
+    def _entry(cfg: DictConfig) -> None:
+        status = run_with_exits("answers", lambda: answering.run_answers(cfg, resume),
+                                {answering.BAD_INPUT: BAD_INPUT, LLMError: FAILED})
+        if status:
+            raise SystemExit(status)
+
+    return _entry
 
 
 def _positional_sweep_dir(argv: list[str]) -> list[str]:
@@ -59,11 +62,13 @@ def _positional_sweep_dir(argv: list[str]) -> list[str]:
 
 def main() -> None:
     sys.argv[1:] = _positional_sweep_dir(sys.argv[1:])
+    register()  # resolvers and code-defined nodes, before any config is composed
     check_command_line("answers", "answers")
+    resume = ResumeInfo()
     try:
-        _entry()
+        _hydra_main(resume)()
     except KeyboardInterrupt:
-        stop_interrupted("answers", answering.cache_root)
+        stop_interrupted("answers", resume.cache_root)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ from typing import Sequence
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, log_warnings, run_with_exits
 from sweep.decision.decide import decide
-from sweep.decision.regression import INCOMPARABLE, Verdict, compare_runs
-from sweep.exporting.selection import Chosen, ExportError, choose
+from sweep.decision.regression import INCOMPARABLE, RegressionVerdict, compare_runs
+from sweep.exporting.selection import ChosenJob, ExportError, choose_job
 from sweep.reporting.frames import per_query_tables
 from sweep.store.row import load_rows
 
@@ -32,7 +32,7 @@ from sweep.store.row import load_rows
 _SCORING = ("min_coverage", "gain", "alpha")
 
 
-def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
+def _scores(chosen: ChosenJob, level: str, metric: str) -> dict[str, float] | None:
     try:
         # Refused: what is not a score (out of range, not finite, twice), by line, and
         # scores that are not the ones the row summarizes (rows deleted or edited).
@@ -41,7 +41,7 @@ def _scores(chosen: Chosen, level: str, metric: str) -> dict[str, float] | None:
         raise ExportError(str(e)) from None
 
 
-def _table_comparisons(chosen: Chosen) -> int | None:
+def _table_comparisons(chosen: ChosenJob) -> int | None:
     """How many comparisons with the best the sweep's ``vs best`` column adjusted over in the
     chosen job's group; None when the folder cannot say (a damaged row or per_query.csv of
     another job: the verdict itself does not depend on it)."""
@@ -55,26 +55,26 @@ def _table_comparisons(chosen: Chosen) -> int | None:
     return len(decision.comparisons) - 1
 
 
-def _label(chosen: Chosen) -> str:
+def _label(chosen: ChosenJob) -> str:
     return f"job {chosen.row.job} of {chosen.sweep_dir}: {chosen.label}"
 
 
 def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job: int | None,
-            max_drop: float | None) -> Verdict:
-    new = choose(new_dir, new_job)
-    old = choose(baseline_dir, baseline_job, option="--baseline-job")
+            max_drop: float | None) -> RegressionVerdict:
+    new = choose_job(new_dir, new_job)
+    old = choose_job(baseline_dir, baseline_job, option="--baseline-job")
     primary = new.row.eval.primary_metric
     metric = primary.label
     labels = dict(new_label=_label(new), baseline_label=_label(old))
     if old.row.eval.primary_metric != primary:
-        return Verdict(INCOMPARABLE, f"The sweeps rank by different metrics (new: {metric}, "
+        return RegressionVerdict(INCOMPARABLE, f"The sweeps rank by different metrics (new: {metric}, "
                        f"baseline: {old.row.eval.primary_metric.label}).", metric,
                        labels["new_label"], labels["baseline_label"])
     differ = [f"eval.{name}: new {getattr(new.row.eval, name)}, baseline "
               f"{getattr(old.row.eval, name)}" for name in _SCORING
               if getattr(new.row.eval, name) != getattr(old.row.eval, name)]
     if differ:
-        return Verdict(INCOMPARABLE, (
+        return RegressionVerdict(INCOMPARABLE, (
             f"The sweeps score or test differently ({'; '.join(differ)}), so {metric} or its "
             "test is not the same. Rerun one of them with the other's settings."),
             metric, labels["new_label"], labels["baseline_label"])
@@ -83,7 +83,7 @@ def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job
     if new_key != old_key or not new_key:
         names = (new.row.dataset.name if new.row.dataset else "?",
                  old.row.dataset.name if old.row.dataset else "?")
-        return Verdict(INCOMPARABLE, (
+        return RegressionVerdict(INCOMPARABLE, (
             f"The evaluation sets differ (new: {names[0]} {new_key[:12] or '?'}, baseline: "
             f"{names[1]} {old_key[:12] or '?'}): the documents or the questions changed, so "
             "the scores are not comparable. Rerun the baseline on the new set and commit it."),
@@ -92,7 +92,7 @@ def verdict(new_dir: Path, baseline_dir: Path, new_job: int | None, baseline_job
     b = _scores(old, primary.level, primary.measure)
     if a is None or b is None:
         which = "new" if a is None else "baseline"
-        return Verdict(INCOMPARABLE, f"The {which} sweep has no per-query {metric} "
+        return RegressionVerdict(INCOMPARABLE, f"The {which} sweep has no per-query {metric} "
                        f"(per_query.csv of job {(new if a is None else old).row.job}).",
                        metric, labels["new_label"], labels["baseline_label"])
     if set(a) != set(b):  # the same questions, scored the same way: the same ones count

@@ -28,7 +28,7 @@ from sweep.exporting.agreement import measure_agreement
 from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml, rerun_notes, sweep_configs
 from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module, sweep_command
-from sweep.exporting.selection import Chosen, ExportError, choose
+from sweep.exporting.selection import ChosenJob, ExportError, choose_job
 from sweep.jobs.config import CONF_DIR, code_configs
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
 from sweep.store.row import DatasetInfo
@@ -40,7 +40,7 @@ KINDS = ("chunks", "hydra", *EXPORT_FRAMEWORKS)
 DATASET_LOADER = "sweep.datasets.loading.load_dataset"
 
 
-def _dataset(chosen: Chosen) -> Dataset:
+def _dataset(chosen: ChosenJob) -> Dataset:
     node = chosen.config["dataset"]
     if node.get("_target_") != DATASET_LOADER:
         raise ExportError(f"{chosen.job_dir / 'resolved_config.yaml'}: dataset._target_ is "
@@ -61,7 +61,7 @@ def _dataset(chosen: Chosen) -> Dataset:
     return dataset
 
 
-def _header(chosen: Chosen) -> list[str]:
+def _header(chosen: ChosenJob) -> list[str]:
     """The opening comment's lines (the writer escapes what they quote from the folder)."""
     row = chosen.row
     primary = row.eval.primary_metric
@@ -90,7 +90,7 @@ def _check_config_name(out: Path) -> None:
                           f"the file otherwise, e.g. {out.with_name('chosen.yaml')}")
 
 
-def _offsets(chosen: Chosen) -> list:
+def _offsets(chosen: ChosenJob) -> list:
     """The setting's chunks as the job kept them, all of them."""
     path = chosen.job_dir / CHUNKS_NAME
     if chosen.file(CHUNKS_NAME) is None:  # nor a FIFO, nor a link out of the sweep folder
@@ -107,12 +107,12 @@ def _offsets(chosen: Chosen) -> list:
     return offsets
 
 
-def _prefix(chosen: Chosen) -> str:
+def _prefix(chosen: ChosenJob) -> str:
     """The title/heading prefix the setting embedded its chunks after (``none``)."""
     return str(chosen.config["chunk"].get("prefix", "none"))
 
 
-def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
+def _prefix_warning(chosen: ChosenJob, kind: str) -> list[str]:
     prefix = _prefix(chosen)
     if prefix == "none":
         return []
@@ -123,7 +123,7 @@ def _prefix_warning(chosen: Chosen, kind: str) -> list[str]:
             "sweep.export --to chunks writes each chunk's embed_text."]
 
 
-def _design_warning(chosen: Chosen) -> list[str]:
+def _design_warning(chosen: ChosenJob) -> list[str]:
     """What the setting did besides cutting text, which a splitter cannot carry."""
     # (a damaged config's section that is no mapping says nothing)
     retrieve, chunk, embed = ((v if isinstance(v, dict) else {}) for v in (
@@ -154,7 +154,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
         raise ExportError(f"{out}: no folder {out.parent}")
     if kind == "hydra":
         _check_config_name(out)
-    chosen = choose(sweep_dir, job)
+    chosen = choose_job(sweep_dir, job)
     if kind == "hydra":
         if not chosen.choices:
             raise ExportError(f"{chosen.job_dir / '.hydra' / 'hydra.yaml'}: missing; the rerun "

@@ -18,6 +18,8 @@ answer cache does not hold; 130 on Ctrl-C.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import hydra
 from omegaconf import DictConfig
 
@@ -27,25 +29,29 @@ from sweep.jobs import generating
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
 from sweep.llm import LLMError
-from sweep.llm.resume import stop_interrupted
-
-register()
+from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
-def _entry(cfg: DictConfig) -> None:
-    status = run_with_exits("generate", lambda: generating.run(cfg),
-                            {generating.BAD_INPUT: BAD_INPUT, (LLMError, GenerationError): FAILED})
-    if status:
-        raise SystemExit(status)
+def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
+    """Hydra's entry: one run, which tells ``resume`` where it caches its answers."""
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
+    def _entry(cfg: DictConfig) -> None:
+        status = run_with_exits("generate", lambda: generating.run_generate(cfg, resume),
+                                {generating.BAD_INPUT: BAD_INPUT, (LLMError, GenerationError): FAILED})
+        if status:
+            raise SystemExit(status)
+
+    return _entry
 
 
 def main() -> None:
+    register()  # resolvers and code-defined nodes, before any config is composed
     check_command_line("generate", "generate")
+    resume = ResumeInfo()
     try:
-        _entry()
+        _hydra_main(resume)()
     except KeyboardInterrupt:
-        stop_interrupted("generate", generating.cache_root)
+        stop_interrupted("generate", resume.cache_root)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ from sweep.core.types import Document
 
 from hydra import compose, initialize_config_dir
 
-from sweep.jobs.config import build, register
-from sweep.jobs.job import load_dataset
+from sweep.jobs.config import build_node, register
+from sweep.jobs.job import load_job_dataset
 
 CONF = ROOT / "src" / "sweep" / "conf"
 
@@ -31,7 +31,7 @@ def _compose(*overrides: str):
 
 @pytest.fixture(scope="module")
 def kestrel():
-    return load_dataset(_compose().dataset)
+    return load_job_dataset(_compose().dataset)
 
 
 def _own_texts(out) -> list[str]:
@@ -59,7 +59,7 @@ PRESETS = [
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: " ".join(p))
 def test_every_chunk_is_the_frameworks_own_chunk_at_its_exact_offsets(preset, kestrel):
     cfg = _compose(f"chunk={preset[0]}", *preset[1:])
-    chunker = build(cfg.chunk, embed_fn=None)
+    chunker = build_node(cfg.chunk, embed_fn=None)
     chunks = chunker.chunk_documents(kestrel.documents)
     for doc in kestrel.documents:
         mine = [c for c in chunks if c.doc_id == doc.doc_id]
@@ -90,7 +90,7 @@ def test_the_rows_settings_are_the_splitters_own():
     ("chonkie", 64, 0, "tokens"),
 ])
 def test_chunk_size_and_overlap_are_the_splitters_own_in_its_unit(preset, size, overlap, unit):
-    chunker = build(_compose(f"chunk={preset}", f"chunk.size={size}",
+    chunker = build_node(_compose(f"chunk={preset}", f"chunk.size={size}",
                              f"chunk.overlap={overlap}").chunk, embed_fn=None)
     assert (chunker.size, chunker.overlap, chunker.target_size) == (size, overlap, size)
     assert chunker.size_unit == unit
@@ -100,7 +100,7 @@ def test_chunk_size_and_overlap_are_the_splitters_own_in_its_unit(preset, size, 
 
 
 def test_chonkies_default_tokenizer_sizes_in_characters():
-    chunker = build(_compose("chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=300").chunk,
+    chunker = build_node(_compose("chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=300").chunk,
                     embed_fn=None)
     assert chunker.size_unit == "characters" and chunker.length("abc def") == 7
 
@@ -113,7 +113,7 @@ def test_a_splitter_built_with_another_size_than_chunk_size_is_refused():
     cfg.chunk.splitter.chunk_size = 800
     with pytest.raises(UnknownChunkSetting, match=r"chunk.size \(500\) is not the size "
                                                   r"chunk.splitter builds \(800\)"):
-        build(cfg.chunk, embed_fn=None)
+        build_node(cfg.chunk, embed_fn=None)
 
 
 def test_an_overlap_the_splitter_does_not_take_makes_the_setting_invalid_not_the_sweep():
@@ -121,7 +121,7 @@ def test_an_overlap_the_splitter_does_not_take_makes_the_setting_invalid_not_the
 
     with pytest.raises(ChunkingSettingsError, match="chunk.overlap=32 does not apply to "
                                                     "chonkie.RecursiveChunker") as err:
-        build(_compose("chunk=chonkie", "chunk.overlap=32").chunk, embed_fn=None)
+        build_node(_compose("chunk=chonkie", "chunk.overlap=32").chunk, embed_fn=None)
     assert not isinstance(err.value, UnknownChunkSetting)
 
 

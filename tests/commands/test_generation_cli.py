@@ -84,12 +84,12 @@ def test_the_config_composes_with_every_llm_option(tmp_path):
     ("generate.out=null", "generate.out is required"),
 ])
 def test_bad_config_values_stop_before_any_work(tmp_path, override, needle):
-    from sweep.jobs.generating import run
+    from sweep.jobs.generating import run_generate
     from sweep.generation.config import GenerateConfigError
     from sweep.llm import LLMConfigError
 
     with pytest.raises((GenerateConfigError, LLMConfigError)) as e:
-        run(compose(tmp_path, override))
+        run_generate(compose(tmp_path, override))
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
@@ -153,7 +153,7 @@ def test_dry_run_sends_and_writes_nothing(tmp_path, stand_in):
 def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_in, monkeypatch,
                                                                 capsys):
     from sweep.embedding import embedder as embedding
-    from sweep.jobs.generating import run
+    from sweep.jobs.generating import run_generate
 
     def no_model(*args, **kwargs):
         raise AssertionError("a dry run loaded or ran the embedding model")
@@ -165,7 +165,7 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_
     cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", "generate.n=10",
                   "generate.window_tokens=60", "generate.dry_run=true", "generate.out=null",
                   f"runtime.cache_dir={tmp_path / 'emb'}")
-    assert run(cfg) == 0
+    assert run_generate(cfg) == 0
     out = capsys.readouterr().out
     assert ("The first round would send 30 requests (12 for fact, 9 for adversarial, 6 for "
             "multi, 3 for unanswerable)") in out
@@ -338,7 +338,7 @@ def test_a_set_short_of_failed_requests_is_incomplete_until_a_rerun_finishes_it(
 def test_nothing_kept_is_an_error_and_leaves_the_folder_alone(tmp_path, stand_in):
     from llm_server import GenerationResponders
 
-    from sweep.jobs.generating import run
+    from sweep.jobs.generating import run_generate
     from sweep.generation.run import GenerationError
 
     GenerationResponders(quote_mode="missing").install(stand_in)
@@ -346,5 +346,5 @@ def test_nothing_kept_is_an_error_and_leaves_the_folder_alone(tmp_path, stand_in
                   "generate.max_attempts=1", "generate.show_progress=false",
                   "generate.window_tokens=60")
     with pytest.raises(GenerationError, match=r"no question was kept \(rejected: 2 quote_not_found\)"):
-        run(cfg)
+        run_generate(cfg)
     assert not (tmp_path / "out").exists()

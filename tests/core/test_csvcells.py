@@ -14,7 +14,7 @@ from sweep.core.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
 from sweep.judging.humancheck import export_sample, read_labels
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.judging.summary import summarize_answers
 from sweep.reporting.frames import write_results
 from sweep.scoring.table import ScoreTable
@@ -93,8 +93,8 @@ def _trace(job: int, query_id: str, answer: str) -> AnswerTrace:
     context = (Retrieved(1, "a.md#0", "a.md", 0, 5, 1, 0.9, "-1 is the answer"),)
     return AnswerTrace(job, "+size=64", query_id, "@what?", "fact", "=1+1", (), context,
                        "complete", answer, False,
-                       {"faithful": Verdict(False, "not in context"),
-                        "relevant": Verdict(True, "ok"), "correct": Verdict(True, "ok")},
+                       {"faithful": JudgeVerdict(False, "not in context"),
+                        "relevant": JudgeVerdict(True, "ok"), "correct": JudgeVerdict(True, "ok")},
                        diagnosis="unfaithful")
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from paths import ROOT
 
 from sweep.datasets.quotes import (
-    Located,
+    QuoteLocation,
     NotLocated,
     QuoteIndex,
     describe_difference,
@@ -32,15 +32,15 @@ POLICY = (
 )
 
 
-def _span(text: str, found: Located | NotLocated) -> str:
-    assert isinstance(found, Located), found.message()
+def _span(text: str, found: QuoteLocation | NotLocated) -> str:
+    assert isinstance(found, QuoteLocation), found.message()
     return text[found.start:found.end]
 
 
-def check_span(text: str, found: Located | NotLocated) -> None:
+def check_span(text: str, found: QuoteLocation | NotLocated) -> None:
     """The invariants of every span: inside the text, not empty, whole grapheme clusters,
     no space at either end (but for one in a cluster: a space that carries a mark)."""
-    assert isinstance(found, Located), found.message()
+    assert isinstance(found, QuoteLocation), found.message()
     assert 0 <= found.start < found.end <= len(text)
     bounds = cluster_boundaries(text)
     assert {found.start, found.end} <= bounds
@@ -72,7 +72,7 @@ def quoted_strings(message: str) -> list[str]:
 def test_an_exact_quote_gives_its_offsets():
     quote = "The first replacement"
     found = locate(POLICY, quote)
-    assert found == Located(POLICY.index(quote), POLICY.index(quote) + len(quote), "exact", 1.0)
+    assert found == QuoteLocation(POLICY.index(quote), POLICY.index(quote) + len(quote), "exact", 1.0)
     assert found.message() == "exact" and found
 
 
@@ -535,7 +535,7 @@ def test_a_disguised_slice_is_found_normalised(data):
 def test_whatever_is_asked_the_answer_is_a_span_or_a_one_line_reason(case, quote):
     text, _ = case
     found = locate(text, quote, fuzzy=0.8)
-    if isinstance(found, Located):
+    if isinstance(found, QuoteLocation):
         check_span(text, found)
         assert found.how != "fuzzy" or found.score >= 0.8
     else:
@@ -572,7 +572,7 @@ def test_a_changed_slice_is_found_on_whole_clusters_or_reported_verbatim(case, c
     assume(wanted)
     found = locate(text, quote, occurrence=1)
     bounds = cluster_boundaries(text)
-    if isinstance(found, Located):
+    if isinstance(found, QuoteLocation):
         check_span(text, found)
         if found.how == "exact":
             assert text[found.start:found.end] == quote.strip()
@@ -595,7 +595,7 @@ def test_a_changed_slice_is_found_on_whole_clusters_or_reported_verbatim(case, c
        st.text(st.sampled_from(TRICKY), max_size=30))
 def test_any_quote_gives_whole_clusters_and_a_verbatim_message(text, quote):
     found = locate(text, quote, fuzzy=0.5)
-    if isinstance(found, Located):
+    if isinstance(found, QuoteLocation):
         check_span(text, found)
         return
     message = found.message()

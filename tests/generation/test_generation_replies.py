@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sweep.generation.replies import Draft, ShapeError, parse_draft, parse_rating, parse_verdict
+from sweep.generation.replies import DraftQuestion, ShapeError, parse_draft, parse_rating, parse_check_verdict
 from sweep.llm.jsonreply import ReplyError
 
 
@@ -17,7 +17,7 @@ def j(**obj) -> str:
 def test_fact_contract_with_extra_keys_ignored():
     draft = parse_draft("fact", j(fact="F.", question="How  long is the\nwarranty?",
                                   quote=" Two years. ", confidence=0.3))
-    assert draft == Draft("How long is the warranty?", ("Two years.",), "F.")
+    assert draft == DraftQuestion("How long is the warranty?", ("Two years.",), "F.")
 
 
 def test_adversarial_multi_and_unanswerable_contracts():
@@ -68,10 +68,10 @@ def test_bad_rating(answer):
     (j(answerable=True), True), (j(answerable=False, reason="r"), False),
     (j(answerable="yes"), True), (j(answerable="False"), False)])
 def test_verdict(answer, verdict):
-    assert parse_verdict(answer) is verdict
+    assert parse_check_verdict(answer) is verdict
 
 
 @pytest.mark.parametrize("answer", [j(answerable=1), j(answerable="maybe"), j(reason="none")])
 def test_bad_verdict(answer):
     with pytest.raises(ShapeError):
-        parse_verdict(answer)
+        parse_check_verdict(answer)

@@ -13,9 +13,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from sweep.core import progress
-from sweep.jobs import callbacks, devices
+from sweep.jobs import devices
 from sweep.jobs import job as jobmod
-from sweep.jobs.callbacks import SweepCallback, fail
+from sweep.jobs.callbacks import SweepCallback, SweepRun
 from sweep.jobs.config import CONF_DIR, fresh_dir, made_here, register
 from sweepdirs import base, make_grid, make_job
 
@@ -23,10 +23,16 @@ register()
 
 
 @pytest.fixture(autouse=True)
+def state():
+    """The command's run, which the callback Hydra makes reports to: a fresh one a test."""
+    with SweepRun().running() as run:
+        yield run
+
+
+@pytest.fixture(autouse=True)
 def _isolated(monkeypatch):
-    """The callback's module state, the progress total, the jobs' environment variable and
-    the loaded datasets are process globals: each test starts from fresh ones."""
-    monkeypatch.setattr(callbacks, "state", type(callbacks.state)())
+    """The progress total, the jobs' environment variable and the loaded datasets are
+    process globals: each test starts from fresh ones."""
     monkeypatch.setattr(progress, "_total", None)
     monkeypatch.setattr(jobmod, "_datasets", {})
     monkeypatch.delenv(devices.JOBS_ENV, raising=False)
@@ -60,57 +66,57 @@ def _one_error_line(capsys) -> str:
 # --------------------------------------------------------------------------- fail
 
 
-def test_fail_is_one_line_and_exit_2(capsys):
+def test_fail_is_one_line_and_exit_2(state, capsys):
     with pytest.raises(SystemExit) as e:
-        fail("dataset: nope")
+        state.fail("dataset: nope")
     assert e.value.code == 2
     assert _one_error_line(capsys) == "sweep: error: dataset: nope"
 
 
-def test_fail_shows_each_problem_on_its_line_with_data_escaped(capsys):
+def test_fail_shows_each_problem_on_its_line_with_data_escaped(state, capsys):
     # A config error quoting data (a value, a path) must not drive the terminal.
     with pytest.raises(SystemExit):
-        fail("dataset.path: /data/\x1b[2Jevil\u202e: not found\nchunk.size: -1")
+        state.fail("dataset.path: /data/\x1b[2Jevil\u202e: not found\nchunk.size: -1")
     assert capsys.readouterr().err.splitlines() == [
         "sweep: error: dataset.path: /data/\\x1b[2Jevil\\u202e: not found",
         "sweep: error: chunk.size: -1"]
 
 
-def test_fail_removes_a_folder_this_sweep_made_but_keeps_a_users_empty_one(tmp_path, capsys):
+def test_fail_removes_a_folder_this_sweep_made_but_keeps_a_users_empty_one(state, tmp_path, capsys):
     ours = Path(fresh_dir(str(tmp_path / "ours")))
     (ours / "multirun.yaml").write_text("x: 1\n")  # what Hydra writes before the first job
-    callbacks.state.own_folder = True
+    state.own_folder = True
     with pytest.raises(SystemExit):
-        fail("bad", ours)
+        state.fail("bad", ours)
     assert not ours.exists()
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "multirun.yaml").write_text("x: 1\n")
-    callbacks.state.own_folder = False
+    state.own_folder = False
     with pytest.raises(SystemExit):
-        fail("bad", theirs)
+        state.fail("bad", theirs)
     assert theirs.is_dir() and list(theirs.iterdir()) == []  # emptied of sweep's file, kept
 
 
-def test_fail_never_removes_a_folder_with_a_row(tmp_path, capsys):
+def test_fail_never_removes_a_folder_with_a_row(state, tmp_path, capsys):
     make_job(tmp_path / "s", 0, 64, 0, base(10))
-    callbacks.state.own_folder = True
+    state.own_folder = True
     with pytest.raises(SystemExit):
-        fail("bad", tmp_path / "s")
+        state.fail("bad", tmp_path / "s")
     assert (tmp_path / "s" / "0" / "row.json").exists()
 
 
 # --------------------------------------------------------------------------- start
 
 
-def test_multirun_start_expands_the_grid_with_the_sweepers_params(tmp_path, hydra_cfg, capsys):
+def test_multirun_start_expands_the_grid_with_the_sweepers_params(state, tmp_path, hydra_cfg, capsys):
     folder = Path(fresh_dir(str(tmp_path / "sweep")))
     # The command line names chunk.size: the experiment's chunk.size values do not apply,
     # its chunk.overlap values do: 2 sizes x 3 overlaps.
     cfg = hydra_cfg(folder, ["dataset=tiny", "chunk.size=32,64"],
                     {"chunk.size": "128,256,512", "chunk.overlap": "0,4,8"})
     SweepCallback().on_multirun_start(cfg)
-    assert callbacks.state.sweep_dir == folder and callbacks.state.own_folder
+    assert state.sweep_dir == folder and state.own_folder
     assert progress.job_label(0) == "[1/6]"
     assert os.environ[devices.JOBS_ENV] == "6"  # what the workers inherit
     assert not (folder / "prewarm.json").exists()  # one job at a time: nothing to prewarm
@@ -134,12 +140,12 @@ def test_the_plan_comes_before_the_first_job_and_says_shared_overrides_once(
     assert not cache.exists()  # only looked at: nothing embedded, no model loaded
 
 
-def test_run_start_is_a_sweep_of_one(tmp_path, hydra_cfg):
+def test_run_start_is_a_sweep_of_one(state, tmp_path, hydra_cfg):
     folder = tmp_path / "run"
     SweepCallback().on_run_start(hydra_cfg(folder, ["dataset=tiny", "chunk.size=48"]))
-    assert callbacks.state.sweep_dir == folder and progress.job_label(0) == "[1/1]"
+    assert state.sweep_dir == folder and progress.job_label(0) == "[1/1]"
     assert os.environ[devices.JOBS_ENV] == "1"
-    assert callbacks.state.own_folder  # it did not exist: Hydra makes it for this run
+    assert state.own_folder  # it did not exist: Hydra makes it for this run
 
 
 def test_a_bad_dataset_stops_before_any_job_and_leaves_no_folder(tmp_path, hydra_cfg, capsys):
@@ -188,22 +194,22 @@ def test_a_bad_prewarm_value_is_one_line_and_removes_the_folder(tmp_path, hydra_
 # --------------------------------------------------------------------------- end
 
 
-def test_the_end_writes_the_report_and_keeps_it_for_the_exit_status(tmp_path, hydra_cfg, capsys):
+def test_the_end_writes_the_report_and_keeps_it_for_the_exit_status(state, tmp_path, hydra_cfg, capsys):
     folder = tmp_path / "done"
     make_grid(folder, {(64, 0): base(20), (128, 0): np.ones(20)}, n_boot=50)
     make_job(folder, 2, 256, 256, None, status="invalid", error="ValueError: overlap")
     SweepCallback().on_multirun_end(hydra_cfg(folder, []))
-    rep = callbacks.state.report
-    assert callbacks.state.finished and rep is not None and len(rep.rows) == 3
+    rep = state.report
+    assert state.finished and rep is not None and len(rep.rows) == 3
     assert (folder / "results.csv").exists() and (folder / "report.html").exists()
     out = capsys.readouterr().out
     assert "3 setting(s): 2 ok, 1 invalid" in out
 
 
-def test_the_end_of_a_run_without_a_finished_job_says_so(tmp_path, hydra_cfg, capsys):
+def test_the_end_of_a_run_without_a_finished_job_says_so(state, tmp_path, hydra_cfg, capsys):
     folder = tmp_path / "empty"
     folder.mkdir()
     SweepCallback().on_run_end(hydra_cfg(folder, []))
-    assert callbacks.state.finished and callbacks.state.report is None
+    assert state.finished and state.report is None
     assert f"sweep: no setting finished; nothing to report in {folder}" in capsys.readouterr().err
     assert not (folder / "results.csv").exists()

@@ -9,17 +9,16 @@ import pytest
 
 from sweep.core import interrupts
 from sweep.jobs import entry
-from sweep.jobs.callbacks import state
+from sweep.jobs.callbacks import SweepRun
 
 
 @pytest.fixture
 def interrupted(tmp_path, monkeypatch):
-    monkeypatch.setattr(state, "sweep_dir", tmp_path)
     monkeypatch.setattr(entry, "write_report", lambda folder, **kw: "report")
     monkeypatch.setattr(entry, "terminal_text", lambda rep: "the table")
     monkeypatch.setattr(entry, "summary_line", lambda rep: "2 settings")
     before = signal.getsignal(signal.SIGINT)
-    yield
+    yield SweepRun(sweep_dir=tmp_path)
     signal.signal(signal.SIGINT, before)
     interrupts.forget()
 
@@ -47,7 +46,7 @@ def test_the_tables_are_printed_and_the_exit_is_130_whatever_the_pictures_do(
         interrupted, monkeypatch, capsys, draw, says):
     monkeypatch.setattr(entry, "write_html", draw)
     with pytest.raises(SystemExit) as e:
-        entry.on_interrupt()
+        entry.on_interrupt(interrupted)
     out, err = capsys.readouterr()
     assert e.value.code == 130 and "the table" in out
     assert says in err and "2 settings finished before the interrupt" in err

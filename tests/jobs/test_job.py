@@ -18,7 +18,7 @@ from sweep.jobs import job as jobmod
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch
 from sweep.pipeline.latency import encode_times_for
-from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_dataset,
+from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_job_dataset,
                             retime_wanted, run_job, save_failed_row, scoring_config)
 from sweep.store.row import Row
 from sweep.store.traces import read_traces
@@ -216,15 +216,15 @@ def test_a_dataset_with_nothing_to_score_is_a_config_error():
 
 def test_load_dataset_loads_once_per_node_and_unwraps_hydras_error(tmp_path):
     cfg = _tiny()
-    first = load_dataset(cfg.dataset)
+    first = load_job_dataset(cfg.dataset)
     assert first.name and len(first.queries) == 7
-    assert load_dataset(cfg.dataset) is first  # every job of a sweep shares it
-    assert load_dataset(_tiny("dataset.split=test").dataset) is first  # the same node
+    assert load_job_dataset(cfg.dataset) is first  # every job of a sweep shares it
+    assert load_job_dataset(_tiny("dataset.split=test").dataset) is first  # the same node
     from sweep.datasets.loading import DatasetError
 
     bad = _tiny(f"dataset.path={tmp_path / 'nowhere'}")
     with pytest.raises(DatasetError) as e:  # the loader's own error, not InstantiationException
-        load_dataset(bad.dataset)
+        load_job_dataset(bad.dataset)
     assert "nowhere" in str(e.value)
 
 
@@ -267,7 +267,7 @@ def test_an_ok_job_saves_its_config_scores_traces_and_row(tmp_path):
     assert saved.status == "ok" and saved.settings["chunk.size"] == 64
     assert saved.settings["chunk.overlap"] == 8 and saved.overrides == ("chunk.size=64",
                                                                        "chunk.overlap=8")
-    assert saved.dataset.fingerprint == load_dataset(cfg.dataset).fingerprint()
+    assert saved.dataset.fingerprint == load_job_dataset(cfg.dataset).fingerprint()
     assert saved.stats.total_s > 0 and saved.stats.n_chunks == row.stats.n_chunks > 0
     resolved = OmegaConf.load(d / "resolved_config.yaml")
     assert resolved.chunk.size == 64 and "${" not in (d / "resolved_config.yaml").read_text()

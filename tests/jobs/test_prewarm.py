@@ -9,7 +9,7 @@ from hydra import compose, initialize_config_dir
 
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.devices import Launch, Machine
-from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_dataset, run_job
+from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_job_dataset, run_job
 from sweep.embedding.rates import RATES_NAME
 from sweep.jobs.prewarm import (GroupPlan, Plan, PrewarmReport, GroupReport, collect_grid, duration,
                                 embed_spread, plan_of, prewarm_grid, wanted)
@@ -121,7 +121,7 @@ def test_prewarm_spreads_over_worker_processes(tmp_path):
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=_jobs(cache)[0])
         stages = build_stages(cfg)
-        dataset = load_dataset(cfg.dataset)
+        dataset = load_job_dataset(cfg.dataset)
         docs = list(dict.fromkeys(c.embedding_input
                                   for c in stages.chunker.chunk_documents(dataset.documents)))
         queries = list(dict.fromkeys(q.query for q in dataset.queries))
@@ -143,7 +143,7 @@ def test_the_plan_counts_the_grids_texts_and_estimates_only_from_a_measured_spee
         wanted_texts, first_job = set(), set()
         for overrides in jobs:  # the grid's texts, counted here independently
             cfg = compose("config", overrides=overrides)
-            dataset = load_dataset(cfg.dataset)
+            dataset = load_job_dataset(cfg.dataset)
             texts = {c.embedding_input for c in build_stages(cfg).chunker.chunk_documents(
                 dataset.documents)} | {q.query for q in dataset.queries}
             wanted_texts |= texts

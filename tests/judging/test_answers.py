@@ -21,9 +21,9 @@ import pytest
 from llm_server import AnswerResponders, Fault, StandInLLM
 from interrupting import interrupt_twice
 from paths import ROOT
-from sweep.judging.diagnosis import context_relevance, diagnose
+from sweep.judging.diagnosis import context_relevance, diagnose_answer
 from sweep.judging.humancheck import cohen_kappa
-from sweep.judging.replies import BadReply, parse_answer, parse_verdict
+from sweep.judging.replies import BadReply, parse_answer, parse_judge_verdict
 from sweep.store.traces import Evidence, QueryTrace, Retrieved, write_traces
 from sweepdirs import make_job
 
@@ -53,17 +53,17 @@ def test_context_relevance_from_credit_ranks(ranks, k, want):
     (("complete", False, None, True, None), "judge_failed"),
 ])
 def test_every_diagnosis(args, want):
-    assert diagnose(*args) == want
+    assert diagnose_answer(*args) == want
 
 
 def test_answer_and_verdict_contracts():
     assert parse_answer('{"answer": "45 euros", "declined": false, "extra": 1}').text == "45 euros"
     assert parse_answer('```json\n{"answer": "", "declined": true}\n```').declined
     assert parse_answer('{"answer": null, "declined": "true"}').declined
-    v = parse_verdict('{"faithful": false, "category": "Hallucination", "reason": "r"}', "faithful")
+    v = parse_judge_verdict('{"faithful": false, "category": "Hallucination", "reason": "r"}', "faithful")
     assert (v.passed, v.category) == (False, "hallucination")
-    assert parse_verdict('{"faithful": true, "category": "omission"}', "faithful").category == "none"
-    assert parse_verdict('{"relevant": true, "reason": "ok"}', "relevant").passed
+    assert parse_judge_verdict('{"faithful": true, "category": "omission"}', "faithful").category == "none"
+    assert parse_judge_verdict('{"relevant": true, "reason": "ok"}', "relevant").passed
     for text, reason in (("no json at all", "bad_json"), ('{"answer": 3}', "bad_shape"),
                          ('{"answer": "", "declined": false}', "bad_shape")):
         with pytest.raises(BadReply) as e:
@@ -72,7 +72,7 @@ def test_answer_and_verdict_contracts():
     for text in ('{"faithful": "maybe"}', '{"faithful": false, "category": "none"}',
                  '{"faithful": false, "category": "lies"}'):
         with pytest.raises(BadReply, match="bad_shape"):
-            parse_verdict(text, "faithful")
+            parse_judge_verdict(text, "faithful")
 
 
 def test_cohen_kappa_known_values():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.judging.diagnosis import CONTEXTS, DIAGNOSES, context_relevance, diagnose
+from sweep.judging.diagnosis import CONTEXTS, DIAGNOSES, context_relevance, diagnose_answer
 
 ranks = st.lists(st.one_of(st.none(), st.integers(1, 50)), max_size=8)
 ks = st.integers(1, 50)
@@ -44,47 +44,47 @@ def test_a_rank_exactly_k_is_inside_and_k_plus_one_is_not():
 
 @given(st.sampled_from(CONTEXTS), maybe, maybe, maybe, maybe)
 def test_every_outcome_is_a_documented_diagnosis(context, declined, faithful, relevant, correct):
-    assert diagnose(context, declined, faithful, relevant, correct) in DIAGNOSES
+    assert diagnose_answer(context, declined, faithful, relevant, correct) in DIAGNOSES
 
 
 @given(st.sampled_from(CONTEXTS), maybe, maybe, maybe)
 def test_a_missing_answer_is_no_answer_whatever_else_is_known(context, faithful, relevant, correct):
-    assert diagnose(context, None, faithful, relevant, correct) == "no_answer"
+    assert diagnose_answer(context, None, faithful, relevant, correct) == "no_answer"
 
 
 @given(st.sampled_from(["partial", "none"]), st.booleans(), maybe, maybe, maybe)
 def test_incomplete_context_is_a_retrieval_problem_whatever_the_model_did(context, declined,
                                                                           faithful, relevant,
                                                                           correct):
-    assert diagnose(context, declined, faithful, relevant, correct) == "retrieval"
+    assert diagnose_answer(context, declined, faithful, relevant, correct) == "retrieval"
 
 
 @given(st.booleans(), maybe, maybe, maybe)
 def test_unanswerable_questions_are_judged_only_on_declining(declined, faithful, relevant, correct):
     want = "correctly_declined" if declined else "answered_without_evidence"
-    assert diagnose("unanswerable", declined, faithful, relevant, correct) == want
+    assert diagnose_answer("unanswerable", declined, faithful, relevant, correct) == want
 
 
 @given(maybe, maybe, maybe)
 def test_declining_with_the_evidence_at_hand_is_its_own_failure(faithful, relevant, correct):
-    assert diagnose("complete", True, faithful, relevant, correct) == "declined_with_evidence"
+    assert diagnose_answer("complete", True, faithful, relevant, correct) == "declined_with_evidence"
 
 
 @given(maybe, maybe)
 def test_an_unreadable_judge_reply_is_a_judge_failure_not_a_verdict(other, correct):
-    assert diagnose("complete", False, None, other, correct) == "judge_failed"
-    assert diagnose("complete", False, other, None, correct) == "judge_failed"
+    assert diagnose_answer("complete", False, None, other, correct) == "judge_failed"
+    assert diagnose_answer("complete", False, other, None, correct) == "judge_failed"
 
 
 @given(st.booleans(), maybe)
 def test_unfaithful_comes_before_wrong_section(relevant, correct):
-    assert diagnose("complete", False, False, relevant, correct) == "unfaithful"
-    assert diagnose("complete", False, True, False, correct) == "wrong_section"
+    assert diagnose_answer("complete", False, False, relevant, correct) == "unfaithful"
+    assert diagnose_answer("complete", False, True, False, correct) == "wrong_section"
 
 
 @pytest.mark.parametrize("correct,want", [(None, "ok"), (True, "ok"), (False, "incorrect")])
 def test_only_a_failed_correctness_verdict_makes_a_good_answer_incorrect(correct, want):
-    assert diagnose("complete", False, True, True, correct) == want
+    assert diagnose_answer("complete", False, True, True, correct) == want
 
 
 def test_the_diagnoses_are_listed_in_report_order_with_a_text_each():

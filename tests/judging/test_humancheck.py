@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.judging.humancheck import (COLUMNS, Agreement, LabelError, agreement, agreement_text,
+from sweep.judging.humancheck import (COLUMNS, JudgeAgreement, LabelError, judge_agreement, agreement_text,
                                       cohen_kappa, export_sample, read_labels)
 from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.store.traces import Evidence, Retrieved
 
 GOLD = (Evidence("a.md", 1, 0, 20, "the gold sentence."),)
@@ -21,7 +21,7 @@ CONTEXT = (Retrieved(1, "a.md#0", "a.md", 0, 30, 6, 0.9, "the gold sentence. and
            Retrieved(2, "b.md#3", "b.md", 40, 70, 6, 0.5, "another chunk"))
 
 
-def _t(job: int, qid: str, verdicts: dict[str, Verdict], *, answer="an answer",
+def _t(job: int, qid: str, verdicts: dict[str, JudgeVerdict], *, answer="an answer",
        reference="the reference") -> AnswerTrace:
     return AnswerTrace(job, f"setting {job}", qid, f"question {qid}?", "fact", reference, GOLD,
                        CONTEXT, "complete", answer, False, verdicts, {}, "ok", "1", 2, "m")
@@ -31,11 +31,11 @@ def _traces() -> list[AnswerTrace]:
     out = []
     for job in (0, 1):
         for i in range(5):
-            out.append(_t(job, f"q{i}", {"faithful": Verdict(i % 2 == 0, "f", "none" if i % 2 == 0 else "omission"),
-                                         "relevant": Verdict(i != 3, "r"),
-                                         "correct": Verdict(i < 2, "c")}))
+            out.append(_t(job, f"q{i}", {"faithful": JudgeVerdict(i % 2 == 0, "f", "none" if i % 2 == 0 else "omission"),
+                                         "relevant": JudgeVerdict(i != 3, "r"),
+                                         "correct": JudgeVerdict(i < 2, "c")}))
     # A verdict made up for a declined answer is not a judge's: never sampled.
-    out.append(_t(2, "d1", {"correct": Verdict(False, "declined although the question has an answer")}))
+    out.append(_t(2, "d1", {"correct": JudgeVerdict(False, "declined although the question has an answer")}))
     return out
 
 
@@ -83,7 +83,7 @@ def test_the_sample_is_seeded_and_capped_by_what_there_is(tmp_path):
 
 
 def test_a_formula_in_an_answer_does_not_run_and_ids_survive_the_round_trip(tmp_path):
-    traces = [_t(0, "=q1", {"relevant": Verdict(True, "r")}, answer='=HYPERLINK("http://x","y")')]
+    traces = [_t(0, "=q1", {"relevant": JudgeVerdict(True, "r")}, answer='=HYPERLINK("http://x","y")')]
     path = tmp_path / "s.csv"
     export_sample(path, traces, 1)
     assert "'=HYPERLINK" in path.read_text()
@@ -91,7 +91,7 @@ def test_a_formula_in_an_answer_does_not_run_and_ids_survive_the_round_trip(tmp_
     rows[0]["label"] = "yes"
     _write(path, rows)
     assert read_labels(path) == [("relevant", 0, "=q1", True)]
-    (got,) = agreement(path, traces)
+    (got,) = judge_agreement(path, traces)
     assert (got.judge, got.n, got.confusion[(True, True)]) == ("relevant", 1, 1)
 
 
@@ -157,7 +157,7 @@ def test_agreement_per_judge_with_its_confusion_matrix(tmp_path):
             said, flipped = not said, flipped + 1
         r["label"] = "yes" if said else "no"
     _write(path, rows)
-    got = {a.judge: a for a in agreement(path, traces)}
+    got = {a.judge: a for a in judge_agreement(path, traces)}
     assert list(got) == ["correct", "faithful", "relevant"]  # sorted
     assert got["faithful"].kappa == 1.0 and got["faithful"].raw_agreement == 1.0
     rel = got["relevant"]
@@ -173,22 +173,22 @@ def test_labels_of_another_run_and_no_labels_at_all_are_errors(tmp_path):
     path = tmp_path / "l.csv"
     _write(path, [{"judge": "faithful", "job": "9", "query_id": "q1", "label": "yes"}])
     with pytest.raises(LabelError, match="no faithful verdict for query 'q1' of job 9"):
-        agreement(path, _traces())
+        judge_agreement(path, _traces())
     _write(path, [{"judge": "faithful", "job": "0", "query_id": "q1", "label": ""}])
     with pytest.raises(LabelError, match="no labelled line"):
-        agreement(path, _traces())
+        judge_agreement(path, _traces())
 
 
 def test_agreement_text():
     c = {(True, True): 3, (True, False): 1, (False, True): 0, (False, False): 2}
-    text = agreement_text([Agreement("faithful", 6, 0.667, c),
-                           Agreement("relevant", 2, math.nan, {k: (2 if k == (True, True) else 0) for k in c})])
+    text = agreement_text([JudgeAgreement("faithful", 6, 0.667, c),
+                           JudgeAgreement("relevant", 2, math.nan, {k: (2 if k == (True, True) else 0) for k in c})])
     lines = text.splitlines()
     assert lines[0] == "judge agreement (you vs the judge):"
     assert lines[1] == ("  faithful: n=6, Cohen's kappa 0.67, raw agreement 83%; you yes/judge yes 3, "
                         "you yes/judge no 1, you no/judge yes 0, you no/judge no 2")
     assert "Cohen's kappa undefined (one of you gave a single label)" in lines[2]
-    assert math.isnan(Agreement("x", 0, math.nan, {}).raw_agreement)
+    assert math.isnan(JudgeAgreement("x", 0, math.nan, {}).raw_agreement)
 
 
 # --------------------------------------------------------------------------- kappa

@@ -10,7 +10,7 @@ from sweep.judging.frames import settings_frame
 from sweep.judging.output import answers_markdown, write_outputs
 from sweep.judging.page import answers_page
 from sweep.judging.records import AnswerTrace, read_answers
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.store.traces import Evidence, Retrieved
 
@@ -28,8 +28,8 @@ def _traces(labels=("size=64", "size=128")) -> list[AnswerTrace]:
             out.append(AnswerTrace(
                 job, label, f"q{i}", f"question {i}?", "fact", None, GOLD, (HIT,), "complete",
                 f"answer {i}", False,
-                {"faithful": Verdict(good, "r", "none" if good else "hallucination"),
-                 "relevant": Verdict(True, "r")}, {}, "ok" if good else "unfaithful", "1", 1, "m"))
+                {"faithful": JudgeVerdict(good, "r", "none" if good else "hallucination"),
+                 "relevant": JudgeVerdict(True, "r")}, {}, "ok" if good else "unfaithful", "1", 1, "m"))
     return out
 
 

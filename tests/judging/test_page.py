@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.page import answers_page
 from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.judging.summary import PairTest, pair_tests, summarize_answers
 from sweep.store.traces import Evidence, Retrieved
 
@@ -29,8 +29,8 @@ def _t(job=0, qid="q1", **kw) -> AnswerTrace:
                   query="What is the daily allowance?", type="fact", reference=None, gold=GOLD,
                   context=HITS, context_relevance="complete", answer="45 euros a day.",
                   declined=False,
-                  verdicts={"faithful": Verdict(True, "stated", "none"),
-                            "relevant": Verdict(True, "on topic")},
+                  verdicts={"faithful": JudgeVerdict(True, "stated", "none"),
+                            "relevant": JudgeVerdict(True, "on topic")},
                   failures={}, diagnosis="ok", prompt_version="1", k=2, model="stand-in")
     fields.update(kw)
     return AnswerTrace(**fields)
@@ -82,8 +82,8 @@ def _page(traces, tests=(), n_boot=50):
 
 
 def test_every_answer_is_a_row_the_filters_can_select_on():
-    traces = [_t(0, "q1"), _t(1, "q1", verdicts={"faithful": Verdict(False, "made up", "hallucination"),
-                                                "relevant": Verdict(True, "r")}, diagnosis="unfaithful"),
+    traces = [_t(0, "q1"), _t(1, "q1", verdicts={"faithful": JudgeVerdict(False, "made up", "hallucination"),
+                                                "relevant": JudgeVerdict(True, "r")}, diagnosis="unfaithful"),
               _t(1, "q2", type=None, gold=(), context_relevance="unanswerable", declined=True,
                  answer="", verdicts={}, diagnosis="correctly_declined")]
     html, p = _page(traces)
@@ -109,7 +109,7 @@ def test_every_answer_is_a_row_the_filters_can_select_on():
 
 def test_a_trace_opens_to_question_gold_marked_context_answer_verdicts_and_diagnosis():
     html, p = _page([_t(reference="45 euros", verdicts={
-        "faithful": Verdict(False, "says 46", "misinterpretation"), "relevant": Verdict(True, "ok")},
+        "faithful": JudgeVerdict(False, "says 46", "misinterpretation"), "relevant": JudgeVerdict(True, "ok")},
         diagnosis="unfaithful")])
     (d,) = p.found
     text = " ".join(d["text"].split())
@@ -131,7 +131,7 @@ def test_declined_missing_and_unjudged_answers_are_said_so():
         _t(0, "q1", declined=True, answer="", verdicts={}, diagnosis="declined_with_evidence"),
         _t(0, "q2", declined=None, answer=None, verdicts={}, failures={"answer": "bad_json"},
            diagnosis="no_answer"),
-        _t(0, "q3", verdicts={"relevant": Verdict(True, "r")}, failures={"faithful": "bad_shape"},
+        _t(0, "q3", verdicts={"relevant": JudgeVerdict(True, "r")}, failures={"faithful": "bad_shape"},
            diagnosis="judge_failed"),
         _t(0, "q4", gold=(Evidence("travel.md", 1, None, None, None),), diagnosis="ok"),
         _t(0, "q5", gold=(), context_relevance="unanswerable", declined=True, answer="",
@@ -151,7 +151,7 @@ def test_declined_missing_and_unjudged_answers_are_said_so():
 def test_what_the_model_and_the_dataset_wrote_is_escaped():
     evil = '<script>alert("x")</script>'
     html, p = _page([_t(query=evil, answer=evil, setting='size="64" <b>', reference=evil,
-                        verdicts={"relevant": Verdict(True, evil)})])
+                        verdicts={"relevant": JudgeVerdict(True, evil)})])
     assert "<script>alert" not in html
     assert html.count("&lt;script&gt;alert") >= 4
     (d,) = p.found
@@ -160,8 +160,8 @@ def test_what_the_model_and_the_dataset_wrote_is_escaped():
 
 
 def test_sections_rates_and_paired_tests():
-    traces = [_t(j, f"q{i}", verdicts={"faithful": Verdict(j == 0 or i < 2, "r", "none" if j == 0 or i < 2 else "omission"),
-                                       "relevant": Verdict(True, "r")}) for j in (0, 1) for i in range(8)]
+    traces = [_t(j, f"q{i}", verdicts={"faithful": JudgeVerdict(j == 0 or i < 2, "r", "none" if j == 0 or i < 2 else "omission"),
+                                       "relevant": JudgeVerdict(True, "r")}) for j in (0, 1) for i in range(8)]
     html, _ = _page(traces, pair_tests(traces, n_perm=200))
     titles = re.findall(r"<h2>(.*?)</h2>", html)
     assert titles == ["Per setting", "Diagnosis: where a failure comes from", "Paired tests", "Every query"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from llm_server import AnswerResponders, ChatRequest, StandInLLM
 from sweep.judging import prompts
-from sweep.judging.replies import parse_answer, parse_verdict
+from sweep.judging.replies import parse_answer, parse_judge_verdict
 from sweep.llm.client import Completion, LLMClient
 from sweep.llm.config import LLMConfig
 
@@ -100,12 +100,12 @@ def test_sent_to_a_server_each_prompt_gets_a_reply_its_parser_reads(answering):
     got = dict(zip(built, (r.text for r in replies)))
     a = parse_answer(got[prompts.ANSWER])
     assert not a.declined and a.text == CHUNKS[0]  # the context sentence that answers it
-    assert parse_verdict(got[prompts.FAITHFULNESS], "faithful").passed is False  # not verbatim
-    assert parse_verdict(got[prompts.RELEVANCE], "relevant").passed is False
-    assert parse_verdict(got[prompts.CORRECTNESS], "correct").passed is True
+    assert parse_judge_verdict(got[prompts.FAITHFULNESS], "faithful").passed is False  # not verbatim
+    assert parse_judge_verdict(got[prompts.RELEVANCE], "relevant").passed is False
+    assert parse_judge_verdict(got[prompts.CORRECTNESS], "correct").passed is True
     assert sorted(r.kind for r in answering.requests) == sorted(built)  # concurrent: any order
     # Faithful when the answer is said in the context; nothing to answer from: declined.
     faithful, declined = client.complete_many([prompts.faithfulness(Q, CHUNKS, CHUNKS[0]),
                                                prompts.answer(Q, [])])
-    assert parse_verdict(faithful.text, "faithful").passed is True
+    assert parse_judge_verdict(faithful.text, "faithful").passed is True
     assert parse_answer(declined.text).declined

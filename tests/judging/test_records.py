@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sweep.judging.records import JUDGES, AnswerTrace, read_answers, write_answers
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.store.traces import Evidence, Retrieved
 
 GOLD = (Evidence("travel.md", 1, 0, 58, "The daily allowance for meals is 45 euros within Portugal."),)
@@ -23,9 +23,9 @@ def _trace(**kw) -> AnswerTrace:
                   query="What is the daily meal allowance?", type="fact", reference="45 euros",
                   gold=GOLD, context=(HIT,), context_relevance="complete", answer="45 euros.",
                   declined=False,
-                  verdicts={"faithful": Verdict(True, "found", "none"),
-                            "relevant": Verdict(True, "on topic"),
-                            "correct": Verdict(False, "says 46")},
+                  verdicts={"faithful": JudgeVerdict(True, "found", "none"),
+                            "relevant": JudgeVerdict(True, "on topic"),
+                            "correct": JudgeVerdict(False, "says 46")},
                   failures={}, diagnosis="incorrect", prompt_version="1", k=2, model="stand-in")
     fields.update(kw)
     return AnswerTrace(**fields)
@@ -95,7 +95,7 @@ words = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
        passed=st.booleans(), ref=st.one_of(st.none(), words))
 def test_any_trace_round_trips(query, answer, declined, job, k, reason, passed, ref):
     t = _trace(query=query, answer=answer, declined=declined, job=job, k=k, reference=ref,
-               verdicts={"relevant": Verdict(passed, reason)}, setting=query[:5])
+               verdicts={"relevant": JudgeVerdict(passed, reason)}, setting=query[:5])
     line = t.to_json()
     assert "\n" not in line  # one line per trace in the file
     assert AnswerTrace.from_json(json.loads(line)) == t

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.judging.replies import (CATEGORIES, BadReply, GeneratedAnswer, Verdict, parse_answer,
-                                   parse_verdict)
+from sweep.judging.replies import (CATEGORIES, BadReply, GeneratedAnswer, JudgeVerdict, parse_answer,
+                                   parse_judge_verdict)
 
 texts = st.text(min_size=1, max_size=80).filter(lambda s: s.strip())
 junk = st.dictionaries(st.sampled_from(["confidence", "notes", "sources", "x"]),
@@ -64,20 +64,20 @@ def test_unreadable_answers(reply, reason, words):
        st.one_of(st.text(max_size=30), st.none(), st.integers()), junk)
 def test_a_binary_verdict_reads_its_own_key_and_a_reason(key, passed, reason, extra):
     reply = json.dumps({**extra, key: passed, "reason": reason})
-    v = parse_verdict(reply, key)
+    v = parse_judge_verdict(reply, key)
     assert v.passed is passed and v.category is None
     assert v.reason == (reason.strip() if isinstance(reason, str) else "")
 
 
 @pytest.mark.parametrize("raw", ["true", "True", " TRUE", "false", "False "])
 def test_quoted_booleans_are_read(raw):
-    assert parse_verdict(json.dumps({"relevant": raw}), "relevant").passed is \
+    assert parse_judge_verdict(json.dumps({"relevant": raw}), "relevant").passed is \
         (raw.strip().lower() == "true")
 
 
 def test_a_verdict_under_another_key_is_not_this_judges():
     with pytest.raises(BadReply, match="'correct' must be true or false, got None"):
-        parse_verdict('{"relevant": true, "reason": "r"}', "correct")
+        parse_judge_verdict('{"relevant": true, "reason": "r"}', "correct")
 
 
 @given(st.booleans(), st.sampled_from(CATEGORIES), st.sampled_from(["", " ", "\n"]),
@@ -86,16 +86,16 @@ def test_faithfulness_categories(passed, category, pad, case):
     reply = json.dumps({"faithful": passed, "category": pad + case(category) + pad, "reason": "r"})
     if not passed and category == "none":
         with pytest.raises(BadReply, match="unfaithful with category 'none'"):
-            parse_verdict(reply, "faithful")
+            parse_judge_verdict(reply, "faithful")
         return
-    v = parse_verdict(reply, "faithful")
+    v = parse_judge_verdict(reply, "faithful")
     # A faithful answer has no failure category, whatever the judge wrote beside it.
-    assert v == Verdict(passed, "r", "none" if passed else category)
+    assert v == JudgeVerdict(passed, "r", "none" if passed else category)
 
 
 @pytest.mark.parametrize("category", [None, "lies", 3, ""])
 def test_an_unknown_category_is_a_bad_shape_even_for_a_faithful_answer(category):
     for passed in (True, False):
         with pytest.raises(BadReply) as e:
-            parse_verdict(json.dumps({"faithful": passed, "category": category}), "faithful")
+            parse_judge_verdict(json.dumps({"faithful": passed, "category": category}), "faithful")
         assert e.value.reason == "bad_shape" and "'category' must be one of" in str(e.value)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sweep.judging.diagnosis import DIAGNOSES
 from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.judging.summary import (RATES, pair_tests, rate_values, setup_text,
                                    summarize_answers)
 from sweep.store.traces import Evidence
@@ -20,7 +20,7 @@ GOLD = (Evidence("a.md", 1, 0, 10, "gold text."),)
 
 def _t(job=0, qid="q1", *, declined=False, faithful=None, relevant=None, correct=None,
        gold=True, diagnosis="ok", failures=None, k=3, model="m", prompt="1") -> AnswerTrace:
-    verdicts = {name: Verdict(v, "r") for name, v in
+    verdicts = {name: JudgeVerdict(v, "r") for name, v in
                 (("faithful", faithful), ("relevant", relevant), ("correct", correct)) if v is not None}
     return AnswerTrace(job, f"setting {job}", qid, f"question {qid}?", "fact", None,
                        GOLD if gold else (), (), "complete" if gold else "unanswerable",

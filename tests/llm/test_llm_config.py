@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sweep.llm import LLMConfig, LLMConfigError, LLMError
-from sweep.llm.config import default_cache_dir, is_local, resolve_api_key, resolve_cache_dir
+from sweep.llm.config import default_llm_cache_dir, is_local, resolve_api_key, resolve_llm_cache_dir
 
 LOCAL = "http://localhost:11434/v1"
 REMOTE = "https://api.example.com/v1"
@@ -80,10 +80,10 @@ def test_describe_names_the_variable_not_the_key():
 
 def test_cache_dir_default_off_and_path(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert default_cache_dir() == tmp_path / "sweep" / "llm"
-    assert resolve_cache_dir(None) == tmp_path / "sweep" / "llm"
-    assert resolve_cache_dir("off") is None and resolve_cache_dir("") is None
-    assert resolve_cache_dir(str(tmp_path / "c")) == tmp_path / "c"
+    assert default_llm_cache_dir() == tmp_path / "sweep" / "llm"
+    assert resolve_llm_cache_dir(None) == tmp_path / "sweep" / "llm"
+    assert resolve_llm_cache_dir("off") is None and resolve_llm_cache_dir("") is None
+    assert resolve_llm_cache_dir(str(tmp_path / "c")) == tmp_path / "c"
 
 
 @pytest.mark.parametrize("pasted", ["gsk_live0123456789abcdef", "hf_AbCdEf0123456789", "sk_x"])

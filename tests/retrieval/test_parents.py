@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from sweep.chunking import build_chunker
 from sweep.core.tokenization import count_tokens
 from sweep.core.types import Chunk, Document, Ranking
-from sweep.retrieval.parents import ParentError, Parents, ParentSpec, lift, parents_of
+from sweep.retrieval.parents import ParentError, Parents, ParentSpec, lift_to_parents, parents_of
 
 DOC = Document("d", "# Guide\n\nIntro words here.\n\n## Install\n\n" + "Run the installer now. " * 40
                + "\n\n## Use\n\nOpen the app and press start. " + "More use text. " * 30)
@@ -86,7 +86,7 @@ def test_lift_keeps_each_parent_at_its_best_chunk_rank_and_drops_repeats():
     ranking = Ranking(np.array([[3, 0, 1, 2, -1], [2, 2, 4, -1, -1]]),
                       np.array([[.9, .8, .7, .6, np.nan], [.5, .4, .3, np.nan, np.nan]],
                                dtype=np.float32))
-    lifted = lift(ranking, parents)
+    lifted = lift_to_parents(ranking, parents)
     assert lifted.ranking.ids.tolist() == [[1, 0, -1, -1, -1], [1, 2, -1, -1, -1]]
     np.testing.assert_allclose(lifted.ranking.scores[0, :2], [.9, .8])
     assert np.isnan(lifted.ranking.scores[0, 2:]).all()
@@ -96,7 +96,7 @@ def test_lift_keeps_each_parent_at_its_best_chunk_rank_and_drops_repeats():
 def test_overlapping_parents_bring_only_their_new_text():
     _, passages = _parents([(10, 30), (20, 40), (0, 50), (15, 25)])
     parents = Parents(passages, np.arange(4))
-    lifted = lift(Ranking(np.array([[0, 1, 2, 3]]), np.array([[4, 3, 2, 1]], dtype=np.float32)),
+    lifted = lift_to_parents(Ranking(np.array([[0, 1, 2, 3]]), np.array([[4, 3, 2, 1]], dtype=np.float32)),
                   parents)
     spans = [(lifted.passages[i].start, lifted.passages[i].end) for i in lifted.ranking.row(0)]
     # (20, 40) brings (30, 40); (0, 50) the text on both sides; (15, 25) nothing.
@@ -122,7 +122,7 @@ def test_lifted_passages_never_repeat_text_and_cover_what_the_parents_cover(span
         r = list(dict.fromkeys(r))
         ids[i, :len(r)] = r
     scores = np.where(ids >= 0, 1.0, np.nan).astype(np.float32)
-    lifted = lift(Ranking(ids, scores), Parents(passages, of_chunk))
+    lifted = lift_to_parents(Ranking(ids, scores), Parents(passages, of_chunk))
     for q in range(len(rows)):
         got = [lifted.passages[i] for i in lifted.ranking.row(q)]
         chars = [c for p in got for c in range(p.start, p.end)]

@@ -61,7 +61,7 @@ import numpy as np
 from sweep.chunking.boundaries import Span
 from sweep.core.textspans import strip_span
 
-__all__ = ["Located", "locate_pieces"]
+__all__ = ["PlacedPieces", "locate_pieces"]
 
 _BROKEN = "\ufffd"  # what a decoder makes of half a UTF-8 character
 #: every character ``str.isspace`` (and so ``str.split``) treats as whitespace
@@ -72,7 +72,7 @@ _SLACK = 2  # how far taking a cut character or stripping moves a place from its
 
 
 @dataclass(frozen=True)
-class Located:
+class PlacedPieces:
     """The spans of the pieces that were placed, in order, and what was not."""
 
     spans: tuple[Span, ...]
@@ -318,7 +318,7 @@ def _said(text: str, needle: _Needle, start: int | None) -> _Place | None:
 
 
 def locate_pieces(text: str, pieces: Sequence[str],
-                  starts: Sequence[int | None] | None = None) -> Located:
+                  starts: Sequence[int | None] | None = None) -> PlacedPieces:
     """Find every piece in ``text``; pieces that are empty, only whitespace, or only
     halves of a cut character (U+FFFD) are skipped. See the module's docstring for how.
 
@@ -363,4 +363,4 @@ def locate_pieces(text: str, pieces: Sequence[str],
             prev = needle.next(doc, prev, _limit(text, prev.span[1]), bound)
         loose += prev.loose
         spans.append(prev.span)
-    return Located(tuple(spans), loose, tuple(missing), tuple(unordered))
+    return PlacedPieces(tuple(spans), loose, tuple(missing), tuple(unordered))

@@ -12,8 +12,8 @@ import logging
 import os
 from pathlib import Path
 
-__all__ = ["DISABLED_VALUES", "check_writable", "default_cache_dir", "note_unwritable",
-           "read_only", "resolve_cache_dir"]
+__all__ = ["DISABLED_VALUES", "check_writable", "default_cache_dir_of", "note_unwritable",
+           "read_only", "resolve_cache_dir_of"]
 
 log = logging.getLogger(__name__)
 
@@ -24,20 +24,20 @@ DISABLED_VALUES = ("", "none", "off", "false", "no", "0")
 _read_only: set[Path] = set()
 
 
-def default_cache_dir(kind: str) -> Path:
+def default_cache_dir_of(kind: str) -> Path:
     """``$XDG_CACHE_HOME/sweep/<kind>`` (an absolute XDG path only), else ``~/.cache/sweep/<kind>``."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "sweep" / kind
 
 
-def resolve_cache_dir(cache_dir: str | os.PathLike | None, kind: str) -> Path | None:
+def resolve_cache_dir_of(cache_dir: str | os.PathLike | None, kind: str) -> Path | None:
     """The folder a configured ``cache_dir`` names; None when it turns the cache off.
 
-    ``None`` is :func:`default_cache_dir` of ``kind``; ``~`` is expanded.
+    ``None`` is :func:`default_cache_dir_of` of ``kind``; ``~`` is expanded.
     """
     if cache_dir is None:
-        return default_cache_dir(kind)
+        return default_cache_dir_of(kind)
     text = os.fspath(cache_dir)
     if text.strip().lower() in DISABLED_VALUES:
         return None

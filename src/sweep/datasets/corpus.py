@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sweep.core.cachedirs import resolve_cache_dir
+from sweep.core.cachedirs import resolve_cache_dir_of
 from sweep.core.files import NotRegularFile, file_kind, name_problem
 from sweep.core.messages import visible
 from sweep.core.types import Document, describe_readers
@@ -151,7 +151,7 @@ class ReadOptions:
                 raise DatasetError(Problem(str(path), None, f"dataset.{key} must be true or "
                                            f"false, got {value!r}"))
         return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
-                   resolve_cache_dir(cache_dir, "extract"), follow_links, read_limits)
+                   resolve_cache_dir_of(cache_dir, "extract"), follow_links, read_limits)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sweep.core.types import Judgment, Query
 from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
 from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
                                      required_str, short, text_lines)
-from sweep.datasets.quotes import Located
+from sweep.datasets.quotes import QuoteLocation
 from sweep.datasets.readers.registry import READERS
 
 __all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "next_steps_without_questions",
@@ -215,7 +215,7 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
             elif text is not None and hints is not None:
                 found = corpus.quote_index(doc_id).locate(
                     quote, occurrence=hints[0], context=hints[1], fuzzy=options.fuzzy)
-                if isinstance(found, Located):
+                if isinstance(found, QuoteLocation):
                     start, end, located = found.start, found.end, found.how
                 else:
                     fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"

@@ -28,7 +28,7 @@ from sweep.datasets.corpus import (CORPUS_FILE, DOCS_DIR, Corpus, ReadOptions, S
                                    list_folder, read_corpus)
 from sweep.datasets.judgments import MAX_GRADE, QUERIES_FILE, read_queries
 from sweep.datasets.problems import (BadJsonLine, DatasetError, Problem, Report, describe_value,
-                                     parse_json_object)
+                                     parse_json_line)
 
 __all__ = [
     "BadJsonLine",
@@ -45,7 +45,7 @@ __all__ = [
     "load_corpus",
     "load_dataset",
     "load_queries",
-    "parse_json_object",
+    "parse_json_line",
     "scan_dataset",
     "skipped_files",
 ]

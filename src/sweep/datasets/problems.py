@@ -17,7 +17,7 @@ from sweep.core.files import read_regular_bytes
 from sweep.core.messages import one_line, visible
 
 __all__ = ["BadJsonLine", "DatasetError", "Problem", "Report", "describe_value", "jsonl_objects",
-           "metadata_of", "parse_json_object", "required_str", "short", "text_lines"]
+           "metadata_of", "parse_json_line", "required_str", "short", "text_lines"]
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class BadJsonLine(ValueError):
     """A line that is not one JSON object; ``str()`` says why, as a dataset problem does."""
 
 
-def parse_json_object(line: str) -> dict[str, Any]:
+def parse_json_line(line: str) -> dict[str, Any]:
     """One line of a JSON-lines file as an object: strict JSON (no NaN), no key twice.
     Raises :class:`BadJsonLine`."""
     try:
@@ -204,7 +204,7 @@ def jsonl_objects(path: Path, report: Report) -> Iterator[tuple[int, dict[str, A
     """The objects of a JSON-lines file with their line numbers; a bad line is reported."""
     for lineno, line in text_lines(path, report):
         try:
-            yield lineno, parse_json_object(line)
+            yield lineno, parse_json_line(line)
         except BadJsonLine as e:
             report.add(path, lineno, str(e))
 

@@ -52,7 +52,7 @@ from sweep.core.checks import is_int
 from sweep.core.textspans import strip_span
 
 __all__ = [
-    "Located",
+    "QuoteLocation",
     "NotLocated",
     "QuoteIndex",
     "describe_difference",
@@ -348,7 +348,7 @@ class _Graphemes:
 
 
 @dataclass(frozen=True)
-class Located:
+class QuoteLocation:
     """Where the quote is: ``text[start:end]``, trimmed to non-space characters.
 
     It is truthy and :class:`NotLocated` falsy, so ``if found := index.locate(q):``
@@ -469,7 +469,7 @@ class QuoteIndex:
         occurrence: int | None = None,
         context: str | None = None,
         fuzzy: float | None = None,
-    ) -> Located | NotLocated:
+    ) -> QuoteLocation | NotLocated:
         """Place ``quote``: exact, else normalised, else (if ``fuzzy``) approximate.
 
         A step that finds several matches takes the ``occurrence``-th (1-based, counted
@@ -608,7 +608,7 @@ class QuoteIndex:
     # --- choosing among matches, and failing well ----------------------------------------
 
     def _choose(self, how: How, matches: list[_Match], quote: str,
-                occurrence: int | None, context: str | None) -> Located | NotLocated:
+                occurrence: int | None, context: str | None) -> QuoteLocation | NotLocated:
         detail = ""
         if occurrence is not None:
             chosen: _Match | None = matches[occurrence - 1]
@@ -627,7 +627,7 @@ class QuoteIndex:
                               occurrences=len(matches), positions=tuple(m.start for m in matches),
                               how=how, detail=detail)
         names = self._needed(quote, chosen) if how == "normalised" else ()
-        return Located(chosen.start, chosen.end, how, chosen.score, names, len(matches))
+        return QuoteLocation(chosen.start, chosen.end, how, chosen.score, names, len(matches))
 
     def _by_context(self, matches: list[_Match], context: str) -> _Match | None:
         """The match with ``context`` nearest to it, if exactly one is nearest."""
@@ -708,7 +708,7 @@ def locate(
     occurrence: int | None = None,
     context: str | None = None,
     fuzzy: float | None = None,
-) -> Located | NotLocated:
+) -> QuoteLocation | NotLocated:
     """Place one quote in ``text``; build a :class:`QuoteIndex` to place many."""
     return QuoteIndex(text).locate(quote, occurrence=occurrence, context=context, fuzzy=fuzzy)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from sweep.scoring.perquery import PerQueryScores
 
-__all__ = ["Agreement", "SYNTHETIC", "agreement", "kendall_tau", "split_by_source"]
+__all__ = ["RankingAgreement", "SYNTHETIC", "agreement", "kendall_tau", "split_by_source"]
 
 SYNTHETIC = "synthetic"
 #: The other side of a mixed set: every question not marked synthetic.
@@ -37,7 +37,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 @dataclass(frozen=True)
-class Agreement:
+class RankingAgreement:
     """How two question sets rank the same settings."""
 
     names: tuple[str, str]               # e.g. ("synthetic", "hand-written")
@@ -62,7 +62,7 @@ def _matrix(scores: PerQueryScores, jobs: Sequence[int]) -> np.ndarray:
 def agreement(a: PerQueryScores, b: PerQueryScores, *,
               names: tuple[str, str], picks: tuple[int | None, int | None], n_boot: int = 1000,
               seed: int = 0, confidence: float = 0.95, pairs: Mapping[int, int] | None = None
-              ) -> Agreement | None:
+              ) -> RankingAgreement | None:
     """Rank agreement of the settings between two question sets.
 
     ``a`` and ``b`` hold each job's per-query primary metric on each set;
@@ -88,7 +88,7 @@ def agreement(a: PerQueryScores, b: PerQueryScores, *,
     boots = boots[np.isfinite(boots)]
     alpha = (1 - confidence) / 2
     low, high = (np.quantile(boots, [alpha, 1 - alpha]) if boots.size else (math.nan, math.nan))
-    return Agreement(names, jobs, (ma.mean(axis=0), mb.mean(axis=0)), (len(ma), len(mb)),
+    return RankingAgreement(names, jobs, (ma.mean(axis=0), mb.mean(axis=0)), (len(ma), len(mb)),
                      tau, float(low), float(high), picks)
 
 

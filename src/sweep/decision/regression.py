@@ -22,13 +22,13 @@ import numpy as np
 from sweep.core.mdtext import md_text
 from sweep.decision.significance import paired_randomization_test
 
-__all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "Verdict", "compare_runs", "unadjusted_note"]
+__all__ = ["PASSED", "REGRESSED", "INCOMPARABLE", "RegressionVerdict", "compare_runs", "unadjusted_note"]
 
 PASSED, REGRESSED, INCOMPARABLE = 0, 1, 2
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RegressionVerdict:
     """What the check found; ``status`` is its exit status."""
 
     status: int
@@ -70,7 +70,7 @@ class Verdict:
 def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, metric: str,
                  alpha: float, max_drop: float | None, new_label: str = "",
                  baseline_label: str = "", n_perm: int = 10_000, seed: int = 0,
-                 table_comparisons: int | None = None) -> Verdict:
+                 table_comparisons: int | None = None) -> RegressionVerdict:
     """Per-query scores of the new and the baseline setting (query id -> value).
     ``table_comparisons``: how many comparisons with the best the new sweep's table
     adjusted over, to say why its ``vs best`` can differ from this verdict."""
@@ -78,13 +78,13 @@ def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, met
     common = dict(metric=metric, new=new_label, baseline=baseline_label, alpha=alpha,
                   max_drop=max_drop, table_comparisons=table_comparisons)
     if not shared:
-        return Verdict(INCOMPARABLE, "The two settings share no scored question.", **common)
+        return RegressionVerdict(INCOMPARABLE, "The two settings share no scored question.", **common)
     a = np.array([new[q] for q in shared], dtype=np.float64)
     b = np.array([baseline[q] for q in shared], dtype=np.float64)
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
     if a.size == 0:
-        return Verdict(INCOMPARABLE, f"No shared question has a {metric} score in both.",
+        return RegressionVerdict(INCOMPARABLE, f"No shared question has a {metric} score in both.",
                        **common)
     diff = float(a.mean() - b.mean())
     p = paired_randomization_test(a, b, n_perm=n_perm, seed=seed)
@@ -106,7 +106,7 @@ def compare_runs(new: Mapping[str, float], baseline: Mapping[str, float], *, met
         reason = f"The new setting is {' and '.join(why)}: {said}"
     else:
         reason = f"Not worse: {said}"
-    return Verdict(REGRESSED if worse else PASSED, reason, new_mean=float(a.mean()),
+    return RegressionVerdict(REGRESSED if worse else PASSED, reason, new_mean=float(a.mean()),
                    baseline_mean=float(b.mean()), diff=diff, p_value=p,
                    n_questions=int(a.size), **common)
 

@@ -56,12 +56,12 @@ ENCODE_TIMES_KIND = "query_encode_ms"
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/sweep/embeddings``, else ``~/.cache/sweep/embeddings``."""
-    return cachedirs.default_cache_dir("embeddings")
+    return cachedirs.default_cache_dir_of("embeddings")
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     """The folder ``runtime.cache_dir`` names (None: the default); None when it is ``off``."""
-    return cachedirs.resolve_cache_dir(cache_dir, "embeddings")
+    return cachedirs.resolve_cache_dir_of(cache_dir, "embeddings")
 
 
 def namespace_dirname(namespace: str) -> str:

@@ -18,11 +18,11 @@ from sweep.core.types import Document
 from sweep.exporting.selection import ExportError
 from sweep.store.chunkfile import ChunkOffsets
 
-__all__ = ["Agreement", "measure_agreement"]
+__all__ = ["SplitterAgreement", "measure_agreement"]
 
 
 @dataclass(frozen=True)
-class Agreement:
+class SplitterAgreement:
     n_documents: int
     identical: int
     #: chunks of the setting the splitter also makes, over all documents
@@ -65,7 +65,7 @@ class Agreement:
 
 def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
                       documents: Sequence[Document], offsets: Sequence[ChunkOffsets]
-                      ) -> Agreement:
+                      ) -> SplitterAgreement:
     try:
         split = split_function(framework, splitter, dict(call))
     except ChunkingSettingsError as e:  # the module built something that does not split
@@ -96,5 +96,5 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
             identical += 1
         elif first is None:
             first = (doc.doc_id, len(mine), len(theirs), same)
-    return Agreement(len(documents), identical, shared, n_chunks, n_theirs, first, missing,
+    return SplitterAgreement(len(documents), identical, shared, n_chunks, n_theirs, first, missing,
                      shared_ends)

@@ -15,7 +15,7 @@ from sweep.reporting.frames import per_query_tables
 from sweep.core.files import NotRegularFile, not_utf8, regular_file
 from sweep.store.row import Row, RowError, load_rows, read_row
 
-__all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
+__all__ = ["ChosenJob", "ExportError", "choose_job", "recommended_job"]
 
 log = logging.getLogger("sweep")
 
@@ -25,7 +25,7 @@ class ExportError(ValueError):
 
 
 @dataclass(frozen=True)
-class Chosen:
+class ChosenJob:
     """One job of a sweep folder: its row, and (read when asked for) its resolved config and
     Hydra's group choices."""
 
@@ -199,7 +199,7 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
     return picks[0]
 
 
-def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
+def choose_job(sweep_dir: Path, job: int | None, option: str = "--job") -> ChosenJob:
     """Job ``job`` of ``sweep_dir``, or its recommended setting when ``job`` is None."""
     sweep_dir = Path(sweep_dir)
     rows = _rows(sweep_dir)
@@ -212,7 +212,7 @@ def choose(sweep_dir: Path, job: int | None, option: str = "--job") -> Chosen:
                           f"{', '.join(str(r.job) for r in rows)})")
     if not row.ok:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
-    return Chosen(sweep_dir, row)
+    return ChosenJob(sweep_dir, row)
 
 
 def _unread(path: Path) -> str:

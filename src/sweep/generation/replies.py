@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from sweep.llm.jsonreply import parse_json_object
 
-__all__ = ["Draft", "ShapeError", "parse_draft", "parse_rating", "parse_verdict"]
+__all__ = ["DraftQuestion", "ShapeError", "parse_check_verdict", "parse_draft", "parse_rating"]
 
 _MIN_QUESTION_CHARS = 8
 _MAX_QUESTION_CHARS = 600
@@ -24,7 +24,7 @@ class ShapeError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Draft:
+class DraftQuestion:
     """A question as the model wrote it, with its quotes (not yet located)."""
 
     question: str
@@ -47,23 +47,23 @@ def _question(obj: Mapping[str, Any]) -> str:
     return q
 
 
-def parse_draft(kind: str, answer: str) -> Draft:
+def parse_draft(kind: str, answer: str) -> DraftQuestion:
     """The question (and quotes) of a generation answer of ``kind``."""
     obj = parse_json_object(answer)
     question = _question(obj)
     if kind == "fact":
         fact = obj.get("fact")
-        return Draft(question, (_text(obj, "quote"),), fact.strip() if isinstance(fact, str) else None)
+        return DraftQuestion(question, (_text(obj, "quote"),), fact.strip() if isinstance(fact, str) else None)
     if kind == "adversarial":
-        return Draft(question, (_text(obj, "quote"),))
+        return DraftQuestion(question, (_text(obj, "quote"),))
     if kind == "multi":
         quotes = obj.get("quotes")
         if not isinstance(quotes, list) or len(quotes) != 2 or not all(
                 isinstance(q, str) and q.strip() for q in quotes):
             raise ShapeError("'quotes' must be a list of two non-empty strings")
-        return Draft(question, tuple(q.strip() for q in quotes))
+        return DraftQuestion(question, tuple(q.strip() for q in quotes))
     if kind == "unanswerable":
-        return Draft(question, ())
+        return DraftQuestion(question, ())
     raise ValueError(f"unknown kind {kind!r}")
 
 
@@ -80,7 +80,7 @@ def parse_rating(answer: str) -> int:
     return score
 
 
-def parse_verdict(answer: str) -> bool:
+def parse_check_verdict(answer: str) -> bool:
     """The ``answerable`` verdict of a check answer."""
     obj = parse_json_object(answer)
     value = obj.get("answerable")

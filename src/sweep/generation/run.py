@@ -40,10 +40,10 @@ from sweep.core.types import Document, Judgment, Query
 from sweep.generation import filters, neighbours, prompts
 from sweep.generation.kinds import Task, TaskSource
 from sweep.generation.passages import SentenceWindow, cut_passages, sampling_order
-from sweep.generation.replies import Draft, ShapeError, parse_draft, parse_rating, parse_verdict
+from sweep.generation.replies import DraftQuestion, ShapeError, parse_draft, parse_rating, parse_check_verdict
 from sweep.generation.runreport import GenerationReport
 from sweep.generation.config import KINDS, GenerateConfig
-from sweep.generation.spans import Located, locate, normalize
+from sweep.generation.spans import SpanMatch, match_span, normalize
 from sweep.llm.client import PENDING, Answer, Completion, LLMClient, RequestFailed
 from sweep.llm.jsonreply import ReplyError
 
@@ -61,10 +61,10 @@ class GenerationError(ValueError):
 
 
 @dataclass
-class Candidate:
+class QuestionCandidate:
     task: Task
-    draft: Draft | None = None
-    spans: list[tuple[str, Located]] = field(default_factory=list)  # (doc_id, where)
+    draft: DraftQuestion | None = None
+    spans: list[tuple[str, SpanMatch]] = field(default_factory=list)  # (doc_id, where)
     realism: int | None = None
     checked: tuple[int, ...] = ()  # passages a retrieval check read
     vector: np.ndarray | None = None
@@ -119,7 +119,7 @@ class _Generation:
         self.targets = settings.counts()
         self.budget = {k: math.ceil(settings.max_attempts * n) for k, n in self.targets.items()}
         self.attempted: Counter = Counter()
-        self.kept: dict[str, list[Candidate]] = {k: [] for k in KINDS}
+        self.kept: dict[str, list[QuestionCandidate]] = {k: [] for k in KINDS}
         self.rejections: Counter = Counter()  # (stage, reason, kind) -> count
         self.located: Counter = Counter()  # "exact" / "normalised"
         self.pending = 0
@@ -167,13 +167,13 @@ class _Generation:
         sources = self.sources()
         rounds = 0
         while True:
-            batch: list[Candidate] = []
+            batch: list[QuestionCandidate] = []
             for kind, source in sources.items():
                 missing = self.targets[kind] - len(self.kept[kind])
                 room = self.budget[kind] - self.attempted[kind]
                 tasks = source.take(max(0, min(missing, room)))
                 self.attempted[kind] += len(tasks)
-                batch += [Candidate(t) for t in tasks]
+                batch += [QuestionCandidate(t) for t in tasks]
             if not batch:
                 break
             rounds += 1
@@ -188,7 +188,7 @@ class _Generation:
         return GenerationResult(queries, report, dict(self.failures), dict(self.planned),
                                 self.paired_by_words)
 
-    def round(self, number: int, batch: list[Candidate]) -> None:
+    def round(self, number: int, batch: list[QuestionCandidate]) -> None:
         counts = Counter(c.kind for c in batch)
         log.info("round %d: %d candidates (%s)", number, len(batch),
                  ", ".join(f"{counts[k]} {k}" for k in KINDS if counts[k]))
@@ -210,7 +210,7 @@ class _Generation:
                  sum(c.alive for c in batch), sum(rejected.values()),
                  f" ({', '.join(f'{r} {n}' for r, n in rejected.most_common())})" if rejected else "")
 
-    def ask(self, number: int, stage: str, cands: list[Candidate],
+    def ask(self, number: int, stage: str, cands: list[QuestionCandidate],
             messages: list[list[dict[str, str]]]) -> list[Answer]:
         answers = self.client.complete_many(messages, desc=f"round {number}: {stage}")
         failed = Counter()
@@ -229,13 +229,13 @@ class _Generation:
 
     # -- stage 1: drafts -----------------------------------------------------------
 
-    def draft_stage(self, number: int, batch: list[Candidate]) -> None:
+    def draft_stage(self, number: int, batch: list[QuestionCandidate]) -> None:
         answers = self.ask(number, "draft", batch, [c.task.messages(self.pool) for c in batch])
         for c, a in zip(batch, answers):
             if isinstance(a, Completion):
                 self.read_draft(c, a.text)
 
-    def read_draft(self, c: Candidate, text: str) -> None:
+    def read_draft(self, c: QuestionCandidate, text: str) -> None:
         try:
             c.draft = parse_draft(c.kind, text)
         except ReplyError:
@@ -248,7 +248,7 @@ class _Generation:
         if reason:
             c.rejected = ("draft", reason)
 
-    def check_draft(self, c: Candidate) -> str | None:
+    def check_draft(self, c: QuestionCandidate) -> str | None:
         """The local checks of a draft; the reason it fails, or None."""
         assert c.draft is not None
         evidence = [self.pool[i] for i in c.task.evidence_passages]
@@ -274,17 +274,17 @@ class _Generation:
             return "copies_passage"
         return None
 
-    def find_quote(self, quote: str, passages: Sequence[SentenceWindow]) -> tuple[str, Located] | None:
+    def find_quote(self, quote: str, passages: Sequence[SentenceWindow]) -> tuple[str, SpanMatch] | None:
         """The quote in one of ``passages`` (in order), else anywhere in their documents."""
         for anywhere in (False, True):
             for p in passages:
-                found = locate(quote, self.documents[p.doc_id].text, p.start, p.end,
+                found = match_span(quote, self.documents[p.doc_id].text, p.start, p.end,
                                anywhere=anywhere)
                 if found is not None:
                     return p.doc_id, found
         return None
 
-    def owner(self, task: Task, doc_id: str, where: Located) -> int | None:
+    def owner(self, task: Task, doc_id: str, where: SpanMatch) -> int | None:
         """The task passage a located quote belongs to: the one it overlaps, else the
         only one in its document (a quote found elsewhere in that document)."""
         same_doc = [i for i in task.evidence_passages if self.pool[i].doc_id == doc_id]
@@ -294,17 +294,17 @@ class _Generation:
                 return i
         return same_doc[0] if len(same_doc) == 1 else None
 
-    def question(self, c: Candidate) -> str:
+    def question(self, c: QuestionCandidate) -> str:
         return c.draft.question if c.draft is not None else _UNWRITTEN
 
-    def quotes(self, c: Candidate) -> list[str]:
+    def quotes(self, c: QuestionCandidate) -> list[str]:
         if c.draft is None:  # dry run: the evidence passages stand in for the quotes
             return [self.pool[i].text for i in c.task.evidence_passages]
         return [self.documents[d].text[w.start:w.end] for d, w in c.spans]
 
     # -- stage 2: realism ----------------------------------------------------------
 
-    def realism_stage(self, number: int, batch: list[Candidate]) -> None:
+    def realism_stage(self, number: int, batch: list[QuestionCandidate]) -> None:
         todo = [c for c in batch if c.rejected is None]
         answers = self.ask(number, "realism", todo, [prompts.realism(self.question(c)) for c in todo])
         for c, a in zip(todo, answers):
@@ -322,7 +322,7 @@ class _Generation:
 
     # -- stage 3: answerability ----------------------------------------------------
 
-    def check_stage(self, number: int, batch: list[Candidate]) -> None:
+    def check_stage(self, number: int, batch: list[QuestionCandidate]) -> None:
         todo = [c for c in batch if c.rejected is None]
         self.embed_questions([c for c in todo if c.alive])
         messages = []
@@ -338,7 +338,7 @@ class _Generation:
             if not isinstance(a, Completion) or c.pending:
                 continue
             try:
-                answerable = parse_verdict(a.text)
+                answerable = parse_check_verdict(a.text)
             except ReplyError:
                 c.rejected = ("check", "bad_json")
                 continue
@@ -350,7 +350,7 @@ class _Generation:
             elif c.kind != "unanswerable" and not answerable:
                 c.rejected = ("check", "not_answerable")
 
-    def embed_questions(self, cands: list[Candidate]) -> None:
+    def embed_questions(self, cands: list[QuestionCandidate]) -> None:
         if not cands:
             return
         questions = [self.question(c) for c in cands]
@@ -365,7 +365,7 @@ class _Generation:
         for c, v in zip(cands, vectors):
             c.vector = v
 
-    def retrieve(self, c: Candidate) -> tuple[int, ...]:
+    def retrieve(self, c: QuestionCandidate) -> tuple[int, ...]:
         k = min(self.settings.check_k, len(self.pool))
         if c.vector is None:  # dry run: the question is not written yet
             return c.task.passages[:k]
@@ -373,7 +373,7 @@ class _Generation:
 
     # -- stage 4: near duplicates --------------------------------------------------
 
-    def dedup_stage(self, batch: list[Candidate]) -> None:
+    def dedup_stage(self, batch: list[QuestionCandidate]) -> None:
         todo = [c for c in batch if c.alive]
         if not todo or self.client.dry_run:  # sends nothing; a dry run embeds no question
             return
@@ -416,7 +416,7 @@ class _Generation:
                 out.append(self.query(f"syn-{kind}-{i:0{width}d}", c, model))
         return tuple(out)
 
-    def query(self, query_id: str, c: Candidate, model: str) -> Query:
+    def query(self, query_id: str, c: QuestionCandidate, model: str) -> Query:
         assert c.draft is not None
         relevant = tuple(
             Judgment(doc_id=d, start=w.start, end=w.end, grade=1,

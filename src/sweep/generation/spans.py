@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Located", "locate", "normalize"]
+__all__ = ["SpanMatch", "match_span", "normalize"]
 
 _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
                        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2032": "'",
@@ -24,7 +24,7 @@ _DROPPED = frozenset("*`")
 
 
 @dataclass(frozen=True, slots=True)
-class Located:
+class SpanMatch:
     start: int
     end: int
     exact: bool  # False: found by the normalised match
@@ -58,10 +58,10 @@ def normalize(text: str) -> str:
     return _normalized_with_map(text)[0]
 
 
-def _find(text: str, quote: str, lo: int, hi: int) -> Located | None:
+def _find(text: str, quote: str, lo: int, hi: int) -> SpanMatch | None:
     at = text.find(quote, lo, hi)
     if at >= 0:
-        return Located(at, at + len(quote), exact=True)
+        return SpanMatch(at, at + len(quote), exact=True)
     needle = normalize(quote)
     if not needle:
         return None
@@ -72,12 +72,12 @@ def _find(text: str, quote: str, lo: int, hi: int) -> Located | None:
         # One source character may fold to two (e.g. "İ"); a match that starts
         # or ends inside such a character does not map back, so check.
         if normalize(text[start:end]) == needle:
-            return Located(start, end, exact=False)
+            return SpanMatch(start, end, exact=False)
     return None
 
 
-def locate(quote: str, text: str, lo: int = 0, hi: int | None = None, *,
-           anywhere: bool = True) -> Located | None:
+def match_span(quote: str, text: str, lo: int = 0, hi: int | None = None, *,
+           anywhere: bool = True) -> SpanMatch | None:
     """Offsets of ``quote`` in ``text``, preferring ``text[lo:hi]`` (the passage it was
     quoted from) over the rest of the document (only searched when ``anywhere``);
     None when it is not found."""

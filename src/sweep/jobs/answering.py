@@ -15,24 +15,22 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core.files import NotRegularFile, folder_inside, regular_file
-from sweep.jobs.config import build
-from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
+from sweep.jobs.config import build_node
+from sweep.judging.humancheck import (LabelError, judge_agreement, agreement_text, export_sample,
                                       read_labels)
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace, read_answers
-from sweep.judging.run import AnswersError, answer_settings, choose
+from sweep.judging.run import AnswersError, answer_settings, choose_settings
 from sweep.judging.config import AnswersConfigError, AnswersConfig, JudgeConfig
 from sweep.judging.summary import pair_tests, summarize_answers
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
-from sweep.llm.resume import failure_counts, rerun_hint
+from sweep.llm.resume import ResumeInfo, failure_counts, rerun_hint
 
 log = logging.getLogger("sweep.answers")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run"]
+__all__ = ["BAD_INPUT", "INCOMPLETE", "run_answers"]
 BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
               InterpolationResolutionError)
-#: Where replies are cached, for the Ctrl-C message outside the run.
-cache_root: Path | None = None
 #: Requests got no answer: the results are incomplete until a rerun.
 INCOMPLETE = 3
 
@@ -99,27 +97,30 @@ def _keep_labels(path: Path) -> None:
                            "away to draw a new sample")
 
 
-def run(cfg: DictConfig) -> int:
-    global cache_root
-    conf: AnswersConfig = build(cfg.answers)
-    judge: JudgeConfig = build(cfg.judge)
+def run_answers(cfg: DictConfig, resume: ResumeInfo | None = None) -> int:
+    """One answers run; returns the exit status. ``resume`` learns where the replies are
+    cached, for the command's Ctrl-C message."""
+    conf: AnswersConfig = build_node(cfg.answers)
+    judge: JudgeConfig = build_node(cfg.judge)
     rep = _sweep_report(cfg)
     out = _answers_folder(rep.sweep_dir)
     if judge.agreement:
         if _kept(out / "answers.jsonl") is None:
             raise AnswersError(f"{out / 'answers.jsonl'} is missing: run sweep.answers on this "
                                "sweep first, then label its judge_sample.csv")
-        print(agreement_text(agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
+        print(agreement_text(judge_agreement(Path(judge.agreement), read_answers(out / "answers.jsonl"))))
         return 0
     if judge.export and not conf.dry_run:
         _keep_labels(out / "judge_sample.csv")
-    llm: LLMConfig = build(cfg.llm)
+    llm: LLMConfig = build_node(cfg.llm)
     spec = OmegaConf.to_container(cfg.settings) if OmegaConf.is_config(cfg.settings) else cfg.settings
-    chosen = choose(rep, spec)
+    chosen = choose_settings(rep, spec)
     earlier = [] if conf.dry_run else _answered_before(out)
     k = conf.k or rep.decision.of(chosen[0].job).group.eval.cost_k
     client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress)
     cache_root = client.cache.root if client.cache is not None else None
+    if resume is not None:  # what the command says after a Ctrl-C
+        resume.cache_root = cache_root
     log.info("answering with %s at %s for %s; replies cached in %s", llm.model, llm.endpoint,
              ", ".join(f"{c.label} ({c.why})" for c in chosen), cache_root or "(cache off)")
     result = answer_settings(rep, chosen, k, client)

@@ -4,7 +4,8 @@ Before a parallel sweep's first job it also embeds the grid's texts once
 (``sweep.jobs.prewarm``), so that jobs running side by side only read the cache.
 
 It runs in the process that launches the jobs (whatever the launcher), so it
-also keeps what the command's exit status and its Ctrl-C handler need to know.
+also tells the command's :class:`SweepRun` what its exit status and its Ctrl-C handler
+need to know.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import json
 import logging
 import os
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
@@ -40,43 +43,57 @@ log = logging.getLogger("sweep")
 
 
 @dataclass
-class _State:
+class SweepRun:
+    """What the command ``python -m sweep`` learns of its sweep as it runs: its folder, and
+    at its end the table. The command owns one (``sweep.__main__.main``) and hands it to its
+    jobs and to its exit status and Ctrl-C handlers (``sweep.jobs.entry``)."""
+
     sweep_dir: Path | None = None
     report: SweepReport | None = None
     finished: bool = False
     #: The folder was made by this sweep (else it was there, empty, and stays).
     own_folder: bool = False
 
+    def fail(self, message: str, folder: Path | None = None) -> NoReturn:
+        """Bad input before any job ran: one line per problem, exit 2, and no folder the
+        sweep made left behind (an empty folder that was there before stays)."""
+        for line in message.splitlines() or [""]:  # one problem a line; data in it escaped
+            print(f"sweep: error: {one_line(line, squeeze=False)}", file=sys.stderr)
+        if folder is not None:
+            preflight.discard_if_unused(folder, remove_folder=self.own_folder)
+        raise SystemExit(2)
 
-#: The running sweep, for ``sweep.jobs.entry``'s exit status and Ctrl-C handler.
-state = _State()
+    @contextmanager
+    def running(self) -> Iterator[SweepRun]:
+        """While the command runs Hydra, the :class:`SweepCallback` Hydra makes reports to
+        this run. (Hydra builds callbacks from the config, so it cannot be given one as an
+        argument; the context variable is set only inside this block.)"""
+        token = _current.set(self)
+        try:
+            yield self
+        finally:
+            _current.reset(token)
 
 
-def fail(message: str, folder: Path | None = None) -> NoReturn:
-    """Bad input before any job ran: one line per problem, exit 2, and no folder the sweep
-    made left behind (an empty folder that was there before stays)."""
-    for line in message.splitlines() or [""]:  # one problem a line; data in it escaped
-        print(f"sweep: error: {one_line(line, squeeze=False)}", file=sys.stderr)
-    if folder is not None:
-        preflight.discard_if_unused(folder, remove_folder=state.own_folder)
-    raise SystemExit(2)
+#: The run of the command running now (:meth:`SweepRun.running`); unset outside it.
+_current: ContextVar[SweepRun] = ContextVar("sweep_run")
 
 
-def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
+def _check_start(run: SweepRun, folder: Path, config_name: str, jobs: list[list[str]]
                  ) -> dict[tuple[str, ...], DictConfig]:
     from omegaconf.errors import OmegaConfBaseException
 
-    state.own_folder = made_here(folder) or not folder.exists()
+    run.own_folder = made_here(folder) or not folder.exists()
     try:
         preflight.check_folder(folder)
     except preflight.ConfigError as e:  # not this sweep's folder: nothing in it is touched
-        fail(str(e))
+        run.fail(str(e))
     try:
         return preflight.check_grid(config_name, jobs)
     except DatasetError as e:
-        fail(_every_problem(e), folder)
+        run.fail(_every_problem(e), folder)
     except (preflight.ConfigError, OmegaConfBaseException) as e:
-        fail(str(e), folder)
+        run.fail(str(e), folder)
 
 
 #: How many problems of a dataset a sweep lists before it sends you to sweep.validate.
@@ -144,6 +161,18 @@ def _plan(config_name: str, jobs: list[list[str]], launch: devices.Launch,
 
 
 class SweepCallback(Callback):
+    """Reports to the command's :class:`SweepRun` (:meth:`SweepRun.running`), or to one
+    of its own when Hydra runs it outside the command (or a test gives it one)."""
+
+    def __init__(self, run: SweepRun | None = None) -> None:
+        self._own = run
+
+    @property
+    def run(self) -> SweepRun:
+        if self._own is None:
+            self._own = _current.get(None) or SweepRun()
+        return self._own
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         overrides = list(config.hydra.overrides.task)
         params = OmegaConf.select(config, "hydra.sweeper.params") or {}
@@ -151,10 +180,10 @@ class SweepCallback(Callback):
         # Sweeper params from an experiment apply unless the command line names the key.
         overrides += [f"{k}={v}" for k, v in params.items() if k not in given]
         folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.jobs.config.fresh_dir)
-        state.sweep_dir = folder
+        self.run.sweep_dir = folder
         jobs = preflight.expand_grid(overrides)
         progress.set_total(len(jobs))
-        composed = _check_start(folder, config.hydra.job.config_name, jobs)
+        composed = _check_start(self.run, folder, config.hydra.job.config_name, jobs)
         # Hydra's sweeper writes this file next, and a full disk would give its traceback
         # there: written first here (the same file), a full disk is one line.
         try:
@@ -172,22 +201,22 @@ class SweepCallback(Callback):
             grid = _plan(config.hydra.job.config_name, jobs, launch, composed)
             prewarm_grid(config.hydra.job.config_name, jobs, launch, folder, grid=grid)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
-            fail(str(e), folder)
+            self.run.fail(str(e), folder)
         except OSError as e:  # its report, in the sweep folder, on a full disk
             stop_if_disk_full(e, folder)
             raise
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         folder = Path(config.hydra.run.dir)
-        state.sweep_dir = folder
+        self.run.sweep_dir = folder
         progress.set_total(1)
         os.environ[devices.JOBS_ENV] = "1"
         jobs = [list(config.hydra.overrides.task)]
-        composed = _check_start(folder, config.hydra.job.config_name, jobs)
+        composed = _check_start(self.run, folder, config.hydra.job.config_name, jobs)
         try:
             _plan(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra), composed)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
-            fail(str(e), folder)
+            self.run.fail(str(e), folder)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._end(Path(config.hydra.sweep.dir), figure_cache(config))
@@ -195,14 +224,14 @@ class SweepCallback(Callback):
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._end(Path(config.hydra.run.dir), figure_cache(config))
 
-    @staticmethod
-    def _end(folder: Path, figures: FigureCache | None) -> None:
-        state.finished = True
+    def _end(self, folder: Path, figures: FigureCache | None) -> None:
+        run = self.run
+        run.finished = True
         log_model_use(folder)
         try:
-            state.report = write_report(folder, quiet=False, figures=figures)
+            run.report = write_report(folder, quiet=False, figures=figures)
         except OSError as e:  # the tables and pictures are made again where they fit
             stop_if_disk_full(e, folder)
             raise
-        if state.report is None:
+        if run.report is None:
             print(f"sweep: no setting finished; nothing to report in {folder}", file=sys.stderr)

@@ -94,7 +94,7 @@ def cause(e: BaseException) -> BaseException:
     return e
 
 
-def build(node: Any, **kwargs: Any) -> Any:
+def build_node(node: Any, **kwargs: Any) -> Any:
     """``instantiate(node)`` (containers converted to plain lists and dicts), raising the
     user's own error (a ``ValueError`` naming the key) instead of Hydra's wrapper."""
     from hydra.errors import InstantiationException

@@ -21,7 +21,7 @@ from sweep.core.folderlock import locked
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError
-from sweep.jobs.callbacks import fail, state
+from sweep.jobs.callbacks import SweepRun
 from sweep.jobs.devices import launch_of
 from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
 from sweep.jobs.job import ConfigError, run_job
@@ -40,9 +40,9 @@ log = logging.getLogger("sweep")
 guard_job_setup()
 
 
-def run_hydra_job(cfg: DictConfig) -> None:
+def run_hydra_job(cfg: DictConfig, state: SweepRun) -> None:
     """The job Hydra hands this process: where it writes, which job it is, then its row and
-    the rebuilt table."""
+    the rebuilt table. ``state`` is the command's run, told where the sweep writes."""
     # A Ctrl-C while Hydra prepared this job was held (it would have left Hydra's config
     # half set, and Hydra would report that as a crash); one that Python could not raise
     # (it landed in a finalizer) was remembered. Either ends the sweep here.
@@ -63,7 +63,7 @@ def run_hydra_job(cfg: DictConfig) -> None:
         run_job(cfg, job_dir, job_num, list(hc.overrides.task), dict(hc.runtime.choices), launch)
     except (DatasetError, ConfigError, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
-        fail(str(e), sweep_dir)
+        state.fail(str(e), sweep_dir)
     except OSError as e:  # its folder's disk is full: every later job would fail alike
         stop_if_disk_full(e, job_dir)
         raise
@@ -81,8 +81,8 @@ def run_hydra_job(cfg: DictConfig) -> None:
     interrupts.hold()
 
 
-def on_interrupt() -> None:
-    """Ctrl-C: the finished rows get their table, then exit 130."""
+def on_interrupt(state: SweepRun) -> None:
+    """Ctrl-C: the finished rows of the command's run get their table, then exit 130."""
     # Deaf to a second Ctrl-C before anything else: the tables take a moment and are what
     # matters.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -120,7 +120,7 @@ def on_interrupt() -> None:
     raise SystemExit(130)
 
 
-def on_launcher_failure() -> None:
+def on_launcher_failure(state: SweepRun) -> None:
     """The launcher raised (a joblib worker killed, a Ray node lost) and Hydra has said
     so: the rows that finished get their table all the same."""
     folder = state.sweep_dir
@@ -136,7 +136,7 @@ def on_launcher_failure() -> None:
               f"finished and are kept in {folder}/ (results.md, results.csv)", file=sys.stderr)
 
 
-def on_disk_full(error: DiskFull) -> NoReturn:
+def on_disk_full(error: DiskFull, state: SweepRun) -> NoReturn:
     """A file of the sweep could not be written for lack of space: one line naming it, then
     the finished rows' table, and their tables and report.html where they still fit; exit 1."""
     print(f"sweep: error: {error}", file=sys.stderr)
@@ -181,19 +181,19 @@ def _why(error: BaseException) -> str:
     return first_line(error, with_type=True)
 
 
-def exit_status() -> int:
+def exit_status(state: SweepRun) -> int:
     """0 when a sweep ended with at least one ok setting (or ran none: --help, --cfg), else 1."""
     if not state.finished:
         return 0
     return 0 if state.report is not None and state.report.ok else 1
 
 
-def end_sweep() -> NoReturn:
+def end_sweep(state: SweepRun) -> NoReturn:
     """Exit once Hydra has returned. A Ctrl-C that was held while Hydra worked, or that
     Python could not raise, is an interrupt when it came before the last table (the table
     of the finished rows, exit 130); after it, it only makes the exit status 130."""
     if interrupts.requested():
         if not state.finished:
-            on_interrupt()
+            on_interrupt(state)
         raise SystemExit(130)
-    raise SystemExit(exit_status())
+    raise SystemExit(exit_status(state))

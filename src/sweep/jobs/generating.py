@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.jobs import devices
-from sweep.jobs.config import build
+from sweep.jobs.config import build_node
 from sweep.embedding.embedder import EmbedderError
 from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
                                      check_output_dir, write_output)
@@ -23,17 +23,15 @@ from sweep.generation.run import GenerationError, GenerationResult, generate
 from sweep.generation.config import KINDS, GenerateConfigError, GenerateConfig
 from sweep.jobs.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
-from sweep.llm.resume import failure_counts, rerun_hint
+from sweep.llm.resume import ResumeInfo, failure_counts, rerun_hint
 from sweep.datasets.loading import DatasetError, load_corpus
 from sweep.datasets.readers.limits import LIMIT_KEYS
 
 log = logging.getLogger("sweep.generate")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run"]
+__all__ = ["BAD_INPUT", "INCOMPLETE", "run_generate"]
 BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
               InterpolationResolutionError)
-#: Where answers are cached, for the Ctrl-C message outside the run.
-cache_root: Path | None = None
 #: A set left short by requests that got no answer (written as incomplete).
 INCOMPLETE = 3
 
@@ -45,11 +43,11 @@ def _token_counter() -> Any:
     return lambda text: count_tokens(encoding, text)
 
 
-def run(cfg: DictConfig) -> int:
-    """One generation run; returns the exit status."""
-    global cache_root
-    conf: GenerateConfig = build(cfg.generate)
-    llm: LLMConfig = build(cfg.llm)
+def run_generate(cfg: DictConfig, resume: ResumeInfo | None = None) -> int:
+    """One generation run; returns the exit status. ``resume`` learns where the answers
+    are cached, for the command's Ctrl-C message."""
+    conf: GenerateConfig = build_node(cfg.generate)
+    llm: LLMConfig = build_node(cfg.llm)
     dataset_path = str(cfg.dataset.path)
     # Read the documents as a sweep of this dataset config would (dataset.reader.pdf=...).
     reading = {key: cfg.dataset.get(key)
@@ -63,12 +61,14 @@ def run(cfg: DictConfig) -> int:
     client = LLMClient.open(llm, dry_run=conf.dry_run, show_progress=conf.show_progress,
                             count_tokens=_token_counter())
     cache_root = client.cache.root if client.cache is not None else None
+    if resume is not None:  # what the command says after a Ctrl-C
+        resume.cache_root = cache_root
     # device=auto means the GPU when there is one, as in a sweep's job.
     device = str(cfg.embed.get("device", "cpu"))
     if device == "auto":
         device = devices.pick_device(device, 0, 1, devices.machine())
     # Checks the embed settings; a dry run never loads the model.
-    embedder = build(embedder_node(cfg, device))
+    embedder = build_node(embedder_node(cfg, device))
     log.info("generating with %s at %s; answers cached in %s", llm.model, llm.endpoint,
              cache_root or "(cache off)")
     result = generate(documents, conf, client, embedder, dataset=dataset_path)
@@ -80,7 +80,7 @@ def run(cfg: DictConfig) -> int:
     if result.report.incomplete:
         earlier = (out / REPORT_JSON).is_file()
         write_output(out, documents, result.queries, result.report)
-        print(_incomplete_line(result, out, earlier), file=sys.stderr)
+        print(_incomplete_line(result, out, earlier, cache_root), file=sys.stderr)
         return INCOMPLETE
     if not result.queries:
         # Nothing is written: an earlier set in the folder stays whole.
@@ -99,7 +99,8 @@ def run(cfg: DictConfig) -> int:
     return 0
 
 
-def _incomplete_line(result: GenerationResult, out: Path, earlier: bool) -> str:
+def _incomplete_line(result: GenerationResult, out: Path, earlier: bool,
+                     cache_root: Path | None) -> str:
     report = result.report
     why = failure_counts(result.failures)
     kept, asked = sum(report.kept.values()), sum(report.requested.values())

@@ -59,7 +59,7 @@ from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
 from sweep.store.traces import traces_of, write_traces
 
 __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
-           "load_dataset", "parent_spec", "retime_wanted", "run_job", "save_failed_row",
+           "load_job_dataset", "parent_spec", "retime_wanted", "run_job", "save_failed_row",
            "scoring_config"]
 
 log = logging.getLogger("sweep")
@@ -202,7 +202,7 @@ def build_eval(cfg: DictConfig) -> EvalConfig:
 _datasets: dict[str, Dataset] = {}
 
 
-def load_dataset(node: DictConfig) -> Dataset:
+def load_job_dataset(node: DictConfig) -> Dataset:
     """Load (once per process: all jobs of a sweep share it) and validate the dataset."""
     key = OmegaConf.to_yaml(node, resolve=True)
     if key not in _datasets:
@@ -261,7 +261,7 @@ def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
     # Resolved, its literal strings escaped: a value the user escaped (\${oc.env:KEY}) is
     # saved as the literal it is, never as an interpolation a reader would resolve.
     (job_dir / "resolved_config.yaml").write_text(config_yaml(cfg), encoding="utf-8")
-    dataset = load_dataset(cfg.dataset)
+    dataset = load_job_dataset(cfg.dataset)
     return scoring_config(dataset, ev, warn=job_num == 0), dataset
 
 

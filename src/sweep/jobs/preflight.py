@@ -18,11 +18,11 @@ from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
 from sweep.chunking.frameworks import missing_package
-from sweep.jobs.config import build, cause
+from sweep.jobs.config import build_node, cause
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
 from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
-from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_dataset,
+from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_job_dataset,
                             parent_spec, scoring_config)
 from sweep.llm import LLMConfigError, LLMError
 from sweep.llm.config import check_saved
@@ -103,7 +103,7 @@ def chunk_problem(node: DictConfig) -> Exception | None:
     elif target != _OWN_CHUNKER:
         return None
     try:
-        build(node, embed_fn=_never_embed)
+        build_node(node, embed_fn=_never_embed)
     except MissingMandatoryValue as e:  # chunk=callable without the function, say
         return UnknownChunkSetting(f"{e.full_key} is not set: chunk={node.get('framework')} "
                                    f"needs it (e.g. {e.full_key}=mypackage.split)")
@@ -121,7 +121,7 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
     sweep, as does a grid none of whose settings can run. A grid in which only some
     cells cannot run (``chunk.size=128,256 chunk.overlap=0,192``) goes ahead: those
     cells get an ``invalid`` row, and a warning says so now.
-    Loaded datasets are kept for the jobs of this process (``sweep.jobs.job.load_dataset``);
+    Loaded datasets are kept for the jobs of this process (``sweep.jobs.job.load_job_dataset``);
     the configs composed are returned by the jobs' overrides, for the prewarm pass.
     """
     from hydra import compose
@@ -144,7 +144,7 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
             if data_key not in seen:
                 seen.add(data_key)
                 ev = build_eval(cfg)
-                scoring_config(load_dataset(cfg.dataset), ev, warn=False)
+                scoring_config(load_job_dataset(cfg.dataset), ev, warn=False)
             if chunk_key not in chunk_checked:
                 try:
                     context_spec(cfg)
@@ -217,13 +217,13 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
                 raise ConfigError(f"chunk.context=llm: {one_line(found)}") from None
             raise
         try:
-            chunker = build(cfg.chunk, embed_fn=_never_embed)
-            chunks = chunker.chunk_documents(load_dataset(cfg.dataset).documents)
+            chunker = build_node(cfg.chunk, embed_fn=_never_embed)
+            chunks = chunker.chunk_documents(load_job_dataset(cfg.dataset).documents)
         except Exception as e:  # the semantic strategy, a user's chunker: the job estimates
             log.info("chunk contexts of %s are estimated in its job (%s)", _label(overrides),
                      one_line(e))
             continue
-        found = estimate(writer.client, spec_here, load_dataset(cfg.dataset).documents, chunks,
+        found = estimate(writer.client, spec_here, load_job_dataset(cfg.dataset).documents, chunks,
                          asked)
         spec, model = spec_here, f"{writer.client.config.model} at {writer.client.config.endpoint}"
         cost = None if found.cost is None else (total.cost or 0.0) + found.cost

@@ -38,7 +38,7 @@ from sweep.jobs import devices
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.jobs.devices import Launch
 from sweep.core.files import write_text_atomic
-from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, load_dataset,
+from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, load_job_dataset,
                             retime_wanted)
 from sweep.pipeline.latency import encode_times_for, latency_sample
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
@@ -218,7 +218,7 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
             # Another model, max_seq_length, normalization or prefix is another cache.
             identity = identity_of(stages.embedder) or json.dumps(node, sort_keys=True)
             key = (identity, str(cache_root), device, on)
-            dataset = load_dataset(cfg.dataset)
+            dataset = load_job_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
             _leave(num, first_line(cause(e)), on)
             continue

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["CONTEXTS", "DIAGNOSES", "context_relevance", "diagnose"]
+__all__ = ["CONTEXTS", "DIAGNOSES", "context_relevance", "diagnose_answer"]
 
 #: How much of the gold evidence the context holds.
 CONTEXTS = ("complete", "partial", "none", "unanswerable")
@@ -48,7 +48,7 @@ def context_relevance(unit_ranks: Sequence[int | None] | None, k: int) -> str:
     return "complete" if inside == len(unit_ranks) else "partial" if inside else "none"
 
 
-def diagnose(context: str, declined: bool | None, faithful: bool | None, relevant: bool | None,
+def diagnose_answer(context: str, declined: bool | None, faithful: bool | None, relevant: bool | None,
              correct: bool | None = None) -> str:
     """The diagnosis code of one query; ``None`` verdicts are replies that could not be read.
 

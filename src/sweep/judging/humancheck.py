@@ -22,7 +22,8 @@ from sweep.core.csvcells import restore_row, write_rows
 from sweep.core.files import write_text_atomic
 from sweep.judging.records import AnswerTrace
 
-__all__ = ["Agreement", "LabelError", "agreement", "cohen_kappa", "export_sample", "read_labels"]
+__all__ = ["JudgeAgreement", "LabelError", "cohen_kappa", "export_sample", "judge_agreement",
+           "read_labels"]
 
 COLUMNS = ("sample", "judge", "job", "setting", "query_id", "question", "reference", "context",
            "answer", "label")
@@ -95,7 +96,7 @@ def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
 
 
 @dataclass(frozen=True)
-class Agreement:
+class JudgeAgreement:
     judge: str
     n: int
     kappa: float
@@ -106,7 +107,7 @@ class Agreement:
         return sum(c for (a, b), c in self.confusion.items() if a == b) / self.n if self.n else math.nan
 
 
-def agreement(path: Path, traces: Sequence[AnswerTrace]) -> list[Agreement]:
+def judge_agreement(path: Path, traces: Sequence[AnswerTrace]) -> list[JudgeAgreement]:
     """Per judge, the person's labels against the judge's verdicts."""
     verdicts = {(judge, t.job, t.query_id): v.passed for t in traces for judge, v in t.verdicts.items()}
     pairs: dict[str, list[tuple[bool, bool]]] = {}
@@ -117,12 +118,12 @@ def agreement(path: Path, traces: Sequence[AnswerTrace]) -> list[Agreement]:
         pairs.setdefault(judge, []).append((label, verdicts[(judge, job, qid)]))
     if not pairs:
         raise LabelError(f"{path}: no labelled line (fill the label column with yes or no)")
-    return [Agreement(j, len(p), cohen_kappa(p),
+    return [JudgeAgreement(j, len(p), cohen_kappa(p),
                       {(a, b): sum(1 for x in p if x == (a, b)) for a in (True, False) for b in (True, False)})
             for j, p in sorted(pairs.items())]
 
 
-def agreement_text(results: Sequence[Agreement]) -> str:
+def agreement_text(results: Sequence[JudgeAgreement]) -> str:
     lines = ["judge agreement (you vs the judge):"]
     for r in results:
         kappa = "undefined (one of you gave a single label)" if math.isnan(r.kappa) else f"{r.kappa:.2f}"

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from sweep.judging.replies import Verdict
+from sweep.judging.replies import JudgeVerdict
 from sweep.store.traces import Evidence, Retrieved
 
 __all__ = ["AnswerTrace", "JUDGES", "read_answers", "write_answers"]
@@ -34,7 +34,7 @@ class AnswerTrace:
     context_relevance: str          # complete / partial / none / unanswerable
     answer: str | None              # None: no readable answer
     declined: bool | None
-    verdicts: Mapping[str, Verdict] = field(default_factory=dict)
+    verdicts: Mapping[str, JudgeVerdict] = field(default_factory=dict)
     #: step -> why its reply is missing (answer, faithful, relevant, correct)
     failures: Mapping[str, str] = field(default_factory=dict)
     diagnosis: str = ""
@@ -71,7 +71,7 @@ class AnswerTrace:
             context=tuple(Retrieved(**c) for c in obj.get("context", ())),
             context_relevance=str(obj["context_relevance"]), answer=obj.get("answer"),
             declined=obj.get("declined"),
-            verdicts={k: Verdict(**v) for k, v in (obj.get("verdicts") or {}).items()},
+            verdicts={k: JudgeVerdict(**v) for k, v in (obj.get("verdicts") or {}).items()},
             failures=dict(obj.get("failures") or {}), diagnosis=str(obj.get("diagnosis", "")),
             prompt_version=str(obj.get("prompt_version", "")),
             # Traces from before k was recorded: 0, unknown, the same for every query of a

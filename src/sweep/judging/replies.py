@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from sweep.llm.jsonreply import ReplyError, parse_json_object
 
-__all__ = ["BadReply", "CATEGORIES", "GeneratedAnswer", "Verdict", "parse_answer", "parse_verdict"]
+__all__ = ["BadReply", "CATEGORIES", "GeneratedAnswer", "JudgeVerdict", "parse_answer", "parse_judge_verdict"]
 
 CATEGORIES = ("hallucination", "omission", "misinterpretation", "none")
 
@@ -32,7 +32,7 @@ class GeneratedAnswer:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgeVerdict:
     """One binary judgment: ``passed`` is faithful / relevant / correct."""
 
     passed: bool
@@ -69,7 +69,7 @@ def parse_answer(text: str) -> GeneratedAnswer:
     return GeneratedAnswer(answer.strip(), declined)
 
 
-def parse_verdict(text: str, key: str) -> Verdict:
+def parse_judge_verdict(text: str, key: str) -> JudgeVerdict:
     """``{"<key>": bool, "reason": str}`` (+ ``category`` when ``key`` is ``faithful``)."""
     obj = _object(text)
     passed = _bool(obj, key)
@@ -85,4 +85,4 @@ def parse_verdict(text: str, key: str) -> Verdict:
         if not passed and category == "none":
             raise BadReply("bad_shape", "unfaithful with category 'none'")
         category = "none" if passed else category
-    return Verdict(passed, reason, category)
+    return JudgeVerdict(passed, reason, category)

@@ -16,14 +16,14 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from sweep.judging import prompts
-from sweep.judging.diagnosis import context_relevance, diagnose
+from sweep.judging.diagnosis import context_relevance, diagnose_answer
 from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import BadReply, Verdict, parse_answer, parse_verdict
+from sweep.judging.replies import BadReply, JudgeVerdict, parse_answer, parse_judge_verdict
 from sweep.llm.client import Completion, LLMClient, RequestFailed
 from sweep.reporting.sweepreport import SweepReport
 from sweep.store.traces import QueryTrace, read_traces
 
-__all__ = ["AnswersError", "Chosen", "answer_settings", "choose"]
+__all__ = ["AnswersError", "ChosenSetting", "answer_settings", "choose_settings"]
 
 log = logging.getLogger(__name__)
 #: How a step whose request got no answer is recorded in a trace's failures.
@@ -35,13 +35,13 @@ class AnswersError(ValueError):
 
 
 @dataclass(frozen=True)
-class Chosen:
+class ChosenSetting:
     job: int
     label: str
     why: str  # recommended, best, or asked
 
 
-def choose(rep: SweepReport, spec: Sequence[object] | str) -> list[Chosen]:
+def choose_settings(rep: SweepReport, spec: Sequence[object] | str) -> list[ChosenSetting]:
     """The settings named by ``settings=``: ``recommended``, ``best``, ``all`` or job ids."""
     items = [spec] if isinstance(spec, (str, int)) else list(spec)
     if not items:
@@ -76,7 +76,7 @@ def choose(rep: SweepReport, spec: Sequence[object] | str) -> list[Chosen]:
         out = {job: "best" for job in list(ok)[:1]}
     if not out:
         raise AnswersError(f"{rep.sweep_dir}: no setting ran (every row is invalid or failed)")
-    return [Chosen(job, rep.labels[job], why) for job, why in sorted(out.items())]
+    return [ChosenSetting(job, rep.labels[job], why) for job, why in sorted(out.items())]
 
 
 def _units(trace: QueryTrace) -> tuple[int | None, ...] | None:
@@ -139,7 +139,7 @@ def _traces(rep: SweepReport, job: int, k: int) -> dict[str, QueryTrace]:
     return traces
 
 
-def answer_settings(rep: SweepReport, chosen: Sequence[Chosen], k: int,
+def answer_settings(rep: SweepReport, chosen: Sequence[ChosenSetting], k: int,
                     client: LLMClient) -> AnswerRun:
     """Answer and judge every query under every chosen setting."""
     drafts: list[AnswerTrace] = []
@@ -178,13 +178,13 @@ def answer_settings(rep: SweepReport, chosen: Sequence[Chosen], k: int,
         if t.reference:
             requests.append((i, "correct", prompts.correctness(t.query, t.answer, t.reference)))
     judged = client.complete_many([m for _, _, m in requests], desc="judges")
-    verdicts: dict[int, dict[str, Verdict]] = {}
+    verdicts: dict[int, dict[str, JudgeVerdict]] = {}
     failures: dict[int, dict[str, str]] = {}
     for (i, judge, _), reply in zip(requests, judged):
         text, failure = _reply(reply)
         if text is not None:
             try:
-                verdicts.setdefault(i, {})[judge] = parse_verdict(text, judge)
+                verdicts.setdefault(i, {})[judge] = parse_judge_verdict(text, judge)
                 continue
             except BadReply as e:
                 failure = e.reason
@@ -193,9 +193,9 @@ def answer_settings(rep: SweepReport, chosen: Sequence[Chosen], k: int,
     for i, t in enumerate(answered):
         v = dict(verdicts.get(i, {}))
         if t.declined and t.reference and t.answerable:
-            v["correct"] = Verdict(False, "declined although the question has an answer")
+            v["correct"] = JudgeVerdict(False, "declined although the question has an answer")
         fails = {**t.failures, **failures.get(i, {})}
-        code = diagnose(t.context_relevance, t.declined,
+        code = diagnose_answer(t.context_relevance, t.declined,
                         None if "faithful" in fails else v.get("faithful", _NA).passed,
                         None if "relevant" in fails else v.get("relevant", _NA).passed,
                         v["correct"].passed if "correct" in v else None)
@@ -206,4 +206,4 @@ def answer_settings(rep: SweepReport, chosen: Sequence[Chosen], k: int,
 
 # A verdict that was not asked for (a declined answer is not judged): never consulted when
 # the answer was declined, because the diagnosis looks at ``declined`` first.
-_NA = Verdict(True, "not judged")
+_NA = JudgeVerdict(True, "not judged")

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 from sweep.core.checks import is_int
 from sweep.core.types import Document
 from sweep.datasets.loading import QUERIES_FILE, DatasetError, Problem, describe_value, load_corpus
-from sweep.datasets.quotes import Located, QuoteIndex
+from sweep.datasets.quotes import QuoteLocation, QuoteIndex
 from sweep.labelling.questions import Question, read_questions
 
 __all__ = ["Accepted", "accept_draft", "describe_accepted"]
@@ -143,7 +143,7 @@ def _kept(question: Question, draft: str, documents: Mapping[str, Document],
 
 
 def _locate(index: QuoteIndex, judgment: Mapping[str, Any], item: Mapping[str, Any]
-            ) -> tuple[Located, int | None] | str:
+            ) -> tuple[QuoteLocation, int | None] | str:
     """Where the quote is, as the loader will find it, and the ``occurrence`` to write
     with it: a quote found more than once is the match inside the proposal's own
     ``start``..``end``. A string says why it is not located."""

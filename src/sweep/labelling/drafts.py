@@ -27,14 +27,14 @@ from sweep.labelling.passages import passages_of
 from sweep.labelling.proposals import propose_from
 from sweep.labelling.questions import draft_text, read_questions
 
-__all__ = ["DRAFT_FILE", "Draft", "describe_draft", "draft_evidence", "draft_path"]
+__all__ = ["DRAFT_FILE", "EvidenceDraft", "describe_draft", "draft_evidence", "draft_path"]
 
 #: The draft's name in the dataset folder, unless told otherwise.
 DRAFT_FILE = "queries.draft.jsonl"
 
 
 @dataclass(frozen=True)
-class Draft:
+class EvidenceDraft:
     """What :func:`draft_evidence` did. ``out`` is None when no question needed evidence
     (nothing is written then); ``left_out`` names the questions file when the dataset
     reads it as a document too (it was left out of the candidates)."""
@@ -58,7 +58,7 @@ def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
                    out: str | Path | None = None, *, top: int = 3, overwrite: bool = False,
                    reader: Mapping[str, str] | None = None, skip_unreadable: bool = False,
                    follow_links: bool = False, progress: Callable[[str], None] | None = None,
-                   **limits: float | None) -> Draft:
+                   **limits: float | None) -> EvidenceDraft:
     """Propose ``top`` passages of ``dataset``'s documents for each question of
     ``questions`` (default ``DATASET/queries.jsonl``) without evidence, and write the
     draft to :func:`draft_path` atomically. An existing draft is replaced only with
@@ -84,7 +84,7 @@ def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
     todo = [q for q in asked if not q.labelled]
     labelled = len(asked) - len(todo)
     if not todo:
-        return Draft(None, questions_file, 0, labelled, (), 0, 0)
+        return EvidenceDraft(None, questions_file, 0, labelled, (), 0, 0)
     say(f"reading the documents of {dataset}")
     documents = load_corpus(dataset, reader=reader, skip_unreadable=skip_unreadable,
                             follow_links=follow_links, **limits)
@@ -97,7 +97,7 @@ def draft_evidence(dataset: str | Path, questions: str | Path | None = None,
     proposed = {p.query_id: [c.as_json() for c in p.candidates] for p in proposals}
     target.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(target, draft_text(asked, proposed))
-    return Draft(target, questions_file, len(todo), labelled,
+    return EvidenceDraft(target, questions_file, len(todo), labelled,
                  tuple(p.query_id for p in proposals if not p.candidates),
                  len(documents), len(passages), left_out)
 
@@ -123,7 +123,7 @@ def _without_questions_file(dataset: Path, documents: tuple[Document, ...], ques
     return kept, (doc_id if len(kept) < len(documents) else None)
 
 
-def describe_draft(draft: Draft, dataset: str | Path) -> list[str]:
+def describe_draft(draft: EvidenceDraft, dataset: str | Path) -> list[str]:
     """The summary to print: what was proposed, where the draft is, and what to do next."""
     if draft.out is None:
         return [(f"{draft.questions}: all {draft.labelled} questions have evidence already; "

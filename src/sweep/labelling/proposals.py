@@ -30,14 +30,14 @@ from sweep.retrieval.lexical import BM25Retriever, Tokenizer
 if TYPE_CHECKING:
     from sweep.labelling.questions import Question
 
-__all__ = ["Candidate", "Proposal", "propose", "propose_from"]
+__all__ = ["EvidenceCandidate", "Proposal", "propose", "propose_from"]
 
 # Scores for this many questions at a time: a (batch, n_passages) float32 array.
 _BATCH = 128
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
+class EvidenceCandidate:
     """A passage proposed as evidence and its BM25 score for the question."""
 
     passage: Passage
@@ -57,7 +57,7 @@ class Proposal:
 
     query_id: str
     query: str
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[EvidenceCandidate, ...]
 
 
 def propose(documents: Sequence[Document], questions: Sequence[Question],
@@ -101,17 +101,17 @@ def _narrowed(passage: Passage, terms: set[str], tokenize: Tokenizer,
 
 
 def _best(scores: np.ndarray, passages: Sequence[Passage], top: int,
-          narrow: Callable[[Passage], Passage]) -> tuple[Candidate, ...]:
+          narrow: Callable[[Passage], Passage]) -> tuple[EvidenceCandidate, ...]:
     matching = np.flatnonzero(scores > 0)
     order = matching[np.lexsort((matching, -scores[matching].astype(np.float64)))]
-    chosen: list[Candidate] = []
+    chosen: list[EvidenceCandidate] = []
     texts: set[str] = set()
     for i in order:
         passage = narrow(passages[i])
         text = " ".join(passage.text.split()).casefold()
         if text in texts or any(_overlap(passage, c.passage) for c in chosen):
             continue
-        chosen.append(Candidate(passage, float(scores[i])))
+        chosen.append(EvidenceCandidate(passage, float(scores[i])))
         texts.add(text)
         if len(chosen) == top:
             break

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from sweep.core.files import read_regular_bytes
-from sweep.datasets.loading import BadJsonLine, DatasetError, Problem, describe_value, parse_json_object
+from sweep.datasets.loading import BadJsonLine, DatasetError, Problem, describe_value, parse_json_line
 
 __all__ = ["Question", "draft_text", "read_questions"]
 
@@ -84,7 +84,7 @@ def _json_rows(path: Path, lines: list[tuple[int, str]], problems: list[Problem]
         def bad(message: str, n: int = n) -> None:
             problems.append(Problem(str(path), n, message))
         try:
-            row = parse_json_object(line)
+            row = parse_json_line(line)
         except BadJsonLine as e:
             bad(str(e))
             continue

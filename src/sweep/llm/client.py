@@ -34,7 +34,7 @@ from sweep.core.tokenization import replace_surrogates
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
 from sweep.llm.config import (UNSHOWN_VARIABLE, LLMConfig, check_api_key, key_variable, secrets_of,
-                              resolve_api_key, resolve_cache_dir)
+                              resolve_api_key, resolve_llm_cache_dir)
 from sweep.llm.errors import MASK, LLMError, clean, mask
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ class LLMClient:
              count_tokens: Callable[[str], int] | None = None) -> "LLMClient":
         """The client every command uses: the key read from the variable ``config.api_key_env``
         names, replies cached in ``config.cache_dir`` (null: the user's cache folder; off: none)."""
-        root = resolve_cache_dir(config.cache_dir)
+        root = resolve_llm_cache_dir(config.cache_dir)
         return cls(config, resolve_api_key(config), ResponseCache(root) if root is not None else None,
                    dry_run=dry_run, show_progress=show_progress, count_tokens=count_tokens)
 

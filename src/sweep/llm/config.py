@@ -15,8 +15,8 @@ from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "check_api_key", "check_saved", "default_cache_dir", "key_variable",
-           "named_secrets", "resolve_api_key", "resolve_cache_dir", "secrets_of",
+__all__ = ["LLMConfig", "check_api_key", "check_saved", "default_llm_cache_dir", "key_variable",
+           "named_secrets", "resolve_api_key", "resolve_llm_cache_dir", "secrets_of",
            "without_userinfo"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -244,11 +244,11 @@ def check_saved(api_key_env: object, base_url: object,
             "job's folder: set it to the variable's name, e.g. llm.api_key_env=OPENAI_API_KEY")
 
 
-def default_cache_dir() -> Path:
+def default_llm_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/sweep/llm``, else ``~/.cache/sweep/llm``."""
-    return cachedirs.default_cache_dir("llm")
+    return cachedirs.default_cache_dir_of("llm")
 
 
-def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
+def resolve_llm_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     """The folder ``llm.cache_dir`` names (None: the default); None when it is ``off``."""
-    return cachedirs.resolve_cache_dir(cache_dir, "llm")
+    return cachedirs.resolve_cache_dir_of(cache_dir, "llm")

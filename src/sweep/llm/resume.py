@@ -8,12 +8,22 @@ again sends only what is still unanswered; ``sweep.generate`` and
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, NoReturn
 
 from sweep.core.interrupts import deaf_to_interrupts, quiet_second_interrupt
 
-__all__ = ["failure_counts", "rerun_hint", "stop_interrupted"]
+__all__ = ["ResumeInfo", "failure_counts", "rerun_hint", "stop_interrupted"]
+
+
+@dataclass
+class ResumeInfo:
+    """What an LLM command's run tells the command for after a Ctrl-C: where its answers
+    are cached (None while its client is not open, or with the cache off). The command
+    owns it and hands it to the run; :func:`stop_interrupted` reads it."""
+
+    cache_root: Path | None = None
 
 
 def failure_counts(reasons: Mapping[str, int]) -> str:

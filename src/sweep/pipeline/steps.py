@@ -28,7 +28,7 @@ from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
 from sweep.retrieval.index import ann_recall
 from sweep.retrieval.parents import Parents, ParentSpec, parents_of
-from sweep.retrieval.parents import lift as lift_ranking
+from sweep.retrieval.parents import lift_to_parents as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
 from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
 from sweep.scoring.table import ScoreTable

@@ -17,7 +17,7 @@ import pandas as pd
 
 from sweep.decision.breakdown import (QueryRow, TypeBreakdown, type_breakdown, type_metric_breakdown,
                              worst_first)
-from sweep.decision.agreement import HAND_WRITTEN, SYNTHETIC, Agreement, agreement, split_by_source
+from sweep.decision.agreement import HAND_WRITTEN, SYNTHETIC, RankingAgreement, agreement, split_by_source
 from sweep.decision.decide import Decision, SweepDecision, decide, pick
 from sweep.reporting.frames import frame, per_query_tables
 from sweep.store.row import Row, load_rows, unfinished_jobs
@@ -39,7 +39,7 @@ class GroupView:
     #: each type on its own metric (eval.type_metrics): fact mrr, multi complete, graded ndcg...
     type_metrics: TypeBreakdown | None = None
     #: synthetic vs hand-written questions, when the set mixes them
-    agreement: Agreement | None = None
+    agreement: RankingAgreement | None = None
 
 
 @dataclass(frozen=True)

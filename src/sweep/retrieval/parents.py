@@ -20,7 +20,8 @@ from sweep.chunking.headings import markdown_sections
 from sweep.core.tokenization import count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["PARENT_MODES", "Lifted", "ParentError", "Parents", "ParentSpec", "lift", "parents_of"]
+__all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpec", "lift_to_parents",
+           "parents_of"]
 
 PARENT_MODES = ("none", "section", "window")
 
@@ -159,7 +160,7 @@ def _cover(covered: list[tuple[int, int]], start: int, end: int) -> list[tuple[i
 
 
 @dataclass(frozen=True)
-class Lifted:
+class LiftedRanking:
     """A ranking of ``passages``: the parents, and the new parts of parents that overlap
     earlier ones (appended after the parents)."""
 
@@ -172,7 +173,7 @@ class Lifted:
                            count=len(self.passages))
 
 
-def lift(ranking: Ranking, parents: Parents) -> Lifted:
+def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
     """The ranking of chunks as the passages an LLM would be handed: each chunk's parent, at
     the rank of the chunk, cut to the text no earlier parent of the query brought (gone
     when there is none). A parent that surrounds an earlier one brings the text on both
@@ -214,4 +215,4 @@ def lift(ranking: Ranking, parents: Parents) -> Lifted:
         if row:
             ids[q, :len(row)] = [i for i, _ in row]
             scores[q, :len(row)] = [v for _, v in row]
-    return Lifted(Ranking(ids, scores), passages)
+    return LiftedRanking(Ranking(ids, scores), passages)

@@ -29,7 +29,7 @@ from sweep.datasets.loading import DatasetError, check_dataset, load_corpus
 from sweep.datasets.readers.base import UnreadableFile
 from sweep.datasets.readers.limits import LIMIT_KEYS, ReadLimits, check_limits, read_document
 from sweep.jobs.config import CONF_DIR, register
-from sweep.jobs.job import load_dataset
+from sweep.jobs.job import load_job_dataset
 
 MB = 1024 * 1024
 ROOT = Path(__file__).resolve().parents[3]
@@ -271,11 +271,11 @@ def test_the_limits_are_dataset_settings_a_sweep_can_change(tmp_path):
                                                        "dataset.max_pages=2", "dataset.cache_dir=off"])
     assert cfg.dataset.max_pages == 2 and cfg.dataset.max_expanded_mb is None
     with pytest.raises(DatasetError, match=r"deck\.pptx: has more than 2 slides: raise dataset\.max_pages"):
-        load_dataset(cfg.dataset)
+        load_job_dataset(cfg.dataset)
 
 
 def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
-    from sweep.jobs.generating import run
+    from sweep.jobs.generating import run_generate
 
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -284,7 +284,7 @@ def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
             "llm.base_url=http://127.0.0.1:9/v1", f"llm.cache_dir={tmp_path / 'llm'}",
             f"generate.out={tmp_path / 'out'}", "generate.dry_run=true"])
     with pytest.raises(DatasetError, match=r"larger than 0\.0001 MB \(0\.0 MB\): raise dataset\.max_file_mb"):
-        run(cfg)
+        run_generate(cfg)
 
 
 @pytest.mark.parametrize(("setting", "words"), [

@@ -256,7 +256,7 @@ def parse(md: str) -> list[Block]:
     return blocks
 
 
-def plain(runs: list[Run]) -> str:
+def plain_text(runs: list[Run]) -> str:
     return "".join(r.text for r in runs)
 
 
@@ -326,7 +326,7 @@ def render_pdf(blocks: list[Block], title: str) -> bytes:
             pdf.ln(1.5)  # the space a list ends with
         previous = b.kind
         if b.kind == "heading":
-            text = plain(b.lines[0])
+            text = plain_text(b.lines[0])
             pt = {1: 17, 2: 13.5, 3: 11.5}.get(b.level, 10.5)
             if b.level > 1:
                 keep_with_next(22)
@@ -363,7 +363,7 @@ def render_pdf(blocks: list[Block], title: str) -> bytes:
         elif b.kind == "table":
             pdf.ln(1)
             pdf.set_font("DejaVu", "", size - 1.5)
-            texts = [[plain(c) for c in row] for row in b.rows]
+            texts = [[plain_text(c) for c in row] for row in b.rows]
             widths = _column_widths(pdf, texts, size - 1.5, pad=1.6)
             ncol = len(widths)
             with pdf.table(
@@ -386,7 +386,7 @@ def render_pdf(blocks: list[Block], title: str) -> bytes:
         elif b.kind == "code":
             pdf.set_font("DejaVuMono", "", size - 1.5)
             pdf.set_fill_color(244, 244, 244)
-            code = "\n".join(plain(line) for line in b.lines)
+            code = "\n".join(plain_text(line) for line in b.lines)
             pdf.multi_cell(0, 4.2, code, fill=True, new_x="LMARGIN", new_y="NEXT")
             pdf.set_font("DejaVu", "", size)
             pdf.ln(2.5)
@@ -461,7 +461,7 @@ def _html_body(blocks: list[Block]) -> str:
             out.append("<ul>" if kind == "bullet" else f"<ol{start}>")
             open_list = kind
         if b.kind == "heading":
-            text = plain(b.lines[0])
+            text = plain_text(b.lines[0])
             ident = f' id="{_slug(text)}"' if b.level > 1 else ""
             out.append(f"<h{b.level}{ident}>{_html_runs(b.lines[0])}</h{b.level}>")
         elif b.kind == "para":
@@ -479,7 +479,7 @@ def _html_body(blocks: list[Block]) -> str:
             out.append("</tbody></table></div>")
         elif b.kind == "code":
             lang = f' class="language-{b.info}"' if b.info else ""
-            code = "\n".join(html.escape(plain(line), quote=False) for line in b.lines)
+            code = "\n".join(html.escape(plain_text(line), quote=False) for line in b.lines)
             out.append(f"<pre><code{lang}>{code}</code></pre>")
     if open_list:
         out.append("</ul>" if open_list == "bullet" else "</ol>")
@@ -506,7 +506,7 @@ _NAV = {
 }
 
 
-def render_html(blocks: list[Block], title: str, path: str) -> str:
+def render_page(blocks: list[Block], title: str, path: str) -> str:
     """A web page of one of Kestrel's sites: the document is the ``<article>``; around it
     a header menu, breadcrumb, cookie banner, sidebar, footer, scripts and styles."""
     site, crumbs = SITES[path]
@@ -740,7 +740,7 @@ def render_rst(blocks: list[Block]) -> str:
                 lines.append(head if i == 0 else sep)
             out.append("\n".join(lines))
         elif b.kind == "code":
-            body = "\n".join("   " + plain(line) for line in b.lines)
+            body = "\n".join("   " + plain_text(line) for line in b.lines)
             out.append(f".. code-block:: {b.info or 'text'}\n\n{body}")
         previous = b.kind
     return "\n\n".join(out) + "\n"
@@ -759,7 +759,7 @@ PARA_SEP = {"pdf": "\n", "html": "\n", "docx": "\n\n", "rst": "\n\n"}
 def _block_parts(b: Block, start: int, end: int, fmt: str) -> list[str]:
     """The visible text of block ``b`` within source ``[start, end)``: one string per
     row for a table, else one string."""
-    show = rst_runs if fmt == "rst" else plain
+    show = rst_runs if fmt == "rst" else plain_text
 
     def clip(runs: list[Run]) -> list[Run]:
         return [c for r in runs if (c := r.clip(start, end))]
@@ -829,7 +829,7 @@ def quote_for(blocks: list[Block], source: str, start: int, end: int, fmt: str, 
 # --------------------------------------------------------------------------------------
 
 
-def build() -> tuple[dict[str, bytes], bytes, list[dict]]:
+def build_corpus() -> tuple[dict[str, bytes], bytes, list[dict]]:
     """Every file of the example as bytes (``docs/``-relative path -> bytes), the bytes of
     ``queries.jsonl`` and its rows."""
     files: dict[str, bytes] = {}
@@ -838,12 +838,12 @@ def build() -> tuple[dict[str, bytes], bytes, list[dict]]:
         text = (KESTREL / "docs" / src).read_text(encoding="utf-8")
         blocks = parse(text)
         parsed[src] = (text, blocks)
-        title = plain(blocks[0].lines[0])
+        title = plain_text(blocks[0].lines[0])
         fmt = dst.rsplit(".", 1)[1]
         if fmt == "pdf":
             files[dst] = render_pdf(blocks, title)
         elif fmt == "html":
-            files[dst] = render_html(blocks, title, dst).encode("utf-8")
+            files[dst] = render_page(blocks, title, dst).encode("utf-8")
         elif fmt == "docx":
             files[dst] = render_docx(blocks, title)
         elif fmt == "rst":
@@ -904,7 +904,7 @@ def _readers() -> dict[str, dict[str, tuple[object, bool]]]:
     return out
 
 
-def check(files: dict[str, bytes], queries: bytes, rows: list[dict], verbose: bool) -> int:
+def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verbose: bool) -> int:
     """Compare a fresh build with the folder, then read every file with every reader sweep
     has and locate every quote in each text (as ``dataset.fuzzy=null`` would). Returns the
     number of problems: a stale folder, and any quote a *default* reader does not locate
@@ -967,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="verify the folder and the quotes; write nothing")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every quote a reader did not locate")
     args = parser.parse_args(argv)
-    files, queries, rows = build()
+    files, queries, rows = build_corpus()
     if not args.check:
         write(files, queries)
         answerable = sum(1 for r in rows if r["relevant"])
@@ -975,7 +975,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(files)} documents and {len(rows)} queries ({answerable} answerable, "
               f"{len(rows) - answerable} unanswerable), {size / 1024:.0f} KiB, to {HERE}")
         return 0
-    return 1 if check(files, queries, rows, args.verbose) else 0
+    return 1 if check_corpus(files, queries, rows, args.verbose) else 0
 
 
 if __name__ == "__main__":

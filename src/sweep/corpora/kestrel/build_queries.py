@@ -26,7 +26,7 @@ def _occurrences(text: str, quote: str) -> list[int]:
     return found
 
 
-def build(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[str]]:
+def build_queries(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[str]]:
     texts = {
         # Bytes, not read_text(): offsets must match the file exactly, \r\n included.
         p.relative_to(docs_dir).as_posix(): p.read_bytes().decode("utf-8")
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("drafts", nargs="*", type=Path, help="draft files (default: drafts/*.jsonl)")
     args = ap.parse_args(argv)
     drafts = args.drafts or sorted((HERE / "drafts").glob("*.jsonl"))
-    queries, problems = build(HERE / "docs", drafts)
+    queries, problems = build_queries(HERE / "docs", drafts)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:

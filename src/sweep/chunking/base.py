@@ -23,7 +23,7 @@ from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
 from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import count_tokens, get_encoding
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding
 from sweep.core.types import Chunk, Document
 
 __all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "UnknownChunkSetting",
@@ -107,7 +107,7 @@ class BaseChunker(ABC):
         self,
         size: int = 256,
         overlap: int = 0,
-        tokenizer: str = "cl100k_base",
+        tokenizer: str = DEFAULT_TOKENIZER,
         prefix: str = "none",
     ) -> None:
         check_size_overlap(size, overlap)

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from sweep.core.tokenization import count_tokens
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
 from sweep.core.types import Chunk, Document
 from sweep.llm import Completion, LLMClient, LLMConfig, RequestFailed
 from sweep.llm.cache import request_key
@@ -146,7 +146,7 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
     doc_tokens: dict[str, int] = {}
     requests = prompt = 0
     asked = set() if asked is None else asked
-    frame = count_tokens("cl100k_base", _SYSTEM + spec.prompt) + _FRAMING_TOKENS
+    frame = count_tokens(DEFAULT_TOKENIZER, _SYSTEM + spec.prompt) + _FRAMING_TOKENS
     for c in chunks:
         doc = by_id[c.doc_id]
         messages = messages_for(spec, doc, c)
@@ -157,7 +157,7 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
         if client.is_cached(messages):
             continue
         if c.doc_id not in doc_tokens:
-            doc_tokens[c.doc_id] = count_tokens("cl100k_base", doc.text)
+            doc_tokens[c.doc_id] = count_tokens(DEFAULT_TOKENIZER, doc.text)
         requests += 1
         prompt += frame + doc_tokens[c.doc_id] + c.n_tokens
     completion = requests * spec.max_tokens
@@ -243,7 +243,7 @@ def _far_over(text: str, limit: int) -> bool:
     if len(text.encode("utf-8", "surrogatepass")) <= limit:  # a token is at least a byte
         return False
     head = limit * _MAX_CHARS_PER_TOKEN
-    return len(text) > head or count_tokens("cl100k_base", text) > limit
+    return len(text) > head or count_tokens(DEFAULT_TOKENIZER, text) > limit
 
 
 def with_contexts(chunks: Sequence[Chunk], texts: Sequence[str]) -> list[Chunk]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from sweep.core.checks import integer, number
-from sweep.core.measures import Measure, Primary, measures_for
+from sweep.core.measures import MIN_COVERAGE, Measure, Primary, measures_for
 
 __all__ = ["EvalConfig", "EvalConfigError"]
 
@@ -46,7 +46,7 @@ class EvalConfig:
     k: tuple[int, ...] = (1, 3, 5, 10)
     budgets: tuple[int, ...] = (256, 512, 1024)
     gain: str = "linear"
-    min_coverage: float = 0.5
+    min_coverage: float = MIN_COVERAGE
     table_k: tuple[int, ...] = (5,)
     primary: str = "span/recall@5"
     n_boot: int = 1000

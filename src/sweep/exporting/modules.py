@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
 from sweep.core.configfiles import read_yaml
-from sweep.core.tokenization import TokenizerError, get_encoding, offline_name
+from sweep.core.tokenization import DEFAULT_TOKENIZER, TokenizerError, get_encoding, offline_name
 
 __all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module", "sweep_command"]
 
@@ -180,7 +180,7 @@ def _call(node: Mapping[str, Any], framework: str, needs: _Needs, where: str) ->
                 or set(node) - {"_target_", "name", "_args_"}):
             raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
                              "nothing is exported")
-        needs.encodings.add((names or ["cl100k_base"])[0])
+        needs.encodings.add((names or [DEFAULT_TOKENIZER])[0])
         return f"_encoding({(names or ['cl100k_base'])[0]!r})"
     found = exportable_splitter(framework, target)
     if found is None:

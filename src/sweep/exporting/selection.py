@@ -13,6 +13,7 @@ from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
 from sweep.core.files import NotRegularFile, not_utf8, regular_file
+from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["Chosen", "ExportError", "choose", "recommended_job"]
@@ -85,7 +86,7 @@ class Chosen:
     @property
     def label(self) -> str:
         settings = self.row.settings
-        plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base",
+        plain = {"chunk.prefix": "none", "chunk.tokenizer": DEFAULT_TOKENIZER,
                  "retrieve": "dense", "rerank": "none",
                  # a framework's size and overlap are already chunk.size and chunk.overlap
                  "chunk.splitter.chunk_size": settings.get("chunk.size"),

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from sweep.chunking.headings import markdown_sections
-from sweep.core.tokenization import count_tokens, tokenize
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
 __all__ = ["PARENT_MODES", "Lifted", "ParentError", "Parents", "ParentSpec", "lift", "parents_of"]
@@ -37,7 +37,7 @@ class ParentSpec:
 
     mode: str = "none"
     size: int | None = 512
-    encoding: str = "cl100k_base"
+    encoding: str = DEFAULT_TOKENIZER
 
     def __post_init__(self) -> None:
         if self.mode not in PARENT_MODES:
@@ -58,7 +58,7 @@ class ParentSpec:
     def of(cls, mode: Any = "none", size: Any = 512, encoding: Any = None) -> "ParentSpec":
         """From config values (``encoding`` None: cl100k_base, the default chunker's)."""
         return cls(str(mode) if mode is not None else "none", size,
-                   str(encoding) if isinstance(encoding, str) and encoding else "cl100k_base")
+                   str(encoding) if isinstance(encoding, str) and encoding else DEFAULT_TOKENIZER)
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class Parents:
 
     passages: list[Chunk]
     of_chunk: np.ndarray  # int64, one per chunk
-    encoding: str = "cl100k_base"
+    encoding: str = DEFAULT_TOKENIZER
 
     @property
     def n_tokens(self) -> np.ndarray:

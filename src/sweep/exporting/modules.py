@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from sweep.chunking.base import strategies
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
 from sweep.core.configfiles import read_yaml
 from sweep.core.tokenization import DEFAULT_TOKENIZER, TokenizerError, get_encoding, offline_name
@@ -481,9 +482,8 @@ def _sweep_module(config: Mapping[str, Any], chunk: Mapping[str, Any], strategy:
     settings = {k: chunk.get(k, default) for k, default in (
         ("strategy", None), ("size", None), ("overlap", None), ("tokenizer", None),
         ("prefix", "none"))}
-    settings.update({k: chunk[k] for k in ("breakpoint_percentile", "buffer_size",
-                                           "min_unit_tokens")
-                     if strategy == "semantic" and k in chunk})
+    found = strategies().get(strategy)  # its own options, as its class declares them
+    settings.update({k: chunk[k] for k in (found.options if found else ()) if k in chunk})
     embed = config.get("embed") or {}
     if not isinstance(embed, Mapping):
         raise ValueError("the job's embed settings are not a mapping")

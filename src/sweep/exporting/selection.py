@@ -13,6 +13,7 @@ from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
 from sweep.core.files import NotRegularFile, not_utf8, regular_file
+from sweep.core.settings import upgrade_config
 from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.store.row import Row, RowError, load_rows, read_row
 
@@ -57,7 +58,7 @@ class Chosen:
         path = self.job_dir / "resolved_config.yaml"
         if self.file("resolved_config.yaml") is None:
             raise ExportError(f"{path}: missing; the job's folder is incomplete")
-        config = _mapping(path, self.sweep_dir)
+        config = upgrade_config(_mapping(path, self.sweep_dir))  # a folder of any layout
         for key in ("dataset", "chunk"):
             if not isinstance(config.get(key), dict):
                 raise ExportError(f"{path}: no {key} settings; the job's folder is damaged")

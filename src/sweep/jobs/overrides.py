@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.core.settings import MOVED as _NODE_MOVES
 from sweep.core.suggest import closest
 
 __all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
@@ -26,9 +27,14 @@ _NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", 
 _SHOWN_KEYS = 12
 #: A value that is another key's (``${..size}``): that key is the one to set.
 _RELATIVE = re.compile(r"\$\{(\.+)([\w.]+)\}")
-#: Keys that moved, so that a command line written for the old place is told the new one.
+#: Keys that moved, so that a command line written for the old place is told the new one:
+#: old key -> new key (the runtime's, and those of sweep.core.settings.MOVED).
 MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
-         "embed.prewarm": "runtime.prewarm"}
+         "embed.prewarm": "runtime.prewarm", **_NODE_MOVES}
+#: Why a key moved, by the node it moved to.
+_WHY_MOVED = {"runtime": "it says how the command runs, not what it measures",
+              "context": "contextual headers are a node of their own, not the chunker's",
+              "parent": "parent retrieval is a node of its own, not the retriever's"}
 
 
 class UnknownKey(ValueError):
@@ -138,10 +144,12 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         from sweep.jobs.preflight import expand_grid
 
         choices = [o.input_line for o in selects if not o.is_hydra_override()]
+        first = expand_grid(choices)[0]
+        swept = {o.key_or_group for o in selects if o.is_sweep_override()}
         try:
             # One combination is enough: Hydra applies every key to every job, so a key
             # this one lacks fails a job anyway.
-            cfg = compose(config_name=config_name, overrides=expand_grid(choices)[0])
+            cfg = compose(config_name=config_name, overrides=first)
         except HydraException:
             return  # a bad group choice: Hydra names the valid ones
     for override in plain:
@@ -158,8 +166,12 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         leaves = sorted(_leaf_keys(cfg))
         moved = MOVED.get(override.key_or_group)
         if moved in leaves:
-            raise UnknownKey(f"{override.key_or_group} is now {moved}: it says how the "
-                             "command runs, not what it measures")
+            raise UnknownKey(f"{override.key_or_group} is now {moved}: "
+                             f"{_WHY_MOVED[moved.split('.', 1)[0]]}")
+        elsewhere = _of_other_options(config_dir, config_name, first, override.key_or_group,
+                                      swept)
+        if elsewhere is not None:
+            raise UnknownKey(elsewhere)
         match = closest(override.key_or_group, leaves)
         hint = f" (did you mean {match}?)" if match else ""
         names = [n for n in names if not n.startswith("_")]
@@ -168,6 +180,38 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         where = f"{parent} has" if parent else "the top-level keys are"
         # The key only, never its value: it may be a key or a URL with a password in it.
         raise UnknownKey(f"unknown setting {missing}{hint}; {where}: {shown}")
+
+
+def _of_other_options(config_dir: str, config_name: str, first: Sequence[str], key: str,
+                      swept: set[str]) -> str | None:
+    """Why ``key`` (``rerank.model``) cannot be set when the first job's option of its group
+    (``rerank=none``) lacks it but other options (``cross_encoder``) have it; else None."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    group = key.split(".", 1)[0]
+    have = []
+    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        if "." not in key or group not in loader.list_groups(""):
+            return None
+        for option in sorted(loader.get_group_options(group)):
+            try:
+                cfg = compose(config_name=config_name, overrides=[*first, f"{group}={option}"])
+            except Exception:  # an option that does not compose here says nothing
+                continue
+            if _missing(cfg, key) is None:
+                have.append(option)
+    if not have:
+        return None
+    now = dict(o.split("=", 1) for o in first if "=" in o).get(group)
+    which = f"{group}={now}" if now else f"{group}'s default option"
+    owners = " and ".join(f"{group}={o}" for o in have)
+    if group not in swept:
+        return f"{key} is a setting of {owners}, which {which} does not have: choose {owners}"
+    return (f"{key} is a setting of {owners}, which {which} does not have; a key on the "
+            f"command line is set for every {group} option swept, so give it in a preset of "
+            "your own instead (docs/configuration.md, \"Presets of your own\")")
 
 
 def check_command_line(config_name: str, prog: str) -> None:

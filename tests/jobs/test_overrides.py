@@ -16,7 +16,7 @@ def _check(*args: str) -> None:
     (("chunk.sise=128",), "unknown setting chunk.sise (did you mean chunk.size?); "
                           "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
     (("chunks.size=3",), "unknown setting chunks (did you mean chunk.size?); "
-                         "the top-level keys are: chunk, dataset"),
+                         "the top-level keys are: chunk, context, dataset"),
     (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
     (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
                                "the options are: callable, chonkie, langchain"),

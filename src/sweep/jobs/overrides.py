@@ -10,10 +10,12 @@ selects, and every plain ``key=value`` must name a key it has.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.core.configfiles import read_yaml
 from sweep.core.settings import MOVED as _NODE_MOVES
 from sweep.core.suggest import closest
 
@@ -146,6 +148,9 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         choices = [o.input_line for o in selects if not o.is_hydra_override()]
         first = expand_grid(choices)[0]
         swept = {o.key_or_group for o in selects if o.is_sweep_override()}
+        options = {p.key_or_group.split(".", 1)[0]: loader.get_group_options(
+            p.key_or_group.split(".", 1)[0]) for p in plain
+            if p.key_or_group.split(".", 1)[0] in groups}
         try:
             # One combination is enough: Hydra applies every key to every job, so a key
             # this one lacks fails a job anyway.
@@ -168,7 +173,8 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         if moved in leaves:
             raise UnknownKey(f"{override.key_or_group} is now {moved}: "
                              f"{_WHY_MOVED[moved.split('.', 1)[0]]}")
-        elsewhere = _of_other_options(config_dir, config_name, first, override.key_or_group,
+        elsewhere = _of_other_options(Path(config_dir), first, override.key_or_group,
+                                      options.get(override.key_or_group.split(".", 1)[0], ()),
                                       swept)
         if elsewhere is not None:
             raise UnknownKey(elsewhere)
@@ -182,33 +188,49 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         raise UnknownKey(f"unknown setting {missing}{hint}; {where}: {shown}")
 
 
-def _of_other_options(config_dir: str, config_name: str, first: Sequence[str], key: str,
+def _has(conf_dir: Path, group: str, option: str, parts: Sequence[str], seen: set[str]) -> bool:
+    """Whether the option file ``group/option.yaml`` (or one its defaults bring from the same
+    group) has the key ``parts``: read as files, not composed (composing every option of
+    a group would make each typo cost seconds)."""
+    path = conf_dir / group / f"{option}.yaml"
+    if str(path) in seen or not path.is_file():
+        return False
+    seen.add(str(path))
+    try:
+        node: Any = read_yaml(path)
+    except Exception:  # a file Hydra will report itself
+        return False
+    if _holds(node, parts):
+        return True
+    for entry in (node.get("defaults") or []) if isinstance(node, dict) else []:
+        name = entry.split("@", 1)[0] if isinstance(entry, str) else None
+        if name and name != "_self_" and _has(conf_dir, group, name, parts, seen):
+            return True
+    return False
+
+
+def _holds(node: Any, parts: Sequence[str]) -> bool:
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _of_other_options(conf_dir: Path, first: Sequence[str], key: str, options: Sequence[str],
                       swept: set[str]) -> str | None:
     """Why ``key`` (``rerank.model``) cannot be set when the first job's option of its group
     (``rerank=none``) lacks it but other options (``cross_encoder``) have it; else None."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    group = key.split(".", 1)[0]
-    have = []
-    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
-        loader = GlobalHydra.instance().config_loader()
-        if "." not in key or group not in loader.list_groups(""):
-            return None
-        for option in sorted(loader.get_group_options(group)):
-            try:
-                cfg = compose(config_name=config_name, overrides=[*first, f"{group}={option}"])
-            except Exception:  # an option that does not compose here says nothing
-                continue
-            if _missing(cfg, key) is None:
-                have.append(option)
+    group, _, rest = key.partition(".")
+    have = [o for o in sorted(options) if _has(conf_dir, group, o, rest.split("."), set())]
     if not have:
         return None
     now = dict(o.split("=", 1) for o in first if "=" in o).get(group)
     which = f"{group}={now}" if now else f"{group}'s default option"
-    owners = " and ".join(f"{group}={o}" for o in have)
+    owners = ", ".join(f"{group}={o}" for o in have)
     if group not in swept:
-        return f"{key} is a setting of {owners}, which {which} does not have: choose {owners}"
+        choose = owners if len(have) == 1 else "one of those"
+        return f"{key} is a setting of {owners}, which {which} does not have: choose {choose}"
     return (f"{key} is a setting of {owners}, which {which} does not have; a key on the "
             f"command line is set for every {group} option swept, so give it in a preset of "
             "your own instead (docs/configuration.md, \"Presets of your own\")")

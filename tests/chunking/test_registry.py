@@ -87,3 +87,13 @@ def test_the_docs_tables_list_the_registered_strategies_and_option_defaults():
     documented = {row[0].strip("`"): float(re.sub(r"[^0-9.]", "", row[1]))
                   for row in _table(text, "| option | default | what it does |")}
     assert documented == {name: float(default) for name, (_, default) in options().items()}
+
+
+def test_sweeps_help_lists_the_registered_strategies_and_their_defaults():
+    from sweep.chunking.factory import strategies_help
+
+    proc = subprocess.run([sys.executable, "-m", "sweep", "--help"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert strategies_help() in proc.stdout
+    assert "chunk.min_unit_tokens 8" in proc.stdout and "(default cl100k_base)" in proc.stdout

@@ -11,7 +11,7 @@ from sweep.chunking.base import BaseChunker, UnknownChunkSetting, strategies
 from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import DEFAULT_TOKENIZER
 
-__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "options"]
+__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "options", "strategies_help"]
 
 #: The settings every strategy takes (build_chunker's own parameters).
 _SETTINGS = ("strategy", "size", "overlap", "tokenizer", "prefix")
@@ -21,6 +21,17 @@ def options() -> dict[str, tuple[str, Any]]:
     """Every strategy option: name -> (the strategy that takes it, its default)."""
     return {name: (s.name, default) for s in strategies().values()
             for name, default in s.options.items()}
+
+
+def strategies_help() -> str:
+    """The strategies and their options' defaults, for ``python -m sweep --help``."""
+    lines = [f"Chunk strategies (chunk.strategy): {', '.join(strategies())}."]
+    for s in strategies().values():
+        if s.options:
+            shown = ", ".join(f"chunk.{k} {v}" for k, v in s.options.items())
+            lines.append(f"Options of {s.name}: {shown}.")
+    lines.append(f"Sizes count tokens of chunk.tokenizer (default {DEFAULT_TOKENIZER}).")
+    return "\n".join(lines)
 
 
 def __getattr__(name: str) -> Any:

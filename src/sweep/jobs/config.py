@@ -51,11 +51,23 @@ def _register_resolvers() -> None:
     if not OmegaConf.has_resolver("bundled"):
         OmegaConf.register_new_resolver("bundled", bundled_corpus)
     if not OmegaConf.has_resolver("sweep_help"):
-        from sweep.cli.commands import hydra_help_template
-
-        OmegaConf.register_new_resolver("sweep_help", hydra_help_template)
+        OmegaConf.register_new_resolver("sweep_help", _help)
     if not OmegaConf.has_resolver("fresh_dir"):
         OmegaConf.register_new_resolver("fresh_dir", fresh_dir, use_cache=True)
+
+
+def _help(name: str) -> str:
+    """``--help`` of a Hydra command; sweep's own also lists the chunk strategies and their
+    options' defaults, as the strategies declare them (sweep.chunking.base.strategies)."""
+    from sweep.cli.commands import hydra_help_template
+
+    text = hydra_help_template(name)
+    if name != "sweep":
+        return text
+    from sweep.chunking.factory import strategies_help
+
+    # A string.Template: a literal $ is written $$.
+    return text + "\n" + strategies_help().replace("$", "$$") + "\n"
 
 
 def register() -> None:

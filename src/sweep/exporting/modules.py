@@ -182,7 +182,7 @@ def _call(node: Mapping[str, Any], framework: str, needs: _Needs, where: str) ->
             raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
                              "nothing is exported")
         needs.encodings.add((names or [DEFAULT_TOKENIZER])[0])
-        return f"_encoding({(names or ['cl100k_base'])[0]!r})"
+        return f"_encoding({(names or [DEFAULT_TOKENIZER])[0]!r})"
     found = exportable_splitter(framework, target)
     if found is None:
         module, names = EXPORTABLE_SPLITTERS.get(framework, ("", ()))

@@ -13,7 +13,7 @@ from paths import ROOT
 from sweep.chunking import STRATEGIES, BaseChunker, UnknownChunkSetting, build_chunker
 from sweep.chunking import base as chunking_base
 from sweep.chunking.base import chunker, strategies
-from sweep.chunking.factory import OVERLAP_MEANING, options
+from sweep.chunking.factory import OVERLAP_MEANING, strategy_options
 from sweep.chunking.semantic import SemanticChunker
 
 
@@ -36,7 +36,7 @@ def test_the_registry_is_complete_however_the_package_was_reached():
 
 
 def test_options_and_their_defaults_are_the_classes_keyword_parameters():
-    assert options() == {"breakpoint_percentile": ("semantic", 90.0), "buffer_size": ("semantic", 1),
+    assert strategy_options() == {"breakpoint_percentile": ("semantic", 90.0), "buffer_size": ("semantic", 1),
                          "min_unit_tokens": ("semantic", 8)}
     assert strategies()["semantic"].takes_embed_fn and not strategies()["token"].takes_embed_fn
     assert strategies()["semantic"].cls is SemanticChunker
@@ -56,7 +56,7 @@ def test_a_strategy_defined_in_one_file_is_built_by_the_factory():
     try:
         built = build_chunker("halves", size=64, pieces=4)
         assert isinstance(built, HalvesChunker) and built.pieces == 4
-        assert options()["pieces"] == ("halves", 2)
+        assert strategy_options()["pieces"] == ("halves", 2)
         # another strategy's option at a non-default value is a note, as for semantic's
         assert build_chunker("token", pieces=3).notes == (
             "option pieces=3 is ignored by strategy 'token'",)
@@ -86,7 +86,7 @@ def test_the_docs_tables_list_the_registered_strategies_and_option_defaults():
     assert tuple(names) == STRATEGIES
     documented = {row[0].strip("`"): float(re.sub(r"[^0-9.]", "", row[1]))
                   for row in _table(text, "| option | default | what it does |")}
-    assert documented == {name: float(default) for name, (_, default) in options().items()}
+    assert documented == {name: float(default) for name, (_, default) in strategy_options().items()}
 
 
 def test_sweeps_help_lists_the_registered_strategies_and_their_defaults():

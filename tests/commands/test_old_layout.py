@@ -22,7 +22,7 @@ import yaml
 from llm_server import AnswerResponders, StandInLLM
 from paths import ROOT
 
-#: new key -> where the old layout kept it (sweep.core.settings.MOVED, read the other way)
+#: new key -> where the old layout kept it (sweep.core.settings.MOVED_KEYS, read the other way)
 OLD_PLACE = {("parent", "mode"): ("retrieve", "parent"), ("parent", "size"): ("retrieve", "parent_size"),
              ("context", "mode"): ("chunk", "context"), ("context", "prompt"): ("chunk", "context_prompt"),
              ("context", "max_tokens"): ("chunk", "context_max_tokens"),

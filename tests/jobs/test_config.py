@@ -74,9 +74,9 @@ def test_each_default_node_holds_the_defaults_its_class_declares(file, node):
     declared = _declared(data["_target_"])
     mine = _literals(data)
     if file == "chunk/token.yaml":  # the semantic strategy's options: the registry's
-        from sweep.chunking.factory import options
+        from sweep.chunking.factory import strategy_options
 
-        declared.update({k: default for k, (_, default) in options().items()})
+        declared.update({k: default for k, (_, default) in strategy_options().items()})
     # (a preset's model is its own; call {} and None both mean no keyword arguments)
     shared = {k: v for k, v in mine.items() if k in declared and k not in ("model", "call")}
     assert shared == {k: declared[k] for k in shared}

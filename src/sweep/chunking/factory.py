@@ -11,13 +11,13 @@ from sweep.chunking.base import BaseChunker, UnknownChunkSetting, strategies
 from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import DEFAULT_TOKENIZER
 
-__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "options", "strategies_help"]
+__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "strategies_help", "strategy_options"]
 
 #: The settings every strategy takes (build_chunker's own parameters).
 _SETTINGS = ("strategy", "size", "overlap", "tokenizer", "prefix")
 
 
-def options() -> dict[str, tuple[str, Any]]:
+def strategy_options() -> dict[str, tuple[str, Any]]:
     """Every strategy option: name -> (the strategy that takes it, its default)."""
     return {name: (s.name, default) for s in strategies().values()
             for name, default in s.options.items()}
@@ -69,7 +69,7 @@ def build_chunker(
             f"unknown chunk strategy {strategy!r}{did_you_mean(str(strategy), names)}; "
             f"valid: {', '.join(names)}"
         )
-    every = options()
+    every = strategy_options()
     unknown = sorted(set(settings) - set(every))
     if unknown:
         keys = sorted(_SETTINGS + tuple(every))

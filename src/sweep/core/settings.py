@@ -2,7 +2,7 @@
 
 One table (:data:`SETTINGS`) names every key a row records and the column label
 it gets; a setting that varies in a sweep but is not in the table still gets a
-column, labelled by its key. :data:`MOVED` maps the config keys that moved to their
+column, labelled by its key. :data:`MOVED_KEYS` maps the config keys that moved to their
 new place: a row keeps the old key (results.csv and saved rows stay as they were),
 and a saved config of the old layout is read in the new one (:func:`upgrade_config`).
 """
@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["MOVED", "SETTINGS", "Setting", "format_value", "job_settings", "label",
+__all__ = ["MOVED_KEYS", "SETTINGS", "Setting", "format_value", "job_settings", "label",
            "setting_label", "upgrade_config", "varied_settings"]
 
 
@@ -56,7 +56,7 @@ _BY_KEY = {s.key: s for s in SETTINGS}
 #: is told the new one (sweep.jobs.overrides); a saved config is read in the new layout.
 #: Contextual headers and parent retrieval left the chunk and retrieve nodes for nodes of
 #: their own (the arguments of ContextSpec and ParentSpec).
-MOVED: dict[str, str] = {
+MOVED_KEYS: dict[str, str] = {
     "chunk.context": "context.mode",
     "chunk.context_prompt": "context.prompt",
     "chunk.context_max_tokens": "context.max_tokens",
@@ -65,7 +65,7 @@ MOVED: dict[str, str] = {
     "retrieve.parent": "parent.mode",
     "retrieve.parent_size": "parent.size",
 }
-_ROW_KEY = {new: old for old, new in MOVED.items()}
+_ROW_KEY = {new: old for old, new in MOVED_KEYS.items()}
 #: rerank=none's target, whose node held cross_encoder's keys, unused, before it had none.
 _NO_RERANKER = "sweep.retrieval.rerank.no_reranker"
 #: Override keys that change where or how loudly a job runs, not what it measures.
@@ -97,7 +97,7 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
     settings: dict[str, Any] = {}
     for s in SETTINGS:
         settings[s.key] = (choices.get(s.key) if s.group
-                           else OmegaConf.select(cfg, MOVED.get(s.key, s.key), default=None))
+                           else OmegaConf.select(cfg, MOVED_KEYS.get(s.key, s.key), default=None))
     for override in overrides:
         where = override.split("=", 1)[0].lstrip("+~")
         key = _ROW_KEY.get(where, where)
@@ -153,10 +153,10 @@ def setting_label(settings: Mapping[str, Any], keys: Sequence[str], sep: str = "
 
 def upgrade_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """A job's saved config (``resolved_config.yaml``) in the current layout: each key of
-    :data:`MOVED` taken from its old node to its new one, and the unused keys rerank=none
+    :data:`MOVED_KEYS` taken from its old node to its new one, and the unused keys rerank=none
     used to carry dropped. A config of the current layout comes back as it was (a copy)."""
     out = copy.deepcopy(dict(config))
-    for old, new in MOVED.items():
+    for old, new in MOVED_KEYS.items():
         node, key = old.split(".", 1)
         source = out.get(node)
         if not isinstance(source, dict) or key not in source:

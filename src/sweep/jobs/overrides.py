@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 from omegaconf import DictConfig
 
 from sweep.core.configfiles import read_yaml
-from sweep.core.settings import MOVED as _NODE_MOVES
+from sweep.core.settings import MOVED_KEYS
 from sweep.core.suggest import closest
 
 __all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
@@ -30,9 +30,9 @@ _SHOWN_KEYS = 12
 #: A value that is another key's (``${..size}``): that key is the one to set.
 _RELATIVE = re.compile(r"\$\{(\.+)([\w.]+)\}")
 #: Keys that moved, so that a command line written for the old place is told the new one:
-#: old key -> new key (the runtime's, and those of sweep.core.settings.MOVED).
+#: old key -> new key (the runtime's, and those of sweep.core.settings.MOVED_KEYS).
 MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
-         "embed.prewarm": "runtime.prewarm", **_NODE_MOVES}
+         "embed.prewarm": "runtime.prewarm", **MOVED_KEYS}
 #: Why a key moved, by the node it moved to.
 _WHY_MOVED = {"runtime": "it says how the command runs, not what it measures",
               "context": "contextual headers are a node of their own, not the chunker's",

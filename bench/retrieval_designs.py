@@ -6,9 +6,9 @@ bundled corpus: what each design changes, and what it costs next to plain chunki
 Three real ``python -m sweep`` runs, each paired-tested on the same 167 questions, all
 with a fresh embedding cache in ``--out`` (so times are cold):
 
-1. ``chunk.size=SIZES retrieve.parent=none,section,window``: parents scored, budgets in
+1. ``chunk.size=SIZES parent.mode=none,section,window``: parents scored, budgets in
    parent tokens; the chunks' own recall is the ``child`` column.
-2. ``chunk.size=SIZES chunk.context=none,llm chunk.prefix=none,title`` against the
+2. ``chunk.size=SIZES context.mode=none,llm chunk.prefix=none,title`` against the
    stand-in LLM of ``tests/llm_server.py``, started here. Its "contexts" are the document's
    first heading and three long words of the chunk, written by no model, so this row
    measures the plumbing and a title-like prefix, not an LLM's contexts; the
@@ -82,7 +82,7 @@ def main() -> None:
 
     print("## Parent documents\n")
     parents = sweep(base / "parents", base / "cache-parents", size,
-                    "retrieve.parent=none,section,window")
+                    "parent.mode=none,section,window")
     table(parents, ["chunk.size", "retrieve.parent"],
           {"child recall@5": "child.span.recall@5", "parents": "=n_parents",
            "parent tokens": "mean_parent_tokens"})
@@ -90,8 +90,8 @@ def main() -> None:
     print("## Contextual chunk headers (stand-in LLM: a title and three words, no model)\n")
     with ContextResponders().install(StandInLLM()) as server:
         llm = [f"llm.base_url={server.url}", "llm.model=stand-in", "llm.api_key_env=null",
-               f"llm.cache_dir={base / 'llm'}", "chunk.context_confirm=true"]
-        grid = [size, "chunk.context=none,llm", "chunk.prefix=none,title", *llm]
+               f"llm.cache_dir={base / 'llm'}", "context.confirm=true"]
+        grid = [size, "context.mode=none,llm", "chunk.prefix=none,title", *llm]
         contexts = sweep(base / "contexts", base / "cache-contexts", *grid)
         sent = len(server.requests)
         sweep(base / "contexts-again", base / "cache-contexts", *grid)

@@ -25,7 +25,7 @@ How a request is answered:
 4. Otherwise ``classify(request)`` names the prompt kind (by default the
    ``Task: <kind>`` line that starts every sweep system prompt) and
    ``responders[kind](request)`` returns the answer text. An unknown kind
-   answers HTTP 400. :class:`ContextResponders` answers chunk.context=llm's prompt.
+   answers HTTP 400. :class:`ContextResponders` answers context.mode=llm's prompt.
 
 In a test module, ``from llm_server import stand_in`` brings a fixture that
 yields a started server with :class:`GenerationResponders` installed.
@@ -595,7 +595,7 @@ _CONTEXT_CHUNK = re.compile(r"<chunk>\n(.*?)\n</chunk>", re.DOTALL)
 
 @dataclass
 class ContextResponders:
-    """Deterministic answers to chunk.context=llm's prompt (``Task: chunk-context``): the
+    """Deterministic answers to context.mode=llm's prompt (``Task: chunk-context``): the
     document's first heading (else its first words) and the chunk's three longest content
     words. No model writes them, so they show what the plumbing does, not what a real
     LLM's contexts are worth. ``say(document, chunk)``, when set, is answered instead (a

@@ -29,7 +29,7 @@ from sweep.exporting.chunks import check_offsets, chunk_records, to_jsonl
 from sweep.exporting.hydrafile import hydra_yaml, rerun_notes, sweep_configs
 from sweep.exporting.modules import EXPORT_FRAMEWORKS, render_module, sweep_command
 from sweep.exporting.selection import ChosenJob, ExportError, choose_job
-from sweep.jobs.config import CONF_DIR, code_configs
+from sweep.jobs.config import CONF_DIR
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
 from sweep.store.row import DatasetInfo
 
@@ -126,16 +126,16 @@ def _prefix_warning(chosen: ChosenJob, kind: str) -> list[str]:
 def _design_warning(chosen: ChosenJob) -> list[str]:
     """What the setting did besides cutting text, which a splitter cannot carry."""
     # (a damaged config's section that is no mapping says nothing)
-    retrieve, chunk, embed = ((v if isinstance(v, dict) else {}) for v in (
-        chosen.config.get(k) for k in ("retrieve", "chunk", "embed")))
+    parents, context, embed = ((v if isinstance(v, dict) else {}) for v in (
+        chosen.config.get(k) for k in ("parent", "context", "embed")))
     done = []
-    parent = str(retrieve.get("parent") or "none")
+    parent = str(parents.get("mode") or "none")
     if parent != "none":
-        done.append(f"handed the LLM each hit's parent ({parent}, retrieve.parent_size="
-                    f"{retrieve.get('parent_size')}) and was scored so")
-    if str(chunk.get("context") or "none") != "none":
+        done.append(f"handed the LLM each hit's parent ({parent}, parent.size="
+                    f"{parents.get('size')}) and was scored so")
+    if str(context.get("mode") or "none") != "none":
         done.append("searched each chunk with an LLM-written context before it "
-                    "(chunk.context=llm)")
+                    "(context.mode=llm)")
     if embed.get("late") is True:
         done.append("embedded documents whole and pooled each chunk's token vectors "
                     "(embed.late=true)")
@@ -161,7 +161,7 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
                               "needs the job's Hydra group choices (chunk=..., embed=...)")
         deleted = [o.split("=", 1)[0] for o in chosen.row.overrides if o.startswith("~")]
         # only what sweep's own configs hold: the header prints the command that runs it
-        own = sweep_configs(CONF_DIR, code_configs())
+        own = sweep_configs(CONF_DIR)
         write_text_atomic(out, hydra_yaml(
             chosen.config, chosen.choices, out, _header(chosen), own, deleted,
             config_file=chosen.job_dir / "resolved_config.yaml",

@@ -17,7 +17,7 @@ from sweep.cli.argtypes import fraction, int_in, int_list
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.core.evalconfig import EvalConfig
-from sweep.core.tokenization import TokenizerError
+from sweep.core.tokenization import DEFAULT_TOKENIZER, TokenizerError
 from sweep.datasets.loading import DatasetError
 from sweep.datasets.runfiles import RunFileError
 from sweep.scoring.credit import GAINS
@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"(default {ev.min_coverage})")
     ap.add_argument("--out", help="output directory (default: outputs/score/<run file name>)")
     ap.add_argument("--split", default="test", help="BEIR qrels split (default test)")
-    ap.add_argument("--tokenizer", default="cl100k_base", help="counts tokens of hits without n_tokens (budgets only)")
+    ap.add_argument("--tokenizer", default=DEFAULT_TOKENIZER, help="counts tokens of hits without n_tokens (budgets only)")
     ap.add_argument("--n-boot", type=int_in(1), default=ev.n_boot, help=f"bootstrap resamples (default {ev.n_boot})")
     ap.add_argument("--seed", type=int_in(0), default=ev.seed, help=f"bootstrap seed (default {ev.seed})")
     a = ap.parse_args(argv)

@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from sweep.chunking import SemanticChunker, TokenChunker
-from sweep.chunking.factory import OPTIONS
+from sweep.chunking.factory import strategy_options
 from sweep.jobs.config import CONF_DIR, register
 
 register()
@@ -58,8 +58,9 @@ def test_an_option_of_another_strategy_is_reported_not_an_error() -> None:
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_carries_every_option_at_the_code_default(preset: str) -> None:
     node = _chunk([f"chunk={preset}"])
-    assert {k: node[k] for k in OPTIONS} == {k: default for k, (_, default) in OPTIONS.items()}
+    declared = {k: default for k, (_, default) in strategy_options().items()}
+    assert {k: node[k] for k in declared} == declared
     params = inspect.signature(SemanticChunker.__init__).parameters
-    assert {k: params[k].default for k in OPTIONS} == {k: default for k, (_, default) in OPTIONS.items()}
+    assert {k: params[k].default for k in declared} == declared
     chunker = instantiate(node, embed_fn=_embed)
     assert chunker.strategy == preset and chunker.notes == ()

@@ -51,11 +51,11 @@ def test_the_default_prompt_is_anthropics_and_documents_keep_their_braces():
     assert cfg.json_mode is False and cfg.max_tokens == 150
 
 
-@pytest.mark.parametrize("kwargs,key", [({"mode": "gpt"}, "chunk.context "),
-                                        ({"prompt": "no placeholders"}, "context_prompt"),
-                                        ({"max_tokens": 0}, "context_max_tokens"),
-                                        ({"confirm_above": -1}, "context_confirm_above"),
-                                        ({"confirm": "yes"}, "context_confirm")])
+@pytest.mark.parametrize("kwargs,key", [({"mode": "gpt"}, "context.mode "),
+                                        ({"prompt": "no placeholders"}, "context.prompt"),
+                                        ({"max_tokens": 0}, "context.max_tokens"),
+                                        ({"confirm_above": -1}, "context.confirm_above"),
+                                        ({"confirm": "yes"}, "context.confirm")])
 def test_bad_settings_are_one_line_errors(kwargs, key):
     with pytest.raises(ContextError) as e:
         ContextSpec(**{"mode": "llm", **kwargs})
@@ -91,7 +91,7 @@ def test_the_estimate_counts_tokens_prices_them_and_needs_confirmation(server, t
     with pytest.raises(ContextError) as e:
         ContextWriter(client, spec)([DOC], found)
     message = str(e.value)
-    assert "\n" not in message and "chunk.context_confirm=true" in message
+    assert "\n" not in message and "context.confirm=true" in message
     assert f"{len(found)} requests" in message and "$" in message
     assert server.requests == []  # nothing was sent
     written = ContextWriter(client, ContextSpec("llm", confirm=True, confirm_above=5))([DOC], found)
@@ -121,7 +121,7 @@ def test_a_context_far_over_its_budget_fails_the_setting_naming_the_chunk(server
         write_contexts(client_for(server, tmp_path), spec, [DOC], found)
     message = str(e.value)
     assert message.startswith(f"1 of {len(found)} chunk contexts are more than 4 times "
-                              "chunk.context_max_tokens=150 tokens long")
+                              "context.max_tokens=150 tokens long")
     assert "'guide#3'" in message and "2,399,999 characters" in message
     assert "\n" not in message
     # Read back from the cache, it is refused the same way: never searched.

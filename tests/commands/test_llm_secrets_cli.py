@@ -100,7 +100,7 @@ def sweep_with_contexts(tmp_path: Path, server: StandInLLM, key: str,
     row whose chunk contexts the stand-in writes with ``key`` in MY_LLM_KEY."""
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     cmd = [sys.executable, "-m", "sweep", "dataset=tiny", "retrieve=bm25", "chunk.size=48",
-           "chunk.context=none,llm", f"llm.base_url={server.url}", "llm.model=stand-in",
+           "context.mode=none,llm", f"llm.base_url={server.url}", "llm.model=stand-in",
            "llm.api_key_env=MY_LLM_KEY", f"llm.cache_dir={tmp_path / 'llm'}",
            "llm.max_retries=0", f"runtime.cache_dir={tmp_path / 'emb'}",
            "runtime.show_progress=false", "eval.n_boot=200", f"hydra.sweep.dir={tmp_path / name}"]

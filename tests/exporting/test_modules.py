@@ -20,7 +20,7 @@ from sweep.exporting.chunks import check_offsets, chunk_records
 from sweep.exporting.hydrafile import hydra_yaml, sweep_configs
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS
 from sweep.exporting.modules import render_module, sweep_command
-from sweep.jobs.config import CONF_DIR, code_configs
+from sweep.jobs.config import CONF_DIR
 from sweep.store.chunkfile import ChunkOffsets
 
 TEXT = ("# Guide\n\n## Setup\n\nPlug the sensor in. Wait for the green ring; it takes about "
@@ -28,7 +28,7 @@ TEXT = ("# Guide\n\n## Setup\n\nPlug the sensor in. Wait for the green ring; it 
         "air, then span it with the reference bottle. " * 12)
 DOCS = [Document("guide.md", TEXT), Document("short.md", "One line only.")]
 #: what sweep's own configs hold, as sweep.export reads it
-OWN = sweep_configs(CONF_DIR, code_configs())
+OWN = sweep_configs(CONF_DIR)
 
 
 def _own(strategy: str, size: int = 32, overlap: int = 0, **extra) -> dict:
@@ -299,10 +299,11 @@ def test_a_splitter_that_cannot_split_is_an_export_error_not_a_traceback():
 
 def test_the_hydra_file_keeps_a_literal_interpolation_literal(monkeypatch):
     monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
-    config = _own("token", 128, context_prompt="${oc.env:SWEEP_TEST_KEY} {document} {chunk}")
+    config = {**_own("token", 128),
+              "context": {"prompt": "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"}}
     text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"], OWN)
     data = OmegaConf.create(text)
-    assert data.chunk.context_prompt == "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
+    assert data.context.prompt == "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
     assert "sk-secret" not in OmegaConf.to_yaml(data, resolve=True)
 
 
@@ -398,12 +399,12 @@ def test_a_strategy_rows_tokenizer_must_load_offline():
 
 
 def test_the_hydra_file_says_where_the_rerun_sends_the_documents():
-    config = {**_own("token", 128, context="llm"),
+    config = {**_own("token", 128), "context": {"mode": "llm"},
               "llm": {"_target_": "sweep.llm.LLMConfig", "base_url": "https://example.test/v1",
                       "api_key_env": "OPENAI_API_KEY"}}
     text = hydra_yaml(config, {"chunk": "token"}, Path("/tmp/chosen.yaml"), ["job 0"], OWN)
     assert ("# NOTE: the rerun sends each document and chunk to https://example.test/v1 with "
-            "the key in $OPENAI_API_KEY (chunk.context=llm): check that address before you "
+            "the key in $OPENAI_API_KEY (context.mode=llm): check that address before you "
             "run it.") in text.splitlines()
 
 

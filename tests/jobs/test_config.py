@@ -38,11 +38,92 @@ def test_default_config_is_multirun_on_the_bundled_corpus():
     assert cfg.chunk.strategy == "token" and cfg.chunk.tokenizer == "cl100k_base"
 
 
-def test_eval_defaults_live_in_the_dataclass_only():
-    cfg = _compose()
-    assert not (CONF_DIR / "eval" / "default.yaml").exists()
-    assert build_eval(cfg) == EvalConfig()
+def _declared(target: str) -> dict:
+    """The defaults a ``_target_`` declares: its dataclass fields' or its parameters'."""
+    import dataclasses
+    import inspect
+
+    from hydra.utils import get_object
+
+    built = get_object(target)
+    if dataclasses.is_dataclass(built):
+        return {f.name: f.default for f in dataclasses.fields(built)
+                if f.default is not dataclasses.MISSING}
+    return {name: p.default for name, p in inspect.signature(built).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def _literals(node: dict) -> dict:
+    """A config node's own values: not its _target_, nor what it takes from other keys."""
+    return {k: v for k, v in node.items()
+            if k != "_target_" and not (isinstance(v, str) and v.startswith("${"))}
+
+
+# (eval/default.yaml: test_conf_eval_is_every_field_of_the_eval_config, lists as tuples)
+@pytest.mark.parametrize("file, node", [
+    ("context.yaml", "context"), ("parent.yaml", "parent"),
+    ("chunk/token.yaml", None), ("chunk/base/framework.yaml", None),
+    ("rerank/cross_encoder.yaml", None), ("rerank/none.yaml", None)])
+def test_each_default_node_holds_the_defaults_its_class_declares(file, node):
+    # Issue 43: each default is declared once, beside its component; the YAML that lists it
+    # (so that it can be overridden by name) cannot drift from it.
+    from sweep.core.configfiles import read_yaml
+
+    data = read_yaml(CONF_DIR / file)
+    data = data[node] if node else data
+    declared = _declared(data["_target_"])
+    mine = _literals(data)
+    if file == "chunk/token.yaml":  # the semantic strategy's options: the registry's
+        from sweep.chunking.factory import strategy_options
+
+        declared.update({k: default for k, (_, default) in strategy_options().items()})
+    # (a preset's model is its own; call {} and None both mean no keyword arguments)
+    shared = {k: v for k, v in mine.items() if k in declared and k not in ("model", "call")}
+    assert shared == {k: declared[k] for k in shared}
+    assert set(mine) - {"model", "framework", "splitter", "call"} <= set(declared), \
+        f"{file}: keys its _target_ does not take"
+
+
+def test_conf_eval_is_every_field_of_the_eval_config():
+    from sweep.core.configfiles import read_yaml
+
+    node = read_yaml(CONF_DIR / "eval" / "default.yaml")
+    assert node.pop("_target_") == "sweep.core.evalconfig.EvalConfig"
+    assert node == EvalConfig().to_dict()
+    assert build_eval(_compose()) == EvalConfig()
     assert build_eval(_compose(["eval.k=[1,5]", "eval.table_k=[5]"])).k == (1, 5)
+
+
+def test_every_tokenizer_a_config_names_is_the_declared_default():
+    from sweep.core.tokenization import DEFAULT_TOKENIZER
+
+    for path in CONF_DIR.rglob("*.yaml"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            code = line.split("#", 1)[0]
+            value = code.split(":", 1)[1].strip() if ":" in code else ""
+            if "cl100k" in code or (value and code.strip().startswith(
+                    ("tokenizer", "encoding_name"))):
+                assert value == DEFAULT_TOKENIZER, f"{path}: {line}"
+
+
+def test_rerank_none_has_no_settings_and_builds_no_reranker():
+    cfg = _compose()
+    assert set(cfg.rerank) == {"_target_"}
+    assert build_stages(cfg).reranker is None
+
+
+def test_contexts_and_parents_are_nodes_of_their_own_that_no_code_strips():
+    # The chunker is built from the whole chunk node, the retriever from the whole retrieve
+    # node: neither carries a key that belongs to another stage.
+    from sweep.jobs.job import context_spec, parent_spec
+
+    cfg = _compose(["context.max_tokens=99", "parent.mode=window", "parent.size=64",
+                    "chunk.tokenizer=cl100k_base"])
+    assert not any(k.startswith(("context", "parent")) for k in cfg.chunk)
+    assert not any(k.startswith("parent") for k in cfg.retrieve)
+    assert context_spec(cfg).max_tokens == 99 and context_spec(cfg).mode == "none"
+    spec = parent_spec(cfg)
+    assert (spec.mode, spec.size, spec.encoding) == ("window", 64, "cl100k_base")
 
 
 def test_every_dataset_option_loads():

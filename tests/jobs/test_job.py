@@ -294,12 +294,12 @@ def test_a_value_the_user_escaped_is_saved_as_the_literal_it_is(tmp_path, monkey
 
     monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
     literal = "${oc.env:SWEEP_TEST_KEY} {document} {chunk}"
-    cfg = _tiny("chunk.size=64", f"chunk.context_prompt='\\{literal}'")
+    cfg = _tiny("chunk.size=64", f"context.prompt='\\{literal}'")
     d = tmp_path / "0"
     assert run_job(cfg, d, 0, [], {}).ok
     saved = d / "resolved_config.yaml"
-    assert OmegaConf.load(saved).chunk.context_prompt == literal
-    assert read_yaml(saved)["chunk"]["context_prompt"] == literal
+    assert OmegaConf.load(saved).context.prompt == literal
+    assert read_yaml(saved)["context"]["prompt"] == literal
     assert read_yaml(saved)["chunk"]["size"] == 64
     assert "sk-secret" not in saved.read_text()
 

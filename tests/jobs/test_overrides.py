@@ -14,9 +14,9 @@ def _check(*args: str) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("chunk.sise=128",), "unknown setting chunk.sise (did you mean chunk.size?); "
-                          "chunk has: breakpoint_percentile, buffer_size, context, context_confirm"),
+                          "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
     (("chunks.size=3",), "unknown setting chunks (did you mean chunk.size?); "
-                         "the top-level keys are: chunk, dataset"),
+                         "the top-level keys are: chunk, context, dataset"),
     (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
     (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
                                "the options are: callable, chonkie, langchain"),
@@ -36,12 +36,44 @@ def test_a_typo_is_named_with_the_closest_key(args, message):
     ("config", "embed.show_progress=false", "runtime.show_progress"),
     ("config", "embed.prewarm=true", "runtime.prewarm"),
     ("generate", "embed.cache_dir=/tmp/x", "runtime.cache_dir"),
+    # issue 43: contextual headers and parent retrieval are nodes of their own
+    ("config", "chunk.context=llm", "context.mode"),
+    ("config", "chunk.context_prompt='{document} {chunk}'", "context.prompt"),
+    ("config", "chunk.context_max_tokens=100", "context.max_tokens"),
+    ("config", "chunk.context_confirm=true", "context.confirm"),
+    ("config", "chunk.context_confirm_above=5", "context.confirm_above"),
+    ("config", "retrieve.parent=section", "parent.mode"),
+    ("config", "retrieve.parent_size=256", "parent.size"),
 ])
 def test_a_key_that_moved_is_told_its_new_place(config, old, new):
     with pytest.raises(UnknownKey) as err:
         check_overrides(str(CONF_DIR), config, [old])
     assert str(err.value).startswith(f"{old.split('=')[0]} is now {new}")
     check_overrides(str(CONF_DIR), config, [f"{new}={old.split('=')[1]}"])
+
+
+def test_a_moved_key_is_told_in_one_line_whichever_retriever_or_chunker():
+    for args in (("retrieve=bm25", "retrieve.parent_size=3"), ("chunk=langchain", "chunk.context=llm")):
+        with pytest.raises(UnknownKey) as err:
+            _check(*args)
+        assert " is now " in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("args, says", [
+    (("rerank=none,cross_encoder", "rerank.model=/models/ce"),
+     "rerank.model is a setting of rerank=cross_encoder, which rerank=none does not have; a key "
+     "on the command line is set for every rerank option swept, so give it in a preset of your "
+     "own instead"),
+    (("rerank.top_n=50",), "rerank.top_n is a setting of rerank=cross_encoder, which rerank's "
+                           "default option does not have: choose rerank=cross_encoder"),
+])
+def test_rerank_none_has_no_settings_and_says_whose_they_are(args, says):
+    # rerank=none used to carry cross_encoder's keys, unused, so that they could be set on
+    # both arms; it has none now, and the key is named with the option that has it.
+    with pytest.raises(UnknownKey) as err:
+        _check(*args)
+    assert str(err.value).startswith(says)
+    _check("rerank=cross_encoder", "rerank.model=/models/ce", "rerank.top_n=50")
 
 
 @pytest.mark.parametrize("args, says", [

@@ -38,7 +38,7 @@ def server():
 
 
 def test_a_contextual_sweep_is_compared_paired_and_a_rerun_sends_nothing(server, tmp_path):
-    run = _sweep(tmp_path, "a", "chunk.context=none,llm", *_llm(server, tmp_path))
+    run = _sweep(tmp_path, "a", "context.mode=none,llm", *_llm(server, tmp_path))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "chunk contexts for this sweep:" in run.stderr and "requests to stand-in" in run.stderr
     plain, ctx = _rows(tmp_path / "a").to_dict("records")
@@ -52,7 +52,7 @@ def test_a_contextual_sweep_is_compared_paired_and_a_rerun_sends_nothing(server,
     assert ctx["context_prompt_tokens"] > 0
     costs = (tmp_path / "a" / "results.md").read_text()
     assert "context LLM tokens" in costs
-    again = _sweep(tmp_path, "b", "chunk.context=none,llm", *_llm(server, tmp_path))
+    again = _sweep(tmp_path, "b", "context.mode=none,llm", *_llm(server, tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]
     assert len(server.requests) == sent  # every context came from the cache
     rerun = _rows(tmp_path / "b").to_dict("records")[1]
@@ -61,18 +61,18 @@ def test_a_contextual_sweep_is_compared_paired_and_a_rerun_sends_nothing(server,
 
 
 def test_more_requests_than_allowed_stop_the_sweep_before_any_is_sent(server, tmp_path):
-    run = _sweep(tmp_path, "a", "chunk.context=llm", "chunk.context_confirm_above=2",
+    run = _sweep(tmp_path, "a", "context.mode=llm", "context.confirm_above=2",
                  *_llm(server, tmp_path))
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]
-    assert "chunk.context_confirm=true" in last and "requests to stand-in" in last
+    assert "context.confirm=true" in last and "requests to stand-in" in last
     assert "Traceback" not in run.stderr and server.requests == []
     assert not (tmp_path / "a").exists()
 
 
 def test_failed_contexts_fail_that_setting_only(server, tmp_path):
     server.always = Fault(status=500)
-    run = _sweep(tmp_path, "a", "chunk.context=none,llm", *_llm(server, tmp_path))
+    run = _sweep(tmp_path, "a", "context.mode=none,llm", *_llm(server, tmp_path))
     assert run.returncode == 0, run.stderr[-3000:]
     plain, ctx = _rows(tmp_path / "a").to_dict("records")
     assert plain["status"] == "ok" and ctx["status"] == "failed"
@@ -80,7 +80,7 @@ def test_failed_contexts_fail_that_setting_only(server, tmp_path):
 
 
 def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
-    run = _sweep(tmp_path, "a", "retrieve.parent=none,section,window", "retrieve.parent_size=96",
+    run = _sweep(tmp_path, "a", "parent.mode=none,section,window", "parent.size=96",
                  "chunk.size=32")
     assert run.returncode == 0, run.stderr[-3000:]
     none, section, window = _rows(tmp_path / "a").to_dict("records")
@@ -121,9 +121,9 @@ def test_late_chunking_rows_embed_documents_whole_and_rerun_from_the_cache(tmp_p
 
 
 @pytest.mark.parametrize("overrides,says", [
-    (("chunk.context=llm", "llm=local"), "chunk.context=llm: llm.model is required"),
-    (("retrieve.parent=sectoin",), "retrieve.parent must be one of none, section, window"),
-    (("chunk.context=gpt",), "chunk.context must be one of none, llm"),
+    (("context.mode=llm", "llm=local"), "context.mode=llm: llm.model is required"),
+    (("parent.mode=sectoin",), "parent.mode must be one of none, section, window"),
+    (("context.mode=gpt",), "context.mode must be one of none, llm"),
 ])
 def test_a_design_setting_no_cell_can_run_stops_the_sweep_in_one_line(tmp_path, overrides, says):
     run = _sweep(tmp_path, "a", *overrides)

@@ -70,7 +70,7 @@ def test_a_document_without_headings_is_one_section():
 def test_bad_settings_are_one_line_errors(mode, size):
     with pytest.raises(ParentError) as e:
         ParentSpec(mode, size)
-    assert "\n" not in str(e.value) and "retrieve.parent" in str(e.value)
+    assert "\n" not in str(e.value) and "parent." in str(e.value)
 
 
 def _parents(spans, text="abcdefghij" * 10):

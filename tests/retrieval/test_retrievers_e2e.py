@@ -81,12 +81,17 @@ def test_a_bm25_sweep_never_imports_the_embedding_model(tmp_path):
 
 def test_reranking_reports_both_stages_and_reruns_from_its_cache(tmp_path):
     model = build_cross_encoder(tmp_path / "cross-encoder")
-    args = ("retrieve=bm25", "rerank=none,cross_encoder", f"rerank.model={model}",
-            "rerank.top_n=6", "chunk.size=32")
+    # rerank=none has no settings, so the model and top_n go in a preset of the user's own
+    # (docs/configuration.md, "Presets of your own").
+    (tmp_path / "myconf" / "rerank").mkdir(parents=True)
+    (tmp_path / "myconf" / "rerank" / "mine.yaml").write_text(
+        f"defaults: [cross_encoder, _self_]\nmodel: {model}\ntop_n: 6\n")
+    args = (f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "retrieve=bm25",
+            "rerank=none,mine", "chunk.size=32")
     proc = _sweep(tmp_path, *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     plain, reranked = _rows(tmp_path / "sweep")
-    assert (plain["rerank"], reranked["rerank"]) == ("none", "cross_encoder")
+    assert (plain["rerank"], reranked["rerank"]) == ("none", "mine")
     assert plain["first_stage.span.recall@5"] == "" and float(plain["rerank_candidates"]) == 0
     assert float(reranked["rerank_candidates"]) == 6 and int(reranked["rerank_computed"]) > 0
     # The first stage of the re-ranked row is the plain BM25 row, scored again.

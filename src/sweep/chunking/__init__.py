@@ -2,7 +2,8 @@
 :class:`~sweep.core.types.Chunk` objects with exact character offsets, sized in tokens.
 
 One strategy per module behind :class:`BaseChunker` (``strategies``: token,
-sentence, paragraph, recursive; ``markdown``; ``semantic``), the tools they share
+sentence, paragraph, recursive; ``markdown``; ``semantic``), each registered where it is
+defined with ``@chunker(name)`` (:func:`strategies` lists them), the tools they share
 (``boundaries``, ``headings``, ``fitting``), and :func:`build_chunker`, which
 builds one sweep setting's chunker (the ``_target_`` of the ``chunk`` config group).
 ``frameworks`` runs LangChain, LlamaIndex, chonkie, semchunk or any function as a
@@ -10,9 +11,11 @@ chunker, its texts located in the document by ``locate``. ``contexts`` has an LL
 write each chunk a situating context to search it by (Contextual Retrieval).
 """
 
-from sweep.chunking.base import (PREFIXES, BaseChunker, ChunkingSettingsError,
-                                 UnknownChunkSetting)
-from sweep.chunking.factory import OVERLAP_MEANING, STRATEGIES, build_chunker
+from typing import Any
+
+from sweep.chunking.base import (PREFIXES, BaseChunker, ChunkingSettingsError, Strategy,
+                                 UnknownChunkSetting, chunker, strategies)
+from sweep.chunking.factory import build_chunker
 from sweep.chunking.frameworks import (FRAMEWORKS, FrameworkChunker, UnlocatableChunks,
                                        build_framework_chunker)
 from sweep.chunking.headings import Heading, markdown_sections, parse_headings
@@ -24,5 +27,15 @@ from sweep.chunking.strategies import (ParagraphChunker, RecursiveChunker, Sente
 __all__ = ["BaseChunker", "ChunkingSettingsError", "FRAMEWORKS", "FrameworkChunker",
            "UnlocatableChunks", "build_framework_chunker", "Heading", "MarkdownChunker",
            "OVERLAP_MEANING", "PREFIXES", "ParagraphChunker", "RecursiveChunker",
-           "STRATEGIES", "SemanticChunker", "SentenceChunker", "TokenChunker",
-           "UnknownChunkSetting", "build_chunker", "markdown_sections", "parse_headings"]
+           "STRATEGIES", "SemanticChunker", "SentenceChunker", "Strategy", "TokenChunker",
+           "UnknownChunkSetting", "build_chunker", "chunker", "markdown_sections",
+           "parse_headings", "strategies"]
+
+
+def __getattr__(name: str) -> Any:
+    # STRATEGIES and OVERLAP_MEANING are read from the registry when asked (factory's).
+    if name in ("STRATEGIES", "OVERLAP_MEANING"):
+        from sweep.chunking import factory
+
+        return getattr(factory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

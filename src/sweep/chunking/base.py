@@ -11,31 +11,36 @@ Every strategy obeys the same contract (tests/chunking/test_chunking.py checks i
 - no chunk is empty or whitespace-only and every non-whitespace character of
   the document lies in some chunk;
 - the same input gives the same chunks.
+
+A strategy registers itself where its class is defined, with the :func:`chunker`
+decorator (chonkie's ``@chunker("token")``): its name, what ``overlap`` means to it,
+and its options, which are the keyword-only parameters of its ``__init__`` with their
+defaults. :func:`strategies` is the table every reader takes (``build_chunker``, the
+config test, the docs table), so adding a strategy edits one file.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from abc import ABC, abstractmethod
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
 from sweep.core.checks import is_int
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import count_tokens, get_encoding
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding
 from sweep.core.types import Chunk, Document
 
-__all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "UnknownChunkSetting",
-           "build_chunks", "check_prefix", "check_size_overlap"]
+__all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "Strategy", "UnknownChunkSetting",
+           "build_chunks", "check_prefix", "check_size_overlap", "chunker", "strategies"]
 
 PREFIXES = ("none", "title", "title+headings")
-
-
-#: Keys of a ``chunk`` node that say how contexts are written (sweep.chunking.contexts), read
-#: by the pipeline; a chunker built from the whole node ignores them.
-CONTEXT_KEYS = ("context", "context_prompt", "context_max_tokens", "context_confirm",
-                "context_confirm_above")
 
 
 class ChunkingSettingsError(ValueError):
@@ -107,7 +112,7 @@ class BaseChunker(ABC):
         self,
         size: int = 256,
         overlap: int = 0,
-        tokenizer: str = "cl100k_base",
+        tokenizer: str = DEFAULT_TOKENIZER,
         prefix: str = "none",
     ) -> None:
         check_size_overlap(size, overlap)
@@ -154,3 +159,69 @@ class BaseChunker(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if k != "encoding")
         return f"{type(self).__name__}({args})"
+
+
+_C = TypeVar("_C", bound=BaseChunker)
+#: Parameters the sweep hands a chunker (the embedder's function), never config keys.
+_HANDED = ("embed_fn",)
+_REGISTERED: dict[str, "Strategy"] = {}
+#: The module of the strategies every other one builds on: the table lists them first
+#: (token, sentence, paragraph, recursive), then the others by module.
+_FIRST_MODULE = "strategies"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A registered strategy: ``name`` (``chunk.strategy``), its class, what ``overlap``
+    means to it, and its own options with their defaults."""
+
+    name: str
+    cls: type[BaseChunker]
+    overlap: str
+    options: Mapping[str, Any]
+
+    @property
+    def takes_embed_fn(self) -> bool:
+        """Whether it embeds text itself (the semantic strategy): handed ``embed_fn``."""
+        return "embed_fn" in inspect.signature(self.cls.__init__).parameters
+
+
+def chunker(name: str, *, overlap: str) -> Callable[[type[_C]], type[_C]]:
+    """Register the decorated :class:`BaseChunker` subclass as strategy ``name``; ``overlap``
+    says what ``chunk.overlap`` means to it (the docs' table). Its options are the
+    keyword-only parameters of its ``__init__`` (``embed_fn`` aside), defaults included:
+    declared once, there."""
+
+    def register(cls: type[_C]) -> type[_C]:
+        taken = _REGISTERED.get(name)
+        # (a module reloaded registers its class again: the same name, not a clash)
+        if taken is not None and _path(taken.cls) != _path(cls):
+            raise ValueError(f"chunk strategy {name!r} is registered twice: "
+                             f"{_path(taken.cls)} and {_path(cls)}")
+        cls.strategy = name
+        params = inspect.signature(cls.__init__).parameters.values()
+        options = {p.name: p.default for p in params
+                   if p.kind is p.KEYWORD_ONLY and p.name not in _HANDED}
+        _REGISTERED[name] = Strategy(name, cls, overlap, MappingProxyType(options))
+        return cls
+
+    return register
+
+
+def _path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def strategies() -> Mapping[str, Strategy]:
+    """Every strategy, by name. The modules of ``sweep.chunking`` are imported first, so the
+    table is complete however this module was reached (a module imported alone registers
+    only itself)."""
+    import sweep.chunking as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    # In a fixed order whoever imported what first: by module, in definition order within one.
+    order = sorted(enumerate(_REGISTERED.values()), key=lambda pair: (
+        pair[1].cls.__module__.rsplit(".", 1)[-1] != _FIRST_MODULE, pair[1].cls.__module__,
+        pair[0]))
+    return MappingProxyType({s.name: s for _, s in order})

@@ -11,7 +11,7 @@ the model, the prompt, the whole document and the chunk's text. Re-chunking pays
 for chunks whose text is new. A request that fails after its retries is not cached
 and fails the setting; a rerun asks again.
 
-A context far longer than ``chunk.context_max_tokens`` (more than four times, in
+A context far longer than ``context.max_tokens`` (more than four times, in
 cl100k_base tokens) comes from an endpoint that ignored the request's ``max_tokens``.
 It fails the setting too, naming the chunk: cutting it to the budget would search text
 the model never meant as a context, and keeping it would let one reply outweigh the
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from sweep.core.tokenization import count_tokens
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
 from sweep.core.types import Chunk, Document
 from sweep.llm import Completion, LLMClient, LLMConfig, RequestFailed
 from sweep.llm.cache import request_key
@@ -62,7 +62,7 @@ _MAX_CHARS_PER_TOKEN = 8
 
 
 class ContextError(ValueError):
-    """A ``chunk.context`` setting that cannot run, or a request nobody confirmed; one line."""
+    """A ``context`` setting that cannot run, or a request nobody confirmed; one line."""
 
 
 class ContextsFailed(RuntimeError):
@@ -71,8 +71,9 @@ class ContextsFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class ContextSpec:
-    """``mode`` none or llm; ``prompt`` with ``{document}`` and ``{chunk}``; ``max_tokens``
-    per context; ``confirm`` must be true to send more than ``confirm_above`` requests."""
+    """The ``context`` config node: ``mode`` none or llm; ``prompt`` with ``{document}`` and
+    ``{chunk}``; ``max_tokens`` per context; ``confirm`` must be true to send more than
+    ``confirm_above`` requests."""
 
     mode: str = "none"
     prompt: str = ANTHROPIC_PROMPT
@@ -82,20 +83,20 @@ class ContextSpec:
 
     def __post_init__(self) -> None:
         if self.mode not in CONTEXT_MODES:
-            raise ContextError(f"chunk.context must be one of {', '.join(CONTEXT_MODES)}, "
+            raise ContextError(f"context.mode must be one of {', '.join(CONTEXT_MODES)}, "
                                f"got {self.mode!r}")
         if not isinstance(self.prompt, str) or "{document}" not in self.prompt \
                 or "{chunk}" not in self.prompt:
-            raise ContextError("chunk.context_prompt must contain {document} and {chunk}")
-        for key, value in (("context_max_tokens", self.max_tokens),
-                           ("context_confirm_above", self.confirm_above)):
+            raise ContextError("context.prompt must contain {document} and {chunk}")
+        for key, value in (("max_tokens", self.max_tokens),
+                           ("confirm_above", self.confirm_above)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                    key == "context_max_tokens" and value == 0):
-                raise ContextError(f"chunk.{key} must be a whole number of "
-                                   f"{'tokens' if key == 'context_max_tokens' else 'requests'}, "
+                    key == "max_tokens" and value == 0):
+                raise ContextError(f"context.{key} must be a whole number of "
+                                   f"{'tokens' if key == 'max_tokens' else 'requests'}, "
                                    f"got {value!r}")
         if not isinstance(self.confirm, bool):
-            raise ContextError(f"chunk.context_confirm must be true or false, got {self.confirm!r}")
+            raise ContextError(f"context.confirm must be true or false, got {self.confirm!r}")
 
     @property
     def active(self) -> bool:
@@ -146,7 +147,7 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
     doc_tokens: dict[str, int] = {}
     requests = prompt = 0
     asked = set() if asked is None else asked
-    frame = count_tokens("cl100k_base", _SYSTEM + spec.prompt) + _FRAMING_TOKENS
+    frame = count_tokens(DEFAULT_TOKENIZER, _SYSTEM + spec.prompt) + _FRAMING_TOKENS
     for c in chunks:
         doc = by_id[c.doc_id]
         messages = messages_for(spec, doc, c)
@@ -157,7 +158,7 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
         if client.is_cached(messages):
             continue
         if c.doc_id not in doc_tokens:
-            doc_tokens[c.doc_id] = count_tokens("cl100k_base", doc.text)
+            doc_tokens[c.doc_id] = count_tokens(DEFAULT_TOKENIZER, doc.text)
         requests += 1
         prompt += frame + doc_tokens[c.doc_id] + c.n_tokens
     completion = requests * spec.max_tokens
@@ -168,9 +169,9 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
 def check_confirmed(spec: ContextSpec, found: Estimate, model: str) -> None:
     """Refuse to send more than ``confirm_above`` requests unless ``confirm`` says so."""
     if found.requests > spec.confirm_above and not spec.confirm:
-        raise ContextError(f"chunk.context=llm would send {found.describe(model)}; more than "
-                           f"chunk.context_confirm_above={spec.confirm_above} requests, so "
-                           "rerun with chunk.context_confirm=true to send them")
+        raise ContextError(f"context.mode=llm would send {found.describe(model)}; more than "
+                           f"context.confirm_above={spec.confirm_above} requests, so "
+                           "rerun with context.confirm=true to send them")
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def _refuse_far_over(spec: ContextSpec, chunks: Sequence[Chunk], texts: Sequence
     chunk, text = over[0]
     raise ContextsFailed(
         f"{len(over)} of {len(chunks)} chunk contexts are more than {_FAR_OVER} times "
-        f"chunk.context_max_tokens={spec.max_tokens} tokens long (the context of chunk "
+        f"context.max_tokens={spec.max_tokens} tokens long (the context of chunk "
         f"{chunk.chunk_id!r} has {len(text):,} characters): the endpoint ignored max_tokens, "
         "so the setting is not run with them; use an endpoint that honours max_tokens")
 
@@ -243,7 +244,7 @@ def _far_over(text: str, limit: int) -> bool:
     if len(text.encode("utf-8", "surrogatepass")) <= limit:  # a token is at least a byte
         return False
     head = limit * _MAX_CHARS_PER_TOKEN
-    return len(text) > head or count_tokens("cl100k_base", text) > limit
+    return len(text) > head or count_tokens(DEFAULT_TOKENIZER, text) > limit
 
 
 def with_contexts(chunks: Sequence[Chunk], texts: Sequence[str]) -> list[Chunk]:

@@ -15,10 +15,11 @@ import importlib.util
 import logging
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from sweep.chunking.base import CONTEXT_KEYS, ChunkingSettingsError, UnknownChunkSetting, build_chunks, check_prefix
+from sweep.chunking.base import ChunkingSettingsError, UnknownChunkSetting, build_chunks, check_prefix
 from sweep.chunking.locate import locate_pieces
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import count_tokens, get_encoding, route_offline_encodings
+from sweep.core.tokenization import (DEFAULT_TOKENIZER, count_tokens, get_encoding,
+                                     route_offline_encodings)
 from sweep.core.types import Chunk, Document
 
 __all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
@@ -218,7 +219,7 @@ class FrameworkChunker:
     """Chunks from a framework's splitter, located in each document's text."""
 
     def __init__(self, framework: str, splitter: Any, *, strategy: str, size: Any = None,
-                 overlap: Any = 0, tokenizer: str = "cl100k_base", prefix: str = "none",
+                 overlap: Any = 0, tokenizer: str = DEFAULT_TOKENIZER, prefix: str = "none",
                  call: dict[str, Any] | None = None) -> None:
         check_prefix(prefix)
         self.framework = framework
@@ -317,20 +318,16 @@ class FrameworkChunker:
 
 
 def build_framework_chunker(framework: str, splitter: Any, strategy: str | None = None,
-                            size: Any = None, overlap: Any = 0, tokenizer: str = "cl100k_base",
+                            size: Any = None, overlap: Any = 0, tokenizer: str = DEFAULT_TOKENIZER,
                             prefix: str = "none", call: dict[str, Any] | None = None,
-                            embed_fn: Any = None, **contexts: Any) -> FrameworkChunker:
+                            embed_fn: Any = None) -> FrameworkChunker:
     """The ``_target_`` of ``chunk=langchain|llamaindex|chonkie|semchunk|callable``.
 
     ``splitter`` is the object Hydra built from ``chunk.splitter`` (a function, for
     ``callable``: ``_partial_: true``); ``call`` are keyword arguments of each split
     call (semchunk's ``overlap``). ``strategy``, ``size`` and ``overlap`` are what the
-    row shows; ``embed_fn`` is not used (sweep hands it to every chunker); ``contexts``
-    are the ``chunk.context*`` keys, which the pipeline reads.
+    row shows; ``embed_fn`` is not used (sweep hands it to every chunker).
     """
-    unknown = sorted(set(contexts) - set(CONTEXT_KEYS))
-    if unknown:
-        raise UnknownChunkSetting(f"unknown chunk setting {unknown[0]!r} for chunk={framework}")
     if framework not in FRAMEWORKS:
         raise UnknownChunkSetting(
             f"unknown chunk framework {framework!r}{did_you_mean(str(framework), FRAMEWORKS)}; "

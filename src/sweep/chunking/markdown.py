@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweep.chunking.base import BaseChunker
+from sweep.chunking.base import BaseChunker, chunker
 from sweep.chunking.boundaries import RECURSIVE_LEVELS, Span
 from sweep.chunking.headings import markdown_sections
 from sweep.core.types import Document
@@ -12,10 +12,9 @@ from sweep.core.types import Document
 __all__ = ["MarkdownChunker"]
 
 
+@chunker("markdown", overlap="as recursive, but only between chunks of one section longer than `size`")
 class MarkdownChunker(BaseChunker):
     """One chunk per Markdown section; sections over ``size`` are split recursively."""
-
-    strategy = "markdown"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

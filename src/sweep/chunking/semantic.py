@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from sweep.chunking.base import BaseChunker, ChunkingSettingsError
+from sweep.chunking.base import BaseChunker, ChunkingSettingsError, chunker
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.strategies import sentence_units
@@ -71,11 +71,12 @@ def semantic_units(tools: DocTools, a: int, b: int, minimum: int) -> list[Span]:
     return out
 
 
+@chunker("semantic", overlap="as sentence, but only between chunks of one semantic group longer "
+                             "than `size`")
 class SemanticChunker(BaseChunker):
     """Sentence units (merged to ``min_unit_tokens``) grouped where neighbour embeddings stay
-    similar; groups over ``size`` are packed."""
-
-    strategy = "semantic"
+    similar; groups over ``size`` are packed. Its options and their defaults are the
+    keyword-only parameters below, declared here only."""
 
     def __init__(
         self,

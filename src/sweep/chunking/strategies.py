@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweep.chunking.base import BaseChunker
+from sweep.chunking.base import BaseChunker, chunker
 from sweep.chunking.boundaries import (PARAGRAPH_LEVELS, RECURSIVE_LEVELS, SENTENCE_LEVELS,
                                        Span, sentence_cuts)
 from sweep.chunking.fitting import DocTools
@@ -15,10 +15,9 @@ __all__ = ["ParagraphChunker", "RecursiveChunker", "SentenceChunker", "TokenChun
            "sentence_units"]
 
 
+@chunker("token", overlap="exactly `overlap` tokens shared by consecutive chunks (stride size - overlap)")
 class TokenChunker(BaseChunker):
     """Fixed windows of ``size`` tokens, consecutive windows sharing ``overlap`` tokens."""
-
-    strategy = "token"
 
     def windows(self, doc: Document) -> list[tuple[int, int, Span]]:
         """All token windows ``(first_token, stop_token, (start, end))``, blank ones included."""
@@ -36,10 +35,10 @@ class TokenChunker(BaseChunker):
         return out
 
 
+@chunker("sentence", overlap="up to `overlap` tokens of whole sentences repeated from the end of "
+                             "the previous chunk")
 class SentenceChunker(BaseChunker):
     """Whole sentences packed up to ``size``; overlap in whole sentences."""
-
-    strategy = "sentence"
 
     def spans(self, doc: Document) -> list[Span]:
         tools = self._tools(doc.text)
@@ -52,10 +51,9 @@ def sentence_units(tools: DocTools, a: int, b: int) -> list[Span]:
     return tools.units(a, b, (sentence_cuts, *SENTENCE_LEVELS))
 
 
+@chunker("paragraph", overlap="ignored: chunks never overlap")
 class ParagraphChunker(BaseChunker):
     """Whole paragraphs (blank-line separated) packed up to ``size``, no overlap."""
-
-    strategy = "paragraph"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,10 +65,10 @@ class ParagraphChunker(BaseChunker):
         return self._tools(doc.text).recursive(0, len(doc.text), PARAGRAPH_LEVELS, 0)
 
 
+@chunker("recursive", overlap="up to `overlap` tokens of whole pieces (lines, sentences, words) "
+                              "repeated from the previous chunk")
 class RecursiveChunker(BaseChunker):
     """Separator hierarchy (blank line, line, sentence end, space, tokens), merged up to ``size``."""
-
-    strategy = "recursive"
 
     def spans(self, doc: Document) -> list[Span]:
         return self._tools(doc.text).recursive(0, len(doc.text), RECURSIVE_LEVELS, self.overlap)

@@ -1,7 +1,7 @@
 """How a sweep scores and compares its settings: the ``eval`` config node, checked once.
 
-``conf`` builds it with ``_target_`` (its defaults are the dataclass's, registered
-by :func:`sweep.jobs.config.register_configs`, so they live here only). A bad value
+``conf/eval/default.yaml`` builds it with ``_target_``; its values are the dataclass's
+defaults, declared here (tests/core/test_evalconfig.py keeps the two equal). A bad value
 fails in ``__post_init__`` with one line naming the key, before any work starts:
 it would fail every job alike, or worse, print conclusions computed from nonsense.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from sweep.core.checks import integer, number
-from sweep.core.measures import Measure, Primary, measures_for
+from sweep.core.measures import MIN_COVERAGE, Measure, Primary, measures_for
 
 __all__ = ["EvalConfig", "EvalConfigError"]
 
@@ -46,7 +46,7 @@ class EvalConfig:
     k: tuple[int, ...] = (1, 3, 5, 10)
     budgets: tuple[int, ...] = (256, 512, 1024)
     gain: str = "linear"
-    min_coverage: float = 0.5
+    min_coverage: float = MIN_COVERAGE
     table_k: tuple[int, ...] = (5,)
     primary: str = "span/recall@5"
     n_boot: int = 1000

@@ -15,6 +15,7 @@ from sweep.core.checks import is_int
 __all__ = [
     "COVERAGE_NAMES",
     "LEVELS",
+    "MIN_COVERAGE",
     "Measure",
     "NAMES",
     "PER_CONFIG_NAMES",
@@ -25,6 +26,9 @@ __all__ = [
 ]
 
 LEVELS = ("doc", "span")
+#: The default share of an evidence span's characters the hits must cover before the
+#: span counts as found (``eval.min_coverage``; every scoring function's default).
+MIN_COVERAGE = 0.5
 
 # Credit-based measures: defined on relevance units, so at both levels.
 RANK_NAMES = ("recall", "precision", "hit", "mrr", "ap", "ndcg", "complete")

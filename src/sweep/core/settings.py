@@ -2,18 +2,21 @@
 
 One table (:data:`SETTINGS`) names every key a row records and the column label
 it gets; a setting that varies in a sweep but is not in the table still gets a
-column, labelled by its key.
+column, labelled by its key. :data:`MOVED_KEYS` maps the config keys that moved to their
+new place: a row keeps the old key (results.csv and saved rows stay as they were),
+and a saved config of the old layout is read in the new one (:func:`upgrade_config`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["SETTINGS", "Setting", "format_value", "job_settings", "label", "setting_label",
-           "varied_settings"]
+__all__ = ["MOVED_KEYS", "SETTINGS", "Setting", "format_value", "job_settings", "label",
+           "setting_label", "upgrade_config", "varied_settings"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,23 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dataset.reader.docx", "docx reader"),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
+#: Config keys that moved, old -> new. The old key stays the row's key and results.csv's
+#: column (a column derived from a config key keeps its name); the command line's old key
+#: is told the new one (sweep.jobs.overrides); a saved config is read in the new layout.
+#: Contextual headers and parent retrieval left the chunk and retrieve nodes for nodes of
+#: their own (the arguments of ContextSpec and ParentSpec).
+MOVED_KEYS: dict[str, str] = {
+    "chunk.context": "context.mode",
+    "chunk.context_prompt": "context.prompt",
+    "chunk.context_max_tokens": "context.max_tokens",
+    "chunk.context_confirm": "context.confirm",
+    "chunk.context_confirm_above": "context.confirm_above",
+    "retrieve.parent": "parent.mode",
+    "retrieve.parent_size": "parent.size",
+}
+_ROW_KEY = {new: old for old, new in MOVED_KEYS.items()}
+#: rerank=none's target, whose node held cross_encoder's keys, unused, before it had none.
+_NO_RERANKER = "sweep.retrieval.rerank.no_reranker"
 #: Override keys that change where or how loudly a job runs, not what it measures.
 _NOT_SETTINGS = ("hydra.", "runtime.", "name", "experiment")
 #: Always columns, even when they do not vary: the size x overlap grid people read.
@@ -76,9 +96,11 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
 
     settings: dict[str, Any] = {}
     for s in SETTINGS:
-        settings[s.key] = choices.get(s.key) if s.group else OmegaConf.select(cfg, s.key, default=None)
+        settings[s.key] = (choices.get(s.key) if s.group
+                           else OmegaConf.select(cfg, MOVED_KEYS.get(s.key, s.key), default=None))
     for override in overrides:
-        key = override.split("=", 1)[0].lstrip("+~")
+        where = override.split("=", 1)[0].lstrip("+~")
+        key = _ROW_KEY.get(where, where)
         if key in settings or key.startswith(_NOT_SETTINGS):
             continue
         shown = _SHOWN_AS.get(key)
@@ -87,7 +109,7 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
         if "." not in key:  # another group choice, e.g. rerank=cross_encoder
             settings[key] = choices.get(key, override.split("=", 1)[1] if "=" in override else None)
             continue
-        value = OmegaConf.select(cfg, key, default=None)
+        value = OmegaConf.select(cfg, where, default=None)
         if OmegaConf.is_config(value):
             value = OmegaConf.to_container(value, resolve=True)
         settings[key] = value
@@ -127,3 +149,24 @@ def format_value(value: Any) -> str:
 def setting_label(settings: Mapping[str, Any], keys: Sequence[str], sep: str = " ") -> str:
     """``size=256 overlap=64`` (plus any other setting that varies in the sweep)."""
     return sep.join(f"{label(k)}={format_value(settings.get(k))}" for k in keys)
+
+
+def upgrade_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's saved config (``resolved_config.yaml``) in the current layout: each key of
+    :data:`MOVED_KEYS` taken from its old node to its new one, and the unused keys rerank=none
+    used to carry dropped. A config of the current layout comes back as it was (a copy)."""
+    out = copy.deepcopy(dict(config))
+    for old, new in MOVED_KEYS.items():
+        node, key = old.split(".", 1)
+        source = out.get(node)
+        if not isinstance(source, dict) or key not in source:
+            continue
+        value = source.pop(key)
+        node, key = new.split(".", 1)
+        target = out.setdefault(node, {})
+        if isinstance(target, dict):
+            target.setdefault(key, value)
+    rerank = out.get("rerank")
+    if isinstance(rerank, dict) and rerank.get("_target_") == _NO_RERANKER:
+        out["rerank"] = {"_target_": _NO_RERANKER}
+    return out

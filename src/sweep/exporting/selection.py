@@ -13,6 +13,8 @@ from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
 from sweep.core.files import NotRegularFile, not_utf8, regular_file
+from sweep.core.settings import upgrade_config
+from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["ChosenJob", "ExportError", "choose_job", "recommended_job"]
@@ -56,7 +58,7 @@ class ChosenJob:
         path = self.job_dir / "resolved_config.yaml"
         if self.file("resolved_config.yaml") is None:
             raise ExportError(f"{path}: missing; the job's folder is incomplete")
-        config = _mapping(path, self.sweep_dir)
+        config = upgrade_config(_mapping(path, self.sweep_dir))  # a folder of any layout
         for key in ("dataset", "chunk"):
             if not isinstance(config.get(key), dict):
                 raise ExportError(f"{path}: no {key} settings; the job's folder is damaged")
@@ -85,7 +87,7 @@ class ChosenJob:
     @property
     def label(self) -> str:
         settings = self.row.settings
-        plain = {"chunk.prefix": "none", "chunk.tokenizer": "cl100k_base",
+        plain = {"chunk.prefix": "none", "chunk.tokenizer": DEFAULT_TOKENIZER,
                  "retrieve": "dense", "rerank": "none",
                  # a framework's size and overlap are already chunk.size and chunk.overlap
                  "chunk.splitter.chunk_size": settings.get("chunk.size"),

@@ -17,11 +17,12 @@ from typing import Sequence
 import numpy as np
 
 from sweep.chunking import build_chunker
+from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.core.types import Document
 
 __all__ = ["SentenceWindow", "cut_passages", "sampling_order"]
 
-WINDOW_TOKENIZER = "cl100k_base"
+WINDOW_TOKENIZER = DEFAULT_TOKENIZER
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -52,37 +51,28 @@ def _register_resolvers() -> None:
     if not OmegaConf.has_resolver("bundled"):
         OmegaConf.register_new_resolver("bundled", bundled_corpus)
     if not OmegaConf.has_resolver("sweep_help"):
-        from sweep.cli.commands import hydra_help_template
-
-        OmegaConf.register_new_resolver("sweep_help", hydra_help_template)
+        OmegaConf.register_new_resolver("sweep_help", _help)
     if not OmegaConf.has_resolver("fresh_dir"):
         OmegaConf.register_new_resolver("fresh_dir", fresh_dir, use_cache=True)
 
 
-def code_configs() -> dict[str, dict[str, Any]]:
-    """Config nodes whose defaults live in code, by ``group/name``: ``eval/default`` is
-    :class:`EvalConfig`'s. (``sweep.export`` reads them with conf/'s files: together they
-    are every config sweep has.)"""
-    from sweep.core.evalconfig import EvalConfig
+def _help(name: str) -> str:
+    """``--help`` of a Hydra command; sweep's own also lists the chunk strategies and their
+    options' defaults, as the strategies declare them (sweep.chunking.base.strategies)."""
+    from sweep.cli.commands import hydra_help_template
 
-    defaults = {f.name: getattr(EvalConfig(), f.name) for f in dataclasses.fields(EvalConfig)}
-    return {"eval/default": {"_target_": f"{EvalConfig.__module__}.{EvalConfig.__qualname__}",
-                             **EvalConfig(**defaults).to_dict()}}
+    text = hydra_help_template(name)
+    if name != "sweep":
+        return text
+    from sweep.chunking.factory import strategies_help
 
-
-def register_configs() -> None:
-    """Store :func:`code_configs` in Hydra's config store."""
-    from hydra.core.config_store import ConfigStore
-
-    for path, node in code_configs().items():
-        group, name = path.rsplit("/", 1)
-        ConfigStore.instance().store(group=group, name=name, node=node)
+    # A string.Template: a literal $ is written $$.
+    return text + "\n" + strategies_help().replace("$", "$$") + "\n"
 
 
 def register() -> None:
-    """What must exist before any sweep config is composed: resolvers and code-defined nodes."""
+    """What must exist before any sweep config is composed: the resolvers conf/ uses."""
     _register_resolvers()
-    register_configs()
 
 
 def cause(e: BaseException) -> BaseException:

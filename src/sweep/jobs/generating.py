@@ -37,9 +37,9 @@ INCOMPLETE = 3
 
 
 def _token_counter() -> Any:
-    from sweep.core.tokenization import count_tokens, get_encoding
+    from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding
 
-    encoding = get_encoding("cl100k_base")
+    encoding = get_encoding(DEFAULT_TOKENIZER)
     return lambda text: count_tokens(encoding, text)
 
 

@@ -23,12 +23,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from sweep.chunking import ChunkingSettingsError
-from sweep.chunking.base import CONTEXT_KEYS
 from sweep.core.messages import first_line
 from sweep.jobs import devices
 
 from sweep.core import interrupts, progress
-from sweep.jobs.config import cause
+from sweep.jobs.config import build, cause
 from sweep.core.types import Chunk, Dataset, Document
 from sweep.jobs.devices import Launch
 from sweep.jobs.diskfull import stop_if_disk_full
@@ -127,25 +126,14 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     if not isinstance(chunker, Chunker) and isinstance(chunker, DocumentChunker):
         chunker = _PerDocument(chunker)
     parents = parent_spec(cfg)
-    # retrieve.parent and parent_size say what a hit hands the LLM, not how chunks are
-    # found: the retriever never sees them.
-    node = {k: v for k, v in OmegaConf.to_container(cfg.retrieve, resolve=True).items()
-            if k not in _PARENT_KEYS}
-    retriever = instantiate(node, index=instantiate(cfg.index))
+    retriever = instantiate(cfg.retrieve, index=instantiate(cfg.index))
     reranker = instantiate(cfg.rerank) if cfg.get("rerank") is not None else None
     return Stages(embedder, chunker, retriever, reranker, parents, context_writer(cfg, context))
 
 
-#: retrieve.<key> the pipeline reads for parent retrieval; the retriever is built without them.
-_PARENT_KEYS = ("parent", "parent_size")
-
-
 def parent_spec(cfg: DictConfig) -> ParentSpec:
-    """What a hit hands the LLM: ``retrieve.parent`` and ``retrieve.parent_size``, in
-    tokens of ``chunk.tokenizer``."""
-    return ParentSpec.of(OmegaConf.select(cfg, "retrieve.parent", default="none"),
-                         OmegaConf.select(cfg, "retrieve.parent_size", default=ParentSpec.size),
-                         OmegaConf.select(cfg, "chunk.tokenizer", default=None))
+    """What a hit hands the LLM: the ``parent`` node (no node: chunks themselves)."""
+    return build(cfg.parent) if cfg.get("parent") is not None else ParentSpec()
 
 
 def design_notes(stages: Stages) -> tuple[str, ...]:
@@ -153,32 +141,25 @@ def design_notes(stages: Stages) -> tuple[str, ...]:
     late = late_chunker_of(stages.embedder) is not None
     lexical = not stages.retriever.needs_vectors or isinstance(stages.retriever, HybridRetriever)
     if stages.contexts is not None and late and not lexical and stages.reranker is None:
-        return ("chunk.context=llm with embed.late=true: late chunking embeds the documents as "
+        return ("context.mode=llm with embed.late=true: late chunking embeds the documents as "
                 "written, so this dense row pays for contexts it never reads (BM25, hybrid "
                 "and re-ranking would read them)",)
     return ()
 
 
-#: chunk.<key> -> ContextSpec field: what contexts are written with, not how text is cut.
-_CONTEXT_KEYS = dict(zip(CONTEXT_KEYS, ("mode", "prompt", "max_tokens", "confirm",
-                                        "confirm_above")))
-
-
 def context_spec(cfg: DictConfig) -> ContextSpec:
-    """The contexts' settings: the ``chunk.context*`` keys (the chunker ignores them)."""
-    chunk = cfg.chunk
-    return ContextSpec(**{name: OmegaConf.select(chunk, key) for key, name in _CONTEXT_KEYS.items()
-                          if key in chunk})
+    """The contexts' settings: the ``context`` node (no node: no contexts)."""
+    return build(cfg.context) if cfg.get("context") is not None else ContextSpec()
 
 
 def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None
                    ) -> ContextWriter | None:
-    """The writer of ``chunk.context=llm``'s contexts through the ``llm`` group's endpoint;
-    None for ``chunk.context=none``."""
+    """The writer of ``context.mode=llm``'s contexts through the ``llm`` group's endpoint;
+    None for ``context.mode=none``."""
     if not spec.active:
         return None
     if cfg.get("llm") is None:
-        raise ContextError("chunk.context=llm needs the llm group (llm=openai or llm=local)")
+        raise ContextError("context.mode=llm needs the llm group (llm=openai or llm=local)")
     config = instantiate(cfg.llm)
     if show_progress is None:
         show_progress = bool((cfg.get("runtime") or {}).get("show_progress", True))

@@ -10,10 +10,13 @@ selects, and every plain ``key=value`` must name a key it has.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.core.configfiles import read_yaml
+from sweep.core.settings import MOVED_KEYS
 from sweep.core.suggest import closest
 
 __all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
@@ -26,9 +29,14 @@ _NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", 
 _SHOWN_KEYS = 12
 #: A value that is another key's (``${..size}``): that key is the one to set.
 _RELATIVE = re.compile(r"\$\{(\.+)([\w.]+)\}")
-#: Keys that moved, so that a command line written for the old place is told the new one.
+#: Keys that moved, so that a command line written for the old place is told the new one:
+#: old key -> new key (the runtime's, and those of sweep.core.settings.MOVED_KEYS).
 MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
-         "embed.prewarm": "runtime.prewarm"}
+         "embed.prewarm": "runtime.prewarm", **MOVED_KEYS}
+#: Why a key moved, by the node it moved to.
+_WHY_MOVED = {"runtime": "it says how the command runs, not what it measures",
+              "context": "contextual headers are a node of their own, not the chunker's",
+              "parent": "parent retrieval is a node of its own, not the retriever's"}
 
 
 class UnknownKey(ValueError):
@@ -138,10 +146,15 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         from sweep.jobs.preflight import expand_grid
 
         choices = [o.input_line for o in selects if not o.is_hydra_override()]
+        first = expand_grid(choices)[0]
+        swept = {o.key_or_group for o in selects if o.is_sweep_override()}
+        options = {p.key_or_group.split(".", 1)[0]: loader.get_group_options(
+            p.key_or_group.split(".", 1)[0]) for p in plain
+            if p.key_or_group.split(".", 1)[0] in groups}
         try:
             # One combination is enough: Hydra applies every key to every job, so a key
             # this one lacks fails a job anyway.
-            cfg = compose(config_name=config_name, overrides=expand_grid(choices)[0])
+            cfg = compose(config_name=config_name, overrides=first)
         except HydraException:
             return  # a bad group choice: Hydra names the valid ones
     for override in plain:
@@ -158,8 +171,13 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         leaves = sorted(_leaf_keys(cfg))
         moved = MOVED.get(override.key_or_group)
         if moved in leaves:
-            raise UnknownKey(f"{override.key_or_group} is now {moved}: it says how the "
-                             "command runs, not what it measures")
+            raise UnknownKey(f"{override.key_or_group} is now {moved}: "
+                             f"{_WHY_MOVED[moved.split('.', 1)[0]]}")
+        elsewhere = _of_other_options(Path(config_dir), first, override.key_or_group,
+                                      options.get(override.key_or_group.split(".", 1)[0], ()),
+                                      swept)
+        if elsewhere is not None:
+            raise UnknownKey(elsewhere)
         match = closest(override.key_or_group, leaves)
         hint = f" (did you mean {match}?)" if match else ""
         names = [n for n in names if not n.startswith("_")]
@@ -168,6 +186,54 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         where = f"{parent} has" if parent else "the top-level keys are"
         # The key only, never its value: it may be a key or a URL with a password in it.
         raise UnknownKey(f"unknown setting {missing}{hint}; {where}: {shown}")
+
+
+def _has(conf_dir: Path, group: str, option: str, parts: Sequence[str], seen: set[str]) -> bool:
+    """Whether the option file ``group/option.yaml`` (or one its defaults bring from the same
+    group) has the key ``parts``: read as files, not composed (composing every option of
+    a group would make each typo cost seconds)."""
+    path = conf_dir / group / f"{option}.yaml"
+    if str(path) in seen or not path.is_file():
+        return False
+    seen.add(str(path))
+    try:
+        node: Any = read_yaml(path)
+    except Exception:  # a file Hydra will report itself
+        return False
+    if _holds(node, parts):
+        return True
+    for entry in (node.get("defaults") or []) if isinstance(node, dict) else []:
+        name = entry.split("@", 1)[0] if isinstance(entry, str) else None
+        if name and name != "_self_" and _has(conf_dir, group, name, parts, seen):
+            return True
+    return False
+
+
+def _holds(node: Any, parts: Sequence[str]) -> bool:
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _of_other_options(conf_dir: Path, first: Sequence[str], key: str, options: Sequence[str],
+                      swept: set[str]) -> str | None:
+    """Why ``key`` (``rerank.model``) cannot be set when the first job's option of its group
+    (``rerank=none``) lacks it but other options (``cross_encoder``) have it; else None."""
+    group, _, rest = key.partition(".")
+    have = [o for o in sorted(options) if _has(conf_dir, group, o, rest.split("."), set())]
+    if not have:
+        return None
+    now = dict(o.split("=", 1) for o in first if "=" in o).get(group)
+    which = f"{group}={now}" if now else f"{group}'s default option"
+    owners = ", ".join(f"{group}={o}" for o in have)
+    if group not in swept:
+        choose = owners if len(have) == 1 else "one of those"
+        return f"{key} is a setting of {owners}, which {which} does not have: choose {choose}"
+    return (f"{key} is a setting of {owners}, which {which} does not have; a key on the "
+            f"command line is set for every {group} option swept, so give it in a preset of "
+            "your own instead (docs/configuration.md, \"Presets of your own\")")
 
 
 def check_command_line(config_name: str, prog: str) -> None:

@@ -133,13 +133,13 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
     composed: dict[tuple[str, ...], DictConfig] = {}
     for overrides in jobs:
         data_key = _subset(overrides, _CHECKED)
-        chunk_key = _subset(overrides, ("chunk", "experiment"))
+        chunk_key = _subset(overrides, ("chunk", "context", "parent", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
             composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
-            except ParentError as e:  # a typo in retrieve.parent: every such cell alike
+            except ParentError as e:  # a typo in parent.*: every such cell alike
                 raise ConfigError(f"{one_line(e)} ({' '.join(overrides)})") from None
             if data_key not in seen:
                 seen.add(data_key)
@@ -148,7 +148,7 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
             if chunk_key not in chunk_checked:
                 try:
                     context_spec(cfg)
-                except ContextError as e:  # a typo in chunk.context*: every such cell alike
+                except ContextError as e:  # a typo in context.*: every such cell alike
                     raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
                 chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
         llm_key = _subset(overrides, ("llm", "experiment"))
@@ -190,8 +190,8 @@ def _check_llm_saved(cfg: DictConfig) -> None:
 
 def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
                    composed: dict[tuple[str, ...], DictConfig]) -> None:
-    """Before any request: what the grid's chunk.context=llm settings would send, said once;
-    refused (exit 2) above ``chunk.context_confirm_above`` requests unless confirmed, or when
+    """Before any request: what the grid's context.mode=llm settings would send, said once;
+    refused (exit 2) above ``context.confirm_above`` requests unless confirmed, or when
     the endpoint cannot be used at all (a bad llm setting, a missing key)."""
     from hydra import compose
 
@@ -200,7 +200,7 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
     total = Estimate(0, 0, 0, 0, None)
     spec = model = None
     for overrides in jobs:
-        key = _subset(overrides, ("chunk", "llm", "dataset", "experiment"))
+        key = _subset(overrides, ("chunk", "context", "llm", "dataset", "experiment"))
         if key in seen:
             continue
         seen.add(key)
@@ -214,7 +214,7 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
         except Exception as e:  # the endpoint cannot be used at all: every such cell alike
             found = cause(e)
             if isinstance(found, (LLMConfigError, LLMError, ContextError)):
-                raise ConfigError(f"chunk.context=llm: {one_line(found)}") from None
+                raise ConfigError(f"context.mode=llm: {one_line(found)}") from None
             raise
         try:
             chunker = build_node(cfg.chunk, embed_fn=_never_embed)

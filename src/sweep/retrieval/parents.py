@@ -12,12 +12,12 @@ auto-merging retriever are the deployed forms of this design.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from sweep.chunking.headings import markdown_sections
-from sweep.core.tokenization import count_tokens, tokenize
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
 __all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpec", "lift_to_parents",
@@ -27,39 +27,38 @@ PARENT_MODES = ("none", "section", "window")
 
 
 class ParentError(ValueError):
-    """A ``retrieve.parent`` setting that cannot run; one line."""
+    """A ``parent`` setting that cannot run; one line."""
 
 
 @dataclass(frozen=True)
 class ParentSpec:
-    """``mode`` none, section or window; ``size`` the window in ``encoding`` tokens, and
-    for sections the most tokens a parent may have (a longer section is cut to that many
-    tokens around the chunk; None: sections are never cut)."""
+    """The ``parent`` config node: ``mode`` none, section or window; ``size`` the window in
+    ``encoding`` tokens, and for sections the most tokens a parent may have (a longer
+    section is cut to that many tokens around the chunk; None: sections are never cut);
+    ``encoding`` None (a chunker without a tokenizer): the default tokenizer."""
 
     mode: str = "none"
     size: int | None = 512
-    encoding: str = "cl100k_base"
+    encoding: str | None = DEFAULT_TOKENIZER
 
     def __post_init__(self) -> None:
+        if self.mode is None:  # parent.mode=null: as none
+            object.__setattr__(self, "mode", "none")
         if self.mode not in PARENT_MODES:
-            raise ParentError(f"retrieve.parent must be one of {', '.join(PARENT_MODES)}, "
+            raise ParentError(f"parent.mode must be one of {', '.join(PARENT_MODES)}, "
                               f"got {self.mode!r}")
         if self.size is not None and (isinstance(self.size, bool) or not isinstance(self.size, int)
                                       or self.size < 1):
-            raise ParentError(f"retrieve.parent_size must be a positive number of tokens or null, "
+            raise ParentError(f"parent.size must be a positive number of tokens or null, "
                               f"got {self.size!r}")
         if self.mode == "window" and self.size is None:
-            raise ParentError("retrieve.parent=window needs retrieve.parent_size (tokens)")
+            raise ParentError("parent.mode=window needs parent.size (tokens)")
+        if not (isinstance(self.encoding, str) and self.encoding):
+            object.__setattr__(self, "encoding", DEFAULT_TOKENIZER)
 
     @property
     def active(self) -> bool:
         return self.mode != "none"
-
-    @classmethod
-    def of(cls, mode: Any = "none", size: Any = 512, encoding: Any = None) -> "ParentSpec":
-        """From config values (``encoding`` None: cl100k_base, the default chunker's)."""
-        return cls(str(mode) if mode is not None else "none", size,
-                   str(encoding) if isinstance(encoding, str) and encoding else "cl100k_base")
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class Parents:
 
     passages: list[Chunk]
     of_chunk: np.ndarray  # int64, one per chunk
-    encoding: str = "cl100k_base"
+    encoding: str = DEFAULT_TOKENIZER
 
     @property
     def n_tokens(self) -> np.ndarray:
@@ -99,7 +98,7 @@ def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
                spec: ParentSpec) -> Parents:
     """Each chunk's parent span, parents shared by the chunks that have the same one."""
     if not spec.active:
-        raise ValueError("parents_of needs retrieve.parent=section or window")
+        raise ValueError("parents_of needs parent.mode=section or window")
     by_id = {d.doc_id: d for d in documents}
     sections: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     spans: list[tuple[str, int, int]] = []

@@ -94,13 +94,10 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
         return model
 
 
-def no_reranker(model: Any = None, top_n: Any = None, batch_size: Any = None,
-                max_length: Any = None) -> None:
-    """``rerank=none``: no re-ranker; the retriever's ranking is scored as it is.
-
-    It takes ``cross_encoder``'s keys and ignores them, so that one command can sweep
-    both (``rerank=none,cross_encoder rerank.top_n=50`` sets ``top_n`` on both arms).
-    """
+def no_reranker() -> None:
+    """``rerank=none``: no re-ranker; the retriever's ranking is scored as it is. It takes
+    no settings (a key of ``cross_encoder`` set for both arms of a sweep is refused
+    before the sweep starts: sweep.jobs.overrides)."""
     return None
 
 

@@ -30,7 +30,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from sweep.core.types import Chunk, Hit, Query
-from sweep.core.measures import LEVELS, PER_CONFIG_NAMES, RANK_NAMES, Measure
+from sweep.core.measures import LEVELS, MIN_COVERAGE, PER_CONFIG_NAMES, RANK_NAMES, Measure
 from sweep.scoring.table import ScoreTable
 
 __all__ = [
@@ -579,7 +579,7 @@ def score_queries(
     runs: Mapping[str, Sequence[Hit]],
     measures: Sequence[Measure],
     *,
-    min_coverage: float = 0.5,
+    min_coverage: float = MIN_COVERAGE,
     gain: str = "linear",
     chunks: Sequence[Chunk] | None = None,
 ) -> ScoreTable:
@@ -603,7 +603,7 @@ def score_ranked(
     chunks: Sequence[Chunk],
     measures: Sequence[Measure],
     *,
-    min_coverage: float = 0.5,
+    min_coverage: float = MIN_COVERAGE,
     gain: str = "linear",
 ) -> ScoreTable:
     """Like :func:`score_queries` for a retriever's ``(n_queries, depth)`` array of indices
@@ -740,7 +740,7 @@ def _unit_credits(gold: _Gold, hits: RankedHits, min_coverage: float) -> UnitCre
 
 
 def credit_units(queries: Sequence[Query], ranking: np.ndarray, chunks: Sequence[Chunk], *,
-                 min_coverage: float = 0.5) -> UnitCredits:
+                 min_coverage: float = MIN_COVERAGE) -> UnitCredits:
     """:class:`UnitCredits` of a retriever's ``(n_queries, depth)`` chunk positions (as
     :func:`score_ranked` takes them)."""
     _check_options(min_coverage, "linear")
@@ -754,7 +754,7 @@ def first_relevant_ranks(
     runs: Mapping[str, Sequence[Hit]],
     level: str,
     *,
-    min_coverage: float = 0.5,
+    min_coverage: float = MIN_COVERAGE,
 ) -> dict[str, int | None]:
     """Rank of the first hit that credits a unit at ``level``, per query with a unit there.
 
@@ -768,6 +768,6 @@ def first_relevant_ranks(
     return _unit_credits(gold, hits, min_coverage).first_relevant(level)
 
 
-def first_relevant_rank(query: Query, hits: Sequence[Hit], level: str, min_coverage: float = 0.5) -> int | None:
+def first_relevant_rank(query: Query, hits: Sequence[Hit], level: str, min_coverage: float = MIN_COVERAGE) -> int | None:
     """Rank of the first of ``hits`` that credits a unit of ``query`` at ``level`` (None if none)."""
     return first_relevant_ranks([query], {query.query_id: hits}, level, min_coverage=min_coverage).get(query.query_id)

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sweep.core.measures import measures_for
+from sweep.core.measures import MIN_COVERAGE, measures_for
+from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.core.types import Hit, Query
 from sweep.datasets.loading import load_corpus, load_queries
 from sweep.datasets.runfiles import RunFileError, fill_token_counts, read_run
@@ -42,7 +43,7 @@ def _doc_id_hits_at_span_level(queries: Sequence[Query], hits: Mapping[str, Sequ
 
 def score_run(corpus: str, queries_path: str, run: str, *, out: str | None = None,
               k: Sequence[int] = (1, 3, 5, 10), budgets: Sequence[int] = (), gain: str = "linear",
-              min_coverage: float = 0.5, split: str = "test", tokenizer: str = "cl100k_base",
+              min_coverage: float = MIN_COVERAGE, split: str = "test", tokenizer: str = DEFAULT_TOKENIZER,
               n_boot: int = 1000, seed: int = 0) -> Path:
     """Score, write the files, print the summary; returns the output folder.
     Raises the loaders' errors (``DatasetError``, ``RunFileError``) on bad input."""

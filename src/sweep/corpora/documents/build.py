@@ -511,7 +511,7 @@ def render_page(blocks: list[Block], title: str, path: str) -> str:
     a header menu, breadcrumb, cookie banner, sidebar, footer, scripts and styles."""
     site, crumbs = SITES[path]
     toc = "\n".join(
-        f'        <li><a href="#{_slug(plain(b.lines[0]))}">{html.escape(plain(b.lines[0]), quote=False)}</a></li>'
+        f'        <li><a href="#{_slug(plain_text(b.lines[0]))}">{html.escape(plain_text(b.lines[0]), quote=False)}</a></li>'
         for b in blocks if b.kind == "heading" and b.level == 2
     )
     nav = "\n".join(f'        <li><a href="/{_slug(item)}/">{html.escape(item)}</a></li>' for item in _NAV[site])

@@ -25,12 +25,12 @@ import sys
 
 import hydra
 from omegaconf import DictConfig
+from omegaconf.errors import InterpolationResolutionError
 
-from sweep.cli.exits import BAD_INPUT, FAILED, run_with_exits
+from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.jobs import answering
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
-from sweep.llm import LLMError
 from sweep.llm.resume import stop_interrupted
 
 register()
@@ -38,8 +38,8 @@ register()
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
 def _entry(cfg: DictConfig) -> None:
-    status = run_with_exits("answers", lambda: answering.run(cfg),
-                            {answering.BAD_INPUT: BAD_INPUT, LLMError: FAILED})
+    status = run_with_exits("answers", lambda: answering.run(cfg),  # a ${...} that cannot resolve
+                            {InterpolationResolutionError: BAD_INPUT})
     if status:
         raise SystemExit(status)
 

@@ -112,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CacheError("--timings and --namespace cannot be combined")
             return _clear_timings(root)
         return _clear(root, a.namespace, a.yes)
+    # CacheError is sweep.embedding's, whose classes get their kind when that package is
+    # split (issue 43); then OSError alone is named here.
     return run_with_exits("sweep.cache", call, {(CacheError, OSError): BAD_INPUT})
 
 

@@ -17,9 +17,6 @@ from sweep.cli.argtypes import fraction, int_in, int_list
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.core.evalconfig import EvalConfig
-from sweep.core.tokenization import TokenizerError
-from sweep.datasets.loading import DatasetError
-from sweep.datasets.runfiles import RunFileError
 from sweep.scoring.credit import GAINS
 from sweep.scoring.runs import score_run
 
@@ -47,8 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         score_run(a.corpus, a.queries, a.run, out=a.out, k=a.k, budgets=a.budgets, gain=a.gain,
                   min_coverage=a.min_coverage, split=a.split, tokenizer=a.tokenizer,
                   n_boot=a.n_boot, seed=a.seed)
-    return run_with_exits("sweep.score", call,
-                          {(DatasetError, RunFileError, TokenizerError, OSError): BAD_INPUT})
+    return run_with_exits("sweep.score", call, {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
+from sweep.core.errors import InvalidSetting
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
@@ -38,7 +39,7 @@ CONTEXT_KEYS = ("context", "context_prompt", "context_max_tokens", "context_conf
                 "context_confirm_above")
 
 
-class ChunkingSettingsError(ValueError):
+class ChunkingSettingsError(ValueError, InvalidSetting):
     """Invalid chunker settings; str() is one line naming the setting."""
 
 

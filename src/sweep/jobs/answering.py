@@ -12,25 +12,21 @@ import sys
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core.files import NotRegularFile, folder_inside, regular_file
 from sweep.jobs.config import build
-from sweep.judging.humancheck import (LabelError, agreement, agreement_text, export_sample,
-                                      read_labels)
+from sweep.judging.humancheck import agreement, agreement_text, export_sample, read_labels
 from sweep.judging.output import write_outputs
 from sweep.judging.records import AnswerTrace, read_answers
 from sweep.judging.run import AnswersError, answer_settings, choose
-from sweep.judging.config import AnswersConfigError, AnswersConfig, JudgeConfig
+from sweep.judging.config import AnswersConfig, JudgeConfig
 from sweep.judging.summary import pair_tests, summarize_answers
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError
+from sweep.llm import LLMClient, LLMConfig
 from sweep.llm.resume import failure_counts, rerun_hint
 
 log = logging.getLogger("sweep.answers")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run"]
-BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
-              InterpolationResolutionError)
+__all__ = ["INCOMPLETE", "run"]
 #: Where replies are cached, for the Ctrl-C message outside the run.
 cache_root: Path | None = None
 #: Requests got no answer: the results are incomplete until a rerun.

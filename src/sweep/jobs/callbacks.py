@@ -25,6 +25,7 @@ from sweep.jobs import devices
 from sweep.jobs import preflight
 
 from sweep.core import progress
+from sweep.core.errors import BadInput
 from sweep.core.messages import one_line
 from sweep.jobs.config import made_here
 from sweep.jobs.diskfull import stop_if_disk_full
@@ -75,7 +76,7 @@ def _check_start(folder: Path, config_name: str, jobs: list[list[str]]
         return preflight.check_grid(config_name, jobs)
     except DatasetError as e:
         fail(_every_problem(e), folder)
-    except (preflight.ConfigError, OmegaConfBaseException) as e:
+    except (BadInput, OmegaConfBaseException) as e:
         fail(str(e), folder)
 
 

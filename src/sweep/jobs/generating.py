@@ -12,26 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
-from omegaconf.errors import InterpolationResolutionError
 
 from sweep.jobs import devices
 from sweep.jobs.config import build
-from sweep.embedding.embedder import EmbedderError
-from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
-                                     check_output_dir, write_output)
+from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, check_output_dir,
+                                     write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
-from sweep.generation.config import KINDS, GenerateConfigError, GenerateConfig
+from sweep.generation.config import KINDS, GenerateConfig
 from sweep.jobs.job import embedder_node
-from sweep.llm import LLMClient, LLMConfig, LLMConfigError
+from sweep.llm import LLMClient, LLMConfig
 from sweep.llm.resume import failure_counts, rerun_hint
-from sweep.datasets.loading import DatasetError, load_corpus
+from sweep.datasets.loading import load_corpus
 from sweep.datasets.readers.limits import LIMIT_KEYS
 
 log = logging.getLogger("sweep.generate")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run"]
-BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
-              InterpolationResolutionError)
+__all__ = ["INCOMPLETE", "run"]
 #: Where answers are cached, for the Ctrl-C message outside the run.
 cache_root: Path | None = None
 #: A set left short by requests that got no answer (written as incomplete).

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from omegaconf import DictConfig
 
+from sweep.core.errors import BadInput
 from sweep.core.suggest import closest
 
 __all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
@@ -31,7 +32,7 @@ MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime
          "embed.prewarm": "runtime.prewarm"}
 
 
-class UnknownKey(ValueError):
+class UnknownKey(ValueError, BadInput):
     """A ``key=value`` whose key no composed config has; ``str()`` is one line."""
 
 

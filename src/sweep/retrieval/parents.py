@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from sweep.core.errors import InvalidSetting
 from sweep.chunking.headings import markdown_sections
 from sweep.core.tokenization import count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
@@ -25,7 +26,7 @@ __all__ = ["PARENT_MODES", "Lifted", "ParentError", "Parents", "ParentSpec", "li
 PARENT_MODES = ("none", "section", "window")
 
 
-class ParentError(ValueError):
+class ParentError(ValueError, InvalidSetting):
     """A ``retrieve.parent`` setting that cannot run; one line."""
 
 

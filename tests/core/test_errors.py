@@ -26,7 +26,8 @@ OUTSIDE = {
 }
 #: sweep.embedding is being split into files (issue 43); its classes get their kind with it:
 #: EmbedderError, CacheError and the ONNX export's error BadInput, LateChunkingUnsupported
-#: InvalidSetting (through EmbedderError, so it stays one). Remove this line then.
+#: InvalidSetting (``(EmbedderError, InvalidSetting)``: an invalid setting is a BadInput,
+#: so that is one kind). Remove this line then.
 NOT_YET = "sweep.embedding"
 
 

@@ -26,12 +26,12 @@ from typing import Callable
 
 import hydra
 from omegaconf import DictConfig
+from omegaconf.errors import InterpolationResolutionError
 
-from sweep.cli.exits import BAD_INPUT, FAILED, run_with_exits
+from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.jobs import answering
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
-from sweep.llm import LLMError
 from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 
@@ -40,7 +40,7 @@ def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
     def _entry(cfg: DictConfig) -> None:
         status = run_with_exits("answers", lambda: answering.run_answers(cfg, resume),
-                                {answering.BAD_INPUT: BAD_INPUT, LLMError: FAILED})
+                                {InterpolationResolutionError: BAD_INPUT})  # a ${...} that cannot resolve
         if status:
             raise SystemExit(status)
 

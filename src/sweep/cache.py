@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CacheError("--timings and --namespace cannot be combined")
             return _clear_timings(root)
         return _clear(root, a.namespace, a.yes)
-    return run_with_exits("sweep.cache", call, {(CacheError, OSError): BAD_INPUT})
+    return run_with_exits("sweep.cache", call, {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -137,8 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_drop is not None and not args.max_drop >= 0:
         parser.error(f"--max-drop must be >= 0, got {args.max_drop}")
     log_warnings("sweep.check")
-    return run_with_exits("sweep.check", lambda: check(args),
-                          {(ExportError, OSError): BAD_INPUT})
+    return run_with_exits("sweep.check", lambda: check(args), {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -19,13 +19,15 @@ from sweep.cli.argtypes import add_reading_options, int_in, reading_options
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, FAILED, log_warnings, report_error, run_with_exits
 from sweep.core.messages import one_line
-from sweep.datasets.loading import DatasetError
 from sweep.labelling.confirmed import accept_draft, describe_accepted
 from sweep.labelling.drafts import describe_draft, draft_evidence, draft_path
 
 PROG = "sweep.evidence"
 #: ``--accept`` without a file: the draft this command writes by default.
 _THE_DRAFT = Path("")
+#: What an OSError means here: a draft or questions file already there is bad input; any
+#: other (a full disk) means the work could not be done.
+_OS_ERRORS = {FileExistsError: BAD_INPUT, OSError: FAILED}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                overwrite=args.force, progress=progress, **options)
         for line in describe_draft(draft, args.dataset):
             print(one_line(line, squeeze=False))  # question ids and file names are data
-    return run_with_exits(PROG, call, {(DatasetError, FileExistsError): BAD_INPUT, OSError: FAILED})
+    return run_with_exits(PROG, call, _OS_ERRORS)
 
 
 def _accept(args, options) -> int:
@@ -78,7 +80,7 @@ def _accept(args, options) -> int:
         accepted = accept_draft(draft, args.dataset, args.out, **options)
         for line in describe_accepted(accepted, args.dataset):
             print(one_line(line, squeeze=False))
-    return run_with_exits(PROG, call, {(DatasetError, FileExistsError): BAD_INPUT, OSError: FAILED})
+    return run_with_exits(PROG, call, _OS_ERRORS)
 
 
 if __name__ == "__main__":

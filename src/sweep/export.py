@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_warnings("sweep.export")
     return run_with_exits("sweep.export",
                           lambda: export(args.sweep_dir, args.job, kind, Path(out), args.force),
-                          {(ExportError, OSError): BAD_INPUT})
+                          {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, log_warnings, report_error, run_with_exits
 from sweep.core.messages import visible
 from sweep.datasets.loading import DatasetError, load_corpus
-from sweep.datasets.texts import INDEX_FILE, OutputFolderError, write_texts
+from sweep.datasets.texts import INDEX_FILE, write_texts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,8 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(written.files)} texts written to {visible(written.folder)} "
               f"(index: {visible(written.folder / INDEX_FILE)})")
         return 0
-    return run_with_exits("sweep.extract", call,
-                          {(DatasetError, OutputFolderError, OSError): BAD_INPUT})
+    return run_with_exits("sweep.extract", call, {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

@@ -22,13 +22,12 @@ from typing import Callable
 
 import hydra
 from omegaconf import DictConfig
+from omegaconf.errors import InterpolationResolutionError
 
-from sweep.cli.exits import BAD_INPUT, FAILED, run_with_exits
-from sweep.generation.run import GenerationError
+from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.jobs import generating
 from sweep.jobs.config import CONF_DIR, register
 from sweep.jobs.overrides import check_command_line
-from sweep.llm import LLMError
 from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 
@@ -36,8 +35,9 @@ def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
     """Hydra's entry: one run, which tells ``resume`` where it caches its answers."""
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
     def _entry(cfg: DictConfig) -> None:
+        # a ${...} in the config that cannot resolve is bad input
         status = run_with_exits("generate", lambda: generating.run_generate(cfg, resume),
-                                {generating.BAD_INPUT: BAD_INPUT, (LLMError, GenerationError): FAILED})
+                                {InterpolationResolutionError: BAD_INPUT})
         if status:
             raise SystemExit(status)
 

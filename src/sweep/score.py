@@ -47,8 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         score_run(a.corpus, a.queries, a.run, out=a.out, k=a.k, budgets=a.budgets, gain=a.gain,
                   min_coverage=a.min_coverage, split=a.split, tokenizer=a.tokenizer,
                   n_boot=a.n_boot, seed=a.seed)
-    return run_with_exits("sweep.score", call,
-                          {(DatasetError, RunFileError, TokenizerError, OSError): BAD_INPUT})
+    return run_with_exits("sweep.score", call, {OSError: BAD_INPUT})
 
 
 if __name__ == "__main__":

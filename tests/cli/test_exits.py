@@ -6,7 +6,9 @@ import errno
 
 import pytest
 
-from sweep.cli.exits import BAD_INPUT, FAILED, report_error, run_with_exits
+from sweep.cli.exits import (BAD_INPUT, FAILED, KIND_EXITS, exit_status, report_error,
+                             run_with_exits)
+from sweep.core.errors import KINDS, BadInput, InvalidSetting, ServiceFailure
 
 
 def test_an_error_is_one_line_naming_the_command(capsys):
@@ -31,6 +33,44 @@ def test_a_file_name_with_a_line_break_or_an_escape_stays_one_visible_line(capsy
     assert capsys.readouterr().err.splitlines() == [
         "sweep.x: error: docs/a\\nsweep.x: error: fake\\x1b[2J\\u202egpj.exe: No such file or directory",
         "sweep.x: error: docs/a sweep.x: error: fake\\x1b[2J\\u202egpj.exe: bad"]
+
+
+def _raising(error):
+    def call():
+        raise error
+    return call
+
+
+def test_the_exit_status_of_each_kind_is_the_documented_one():
+    assert (BAD_INPUT, FAILED) == (2, 1)
+    assert KIND_EXITS == {BadInput: 2, InvalidSetting: 2, ServiceFailure: 1}
+    assert set(KIND_EXITS) == set(KINDS)
+
+
+def test_an_error_of_sweep_gets_its_kinds_status_and_any_other_propagates(capsys):
+    from sweep.datasets.runfiles import RunFileError
+    from sweep.llm import LLMError
+
+    assert run_with_exits("p", _raising(BadInput("bad"))) == 2
+    assert run_with_exits("p", _raising(InvalidSetting("overlap >= size"))) == 2
+    assert run_with_exits("p", _raising(ServiceFailure("down"))) == 1
+    assert run_with_exits("p", _raising(RunFileError(["run.trec:3: no score"]))) == 2
+    assert run_with_exits("p", _raising(LLMError("unreachable"))) == 1
+    assert exit_status(ValueError("x")) is None
+    with pytest.raises(ValueError):  # not sweep's: a bug, with its traceback
+        run_with_exits("p", _raising(ValueError("a bug")))
+    assert capsys.readouterr().err.splitlines() == [
+        "p: error: bad", "p: error: overlap >= size", "p: error: down",
+        "p: error: run.trec:3: no score", "p: error: unreachable"]
+
+
+def test_what_a_command_says_an_os_error_means_holds_for_sweeps_own_os_errors(capsys):
+    from sweep.core.files import NotRegularFile
+
+    fifo = NotRegularFile(errno.EINVAL, "is a FIFO, not a regular file", "out.jsonl")
+    assert run_with_exits("p", _raising(fifo)) == BAD_INPUT  # its kind
+    assert run_with_exits("p", _raising(fifo), {OSError: FAILED}) == FAILED  # the command's
+    assert run_with_exits("p", _raising(BadInput("x")), {OSError: FAILED}) == BAD_INPUT
 
 
 def test_each_error_type_gets_its_status_and_others_propagate(capsys):

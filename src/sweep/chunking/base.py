@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from sweep.core.errors import InvalidSetting
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
@@ -43,7 +44,7 @@ __all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "Strategy", "Unkn
 PREFIXES = ("none", "title", "title+headings")
 
 
-class ChunkingSettingsError(ValueError):
+class ChunkingSettingsError(ValueError, InvalidSetting):
     """Invalid chunker settings; str() is one line naming the setting."""
 
 

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from sweep.core.errors import InvalidSetting, ServiceFailure
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
 from sweep.core.types import Chunk, Document
 from sweep.llm import Completion, LLMClient, LLMConfig, RequestFailed
@@ -61,11 +62,11 @@ _FAR_OVER = 4
 _MAX_CHARS_PER_TOKEN = 8
 
 
-class ContextError(ValueError):
+class ContextError(ValueError, InvalidSetting):
     """A ``context`` setting that cannot run, or a request nobody confirmed; one line."""
 
 
-class ContextsFailed(RuntimeError):
+class ContextsFailed(RuntimeError, ServiceFailure):
     """Some contexts got no answer: the setting fails rather than run partly plain."""
 
 

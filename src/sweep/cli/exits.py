@@ -1,7 +1,10 @@
 """How a command ends: each kind of error is one line on stderr and an exit status.
 
 Every command maps its errors the same way, so ``sweep.report: error: ...`` and
-``generate: error: ...`` look alike and no traceback reaches the user.
+``generate: error: ...`` look alike and no traceback reaches the user. Which status an
+error of sweep gets follows from its kind (``sweep.core.errors``) and is written once
+here (:data:`KIND_EXITS`); a command names only the errors from outside sweep it
+expects (an ``OSError`` reading its input).
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ import os
 import sys
 from typing import Callable, Mapping
 
+from sweep.core.errors import BadInput, InvalidSetting, ServiceFailure, SweepError, kind_of
 from sweep.core.messages import VisibleFormatter, one_line, visible
 
-__all__ = ["BAD_INPUT", "FAILED", "SIGPIPE_STATUS", "log_warnings", "quiet_broken_pipe",
-           "report_error", "run_with_exits"]
+__all__ = ["BAD_INPUT", "FAILED", "KIND_EXITS", "SIGPIPE_STATUS", "exit_status", "log_warnings",
+           "quiet_broken_pipe", "report_error", "run_with_exits"]
 
 #: Bad input found before any work was done.
 BAD_INPUT = 2
@@ -23,7 +27,21 @@ FAILED = 1
 #: stdout's reader went away: 128 + SIGPIPE (13), what a shell reports for ``| head``.
 SIGPIPE_STATUS = 141
 
+#: The exit status of each kind of sweep's errors: the one place they are mapped.
+KIND_EXITS: Mapping[type[SweepError], int] = {
+    BadInput: BAD_INPUT,
+    InvalidSetting: BAD_INPUT,  # a setting a command is given is input like any other
+    ServiceFailure: FAILED,
+}
+
 ErrorTypes = type[BaseException] | tuple[type[BaseException], ...]
+
+
+def exit_status(error: BaseException) -> int | None:
+    """The exit status of a command that ``error`` ended: its kind's (:data:`KIND_EXITS`);
+    None for an error that is not sweep's (a bug, unless the command expects it)."""
+    kind = kind_of(error)
+    return None if kind is None else KIND_EXITS[kind]
 
 
 def report_error(prog: str, error: BaseException | str) -> None:
@@ -53,16 +71,21 @@ def quiet_broken_pipe() -> int:
 
 
 def run_with_exits(prog: str, call: Callable[[], int | None],
-                   errors: Mapping[ErrorTypes, int]) -> int:
-    """``call()``'s exit status; an error of a type in ``errors`` is reported and becomes
-    its status (the first entry that matches wins). Other errors propagate: they are bugs."""
+                   also: Mapping[ErrorTypes, int] | None = None) -> int:
+    """``call()``'s exit status; an error of sweep is reported in one line and becomes its
+    kind's status (:func:`exit_status`). ``also`` maps the errors from outside sweep this
+    command expects (``{OSError: BAD_INPUT}``) to their status; it is looked at first (the
+    first entry that matches wins), so what an ``OSError`` means to the command holds for
+    sweep's own OSErrors too (NotRegularFile). Other errors propagate: they are bugs."""
+    also = also or {}
     try:
         return call() or 0
     except BrokenPipeError:
         return quiet_broken_pipe()
-    except tuple(t for types in errors for t in (types if isinstance(types, tuple) else (types,))) as e:
-        for types, status in errors.items():
-            if isinstance(e, types):
-                report_error(prog, e)
-                return status
-        raise  # pragma: no cover - the except clause matched one of them
+    except Exception as e:
+        status = next((status for types, status in also.items() if isinstance(e, types)),
+                      exit_status(e))
+        if status is None:
+            raise
+        report_error(prog, e)
+        return status

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import yaml
 from omegaconf import OmegaConf
 
+from sweep.core.errors import BadInput
 from sweep.core.files import NotRegularFile, not_utf8, read_regular_bytes, regular_file
 
 __all__ = ["ConfigFileError", "MAX_CONFIG_BYTES", "config_yaml", "escape_interpolations",
@@ -38,7 +39,7 @@ MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _OPENING = re.compile(r"(\\*)\$\{")
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(ValueError, BadInput):
     """A config file that cannot be read as sweep writes it: one line naming the file."""
 
 

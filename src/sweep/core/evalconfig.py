@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.checks import integer, number
 from sweep.core.measures import MIN_COVERAGE, Measure, Primary, measures_for
 
@@ -20,7 +21,7 @@ __all__ = ["EvalConfig", "EvalConfigError"]
 _MAX_INT = 2**31 - 1
 
 
-class EvalConfigError(ValueError):
+class EvalConfigError(ValueError, BadInput):
     """A bad ``eval.*`` value; ``str()`` is one line naming the key."""
 
 

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Callable
 
+from sweep.core.errors import BadInput
+
 __all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "folder_inside",
            "name_problem", "not_utf8", "path_inside", "read_regular_bytes", "regular_file", "write_atomic",
            "write_text_atomic"]
@@ -28,7 +30,7 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-class NotRegularFile(OSError, ValueError):
+class NotRegularFile(OSError, ValueError, BadInput):
     """A path that is not what sweep may read or write there: a folder, FIFO, socket or
     device where a regular file was expected, a file of a sweep folder that leads out of it
     through a link, a link or a file where sweep writes into a folder of its own.
@@ -41,7 +43,7 @@ class NotRegularFile(OSError, ValueError):
         return f"{self.filename}: {self.strerror}" if self.filename else str(self.strerror)
 
 
-class UnsafeName(ValueError):
+class UnsafeName(ValueError, BadInput):
     """A name from data (a doc_id) that would leave the folder a file is written into."""
 
 

@@ -20,6 +20,8 @@ import tiktoken
 import tiktoken.load
 import tiktoken.registry
 
+from sweep.core.errors import BadInput
+
 __all__ = [
     "DEFAULT_TOKENIZER",
     "TokenizerError",
@@ -48,7 +50,7 @@ _TOKENIZE_CACHE_TOKENS = 4_000_000
 _COUNT_CACHE_SIZE = 1 << 16
 
 
-class TokenizerError(ValueError):
+class TokenizerError(ValueError, BadInput):
     """A tokenizer name that cannot be resolved offline; str() is one line."""
 
 

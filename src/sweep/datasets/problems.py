@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.files import read_regular_bytes
 from sweep.core.messages import one_line, visible
 
@@ -36,7 +37,7 @@ class Problem:
         return f"{where}: {one_line(self.message, squeeze=False)}"
 
 
-class DatasetError(ValueError):
+class DatasetError(ValueError, BadInput):
     """Malformed dataset. ``str()`` is one line: the first problem (and a count of the rest).
 
     ``problems`` holds every problem found, the first one included.
@@ -150,7 +151,7 @@ def text_lines(path: Path, report: Report) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
-class BadJsonLine(ValueError):
+class BadJsonLine(ValueError, BadInput):
     """A line that is not one JSON object; ``str()`` says why, as a dataset problem does."""
 
 

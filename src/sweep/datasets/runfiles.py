@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.checks import is_int
 from sweep.core.files import read_regular_bytes
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
@@ -25,7 +26,7 @@ _HIT_KEYS = frozenset({"doc_id", "start", "end", "n_tokens", "score", "chunk_id"
 _MAX_INT = 2**31 - 1
 
 
-class RunFileError(ValueError):
+class RunFileError(ValueError, BadInput):
     """A malformed run file; ``str()`` is ``file:line: problem`` (plus a count of further problems)."""
 
     def __init__(self, problems: Sequence[str]):

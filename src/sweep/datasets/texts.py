@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.files import UnsafeName, path_inside, write_text_atomic
 from sweep.core.messages import visible
 from sweep.core.types import Document
@@ -26,7 +27,7 @@ __all__ = ["INDEX_FILE", "OutputFolderError", "write_texts"]
 INDEX_FILE = "extracted.jsonl"
 
 
-class OutputFolderError(ValueError):
+class OutputFolderError(ValueError, BadInput):
     """An output folder that holds files this command did not write, or a document whose
     text cannot be written into it."""
 

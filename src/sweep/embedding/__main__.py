@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="also embed TEXT (without the cache) and print the first values")
     a = ap.parse_args(argv)
     return run_with_exits("sweep.embedding", lambda: _show(
-        a.model, a.device, a.backend, a.max_seq_length, a.embed), {EmbedderError: BAD_INPUT})
+        a.model, a.device, a.backend, a.max_seq_length, a.embed))
 
 
 if __name__ == "__main__":

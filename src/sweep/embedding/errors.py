@@ -11,23 +11,27 @@
 
 from __future__ import annotations
 
+from sweep.core.errors import BadInput, InvalidSetting
+
 __all__ = ["BackendExportError", "CacheError", "EmbedderError", "LateChunkingUnsupported"]
 
 
-class EmbedderError(ValueError):
+class EmbedderError(ValueError, BadInput):
     """A one-line message: the model cannot be loaded or an input is unusable."""
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
 
 
-class LateChunkingUnsupported(EmbedderError):
+class LateChunkingUnsupported(EmbedderError, InvalidSetting):
     """``embed.late=true`` with a model it cannot be done with: a bad setting, not a crash."""
 
 
-class BackendExportError(RuntimeError):
+# Bad input, not an invalid setting: an export that fails while the model runs keeps the
+# row `failed`, as before.
+class BackendExportError(RuntimeError, BadInput):
     """The model could not be exported or the export does not match the model."""
 
 
-class CacheError(ValueError):
+class CacheError(ValueError, BadInput):
     """A one-line message about a cache directory or a cache command."""

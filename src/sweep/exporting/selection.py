@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from sweep.core.errors import BadInput
 from sweep.core.configfiles import ConfigFileError, read_yaml
 from sweep.decision.decide import decide
 from sweep.reporting.frames import per_query_tables
@@ -22,7 +23,7 @@ __all__ = ["ChosenJob", "ExportError", "choose_job", "recommended_job"]
 log = logging.getLogger("sweep")
 
 
-class ExportError(ValueError):
+class ExportError(ValueError, BadInput):
     """Bad input to export or check: one line, exit 2."""
 
 

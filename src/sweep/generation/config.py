@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from sweep.core.errors import BadInput
 from sweep.core.checks import integer, number
 
 __all__ = ["DEFAULT_KINDS", "KINDS", "GenerateConfigError", "GenerateConfig"]
@@ -15,7 +16,7 @@ KINDS = ("fact", "adversarial", "multi", "unanswerable")
 DEFAULT_KINDS = {"fact": 0.4, "adversarial": 0.3, "multi": 0.2, "unanswerable": 0.1}
 
 
-class GenerateConfigError(ValueError):
+class GenerateConfigError(ValueError, BadInput):
     """A bad ``generate.*`` setting; ``str()`` names the key and the value on one line."""
 
 

@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.types import Document, Query
 from sweep.core.files import write_text_atomic
 from sweep.generation.runreport import TOOL, GenerationReport
@@ -44,7 +45,7 @@ INCOMPLETE_REPORT_JSON = "generation_report.incomplete.json"
 INCOMPLETE_FILES = (INCOMPLETE_QUERIES, INCOMPLETE_REPORT_MD, INCOMPLETE_REPORT_JSON)
 
 
-class OutputError(ValueError):
+class OutputError(ValueError, BadInput):
     """``generate.out`` cannot be written; one line."""
 
 

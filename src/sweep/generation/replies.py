@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from sweep.core.errors import ServiceFailure
 from sweep.llm.jsonreply import parse_json_object
 
 __all__ = ["DraftQuestion", "ShapeError", "parse_check_verdict", "parse_draft", "parse_rating"]
@@ -19,7 +20,7 @@ _MIN_QUESTION_CHARS = 8
 _MAX_QUESTION_CHARS = 600
 
 
-class ShapeError(ValueError):
+class ShapeError(ValueError, ServiceFailure):
     """JSON that does not follow the contract."""
 
 

@@ -36,6 +36,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from sweep.core.errors import ServiceFailure
 from sweep.core.types import Document, Judgment, Query
 from sweep.generation import filters, neighbours, prompts
 from sweep.generation.kinds import Task, TaskSource
@@ -56,7 +57,7 @@ SOURCE = "synthetic"
 _UNWRITTEN = "(a question the model has not written yet)"
 
 
-class GenerationError(ValueError):
+class GenerationError(ValueError, ServiceFailure):
     """The corpus cannot give what was asked (e.g. no text at all); one line."""
 
 

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core.files import NotRegularFile, folder_inside, regular_file
 from sweep.jobs.config import build_node
@@ -28,9 +27,7 @@ from sweep.llm.resume import ResumeInfo, failure_counts, rerun_hint
 
 log = logging.getLogger("sweep.answers")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run_answers"]
-BAD_INPUT = (AnswersConfigError, AnswersError, LLMConfigError, LabelError,
-              InterpolationResolutionError)
+__all__ = ["INCOMPLETE", "run_answers"]
 #: Requests got no answer: the results are incomplete until a rerun.
 INCOMPLETE = 3
 

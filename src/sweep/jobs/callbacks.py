@@ -28,6 +28,7 @@ from sweep.jobs import devices
 from sweep.jobs import preflight
 
 from sweep.core import progress
+from sweep.core.errors import BadInput
 from sweep.core.messages import one_line
 from sweep.jobs.config import made_here
 from sweep.jobs.diskfull import stop_if_disk_full
@@ -92,7 +93,7 @@ def _check_start(run: SweepRun, folder: Path, config_name: str, jobs: list[list[
         return preflight.check_grid(config_name, jobs)
     except DatasetError as e:
         run.fail(_every_problem(e), folder)
-    except (preflight.ConfigError, OmegaConfBaseException) as e:
+    except (BadInput, OmegaConfBaseException) as e:
         run.fail(str(e), folder)
 
 

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
 from sweep.core import interrupts, progress
+from sweep.core.errors import BadInput
 from sweep.core.folderlock import locked
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
@@ -24,7 +25,7 @@ from sweep.datasets.loading import DatasetError
 from sweep.jobs.callbacks import SweepRun
 from sweep.jobs.devices import launch_of
 from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
-from sweep.jobs.job import ConfigError, run_job
+from sweep.jobs.job import run_job
 from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import terminal_text
 from sweep.reporting.write import summary_line, write_html, write_report, write_tables
@@ -61,7 +62,7 @@ def run_hydra_job(cfg: DictConfig, state: SweepRun) -> None:
         progress.set_total(launch.n_jobs)
     try:
         run_job(cfg, job_dir, job_num, list(hc.overrides.task), dict(hc.runtime.choices), launch)
-    except (DatasetError, ConfigError, InterpolationResolutionError) as e:
+    except (BadInput, InterpolationResolutionError) as e:
         # Bad input the checks before the sweep could not see: one line, no traceback.
         state.fail(str(e), sweep_dir)
     except OSError as e:  # its folder's disk is full: every later job would fail alike

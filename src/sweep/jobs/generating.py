@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
-from omegaconf.errors import InterpolationResolutionError
 
 from sweep.jobs import devices
 from sweep.jobs.config import build_node
@@ -20,7 +19,7 @@ from sweep.embedding.embedder import EmbedderError
 from sweep.generation.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,
                                      check_output_dir, write_output)
 from sweep.generation.run import GenerationError, GenerationResult, generate
-from sweep.generation.config import KINDS, GenerateConfigError, GenerateConfig
+from sweep.generation.config import KINDS, GenerateConfig
 from sweep.jobs.job import embedder_node
 from sweep.llm import LLMClient, LLMConfig, LLMConfigError
 from sweep.llm.resume import ResumeInfo, failure_counts, rerun_hint
@@ -29,9 +28,7 @@ from sweep.datasets.readers.limits import LIMIT_KEYS
 
 log = logging.getLogger("sweep.generate")
 
-__all__ = ["BAD_INPUT", "INCOMPLETE", "run_generate"]
-BAD_INPUT = (GenerateConfigError, LLMConfigError, DatasetError, OutputError, EmbedderError,
-              InterpolationResolutionError)
+__all__ = ["INCOMPLETE", "run_generate"]
 #: A set left short by requests that got no answer (written as incomplete).
 INCOMPLETE = 3
 

@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from sweep.chunking import ChunkingSettingsError
+from sweep.core.errors import BadInput, InvalidSetting, row_status
 from sweep.core.messages import first_line
 from sweep.jobs import devices
 
@@ -64,7 +65,7 @@ __all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec"
 log = logging.getLogger("sweep")
 
 
-class ConfigError(ValueError):
+class ConfigError(ValueError, BadInput):
     """Bad input that would fail every job alike: one line, exit 2, before any work."""
 
 
@@ -216,8 +217,8 @@ def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> Ev
     return ev
 
 
-class _Invalid(Exception):
-    pass
+class _Invalid(InvalidSetting):
+    """Whatever failed while a job's stages were built: that setting is invalid."""
 
 
 def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
@@ -331,21 +332,23 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
                      traces_of(dataset, result.passages, result.ranking, result.credits, max(ev.k),
                                twohop={q: {k: twohop_class(r, k) for k in ev.k}
                                        for q, r in twohop.items()}))
-    except (_Invalid, ChunkingSettingsError, ContextError, LateChunkingUnsupported) as e:
-        # A chunker that turns out not to run on this corpus (a splitter that rewrites
-        # text, one that fails on a document) is a bad setting, not a crash.
-        status, error = "invalid", _masked(first_line(e), _secrets(cfg))
-        log.error("invalid setting (%s): %s", label, error)
     except KeyboardInterrupt:
         raise
     except Exception as e:
-        _raise_if_interrupted(e)
-        stop_if_disk_full(e, job_dir)  # not this setting's fault: every later job would fail
-        secrets = _secrets(cfg)
-        status, error, summary = "failed", _masked(first_line(e, with_type=True), secrets), None
-        # Any library's error may quote a key it was handed, not only the LLM client's.
-        write_text_atomic(job_dir / "error.txt", _masked(traceback.format_exc(), secrets))
-        log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
+        status = row_status(e)
+        if status == "invalid":
+            # A chunker that turns out not to run on this corpus (a splitter that rewrites
+            # text, one that fails on a document) is a bad setting, not a crash.
+            error = _masked(first_line(e), _secrets(cfg))
+            log.error("invalid setting (%s): %s", label, error)
+        else:
+            _raise_if_interrupted(e)
+            stop_if_disk_full(e, job_dir)  # not this setting's fault: every later job would fail
+            secrets = _secrets(cfg)
+            error, summary = _masked(first_line(e, with_type=True), secrets), None
+            # Any library's error may quote a key it was handed, not only the LLM client's.
+            write_text_atomic(job_dir / "error.txt", _masked(traceback.format_exc(), secrets))
+            log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"
     row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
               notes, stats, summary if ok else None, diagnostics if ok else None,

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from sweep.core.configfiles import read_yaml
 from sweep.core.settings import MOVED_KEYS
+from sweep.core.errors import BadInput
 from sweep.core.suggest import closest
 
 __all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides"]
@@ -39,7 +40,7 @@ _WHY_MOVED = {"runtime": "it says how the command runs, not what it measures",
               "parent": "parent retrieval is a node of its own, not the retriever's"}
 
 
-class UnknownKey(ValueError):
+class UnknownKey(ValueError, BadInput):
     """A ``key=value`` whose key no composed config has; ``str()`` is one line."""
 
 

@@ -19,12 +19,13 @@ from omegaconf.errors import MissingMandatoryValue
 from sweep.chunking import UnknownChunkSetting
 from sweep.chunking.frameworks import missing_package
 from sweep.jobs.config import build_node, cause
+from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
 from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
 from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_job_dataset,
                             parent_spec, scoring_config)
-from sweep.llm import LLMConfigError, LLMError
+from sweep.llm import LLMConfigError
 from sweep.llm.config import check_saved
 from sweep.retrieval.parents import ParentError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
@@ -213,7 +214,7 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
             writer = context_writer(cfg, spec_here, show_progress=False)
         except Exception as e:  # the endpoint cannot be used at all: every such cell alike
             found = cause(e)
-            if isinstance(found, (LLMConfigError, LLMError, ContextError)):
+            if isinstance(found, SweepError):  # sweep's own: one line; another is a bug
                 raise ConfigError(f"context.mode=llm: {one_line(found)}") from None
             raise
         try:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sweep.core.errors import BadInput
 from sweep.core.checks import integer
 
 __all__ = ["AnswersConfigError", "AnswersConfig", "JudgeConfig"]
 
 
-class AnswersConfigError(ValueError):
+class AnswersConfigError(ValueError, BadInput):
     """A bad ``answers.*`` or ``judge.*`` value; one line naming the key."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.csvcells import restore_row, write_rows
 from sweep.core.files import write_text_atomic
 from sweep.judging.records import AnswerTrace
@@ -31,7 +32,7 @@ _YES = ("yes", "y", "true", "1", "pass", "passed")
 _NO = ("no", "n", "false", "0", "fail", "failed")
 
 
-class LabelError(ValueError):
+class LabelError(ValueError, BadInput):
     """A labels file that cannot be read; ``str()`` names the file, line and problem."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from sweep.core.errors import ServiceFailure
 from sweep.llm.jsonreply import ReplyError, parse_json_object
 
 __all__ = ["BadReply", "CATEGORIES", "GeneratedAnswer", "JudgeVerdict", "parse_answer", "parse_judge_verdict"]
@@ -17,7 +18,7 @@ __all__ = ["BadReply", "CATEGORIES", "GeneratedAnswer", "JudgeVerdict", "parse_a
 CATEGORIES = ("hallucination", "omission", "misinterpretation", "none")
 
 
-class BadReply(ValueError):
+class BadReply(ValueError, ServiceFailure):
     """A reply the contract cannot read; ``reason`` is ``bad_json`` or ``bad_shape``."""
 
     def __init__(self, reason: str, detail: str) -> None:

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from sweep.core.errors import BadInput
 from sweep.judging import prompts
 from sweep.judging.diagnosis import context_relevance, diagnose_answer
 from sweep.judging.records import AnswerTrace
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 REQUEST_FAILED = "request_failed: "
 
 
-class AnswersError(ValueError):
+class AnswersError(ValueError, BadInput):
     """Bad input to ``sweep.answers`` (a setting, k, the sweep folder); one line."""
 
 

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from sweep.core.errors import BadInput, ServiceFailure
 from sweep.core.messages import one_line
 
 __all__ = ["MASK", "LLMConfigError", "LLMError", "clean", "clip", "mask"]
@@ -57,7 +58,7 @@ _HEX_RUN = frozenset("0123456789abcdefABCDEF")
 _LOOK_BACK = 64
 
 
-class LLMError(RuntimeError):
+class LLMError(RuntimeError, ServiceFailure):
     """A problem that stops the run (unreachable endpoint, rejected key, unknown model).
 
     ``str()`` is one line. Any secret passed in ``secrets`` is masked, because
@@ -68,7 +69,7 @@ class LLMError(RuntimeError):
         super().__init__(clean(message, secrets))
 
 
-class LLMConfigError(ValueError):
+class LLMConfigError(ValueError, BadInput):
     """A bad ``llm.*`` setting; ``str()`` names the key and the problem on one line."""
 
 

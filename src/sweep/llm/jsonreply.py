@@ -11,12 +11,14 @@ import json
 import re
 from typing import Any
 
+from sweep.core.errors import ServiceFailure
+
 __all__ = ["ReplyError", "parse_json_object"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 
 
-class ReplyError(ValueError):
+class ReplyError(ValueError, ServiceFailure):
     """The answer holds no JSON object (``reason`` is short, for counting)."""
 
 

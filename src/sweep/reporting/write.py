@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
+from sweep.core.errors import BadInput
 from sweep.cli.exits import report_error
 from sweep.core.files import NotRegularFile, folder_inside, write_text_atomic
 from sweep.core.folderlock import locked
@@ -37,7 +38,7 @@ __all__ = ["ReportError", "rebuild_reports", "summary_line", "write_html", "writ
 log = logging.getLogger(__name__)
 
 
-class ReportError(ValueError):
+class ReportError(ValueError, BadInput):
     """A saved file of a sweep cannot be read; ``str()`` names the file, line and problem."""
 
 

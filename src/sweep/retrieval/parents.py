@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from sweep.core.errors import InvalidSetting
 from sweep.chunking.headings import markdown_sections
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
@@ -26,7 +27,7 @@ __all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpe
 PARENT_MODES = ("none", "section", "window")
 
 
-class ParentError(ValueError):
+class ParentError(ValueError, InvalidSetting):
     """A ``parent`` setting that cannot run; one line."""
 
 

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from sweep.core.errors import BadInput
 from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
 from sweep.core.checks import positive_int
 from sweep.core.types import Chunk, Ranking
@@ -37,7 +38,7 @@ _MODELS: dict[tuple[str, str, int | None], Any] = {}
 _LOCK = threading.RLock()
 
 
-class RerankerError(ValueError):
+class RerankerError(ValueError, BadInput):
     """One line naming the ``rerank.*`` key or the model and the problem."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.files import not_utf8, regular_file, write_text_atomic
 from sweep.core.types import Chunk
 
@@ -23,7 +24,7 @@ CHUNKS_NAME = "chunks.csv"
 _COLUMNS = ("chunk_id", "doc_id", "start", "end", "n_tokens")
 
 
-class ChunkFileError(ValueError):
+class ChunkFileError(ValueError, BadInput):
     """A chunks.csv that cannot be read; ``str()`` names the file and line."""
 
 

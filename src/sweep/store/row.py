@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.scoring.aggregate import MetricSummary, Summary
 from sweep.core.types import Dataset, describe_readers
 from sweep.scoring.diagnostics import Diagnostics
@@ -32,7 +33,7 @@ ROW_FORMAT = 2
 STATUSES = ("ok", "invalid", "failed")
 
 
-class RowError(ValueError):
+class RowError(ValueError, BadInput):
     """A row.json that cannot be read; ``str()`` names the file and the problem."""
 
 

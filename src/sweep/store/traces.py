@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from sweep.core.errors import BadInput
 from sweep.core.types import Chunk, Dataset, Query, Ranking
 from sweep.core.measures import LEVELS
 from sweep.scoring.credit import UnitCredits
@@ -23,7 +24,7 @@ __all__ = ["Evidence", "QueryTrace", "Retrieved", "TraceError", "read_traces", "
            "write_traces"]
 
 
-class TraceError(ValueError):
+class TraceError(ValueError, BadInput):
     """A hits.jsonl line that cannot be read; ``str()`` names the file, line and problem."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from sweep.core.errors import BadInput
+
 __all__ = ["Extracted", "ExtractedHeading", "Reader", "UnreadableFile"]
 
 
@@ -50,7 +52,7 @@ class Extracted:
         return None
 
 
-class UnreadableFile(Exception):
+class UnreadableFile(BadInput):
     """A file a reader cannot turn into text. ``str()`` is the reason on one line, without
     the path (the loader adds it): ``encrypted PDF: ...``, ``no text layer: OCR is not
     supported; convert it first``, ``corrupt DOCX: ...``, ``empty file``."""

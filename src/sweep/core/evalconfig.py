@@ -1,7 +1,7 @@
 """How a sweep scores and compares its settings: the ``eval`` config node, checked once.
 
 ``conf`` builds it with ``_target_`` (its defaults are the dataclass's, registered
-by :func:`sweep.jobs.config.register_configs`, so they live here only). A bad value
+by :func:`sweep.hydrakit.config.register_configs`, so they live here only). A bad value
 fails in ``__post_init__`` with one line naming the key, before any work starts:
 it would fail every job alike, or worse, print conclusions computed from nonsense.
 """

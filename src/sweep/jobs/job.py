@@ -25,12 +25,12 @@ from omegaconf.errors import OmegaConfBaseException
 from sweep.chunking import ChunkingSettingsError
 from sweep.chunking.base import CONTEXT_KEYS
 from sweep.core.messages import first_line
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 
 from sweep.core import interrupts, progress
-from sweep.jobs.config import cause
+from sweep.hydrakit.config import cause, embedder_node
 from sweep.core.types import Chunk, Dataset, Document
-from sweep.jobs.devices import Launch
+from sweep.hydrakit.devices import Launch
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
@@ -89,18 +89,6 @@ class _PerDocument:
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         return [c for d in docs for c in self._chunker.chunk(d)]
 
-
-def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
-    """What the embedder is built from: the ``embed`` node, the ``runtime`` keys it is
-    handed (its cache folder, its progress bars) and ``device`` (an ``auto`` resolved by
-    ``sweep.jobs.devices``) when given."""
-    node = OmegaConf.to_container(cfg.embed, resolve=True)
-    runtime = cfg.get("runtime") or {}
-    node["cache_dir"] = runtime.get("cache_dir")
-    node["show_progress"] = runtime.get("show_progress", True)
-    if device is not None and "device" in node:
-        node["device"] = device
-    return node
 
 
 def retime_wanted(cfg: DictConfig) -> bool | None:
@@ -304,7 +292,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     """Run one job of the sweep and save its row; never raises for a bad setting.
 
     ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
-    many CPU threads this job may use (``sweep.jobs.devices``).
+    many CPU threads this job may use (``sweep.hydrakit.devices``).
     """
     ev, dataset = _prepare(cfg, job_dir, job_num)
     retime = retime_wanted(cfg)

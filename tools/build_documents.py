@@ -30,10 +30,10 @@ the kestrel evidence as a reader of the new format shows it:
 Nothing but the documents goes in ``docs/`` (a README there would be read as
 one), so this docstring is the example's documentation.
 
-    python src/sweep/corpora/documents/build.py          # rewrites docs/ and queries.jsonl
-    python src/sweep/corpora/documents/build.py --check  # writes nothing: compares a fresh
-                                                         # build with the folder, reads every file
-                                                         # with every reader, locates every quote
+    python tools/build_documents.py          # rewrites docs/ and queries.jsonl
+    python tools/build_documents.py --check  # writes nothing: compares a fresh
+                                             # build with the folder, reads every file
+                                             # with every reader, locates every quote
 
 ``--check`` fails on a stale folder, and on a quote that a *default* reader
 (``sweep.datasets.readers.registry``) does not locate exactly once or
@@ -59,7 +59,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+#: The example folder the script builds (bundled inside the package; the script is not).
+HERE = Path(__file__).resolve().parent.parent / "src" / "sweep" / "corpora" / "documents"
 KESTREL = HERE.parent / "kestrel"
 DOCS = HERE / "docs"
 QUERIES = HERE / "queries.jsonl"

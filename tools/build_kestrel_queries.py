@@ -4,8 +4,11 @@ The drafts name evidence by quote only (easy to write and review by hand);
 the evaluation set needs exact character offsets, and a quote that is missing
 or ambiguous in its document is an error here rather than a silent wrong span.
 
-    python corpora/kestrel/build_queries.py          # writes corpora/kestrel/queries.jsonl
-    python corpora/kestrel/build_queries.py --check  # only checks the drafts
+    python tools/build_kestrel_queries.py          # writes corpora/kestrel/queries.jsonl
+    python tools/build_kestrel_queries.py --check  # only checks the drafts
+
+(A development script: it lives outside the package, so the wheel ships the corpus it
+built, not the script.)
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+#: The corpus folder the script builds (the bundled kestrel corpus inside the package).
+HERE = Path(__file__).resolve().parent.parent / "src" / "sweep" / "corpora" / "kestrel"
 
 
 def _occurrences(text: str, quote: str) -> list[int]:

@@ -34,7 +34,7 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from sweep.chunking import build_chunker  # noqa: E402
 from sweep.datasets.loading import load_dataset  # noqa: E402
 from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
-from sweep.jobs.config import register  # noqa: E402
+from sweep.hydrakit.config import register  # noqa: E402
 
 GRID = [(size, overlap) for size in (128, 256, 512) for overlap in (0, 64)]
 

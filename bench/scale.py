@@ -182,7 +182,7 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
     from hydra import compose, initialize_config_dir
 
     import sweep.jobs.job as job
-    from sweep.jobs.config import CONF_DIR, register
+    from sweep.hydrakit.config import CONF_DIR, register
     from sweep.reporting.write import write_report
 
     register()

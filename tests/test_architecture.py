@@ -45,7 +45,7 @@ def private_imports(root: Path) -> list[str]:
 
 
 def _imported_modules(tree: ast.Module, root: Path) -> set[str]:
-    """Local names bound to a sweep module (``from sweep.jobs import devices``, ``import sweep.x as y``)."""
+    """Local names bound to a sweep module (``from sweep.hydrakit import devices``, ``import sweep.x as y``)."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sweep"):
@@ -234,3 +234,43 @@ def test_the_check_finds_globals_and_changed_containers_not_constants(tmp_path):
         "def g():\n    seen = []\n    seen.append(1)\n    return KINDS.get('a')\n")
     assert [(name, line) for _, name, line in module_state(pkg)] == [
         ("count", 6), ("seen", 8), ("state", 9)]
+def _lint_imports() -> str:
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    if lint is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    return lint
+
+
+def _contract(name: str) -> dict:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"] == name)
+
+
+def test_every_command_is_a_package_that_no_other_command_imports():
+    # `python -m sweep.X` runs sweep/X/__main__.py, and every command's package is in the
+    # contract that keeps commands apart (sweep.jobs is python -m sweep's package).
+    from sweep.cli.commands import COMMANDS
+
+    # sweep.embedding is a shared stage whose __main__ only checks that a model loads
+    named = {c.name for c in COMMANDS} - {"sweep", "sweep.embedding"}
+    assert all((SRC.parent / Path(*n.split(".")) / "__main__.py").is_file() for n in named)
+    assert not [p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert set(_contract("Commands never import each other")["modules"]) == named | {"sweep.jobs"}
+
+
+def test_a_command_importing_another_breaks_the_contract(tmp_path):
+    # The contract must catch it: a copy of the package where generation reads the answers
+    # command's code fails lint-imports on "Commands never import each other".
+    lint = _lint_imports()
+    shutil.copytree(SRC, tmp_path / "sweep", ignore=shutil.ignore_patterns("__pycache__", "conf",
+                                                                           "corpora"))
+    run = tmp_path / "sweep" / "generate" / "run.py"
+    run.write_text(run.read_text() + "\nfrom sweep.answers import prompts as _answers_prompts\n")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([lint, "--config", str(tmp_path / "pyproject.toml")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode != 0
+    assert "Commands never import each other BROKEN" in done.stdout, done.stdout[-3000:]

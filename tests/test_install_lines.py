@@ -88,7 +88,7 @@ def _source_strings() -> list[Line]:
 
 def _exported_headers() -> list[Line]:
     """The notes the export writes into a module's header, for a module of every kind."""
-    from sweep.exporting.modules import render_module
+    from sweep.export.modules import render_module
 
     own = {"chunk": {"_target_": "sweep.chunking.build_chunker", "strategy": "token",
                      "size": 64, "overlap": 0, "tokenizer": "cl100k_base", "prefix": "none"}}

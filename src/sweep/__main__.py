@@ -19,12 +19,12 @@ from omegaconf import DictConfig
 
 from sweep.cli.exits import quiet_broken_pipe
 from sweep.jobs.callbacks import SweepRun
-from sweep.jobs.config import CONF_DIR, register
+from sweep.hydrakit.config import CONF_DIR, register
 from sweep.core import interrupts
 from sweep.jobs.diskfull import DiskFull
 from sweep.jobs.entry import (end_sweep, on_disk_full, on_interrupt, on_launcher_failure,
                               run_hydra_job)
-from sweep.jobs.overrides import check_command_line
+from sweep.hydrakit.overrides import check_command_line
 
 
 def _hydra_main(state: SweepRun) -> Callable[[], None]:

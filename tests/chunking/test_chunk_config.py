@@ -11,7 +11,7 @@ from hydra.utils import instantiate
 
 from sweep.chunking import SemanticChunker, TokenChunker
 from sweep.chunking.factory import strategy_options
-from sweep.jobs.config import CONF_DIR, register
+from sweep.hydrakit.config import CONF_DIR, register
 
 register()
 # sweep's own strategies; the framework presets (langchain, ...) have their own tests

@@ -17,7 +17,7 @@ from sweep.core.types import Document
 
 from hydra import compose, initialize_config_dir
 
-from sweep.jobs.config import build_node, register
+from sweep.hydrakit.config import build_node, register
 from sweep.jobs.job import load_job_dataset
 
 CONF = ROOT / "src" / "sweep" / "conf"

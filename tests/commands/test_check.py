@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from sweep.check import main
+from sweep.check.__main__ import main
 from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, base, make_grid
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep.evidence import main
+from sweep.evidence.__main__ import main
 
 MANUAL = """# AQ-200 Manual
 

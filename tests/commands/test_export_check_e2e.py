@@ -254,7 +254,7 @@ def _copy(sweeps, tmp_path, name="copy") -> Path:
 @pytest.mark.parametrize("damage", ["row.json", "per_query.csv", "results.csv"])
 def test_the_recommended_setting_is_never_silently_another_one(sweeps, tmp_path, damage, capsys):
     folder = _copy(sweeps, tmp_path)
-    from sweep.exporting.selection import recommended_job
+    from sweep.reporting.selection import recommended_job
 
     job = recommended_job(folder)
     if damage == "row.json":

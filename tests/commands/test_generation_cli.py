@@ -52,7 +52,7 @@ def compose(tmp_path: Path, *overrides: str):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from sweep.jobs.config import CONF_DIR, register
+    from sweep.hydrakit.config import CONF_DIR, register
 
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -84,8 +84,8 @@ def test_the_config_composes_with_every_llm_option(tmp_path):
     ("generate.out=null", "generate.out is required"),
 ])
 def test_bad_config_values_stop_before_any_work(tmp_path, override, needle):
-    from sweep.jobs.generating import run_generate
-    from sweep.generation.config import GenerateConfigError
+    from sweep.generate.generating import run_generate
+    from sweep.generate.config import GenerateConfigError
     from sweep.llm import LLMConfigError
 
     with pytest.raises((GenerateConfigError, LLMConfigError)) as e:
@@ -153,7 +153,7 @@ def test_dry_run_sends_and_writes_nothing(tmp_path, stand_in):
 def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(tmp_path, stand_in, monkeypatch,
                                                                 capsys):
     from sweep.embedding import embedder as embedding
-    from sweep.jobs.generating import run_generate
+    from sweep.generate.generating import run_generate
 
     def no_model(*args, **kwargs):
         raise AssertionError("a dry run loaded or ran the embedding model")
@@ -338,8 +338,8 @@ def test_a_set_short_of_failed_requests_is_incomplete_until_a_rerun_finishes_it(
 def test_nothing_kept_is_an_error_and_leaves_the_folder_alone(tmp_path, stand_in):
     from llm_server import GenerationResponders
 
-    from sweep.jobs.generating import run_generate
-    from sweep.generation.run import GenerationError
+    from sweep.generate.generating import run_generate
+    from sweep.generate.run import GenerationError
 
     GenerationResponders(quote_mode="missing").install(stand_in)
     cfg = compose(tmp_path, f"llm.base_url={stand_in.url}", FACT_ONLY, "generate.n=2",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sweep.datasets.runfiles import read_run
-from sweep.score import main
+from sweep.score.__main__ import main
 from sweep.core.tokenization import count_tokens
 
 MANUAL = "The AQ-200 sensor measures air quality. Calibrate it every six months. Clean the filter weekly."

@@ -23,7 +23,7 @@ from sweep.datasets.statistics import (
     count_straddling,
     format_statistics,
 )
-from sweep.validate import main
+from sweep.validate.__main__ import main
 
 from paths import ROOT  # noqa: E402
 

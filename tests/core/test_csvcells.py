@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sweep.core.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
-from sweep.judging.humancheck import export_sample, read_labels
-from sweep.judging.output import write_outputs
-from sweep.judging.records import AnswerTrace
-from sweep.judging.replies import JudgeVerdict
-from sweep.judging.summary import summarize_answers
+from sweep.answers.humancheck import export_sample, read_labels
+from sweep.answers.output import write_outputs
+from sweep.answers.records import AnswerTrace
+from sweep.answers.replies import JudgeVerdict
+from sweep.answers.summary import summarize_answers
 from sweep.reporting.frames import write_results
 from sweep.scoring.table import ScoreTable
 from sweep.store.traces import Retrieved

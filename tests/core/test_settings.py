@@ -2,7 +2,7 @@
 
 from hydra import compose, initialize_config_dir
 
-from sweep.jobs.config import CONF_DIR, register
+from sweep.hydrakit.config import CONF_DIR, register
 from sweep.core.settings import format_value, job_settings, label, setting_label, varied_settings
 
 register()

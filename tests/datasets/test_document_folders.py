@@ -17,8 +17,8 @@ from sweep.datasets import extraction
 from sweep.datasets.corpus import DOC_ID_RULE
 from sweep.datasets.loading import DatasetError, check_dataset, load_dataset
 from sweep.datasets.quotes import normalise
-from sweep.extract import main as extract_main
-from sweep.validate import main as validate_main
+from sweep.extract.__main__ import main as extract_main
+from sweep.validate.__main__ import main as validate_main
 
 HANDBOOK = [
     "# Employee handbook",
@@ -233,7 +233,7 @@ def test_a_bad_reader_name_is_one_line_with_a_suggestion(tmp_path):
 
 
 def test_validate_says_how_each_quote_was_located_and_writes_the_offsets(tmp_path, capsys):
-    from sweep.validate import main as validate_main
+    from sweep.validate.__main__ import main as validate_main
 
     folder = _folder(tmp_path / "set")
     out = tmp_path / "with-offsets.jsonl"
@@ -465,7 +465,7 @@ def test_an_extract_stopped_half_way_is_rerun_in_the_same_folder(tmp_path):
 def test_file_names_with_line_breaks_and_escapes_are_one_escaped_line_each(tmp_path, capsys):
     # A name with a line break split one error into two; an ANSI escape and U+202E reached
     # the terminal raw.
-    from sweep.validate import main as validate_main
+    from sweep.validate.__main__ import main as validate_main
 
     ds = tmp_path / "set"
     (ds / "docs").mkdir(parents=True)

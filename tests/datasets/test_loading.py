@@ -215,7 +215,7 @@ def test_hydra_override_with_a_quoted_home_path_loads(tmp_path, monkeypatch):
     from hydra.errors import OverrideParseException
     from hydra.utils import instantiate
 
-    from sweep.jobs.config import CONF_DIR, register
+    from sweep.hydrakit.config import CONF_DIR, register
 
     register()
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -7,7 +7,7 @@ import pytest
 
 from sweep.scoring.perquery import PerQueryScores
 from sweep.decision.agreement import agreement, kendall_tau, split_by_source
-from sweep.report import main
+from sweep.report.__main__ import main
 from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, make_grid

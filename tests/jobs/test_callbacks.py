@@ -16,7 +16,7 @@ from sweep.core import progress
 from sweep.jobs import devices
 from sweep.jobs import job as jobmod
 from sweep.jobs.callbacks import SweepCallback, SweepRun
-from sweep.jobs.config import CONF_DIR, fresh_dir, made_here, register
+from sweep.hydrakit.config import CONF_DIR, fresh_dir, made_here, register
 from sweepdirs import base, make_grid, make_job
 
 register()

@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
 from sweep.jobs import job as jobmod
-from sweep.jobs.config import CONF_DIR, register
-from sweep.jobs.devices import Launch
+from sweep.hydrakit.config import CONF_DIR, embedder_node, register
+from sweep.hydrakit.devices import Launch
 from sweep.pipeline.latency import encode_times_for
 from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_job_dataset,
                             retime_wanted, run_job, save_failed_row, scoring_config)

@@ -7,14 +7,6 @@ from sweep.core.progress import job_label, set_total
 import pytest
 
 
-def test_expand_grid_gives_every_job_its_overrides():
-    jobs = preflight.expand_grid(["chunk.size=128,256,512", "chunk.overlap=0,64"])
-    assert len(jobs) == 6 and jobs[0] == ["chunk.size=128", "chunk.overlap=0"]
-    assert preflight.expand_grid(["chunk.size=256"]) == [["chunk.size=256"]]
-    assert len(preflight.expand_grid(["chunk.size=range(100,400,100)", "eval.gain=linear"])) == 3
-    assert preflight.expand_grid([]) == [[]]
-
-
 def test_job_label():
     set_total(6)
     assert job_label(0) == "[1/6]"
@@ -66,7 +58,7 @@ def test_an_unused_folder_is_removed_but_nothing_else(tmp_path):
 
 
 def test_fresh_dir_never_hands_out_a_folder_twice(tmp_path):
-    from sweep.jobs.config import fresh_dir
+    from sweep.hydrakit.config import fresh_dir
 
     base = tmp_path / "outputs" / "sweep" / "2026-12-01_10-00-00"
     got = [fresh_dir(str(base)) for _ in range(3)]

@@ -7,8 +7,8 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
-from sweep.jobs.config import CONF_DIR, register
-from sweep.jobs.devices import Launch, Machine
+from sweep.hydrakit.config import CONF_DIR, register
+from sweep.hydrakit.devices import Launch, Machine
 from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_job_dataset, run_job
 from sweep.embedding.rates import RATES_NAME
 from sweep.jobs.prewarm import (GroupPlan, Plan, PrewarmReport, GroupReport, collect_grid, duration,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep.report import main
+from sweep.report.__main__ import main
 from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
 from sweepdirs import GRID, base, make_grid, make_job

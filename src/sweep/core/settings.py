@@ -53,7 +53,7 @@ SETTINGS: tuple[Setting, ...] = (
 _BY_KEY = {s.key: s for s in SETTINGS}
 #: Config keys that moved, old -> new. The old key stays the row's key and results.csv's
 #: column (a column derived from a config key keeps its name); the command line's old key
-#: is told the new one (sweep.jobs.overrides); a saved config is read in the new layout.
+#: is told the new one (sweep.hydrakit.overrides); a saved config is read in the new layout.
 #: Contextual headers and parent retrieval left the chunk and retrieve nodes for nodes of
 #: their own (the arguments of ContextSpec and ParentSpec).
 MOVED_KEYS: dict[str, str] = {

@@ -68,7 +68,7 @@ def cpu_name() -> str:
 def timing_namespace(identity: str, device: str, threads: int | None) -> str:
     """The cache namespace of one embedder's encode times on this machine."""
     # ``embed.threads``, else every core: what a deployed retriever would use. A parallel
-    # launch's share per job (sweep.jobs.devices) is not the deployment's, and its prewarm
+    # launch's share per job (sweep.hydrakit.devices) is not the deployment's, and its prewarm
     # pass times the queries with every core before the jobs start.
     return json.dumps({"format": 1, "kind": ENCODE_TIMES_KIND, "embedder": identity,
                        "device": device, "threads": threads or os.cpu_count(),

@@ -23,14 +23,15 @@ from typing import Any, Iterator, NoReturn
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 
 from sweep.jobs import preflight
+from sweep.hydrakit.overrides import expand_grid
 
 from sweep.core import progress
 from sweep.core.errors import BadInput
 from sweep.core.messages import one_line
-from sweep.jobs.config import made_here
+from sweep.hydrakit.config import made_here
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
@@ -180,9 +181,9 @@ class SweepCallback(Callback):
         given = {o.split("=", 1)[0].lstrip("+~") for o in overrides}
         # Sweeper params from an experiment apply unless the command line names the key.
         overrides += [f"{k}={v}" for k, v in params.items() if k not in given]
-        folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.jobs.config.fresh_dir)
+        folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.hydrakit.config.fresh_dir)
         self.run.sweep_dir = folder
-        jobs = preflight.expand_grid(overrides)
+        jobs = expand_grid(overrides)
         progress.set_total(len(jobs))
         composed = _check_start(self.run, folder, config.hydra.job.config_name, jobs)
         # Hydra's sweeper writes this file next, and a full disk would give its traceback
@@ -195,7 +196,7 @@ class SweepCallback(Callback):
             raise
         log.info("sweep: %d setting(s) -> %s", len(jobs), folder)
         # Workers (joblib, submitit processes, a local Ray) inherit it: how many jobs share
-        # their machine, for their device and thread count (sweep.jobs.devices).
+        # their machine, for their device and thread count (sweep.hydrakit.devices).
         os.environ[devices.JOBS_ENV] = str(len(jobs))
         launch = devices.launch_of(config.hydra)
         try:

@@ -23,7 +23,7 @@ from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
 from sweep.datasets.loading import DatasetError
 from sweep.jobs.callbacks import SweepRun
-from sweep.jobs.devices import launch_of
+from sweep.hydrakit.devices import launch_of
 from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
 from sweep.jobs.job import run_job
 from sweep.reporting.sweepreport import build_report

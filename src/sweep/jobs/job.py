@@ -25,12 +25,12 @@ from omegaconf.errors import OmegaConfBaseException
 from sweep.chunking import ChunkingSettingsError
 from sweep.core.errors import BadInput, InvalidSetting, row_status
 from sweep.core.messages import first_line
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 
 from sweep.core import interrupts, progress
-from sweep.jobs.config import build, cause
+from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.core.types import Chunk, Dataset, Document
-from sweep.jobs.devices import Launch
+from sweep.hydrakit.devices import Launch
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.scoring.diagnostics import twohop_class, twohop_queries
 from sweep.core.evalconfig import EvalConfig, EvalConfigError
@@ -90,18 +90,6 @@ class _PerDocument:
         return [c for d in docs for c in self._chunker.chunk(d)]
 
 
-def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
-    """What the embedder is built from: the ``embed`` node, the ``runtime`` keys it is
-    handed (its cache folder, its progress bars) and ``device`` (an ``auto`` resolved by
-    ``sweep.jobs.devices``) when given."""
-    node = OmegaConf.to_container(cfg.embed, resolve=True)
-    runtime = cfg.get("runtime") or {}
-    node["cache_dir"] = runtime.get("cache_dir")
-    node["show_progress"] = runtime.get("show_progress", True)
-    if device is not None and "device" in node:
-        node["device"] = device
-    return node
-
 
 def retime_wanted(cfg: DictConfig) -> bool | None:
     """``runtime.retime``: whether the latency columns' kept encode times are measured
@@ -134,7 +122,7 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
 
 def parent_spec(cfg: DictConfig) -> ParentSpec:
     """What a hit hands the LLM: the ``parent`` node (no node: chunks themselves)."""
-    return build(cfg.parent) if cfg.get("parent") is not None else ParentSpec()
+    return build_node(cfg.parent) if cfg.get("parent") is not None else ParentSpec()
 
 
 def design_notes(stages: Stages) -> tuple[str, ...]:
@@ -150,7 +138,7 @@ def design_notes(stages: Stages) -> tuple[str, ...]:
 
 def context_spec(cfg: DictConfig) -> ContextSpec:
     """The contexts' settings: the ``context`` node (no node: no contexts)."""
-    return build(cfg.context) if cfg.get("context") is not None else ContextSpec()
+    return build_node(cfg.context) if cfg.get("context") is not None else ContextSpec()
 
 
 def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None
@@ -286,7 +274,7 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     """Run one job of the sweep and save its row; never raises for a bad setting.
 
     ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
-    many CPU threads this job may use (``sweep.jobs.devices``).
+    many CPU threads this job may use (``sweep.hydrakit.devices``).
     """
     ev, dataset = _prepare(cfg, job_dir, job_num)
     retime = retime_wanted(cfg)

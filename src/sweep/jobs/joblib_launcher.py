@@ -27,8 +27,8 @@ from typing import Any, Sequence
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, configure_log, setup_globals
 
-from sweep.jobs import devices
-from sweep.jobs.devices import Launch
+from sweep.hydrakit import devices
+from sweep.hydrakit.devices import Launch
 
 __all__ = ["launch"]
 

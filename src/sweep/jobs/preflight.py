@@ -18,7 +18,7 @@ from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
 from sweep.chunking.frameworks import missing_package
-from sweep.jobs.config import build_node, cause
+from sweep.hydrakit.config import build_node, cause
 from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
@@ -31,7 +31,7 @@ from sweep.retrieval.parents import ParentError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 
-__all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused", "expand_grid"]
+__all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused"]
 
 log = logging.getLogger("sweep")
 
@@ -45,14 +45,6 @@ _CHECKED = ("dataset", "eval", "experiment")
 _OWN_CHUNKER = "sweep.chunking.build_chunker"
 _FRAMEWORK_CHUNKER = "sweep.chunking.build_framework_chunker"
 
-
-def expand_grid(overrides: Sequence[str]) -> list[list[str]]:
-    """The override list of every job Hydra's basic sweeper makes of ``overrides``."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parsed = OverridesParser.create().parse_overrides(list(overrides))
-    return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
 def holds_a_sweep(folder: Path) -> bool:

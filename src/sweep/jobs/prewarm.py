@@ -34,11 +34,12 @@ from typing import Any, Mapping, Sequence
 from omegaconf import DictConfig, OmegaConf
 
 from sweep.core.messages import first_line
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 from sweep.embedding.cache import resolve_cache_dir
-from sweep.jobs.devices import Launch
+from sweep.hydrakit.config import embedder_node
+from sweep.hydrakit.devices import Launch
 from sweep.core.files import write_text_atomic
-from sweep.jobs.job import (ConfigError, build_stages, cause, embedder_node, load_job_dataset,
+from sweep.jobs.job import (ConfigError, build_stages, cause, load_job_dataset,
                             retime_wanted)
 from sweep.pipeline.latency import encode_times_for, latency_sample
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
@@ -175,7 +176,7 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     """Chunk every setting of the grid (milliseconds each; the semantic strategy embeds
     its sentences to cut); the distinct texts per embedder identity.
 
-    ``jobs`` are the jobs' override lists (``sweep.jobs.preflight.expand_grid``), composed
+    ``jobs`` are the jobs' override lists (``sweep.hydrakit.overrides.expand_grid``), composed
     here as the jobs will be (or taken from ``composed``). Raises :class:`ConfigError` for
     a bad ``runtime.prewarm``.
     """
@@ -449,7 +450,7 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
                  grid: Grid | None = None) -> PrewarmReport | None:
     """Fill the embedding cache with every vector the grid's jobs will ask for.
 
-    ``jobs`` are the jobs' override lists (``sweep.jobs.preflight.expand_grid``), composed
+    ``jobs`` are the jobs' override lists (``sweep.hydrakit.overrides.expand_grid``), composed
     here as the jobs will be (or taken from ``composed``, by overrides, when the checks
     before the sweep composed them), or ``grid``, collected from them already. None when
     no job has prewarm on. Writes ``prewarm.json`` into ``folder`` when given. Raises

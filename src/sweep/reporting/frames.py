@@ -60,7 +60,7 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
         "overrides": " ".join(row.overrides), "notes": " | ".join(row.notes),
         "vs_best": "untested" if untested else (c.verdict if c else ""),
         # The job export --recommended and check take: they refuse a folder whose rows
-        # no longer pick it (sweep.exporting.selection.recommended_job).
+        # no longer pick it (sweep.reporting.selection.recommended_job).
         "recommended": d is not None and d.chosen_job == row.job,
         "diff_from_best": c.diff if c else None,
         "p_value": c.p_value if c else None,

@@ -98,7 +98,7 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
 def no_reranker() -> None:
     """``rerank=none``: no re-ranker; the retriever's ranking is scored as it is. It takes
     no settings (a key of ``cross_encoder`` set for both arms of a sweep is refused
-    before the sweep starts: sweep.jobs.overrides)."""
+    before the sweep starts: sweep.hydrakit.overrides)."""
     return None
 
 

@@ -28,7 +28,7 @@ from sweep.datasets import extraction
 from sweep.datasets.loading import DatasetError, check_dataset, load_corpus
 from sweep.datasets.readers.base import UnreadableFile
 from sweep.datasets.readers.limits import LIMIT_KEYS, ReadLimits, check_limits, read_document
-from sweep.jobs.config import CONF_DIR, register
+from sweep.hydrakit.config import CONF_DIR, register
 from sweep.jobs.job import load_job_dataset
 
 MB = 1024 * 1024
@@ -275,7 +275,7 @@ def test_the_limits_are_dataset_settings_a_sweep_can_change(tmp_path):
 
 
 def test_sweep_generate_reads_the_documents_within_the_limits(tmp_path):
-    from sweep.jobs.generating import run_generate
+    from sweep.generate.generating import run_generate
 
     register()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -317,7 +317,7 @@ def test_a_command_takes_the_limits_as_options(tmp_path):
     docs = tmp_path / "set"
     docs.mkdir()
     write_pdf(docs / "three.pdf", [["Page one."], ["Page two."], ["Page three."]])
-    from sweep.extract import main
+    from sweep.extract.__main__ import main
 
     assert main([str(docs), str(tmp_path / "out"), "--max-pages", "2"]) == 2
     assert main([str(docs), str(tmp_path / "out"), "--max-pages", "3"]) == 0

@@ -1,2 +1,0 @@
-"""Judge the answers an LLM gives from a setting's retrieved chunks: prompts,
-verdicts, the diagnosis of each query, per-setting rates and the check of the judges."""

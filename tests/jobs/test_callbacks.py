@@ -13,7 +13,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from sweep.core import progress
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 from sweep.jobs import job as jobmod
 from sweep.jobs.callbacks import SweepCallback, SweepRun
 from sweep.hydrakit.config import CONF_DIR, fresh_dir, made_here, register

@@ -13,7 +13,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from sweep.jobs import devices
+from sweep.hydrakit import devices
 from sweep.hydrakit.config import build_node
 from sweep.embedding.embedder import EmbedderError
 from sweep.generate.output import (INCOMPLETE_QUERIES, REPORT_JSON, OutputError,

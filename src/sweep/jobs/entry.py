@@ -30,7 +30,7 @@ from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import terminal_text
 from sweep.reporting.write import summary_line, write_html, write_report, write_tables
 
-__all__ = ["end_sweep", "exit_status", "on_disk_full", "on_interrupt", "on_launcher_failure",
+__all__ = ["end_sweep", "sweep_exit_status", "on_disk_full", "on_interrupt", "on_launcher_failure",
            "run_hydra_job"]
 
 log = logging.getLogger("sweep")
@@ -182,7 +182,7 @@ def _why(error: BaseException) -> str:
     return first_line(error, with_type=True)
 
 
-def exit_status(state: SweepRun) -> int:
+def sweep_exit_status(state: SweepRun) -> int:
     """0 when a sweep ended with at least one ok setting (or ran none: --help, --cfg), else 1."""
     if not state.finished:
         return 0
@@ -197,4 +197,4 @@ def end_sweep(state: SweepRun) -> NoReturn:
         if not state.finished:
             on_interrupt(state)
         raise SystemExit(130)
-    raise SystemExit(exit_status(state))
+    raise SystemExit(sweep_exit_status(state))

@@ -29,32 +29,67 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from sweep.chunking import STRATEGIES, build_chunker
-from sweep.core.types import Document
 from sweep.core.tokenization import clear_tokenize_cache, get_encoding, tokenize
+from sweep.core.types import Document
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCS = ROOT / "corpora" / "kestrel" / "docs"
 
 
 def load_docs(folder: Path) -> list[Document]:
-    files = sorted(p for p in folder.rglob("*") if p.suffix in {".md", ".txt"}) if folder.is_dir() else []
+    files = (
+        sorted(p for p in folder.rglob("*") if p.suffix in {".md", ".txt"})
+        if folder.is_dir()
+        else []
+    )
     return [Document(str(p.relative_to(folder)), p.read_text(encoding="utf-8")) for p in files]
 
 
 def generated_docs(n_docs: int = 45, seed: int = 7) -> list[Document]:
     """Markdown documents shaped like the bundled corpus (~2.5k tokens each)."""
     rng = random.Random(seed)
-    words = (
-        "sensor calibration firmware release policy employee travel expense approval network "
-        "cloud device install mount power warranty Lisbon Denver Singapore São Paulo "
-        "procedure manager threshold report incident ação não €120 – 72 hours 180 days"
-    ).split()
+    words = [
+        "sensor",
+        "calibration",
+        "firmware",
+        "release",
+        "policy",
+        "employee",
+        "travel",
+        "expense",
+        "approval",
+        "network",
+        "cloud",
+        "device",
+        "install",
+        "mount",
+        "power",
+        "warranty",
+        "Lisbon",
+        "Denver",
+        "Singapore",
+        "São",
+        "Paulo",
+        "procedure",
+        "manager",
+        "threshold",
+        "report",
+        "incident",
+        "ação",
+        "não",
+        "€120",
+        "–",
+        "72",
+        "hours",
+        "180",
+        "days",
+    ]
 
     def sentence() -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(6, 24))).capitalize() + "."
@@ -66,7 +101,9 @@ def generated_docs(n_docs: int = 45, seed: int = 7) -> list[Document]:
             parts.append(f"## Section {s}\n")
             for _ in range(rng.randint(1, 4)):
                 if rng.random() < 0.3:
-                    parts.append("\n".join(f"{i}. {sentence()}" for i in range(1, rng.randint(3, 8))) + "\n")
+                    parts.append(
+                        "\n".join(f"{i}. {sentence()}" for i in range(1, rng.randint(3, 8))) + "\n"
+                    )
                 else:
                     parts.append(" ".join(sentence() for _ in range(rng.randint(2, 7))) + "\n")
         docs.append(Document(f"gen/{d}.md", "\n".join(parts)))
@@ -81,7 +118,9 @@ def fake_embed(texts: list[str]) -> np.ndarray:
     return out
 
 
-def median_seconds(run: Callable[[], object], prepare: Callable[[], None], repeats: int) -> tuple[float, object]:
+def median_seconds(
+    run: Callable[[], object], prepare: Callable[[], None], repeats: int
+) -> tuple[float, object]:
     times, result = [], None
     for _ in range(repeats):
         prepare()
@@ -97,7 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--overlap", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--embed-rate", type=float, default=15.0, help="chunks/s of the embedder, for the share column")
+    ap.add_argument(
+        "--embed-rate",
+        type=float,
+        default=15.0,
+        help="chunks/s of the embedder, for the share column",
+    )
     args = ap.parse_args(argv)
 
     docs = load_docs(args.docs)
@@ -130,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
     except ImportError:
-        print("langchain-text-splitters is not installed: pip install langchain-text-splitters", file=sys.stderr)
+        print(
+            "langchain-text-splitters is not installed: pip install langchain-text-splitters",
+            file=sys.stderr,
+        )
         return 1
     # "cl100k_base" would make tiktoken download; the offline copy has the same ranks.
     name = enc.name

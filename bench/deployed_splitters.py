@@ -27,17 +27,32 @@ ROOT = Path(__file__).resolve().parent.parent
 PRESETS = "token,recursive,sentence,markdown,langchain,langchain_token,llamaindex,chonkie,semchunk"
 DEFAULTS = {
     "LangChain RecursiveCharacterTextSplitter() defaults: 4000 chars, 200 overlap": (
-        "chunk=langchain", "chunk.size=4000", "chunk.overlap=200"),
+        "chunk=langchain",
+        "chunk.size=4000",
+        "chunk.overlap=200",
+    ),
     "LlamaIndex SentenceSplitter() defaults: 1024 tokens, 200 overlap": (
-        "chunk=llamaindex", "chunk.size=1024", "chunk.overlap=200"),
+        "chunk=llamaindex",
+        "chunk.size=1024",
+        "chunk.overlap=200",
+    ),
     "chonkie RecursiveChunker() defaults: 2048 characters": (
-        "chunk=chonkie", "~chunk.splitter.tokenizer", "chunk.size=2048"),
+        "chunk=chonkie",
+        "~chunk.splitter.tokenizer",
+        "chunk.size=2048",
+    ),
 }
 
 
 def sweep(out: Path, *overrides: str) -> Path:
-    cmd = [sys.executable, "-m", "sweep", f"hydra.sweep.dir={out}", "runtime.show_progress=false",
-           *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"hydra.sweep.dir={out}",
+        "runtime.show_progress=false",
+        *overrides,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"sweep failed ({' '.join(overrides)}):\n{proc.stderr[-2000:]}")
@@ -55,35 +70,47 @@ def pct(value: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="where the sweeps go (default: a temporary folder)")
+    parser.add_argument(
+        "--out", type=Path, help="where the sweeps go (default: a temporary folder)"
+    )
     args = parser.parse_args()
     base = args.out or Path(tempfile.mkdtemp(prefix="deployed-"))
     grid = sweep(base / "presets", f"chunk={PRESETS}")
-    print("| chunker | setting | span recall@5 [95% CI] | vs best | @1024t | tok@5 | trunc % | "
-          "mid-sentence % | tiny % | tables/code cut % |")
+    print(
+        "| chunker | setting | span recall@5 [95% CI] | vs best | @1024t | tok@5 | trunc % | "
+        "mid-sentence % | tiny % | tables/code cut % |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows(grid):
-        print(f"| {r['chunk']} | {r['chunk.strategy'].rsplit('.', 1)[-1]} "
-              f"{r['chunk.size']}/{r['chunk.overlap']} | {float(r['span.recall@5']):.3f} "
-              f"[{float(r['span.recall@5.lo']):.2f}, {float(r['span.recall@5.hi']):.2f}] | "
-              f"{r['vs_best']} | {float(r['span.recall@1024t']):.3f} | {float(r['tokens@5']):.0f} | "
-              f"{pct(r['truncated_share'])} | "
-              f"{pct(r['midsentence_share'])} | {pct(r['tiny_share'])} | "
-              f"{pct(r['blocks_cut_share'])} |")
+        print(
+            f"| {r['chunk']} | {r['chunk.strategy'].rsplit('.', 1)[-1]} "
+            f"{r['chunk.size']}/{r['chunk.overlap']} | {float(r['span.recall@5']):.3f} "
+            f"[{float(r['span.recall@5.lo']):.2f}, {float(r['span.recall@5.hi']):.2f}] | "
+            f"{r['vs_best']} | {float(r['span.recall@1024t']):.3f} | {float(r['tokens@5']):.0f} | "
+            f"{pct(r['truncated_share'])} | "
+            f"{pct(r['midsentence_share'])} | {pct(r['tiny_share'])} | "
+            f"{pct(r['blocks_cut_share'])} |"
+        )
     print()
     print("| framework defaults | span recall@5 | against the pick | @1024t | tok@5 | trunc % |")
     print("|---|---|---|---|---|---|")
     for n, (label, overrides) in enumerate(DEFAULTS.items()):
         out = sweep(base / f"default-{n}", *overrides)
-        check = subprocess.run([sys.executable, "-m", "sweep.check", str(out), "--baseline",
-                                str(grid), "--json"], cwd=ROOT, capture_output=True, text=True)
+        check = subprocess.run(
+            [sys.executable, "-m", "sweep.check", str(out), "--baseline", str(grid), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         verdict = json.loads(check.stdout)
         (r,) = rows(out)
         p = verdict["p_value"]
         shown = "< 0.001" if p < 0.001 else f"= {p:.3f}"
-        print(f"| {label} | {float(r['span.recall@5']):.3f} | {verdict['diff']:+.3f}, p {shown} "
-              f"({verdict['result']}) | {float(r['span.recall@1024t']):.3f} | "
-              f"{float(r['tokens@5']):.0f} | {pct(r['truncated_share'])} |")
+        print(
+            f"| {label} | {float(r['span.recall@5']):.3f} | {verdict['diff']:+.3f}, p {shown} "
+            f"({verdict['result']}) | {float(r['span.recall@1024t']):.3f} | "
+            f"{float(r['tokens@5']):.0f} | {pct(r['truncated_share'])} |"
+        )
     print(f"\nsweeps in {base}")
 
 

@@ -40,12 +40,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from sweep.embedding.backends import BACKENDS  # noqa: E402
-from sweep.embedding.encode_times import cpu_name  # noqa: E402
 from sweep.chunking import build_chunker  # noqa: E402
-from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
 from sweep.datasets.loading import load_dataset  # noqa: E402
 from sweep.decision.significance import paired_randomization_test  # noqa: E402
+from sweep.embedding.backends import BACKENDS  # noqa: E402
+from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
+from sweep.embedding.encode_times import cpu_name  # noqa: E402
 
 SIZES, OVERLAPS = "128,256,512", "0,64"
 METRICS = (("span", "recall@5"), ("doc", "ndcg@5"))
@@ -62,8 +62,11 @@ _FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16
 def cpu_line() -> str:
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        flags = set(next(line for line in text.splitlines()
-                         if line.startswith("flags")).split(":", 1)[1].split())
+        flags = set(
+            next(line for line in text.splitlines() if line.startswith("flags"))
+            .split(":", 1)[1]
+            .split()
+        )
         have = ", ".join(f for f in _FLAGS if f in flags) or "none of " + ", ".join(_FLAGS)
     except (OSError, StopIteration):
         have = "unknown (no /proc/cpuinfo)"
@@ -83,60 +86,101 @@ def prepare(onnx_dir: Path) -> dict[str, float]:
     seconds = {}
     for backend in BACKENDS[1:]:
         t0 = time.perf_counter()
-        SentenceTransformerEmbedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False).load()
+        SentenceTransformerEmbedder(
+            backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False
+        ).load()
         seconds[backend] = time.perf_counter() - t0
     return seconds
 
 
-def measure(backend: str, dataset: str, onnx_dir: Path, sizes: list[int],
-            batch_size: int, limit: int | None) -> dict[int, float]:
+def measure(
+    backend: str, dataset: str, onnx_dir: Path, sizes: list[int], batch_size: int, limit: int | None
+) -> dict[int, float]:
     """Texts per second of one backend at each chunk size (run in a process of its own)."""
     docs = load_dataset(dataset).documents
-    e = SentenceTransformerEmbedder(backend=backend, cache_dir="off", onnx_dir=str(onnx_dir), show_progress=False,
-                 batch_size=batch_size)
+    e = SentenceTransformerEmbedder(
+        backend=backend,
+        cache_dir="off",
+        onnx_dir=str(onnx_dir),
+        show_progress=False,
+        batch_size=batch_size,
+    )
     e.load()
     e.embed_documents(["warm up the runtime"])
     out = {}
     for size in sizes:
-        texts = [c.text for c in build_chunker(strategy="token", size=size, overlap=0)
-                 .chunk_documents(docs)]
+        texts = [
+            c.text
+            for c in build_chunker(strategy="token", size=size, overlap=0).chunk_documents(docs)
+        ]
         if limit and len(texts) > limit:  # an even sample keeps the mix of lengths
-            texts = texts[::-(-len(texts) // limit)]
+            texts = texts[:: -(-len(texts) // limit)]
         t0 = time.perf_counter()
         e.embed_documents(texts, what="chunks")
         out[size] = len(texts) / (time.perf_counter() - t0)
     return out
 
 
-def speed(dataset: str, onnx_dir: Path, sizes: list[int], repeats: int,
-          batch_size: int, limit: int | None) -> dict[int, dict[str, list[float]]]:
+def speed(
+    dataset: str, onnx_dir: Path, sizes: list[int], repeats: int, batch_size: int, limit: int | None
+) -> dict[int, dict[str, list[float]]]:
     """Rounds of every backend in turn, each in a fresh process: runtimes that keep
     threads spinning after a call must not slow the next backend down."""
     out: dict[int, dict[str, list[float]]] = {s: {b: [] for b in BACKENDS} for s in sizes}
     for rep in range(repeats):
         for backend in BACKENDS:
             proc = subprocess.run(
-                [sys.executable, __file__, "--measure", backend, "--dataset", dataset,
-                 "--onnx-dir", str(onnx_dir), "--sizes", ",".join(map(str, sizes)),
-                 "--batch-size", str(batch_size), *(["--limit", str(limit)] if limit else [])],
-                cwd=ROOT, env=_env(), check=True, capture_output=True, text=True)
+                [
+                    sys.executable,
+                    __file__,
+                    "--measure",
+                    backend,
+                    "--dataset",
+                    dataset,
+                    "--onnx-dir",
+                    str(onnx_dir),
+                    "--sizes",
+                    ",".join(map(str, sizes)),
+                    "--batch-size",
+                    str(batch_size),
+                    *(["--limit", str(limit)] if limit else []),
+                ],
+                cwd=ROOT,
+                env=_env(),
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             rates = json.loads(proc.stdout.strip().splitlines()[-1])
             for size in sizes:
                 out[size][backend].append(rates[str(size)])
-            print(f"  round {rep + 1}: {backend} " + ", ".join(
-                f"{s} tokens {rates[str(s)]:.1f}/s" for s in sizes), flush=True)
+            print(
+                f"  round {rep + 1}: {backend} "
+                + ", ".join(f"{s} tokens {rates[str(s)]:.1f}/s" for s in sizes),
+                flush=True,
+            )
     return out
 
 
 def sweep(backend: str, dataset: str, tmp: Path, onnx_dir: Path) -> dict:
     out = tmp / f"sweep-{backend}"
-    cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"chunk.size={SIZES}",
-           f"chunk.overlap={OVERLAPS}", f"embed.backend={backend}",
-           f"runtime.cache_dir={tmp / f'cache-{backend}'}", f"embed.onnx_dir={onnx_dir}",
-           f"hydra.sweep.dir={out}", "runtime.show_progress=false"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"dataset.path={dataset}",
+        f"chunk.size={SIZES}",
+        f"chunk.overlap={OVERLAPS}",
+        f"embed.backend={backend}",
+        f"runtime.cache_dir={tmp / f'cache-{backend}'}",
+        f"embed.onnx_dir={onnx_dir}",
+        f"hydra.sweep.dir={out}",
+        "runtime.show_progress=false",
+    ]
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd, cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     wall = time.perf_counter() - t0
     with open(out / "results.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
@@ -151,43 +195,64 @@ def sweep(backend: str, dataset: str, tmp: Path, onnx_dir: Path) -> dict:
             m = (r["level"], r["metric"])
             if m in METRICS and r["value"] not in ("", "nan"):
                 per_query[setting[r["job"]]][m][r["query_id"]] = float(r["value"])
-    return {"wall_s": wall, "means": means, "per_query": per_query,
-            "embedded": sum(int(r["embedded"]) for r in rows),
-            "model_s": sum(float(r["model_s"]) for r in rows)}
+    return {
+        "wall_s": wall,
+        "means": means,
+        "per_query": per_query,
+        "embedded": sum(int(r["embedded"]) for r in rows),
+        "model_s": sum(float(r["model_s"]) for r in rows),
+    }
 
 
 def naive(dataset: str) -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "naive_sweep.py"), dataset, SIZES,
-                           OVERLAPS], cwd=ROOT, env=_env(), check=True, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "naive_sweep.py"), dataset, SIZES, OVERLAPS],
+        cwd=ROOT,
+        env=_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["wall_s"] = time.perf_counter() - t0
     return out
 
 
 def speed_table(rates: dict[int, dict[str, list[float]]], repeats: int) -> list[str]:
-    lines = [f"| chunk tokens | {' | '.join(f'{b} texts/s' for b in BACKENDS)} | "
-             f"{' | '.join(f'{b} / torch' for b in BACKENDS[1:])} |",
-             "|" + "---|" * (1 + 2 * len(BACKENDS) - 1)]
+    lines = [
+        f"| chunk tokens | {' | '.join(f'{b} texts/s' for b in BACKENDS)} | "
+        f"{' | '.join(f'{b} / torch' for b in BACKENDS[1:])} |",
+        "|" + "---|" * (1 + 2 * len(BACKENDS) - 1),
+    ]
     for size, by in rates.items():
         med = {b: statistics.median(v) for b, v in by.items()}
         rates_ = " | ".join(f"{med[b]:.1f}" for b in BACKENDS)
         ratios = " | ".join(f"{med[b] / med['torch']:.2f}×" for b in BACKENDS[1:])
         lines.append(f"| {size} | {rates_} | {ratios} |")
-    lines.append(f"\n(medians of {repeats}; all runs: "
-                 + "; ".join(f"{s}: " + ", ".join(f"{b} " + "/".join(f"{x:.1f}" for x in v)
-                                                  for b, v in by.items())
-                             for s, by in rates.items()) + ")")
+    lines.append(
+        f"\n(medians of {repeats}; all runs: "
+        + "; ".join(
+            f"{s}: " + ", ".join(f"{b} " + "/".join(f"{x:.1f}" for x in v) for b, v in by.items())
+            for s, by in rates.items()
+        )
+        + ")"
+    )
     return lines
 
 
 def accuracy_table(sweeps: dict[str, dict]) -> tuple[list[str], dict[str, float]]:
     base = sweeps["torch"]
     others = [b for b in BACKENDS[1:] if b in sweeps]
-    head = "| size | overlap | " + " | ".join(
-        f"{lvl} {met} {b}" + ("" if b == "torch" else " (Δ, p)")
-        for lvl, met in METRICS for b in ["torch", *others]) + " |"
+    head = (
+        "| size | overlap | "
+        + " | ".join(
+            f"{lvl} {met} {b}" + ("" if b == "torch" else " (Δ, p)")
+            for lvl, met in METRICS
+            for b in ["torch", *others]
+        )
+        + " |"
+    )
     lines = [head, "|" + "---|" * (2 + len(METRICS) * (1 + len(others)))]
     worst = {b: 0.0 for b in others}
     for setting in sorted(base["means"]):
@@ -199,8 +264,9 @@ def accuracy_table(sweeps: dict[str, dict]) -> tuple[list[str], dict[str, float]
                 diff = value - base["means"][setting][m]
                 a_q, b_q = base["per_query"][setting][m], sweeps[b]["per_query"][setting][m]
                 ids = sorted(set(a_q) & set(b_q))
-                p = paired_randomization_test(np.array([b_q[i] for i in ids]),
-                                              np.array([a_q[i] for i in ids]))
+                p = paired_randomization_test(
+                    np.array([b_q[i] for i in ids]), np.array([a_q[i] for i in ids])
+                )
                 cells.append(f"{value:.3f} ({diff:+.3f}, p={p:.2f})")
                 if m == ("span", "recall@5"):
                     worst[b] = max(worst[b], abs(diff))
@@ -215,14 +281,22 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--limit", type=int, help="time at most about this many chunks per size")
-    ap.add_argument("--skip-sweeps", action="store_true", help="speed only (parts 2 and 3 take ~10 min)")
+    ap.add_argument(
+        "--skip-sweeps", action="store_true", help="speed only (parts 2 and 3 take ~10 min)"
+    )
     ap.add_argument("--out", help="also write the report (markdown) to this file")
     ap.add_argument("--measure", choices=BACKENDS, help=argparse.SUPPRESS)
     ap.add_argument("--onnx-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
-        rates = measure(args.measure, args.dataset, Path(args.onnx_dir),
-                        [int(s) for s in args.sizes.split(",")], args.batch_size, args.limit)
+        rates = measure(
+            args.measure,
+            args.dataset,
+            Path(args.onnx_dir),
+            [int(s) for s in args.sizes.split(",")],
+            args.batch_size,
+            args.limit,
+        )
         print(json.dumps(rates))
         return 0
     report: list[str] = [cpu_line(), ""]
@@ -233,12 +307,23 @@ def main() -> int:
         print("exporting the models (once per model and machine) ...", flush=True)
         export_s = prepare(onnx_dir)
         print("1. speed ...", flush=True)
-        rates = speed(args.dataset, onnx_dir, [int(s) for s in args.sizes.split(",")],
-                      args.repeats, args.batch_size, args.limit)
+        rates = speed(
+            args.dataset,
+            onnx_dir,
+            [int(s) for s in args.sizes.split(",")],
+            args.repeats,
+            args.batch_size,
+            args.limit,
+        )
         sample = f", at most ~{args.limit} chunks per size" if args.limit else ""
-        report += ["### Speed: texts per second (batch size "
-                   f"{args.batch_size}, {os.cpu_count()} CPUs{sample})", ""] + speed_table(rates, args.repeats)
-        report.append("\none-time export: " + ", ".join(f"{b} {s:.0f} s" for b, s in export_s.items()))
+        report += [
+            "### Speed: texts per second (batch size "
+            f"{args.batch_size}, {os.cpu_count()} CPUs{sample})",
+            "",
+        ] + speed_table(rates, args.repeats)
+        report.append(
+            "\none-time export: " + ", ".join(f"{b} {s:.0f} s" for b, s in export_s.items())
+        )
         if not args.skip_sweeps:
             sweeps = {}
             for backend in BACKENDS:
@@ -249,17 +334,27 @@ def main() -> int:
             lines, worst = accuracy_table(sweeps)
             report += ["", "### Retrieval on the default grid (Δ and paired p against torch)", ""]
             report += lines
-            report.append("\nlargest |Δ span recall@5| against torch: " + ", ".join(
-                f"{b} {w:.3f}" + (" (within 0.01)" if w <= 0.01 else " (MISSES the 0.01 bound)")
-                for b, w in worst.items()))
-            report += ["", "### Cold default sweep against the naive baseline", "",
-                       "| run | wall s | strings embedded | model s | ratio to naive |",
-                       "|---|---|---|---|---|",
-                       f"| naive re-embed-everything (torch) | {base['wall_s']:.1f} | "
-                       f"{base['embedded']} | {base['embed_s']:.1f} | 1.00 |"]
+            report.append(
+                "\nlargest |Δ span recall@5| against torch: "
+                + ", ".join(
+                    f"{b} {w:.3f}" + (" (within 0.01)" if w <= 0.01 else " (MISSES the 0.01 bound)")
+                    for b, w in worst.items()
+                )
+            )
+            report += [
+                "",
+                "### Cold default sweep against the naive baseline",
+                "",
+                "| run | wall s | strings embedded | model s | ratio to naive |",
+                "|---|---|---|---|---|",
+                f"| naive re-embed-everything (torch) | {base['wall_s']:.1f} | "
+                f"{base['embedded']} | {base['embed_s']:.1f} | 1.00 |",
+            ]
             for b, s in sweeps.items():
-                report.append(f"| sweep cold, embed.backend={b} | {s['wall_s']:.1f} | {s['embedded']} | "
-                              f"{s['model_s']:.1f} | {s['wall_s'] / base['wall_s']:.2f} |")
+                report.append(
+                    f"| sweep cold, embed.backend={b} | {s['wall_s']:.1f} | {s['embedded']} | "
+                    f"{s['model_s']:.1f} | {s['wall_s'] / base['wall_s']:.2f} |"
+                )
             report.append("\n(one run each)")
     text = "\n".join(report)
     print("\n" + text)

@@ -46,8 +46,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    corpus = [p.read_text(encoding="utf-8")
-              for p in sorted((ROOT / "corpora" / "kestrel" / "docs").rglob("*.md"))]
+    corpus = [
+        p.read_text(encoding="utf-8")
+        for p in sorted((ROOT / "corpora" / "kestrel" / "docs").rglob("*.md"))
+    ]
     prose = "\n\n".join(corpus)
     big = (prose + "\n\n") * (1_100_000 // len(prose) + 1)
     recursive = RecursiveCharacterTextSplitter(chunk_size=800, chunk_overlap=200)
@@ -62,8 +64,11 @@ def main() -> None:
         ("bundled corpus, 43 documents", corpus, recursive.split_text),
         ("1.1 MB document", [big], recursive.split_text),
         ("1.1 MB, whitespace collapsed", [big], collapsed),
-        ("200 KB of one repeated line", ["same line\n" * 20000],
-         RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200).split_text),
+        (
+            "200 KB of one repeated line",
+            ["same line\n" * 20000],
+            RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200).split_text,
+        ),
         ("prose and 8,000 identical rows", [table], recursive.split_text),
         ("token 32 over accents/CJK/emoji", [mixed], tokens.split_text),
     ]
@@ -73,11 +78,14 @@ def main() -> None:
         pieces = [split(t) for t in texts]
         split_s, _ = _median_seconds(lambda: [split(t) for t in texts], args.repeats)
         locate_s, located = _median_seconds(
-            lambda: [locate_pieces(t, p) for t, p in zip(texts, pieces)], args.repeats)
+            lambda: [locate_pieces(t, p) for t, p in zip(texts, pieces)], args.repeats
+        )
         n = sum(len(p) for p in pieces)
         placed = sum(len(x.spans) for x in located)
-        print(f"| {name} | {n} | {1000 * split_s:.1f} | {1000 * locate_s:.1f} | "
-              f"{locate_s / split_s:.2f} | {placed}/{n} |")
+        print(
+            f"| {name} | {n} | {1000 * split_s:.1f} | {1000 * locate_s:.1f} | "
+            f"{locate_s / split_s:.2f} | {placed}/{n} |"
+        )
 
 
 if __name__ == "__main__":

@@ -43,10 +43,13 @@ def python_work(documents, rounds: int) -> None:
     with initialize_config_dir(str(ROOT / "src" / "sweep" / "conf"), version_base="1.3"):
         for _ in range(rounds):
             for size, overlap in GRID:
-                compose(config_name="config",
-                        overrides=[f"chunk.size={size}", f"chunk.overlap={overlap}"])
+                compose(
+                    config_name="config",
+                    overrides=[f"chunk.size={size}", f"chunk.overlap={overlap}"],
+                )
                 build_chunker(strategy="token", size=size, overlap=overlap).chunk_documents(
-                    documents)
+                    documents
+                )
 
 
 def main() -> int:
@@ -59,7 +62,7 @@ def main() -> int:
     register()
     dataset = load_dataset(args.dataset)
     chunks = build_chunker(strategy="token", size=256, overlap=0).chunk_documents(dataset.documents)
-    texts = [c.text for c in chunks][:args.texts]
+    texts = [c.text for c in chunks][: args.texts]
     embedder = SentenceTransformerEmbedder(cache_dir="off", show_progress=False)
     embedder.load()
     embedder.embed_documents(texts[:8])  # warm the model's first call
@@ -84,8 +87,10 @@ def main() -> int:
         c.append(time.perf_counter() - t)
     ma, mb, mc = (statistics.median(x) for x in (a, b, c))
     print(f"A model alone ({len(texts)} chunks of 256 tokens): {ma:.2f} s  (runs {a})")
-    print(f"B Python work alone ({args.rounds_of_work} x {len(GRID)} composes + chunkings): "
-          f"{mb:.2f} s  (runs {b})")
+    print(
+        f"B Python work alone ({args.rounds_of_work} x {len(GRID)} composes + chunkings): "
+        f"{mb:.2f} s  (runs {b})"
+    )
     print(f"C both at once: {mc:.2f} s  (runs {c}); one after the other: {ma + mb:.2f} s")
     print(f"share of B recovered by overlapping: {(ma + mb - mc) / mb:.2f}")
     return 0

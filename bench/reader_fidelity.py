@@ -48,9 +48,19 @@ FUZZY = 0.8
 
 def markdown_baseline(folder: Path) -> Path:
     """The example's documents as their Markdown originals, with the original offsets."""
-    example = [json.loads(line) for line in (EXAMPLE / "queries.jsonl").read_text("utf-8").splitlines() if line]
-    docs = {Path(p).with_suffix(".md").as_posix() for p in
-            (p.relative_to(EXAMPLE / "docs").as_posix() for p in (EXAMPLE / "docs").rglob("*") if p.is_file())}
+    example = [
+        json.loads(line)
+        for line in (EXAMPLE / "queries.jsonl").read_text("utf-8").splitlines()
+        if line
+    ]
+    docs = {
+        Path(p).with_suffix(".md").as_posix()
+        for p in (
+            p.relative_to(EXAMPLE / "docs").as_posix()
+            for p in (EXAMPLE / "docs").rglob("*")
+            if p.is_file()
+        )
+    }
     for doc in docs:
         target = folder / "docs" / doc
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +71,8 @@ def markdown_baseline(folder: Path) -> Path:
         for j in q["relevant"]:
             j["doc_id"] = Path(j["doc_id"]).with_suffix(".md").as_posix()
     (folder / "queries.jsonl").write_text(
-        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in example), encoding="utf-8")
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in example), encoding="utf-8"
+    )
     return folder
 
 
@@ -70,9 +81,19 @@ Scores = dict[str, dict[str, float]]
 
 
 def sweep(dataset: Path, sizes: str, out: Path, cache: Path, *extra: str) -> Scores:
-    cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"chunk.size={sizes}",
-           "chunk.overlap=0", f"hydra.sweep.dir={out}", f"runtime.cache_dir={cache}",
-           "runtime.show_progress=false", "eval.n_boot=200", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"dataset.path={dataset}",
+        f"chunk.size={sizes}",
+        "chunk.overlap=0",
+        f"hydra.sweep.dir={out}",
+        f"runtime.cache_dir={cache}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        *extra,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"sweep failed ({' '.join(extra) or 'defaults'}): {proc.stderr[-2000:]}")
@@ -95,8 +116,14 @@ def versus(scores: dict[str, float], base: dict[str, float]) -> tuple[float, flo
 
 
 def located(dataset: Path, *reader: str, fuzzy: float | None = None) -> str:
-    cmd = [sys.executable, "-m", "sweep.validate", str(dataset), *(a for r in reader for a in ("--reader", r)),
-           *(["--fuzzy", str(fuzzy)] if fuzzy else [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep.validate",
+        str(dataset),
+        *(a for r in reader for a in ("--reader", r)),
+        *(["--fuzzy", str(fuzzy)] if fuzzy else []),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("quotes:")]
     return lines[0] if lines else (proc.stderr.splitlines() or ["?"])[-1][:100]
@@ -106,11 +133,12 @@ def pages() -> None:
     """The generator pages' table (see the module)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from generator_pages import GENERATORS, NAVIGATION, fidelity
-
     from sweep.datasets.readers.registry import READERS
 
-    print(f"{'page':<11} {'reader':<12} {'words':>5} {'missing':>7} {'moved':>5} {'recall':>6} "
-          f"{'LCS ratio':>9}  navigation  title")
+    print(
+        f"{'page':<11} {'reader':<12} {'words':>5} {'missing':>7} {'moved':>5} {'recall':>6} "
+        f"{'LCS ratio':>9}  navigation  title"
+    )
     for name, build in GENERATORS.items():
         page = build()
         for reader_name, make in READERS["html"].items():
@@ -120,17 +148,25 @@ def pages() -> None:
             missing, moved = round(n * (1 - recall)), round(n * (recall - order))
             leaked = ",".join(w for w in NAVIGATION if w in extracted.text) or "-"
             title = "ok" if extracted.title == page.title else repr(extracted.title)
-            print(f"{name:<11} {reader_name:<12} {n:>5} {missing:>7} {moved:>5} {recall:>6.3f} {order:>9.3f}"
-                  f"  {leaked:<10}  {title}")
+            print(
+                f"{name:<11} {reader_name:<12} {n:>5} {missing:>7} {moved:>5} {recall:>6.3f} {order:>9.3f}"
+                f"  {leaked:<10}  {title}"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="128,256")
-    ap.add_argument("--readers", default="pdf=pdfplumber,html=markitdown",
-                    help="extra arms: FORMAT=READER, comma-separated")
-    ap.add_argument("--pages", action="store_true",
-                    help="only read documentation generators' pages with every HTML reader (a second)")
+    ap.add_argument(
+        "--readers",
+        default="pdf=pdfplumber,html=markitdown",
+        help="extra arms: FORMAT=READER, comma-separated",
+    )
+    ap.add_argument(
+        "--pages",
+        action="store_true",
+        help="only read documentation generators' pages with every HTML reader (a second)",
+    )
     args = ap.parse_args()
     if args.pages:
         pages()
@@ -140,8 +176,11 @@ def main() -> None:
         tmp = Path(tmp)
         cache = tmp / "cache"
         baseline = markdown_baseline(tmp / "markdown")
-        arms = {"markdown (baseline)": sweep(baseline, args.sizes, tmp / "s0", cache,
-                                             f"dataset.fuzzy={FUZZY}")}
+        arms = {
+            "markdown (baseline)": sweep(
+                baseline, args.sizes, tmp / "s0", cache, f"dataset.fuzzy={FUZZY}"
+            )
+        }
         notes = {"markdown (baseline)": located(baseline, fuzzy=FUZZY)}
         choices = [("defaults", ())] + [(r, (r,)) for r in args.readers.split(",") if r]
         for i, (name, reader) in enumerate(choices, 1):
@@ -150,8 +189,10 @@ def main() -> None:
             notes[name] = located(EXAMPLE, *reader)
     base = arms["markdown (baseline)"]
     n = len(next(iter(base.values())))
-    print(f"span recall@5 over {n} answerable questions; Δ md: the mean paired difference to the "
-          f"Markdown arm, p: its paired randomization test (two-sided, 10,000 sign flips)\n")
+    print(
+        f"span recall@5 over {n} answerable questions; Δ md: the mean paired difference to the "
+        f"Markdown arm, p: its paired randomization test (two-sided, 10,000 sign flips)\n"
+    )
     print(f"{'arm':<22}" + "".join(f"  R@5 {s:>4}  Δ md       p" for s in sizes) + "  quotes")
     for name, scores in arms.items():
         cells = ""

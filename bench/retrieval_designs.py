@@ -36,8 +36,15 @@ from llm_server import ContextResponders, StandInLLM  # noqa: E402
 
 
 def sweep(out: Path, cache: Path, *overrides: str) -> list[dict]:
-    cmd = [sys.executable, "-m", "sweep", f"hydra.sweep.dir={out}", "runtime.show_progress=false",
-           f"runtime.cache_dir={cache}", *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"hydra.sweep.dir={out}",
+        "runtime.show_progress=false",
+        f"runtime.cache_dir={cache}",
+        *overrides,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"sweep failed ({' '.join(overrides)}):\n{proc.stderr[-2000:]}")
@@ -56,49 +63,85 @@ def _verdict(r: dict) -> str:
 
 
 def table(rows: list[dict], axis: list[str], extra: dict[str, str]) -> None:
-    head = [*axis, "span recall@5 [95% CI]", "vs best", "@512t", "@1024t", "tok@5", "trunc %",
-            *extra]
+    head = [
+        *axis,
+        "span recall@5 [95% CI]",
+        "vs best",
+        "@512t",
+        "@1024t",
+        "tok@5",
+        "trunc %",
+        *extra,
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         cells = [r[a] for a in axis] + [
             f"{num(r, 'span.recall@5')} [{num(r, 'span.recall@5.lo', 2)}, "
-            f"{num(r, 'span.recall@5.hi', 2)}]", _verdict(r), num(r, "span.recall@512t"),
-            num(r, "span.recall@1024t"), num(r, "tokens@5", 0),
-            f"{100 * float(r['truncated_share']):.1f}"]
-        cells += [num(r, key, 1 if key.endswith("_s") else 3) if not key.startswith("=")
-                  else r.get(key[1:], "") for key in extra.values()]
+            f"{num(r, 'span.recall@5.hi', 2)}]",
+            _verdict(r),
+            num(r, "span.recall@512t"),
+            num(r, "span.recall@1024t"),
+            num(r, "tokens@5", 0),
+            f"{100 * float(r['truncated_share']):.1f}",
+        ]
+        cells += [
+            num(r, key, 1 if key.endswith("_s") else 3)
+            if not key.startswith("=")
+            else r.get(key[1:], "")
+            for key in extra.values()
+        ]
         print("| " + " | ".join(cells) + " |")
     print()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="where the sweeps go (default: a temporary folder)")
+    parser.add_argument(
+        "--out", type=Path, help="where the sweeps go (default: a temporary folder)"
+    )
     parser.add_argument("--sizes", default="128,256", help="chunk sizes to sweep (128,256)")
     args = parser.parse_args()
     base = args.out or Path(tempfile.mkdtemp(prefix="designs-"))
     size = f"chunk.size={args.sizes}"
 
     print("## Parent documents\n")
-    parents = sweep(base / "parents", base / "cache-parents", size,
-                    "parent.mode=none,section,window")
-    table(parents, ["chunk.size", "retrieve.parent"],
-          {"child recall@5": "child.span.recall@5", "parents": "=n_parents",
-           "parent tokens": "mean_parent_tokens"})
+    parents = sweep(
+        base / "parents", base / "cache-parents", size, "parent.mode=none,section,window"
+    )
+    table(
+        parents,
+        ["chunk.size", "retrieve.parent"],
+        {
+            "child recall@5": "child.span.recall@5",
+            "parents": "=n_parents",
+            "parent tokens": "mean_parent_tokens",
+        },
+    )
 
     print("## Contextual chunk headers (stand-in LLM: a title and three words, no model)\n")
     with ContextResponders().install(StandInLLM()) as server:
-        llm = [f"llm.base_url={server.url}", "llm.model=stand-in", "llm.api_key_env=null",
-               f"llm.cache_dir={base / 'llm'}", "context.confirm=true"]
+        llm = [
+            f"llm.base_url={server.url}",
+            "llm.model=stand-in",
+            "llm.api_key_env=null",
+            f"llm.cache_dir={base / 'llm'}",
+            "context.confirm=true",
+        ]
         grid = [size, "context.mode=none,llm", "chunk.prefix=none,title", *llm]
         contexts = sweep(base / "contexts", base / "cache-contexts", *grid)
         sent = len(server.requests)
         sweep(base / "contexts-again", base / "cache-contexts", *grid)
         again = len(server.requests) - sent
-    table(contexts, ["chunk.size", "chunk.prefix", "chunk.context"],
-          {"requests": "=context_requests", "LLM tokens": "=context_prompt_tokens",
-           "context s": "context_s"})
+    table(
+        contexts,
+        ["chunk.size", "chunk.prefix", "chunk.context"],
+        {
+            "requests": "=context_requests",
+            "LLM tokens": "=context_prompt_tokens",
+            "context s": "context_s",
+        },
+    )
     print(f"Requests sent: {sent} the first time, {again} on the rerun.\n")
 
     print("## Late chunking (cold: model time of the late rows against the plain rows)\n")
@@ -107,8 +150,10 @@ def main() -> None:
     for s in args.sizes.split(","):
         plain = next(r for r in late if r["chunk.size"] == s and r["embed.late"] == "False")
         lat = next(r for r in late if r["chunk.size"] == s and r["embed.late"] == "True")
-        print(f"size {s}: late / plain model time = "
-              f"{float(lat['model_s']) / max(float(plain['model_s']), 1e-9):.2f}")
+        print(
+            f"size {s}: late / plain model time = "
+            f"{float(lat['model_s']) / max(float(plain['model_s']), 1e-9):.2f}"
+        )
     print(f"\nsweeps in {base}")
 
 

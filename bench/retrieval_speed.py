@@ -20,14 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-
 from sweep.chunking import build_chunker
+from sweep.datasets.loading import load_dataset
 from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.retrieval.dense import DenseRetriever
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import FlatIPIndex
 from sweep.retrieval.lexical import BM25Retriever
-from sweep.datasets.loading import load_dataset
-from sweep.retrieval.dense import DenseRetriever
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,10 +51,14 @@ def main() -> int:
     queries = [q.query for q in ds.queries]
     emb = SentenceTransformerEmbedder(cache_dir=args.cache_dir, show_progress=False)
     query_vecs = emb.embed_queries(queries)
-    print(f"{ds.name}: {len(ds.documents)} documents, {len(queries)} queries; "
-          f"medians of {args.repeats}; k=10")
-    header = (f"{'size':>5} {'chunks':>7} {'bm25 index':>11} {'flat index':>11} {'ratio':>6} "
-              f"{'bm25 search':>12} {'flat search':>12} {'ratio':>6} {'hybrid search':>14}")
+    print(
+        f"{ds.name}: {len(ds.documents)} documents, {len(queries)} queries; "
+        f"medians of {args.repeats}; k=10"
+    )
+    header = (
+        f"{'size':>5} {'chunks':>7} {'bm25 index':>11} {'flat index':>11} {'ratio':>6} "
+        f"{'bm25 search':>12} {'flat search':>12} {'ratio':>6} {'hybrid search':>14}"
+    )
     print(header)
     print("-" * len(header))
     for size in (int(s) for s in args.sizes.split(",")):
@@ -69,12 +72,16 @@ def main() -> int:
         t_bs = median_time(lambda: bm25.retrieve(queries, None, 10), args.repeats)
         t_ds = median_time(lambda: dense.retrieve(queries, query_vecs, 10), args.repeats)
         t_hs = median_time(lambda: hybrid.retrieve(queries, query_vecs, 10), args.repeats)
-        print(f"{size:>5} {len(chunks):>7} {t_bi * 1e3:>9.1f}ms {t_di * 1e3:>9.1f}ms "
-              f"{t_bi / t_di:>6.1f} {t_bs * 1e3:>10.1f}ms {t_ds * 1e3:>10.1f}ms "
-              f"{t_bs / t_ds:>6.1f} {t_hs * 1e3:>12.1f}ms")
+        print(
+            f"{size:>5} {len(chunks):>7} {t_bi * 1e3:>9.1f}ms {t_di * 1e3:>9.1f}ms "
+            f"{t_bi / t_di:>6.1f} {t_bs * 1e3:>10.1f}ms {t_ds * 1e3:>10.1f}ms "
+            f"{t_bs / t_ds:>6.1f} {t_hs * 1e3:>12.1f}ms"
+        )
     st = emb.stats
-    print(f"(embedding, not timed above: {st.embedded} texts embedded now, {st.cache_hits} from "
-          f"the cache; model time {st.seconds:.1f}s)")
+    print(
+        f"(embedding, not timed above: {st.embedded} texts embedded now, {st.cache_hits} from "
+        f"the cache; model time {st.seconds:.1f}s)"
+    )
     return 0
 
 

@@ -47,8 +47,12 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("chunk", "embed", "index", "retrieve", "score", "report")
 #: The grid: two sizes on exact search, and the larger on both approximate indexes
 #: (those reuse its vectors, so they cost index time, not embedding time).
-GRID = (("chunk.size=128", "index=flat"), ("chunk.size=256", "index=flat"),
-        ("chunk.size=256", "index=ivf"), ("chunk.size=256", "index=hnsw"))
+GRID = (
+    ("chunk.size=128", "index=flat"),
+    ("chunk.size=256", "index=flat"),
+    ("chunk.size=256", "index=ivf"),
+    ("chunk.size=256", "index=hnsw"),
+)
 QUICK_GRID = (("chunk.size=256", "index=flat"), ("chunk.size=256", "index=ivf"))
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -58,6 +62,7 @@ _VOWELS = "aeiou"
 
 
 # -- corpus ------------------------------------------------------------------------
+
 
 def proper_nouns(texts: list[str]) -> set[str]:
     """Capitalized words the corpus never writes in lower case: names of people, places,
@@ -82,8 +87,7 @@ def vary(text: str, copy: int, names: set[str]) -> str:
     """``text`` as copy ``copy`` writes it: names and digits varied, every offset kept."""
     if copy == 0:
         return text
-    text = _WORD.sub(lambda m: _pseudo(m.group(), copy) if m.group() in names else m.group(),
-                     text)
+    text = _WORD.sub(lambda m: _pseudo(m.group(), copy) if m.group() in names else m.group(), text)
     shift = 1 + (copy - 1) % 9  # 1..9: every digit changes in every copy
     return _DIGIT.sub(lambda m: str((int(m.group()) + shift) % 10), text)
 
@@ -91,10 +95,14 @@ def vary(text: str, copy: int, names: set[str]) -> str:
 def build_corpus(source: Path, out: Path, copies: int) -> dict:
     """``copies`` copies of ``source`` (docs/ and queries.jsonl) into ``out``."""
     docs = sorted(p for p in (source / "docs").rglob("*") if p.suffix in (".md", ".txt"))
-    texts = {p.relative_to(source / "docs").as_posix(): p.read_bytes().decode("utf-8")
-             for p in docs}
-    queries = [json.loads(line) for line in (source / "queries.jsonl").read_text().splitlines()
-               if line.strip()]
+    texts = {
+        p.relative_to(source / "docs").as_posix(): p.read_bytes().decode("utf-8") for p in docs
+    }
+    queries = [
+        json.loads(line)
+        for line in (source / "queries.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     names = proper_nouns(list(texts.values()) + [q["query"] for q in queries])
     if out.exists():
         shutil.rmtree(out)
@@ -107,21 +115,29 @@ def build_corpus(source: Path, out: Path, copies: int) -> dict:
             path.write_bytes(varied[doc_id].encode("utf-8"))
         with open(out / "queries.jsonl", "a", encoding="utf-8") as f:
             for q in queries:
-                q2 = dict(q, query_id=f"{q['query_id']}~{copy}", query=vary(q["query"], copy, names))
+                q2 = dict(
+                    q, query_id=f"{q['query_id']}~{copy}", query=vary(q["query"], copy, names)
+                )
                 rel = []
                 for r in q.get("relevant", []):
                     r2 = dict(r, doc_id=f"copy{copy:02d}/{r['doc_id']}")
                     if "quote" in r:  # the same offsets, the varied words
-                        r2["quote"] = varied[r["doc_id"]][r["start"]:r["end"]]
+                        r2["quote"] = varied[r["doc_id"]][r["start"] : r["end"]]
                     rel.append(r2)
                 q2["relevant"] = rel
                 f.write(json.dumps(q2, ensure_ascii=False) + "\n")
     chars = sum(len(t) for t in texts.values()) * copies
-    return {"copies": copies, "documents": len(texts) * copies, "queries": len(queries) * copies,
-            "chars": chars, "names": len(names)}
+    return {
+        "copies": copies,
+        "documents": len(texts) * copies,
+        "queries": len(queries) * copies,
+        "chars": chars,
+        "names": len(names),
+    }
 
 
 # -- measuring one size (in its own process) ------------------------------------------
+
 
 class Meter:
     """Which stage is running, and per stage its peak traced memory and peak RSS."""
@@ -161,7 +177,9 @@ class Meter:
 class _Proxy:
     """A stage object whose named methods first tell the meter which stage is running."""
 
-    def __init__(self, inner, meter: Meter, stages: dict[str, str], after: dict[str, str] | None = None):
+    def __init__(
+        self, inner, meter: Meter, stages: dict[str, str], after: dict[str, str] | None = None
+    ):
         self._inner, self._meter, self._stages, self._after = inner, meter, stages, after or {}
 
     def __getattr__(self, name):
@@ -175,6 +193,7 @@ class _Proxy:
             if name in self._after:
                 self._meter.enter(self._after[name])
             return out
+
         return call
 
 
@@ -191,12 +210,24 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
     def metered(cfg, device=None):
         s = build(cfg, device)
         return job.Stages(
-            _Proxy(s.embedder, meter, {"count_model_tokens": "embed", "embed_documents": "embed",
-                                       "embed_queries": "embed"}),
+            _Proxy(
+                s.embedder,
+                meter,
+                {
+                    "count_model_tokens": "embed",
+                    "embed_documents": "embed",
+                    "embed_queries": "embed",
+                },
+            ),
             _Proxy(s.chunker, meter, {"chunk_documents": "chunk"}),
-            _Proxy(s.retriever, meter, {"index": "index", "retrieve": "retrieve"},
-                   {"retrieve": "score"}),
-            s.reranker)
+            _Proxy(
+                s.retriever,
+                meter,
+                {"index": "index", "retrieve": "retrieve"},
+                {"retrieve": "score"},
+            ),
+            s.reranker,
+        )
 
     job.build_stages = metered
     rows = []
@@ -204,9 +235,14 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
         tracemalloc.start()
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
         for num, overrides in enumerate(grid):
-            overrides = [f"dataset.path={corpus}", f"runtime.cache_dir={cache}",
-                         "runtime.show_progress=false", "eval.n_boot=200", "chunk.overlap=0",
-                         *overrides]
+            overrides = [
+                f"dataset.path={corpus}",
+                f"runtime.cache_dir={cache}",
+                "runtime.show_progress=false",
+                "eval.n_boot=200",
+                "chunk.overlap=0",
+                *overrides,
+            ]
             cfg = compose("config", overrides=overrides)
             choices = {"index": next(o.split("=")[1] for o in overrides if o.startswith("index="))}
             row = job.run_job(cfg, out_dir / str(num), num, overrides, choices)
@@ -224,16 +260,22 @@ def _measure(corpus: Path, cache: Path, out_dir: Path, grid, traced: bool, meter
     job.build_stages = build
     stats = [r.stats for r in rows]
     return {
-        "time": {"chunk": sum(s.chunk_s for s in stats), "embed": sum(s.embed_s for s in stats),
-                 "index": sum(s.index_s for s in stats),
-                 "retrieve": sum(s.retrieve_s for s in stats),
-                 "score": sum(s.score_s for s in stats), "report": report_s},
-        "model_s": sum(s.model_s for s in stats), "model_load_s": sum(s.model_load_s for s in stats),
+        "time": {
+            "chunk": sum(s.chunk_s for s in stats),
+            "embed": sum(s.embed_s for s in stats),
+            "index": sum(s.index_s for s in stats),
+            "retrieve": sum(s.retrieve_s for s in stats),
+            "score": sum(s.score_s for s in stats),
+            "report": report_s,
+        },
+        "model_s": sum(s.model_s for s in stats),
+        "model_load_s": sum(s.model_load_s for s in stats),
         "embedded": sum(s.embedded for s in stats),
         "chunks": {" ".join(g): s.n_chunks for g, s in zip(grid, stats)},
         "index_mb": {" ".join(g): (s.index_bytes or 0) / 2**20 for g, s in zip(grid, stats)},
-        "ann_recall": {" ".join(g): s.ann_recall for g, s in zip(grid, stats)
-                       if s.ann_recall is not None},
+        "ann_recall": {
+            " ".join(g): s.ann_recall for g, s in zip(grid, stats) if s.ann_recall is not None
+        },
         "index_s": {" ".join(g): s.index_s for g, s in zip(grid, stats)},
     }
 
@@ -248,8 +290,7 @@ def measure_main(args: argparse.Namespace) -> int:
     # Load the model and import every stage's libraries on the tiny corpus first, so the
     # first size's stages are not charged seconds of one-off start-up.
     warmup = Meter()
-    _measure(ROOT / "corpora" / "tiny", work / "warmup-cache", work / "warmup", grid, False,
-             warmup)
+    _measure(ROOT / "corpora" / "tiny", work / "warmup-cache", work / "warmup", grid, False, warmup)
     warmup.close()
     meter = Meter()
     cold = _measure(work / "corpus", work / "cache", work / "cold", grid, False, meter)
@@ -261,14 +302,20 @@ def measure_main(args: argparse.Namespace) -> int:
     # FAISS keeps the index outside Python's allocator: add its bytes.
     traced["index"] = traced.get("index", 0.0) + max(cold["index_mb"].values())
     cache_bytes = sum(p.stat().st_size for p in (work / "cache").rglob("*") if p.is_file())
-    out = {**cold, "traced_mb": traced, "rss_mb": rss, "cache_mb": cache_bytes / 2**20,
-           "warm_time": warm["time"],
-           "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    out = {
+        **cold,
+        "traced_mb": traced,
+        "rss_mb": rss,
+        "cache_mb": cache_bytes / 2**20,
+        "warm_time": warm["time"],
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
     (work / "result.json").write_text(json.dumps(out, indent=2))
     return 0
 
 
 # -- driver ---------------------------------------------------------------------------
+
 
 def slope(xs, ys) -> float:
     """Least-squares slope of log y against log x (nan when a cost is ~0)."""
@@ -297,25 +344,37 @@ def main() -> int:
         tmp = tempfile.TemporaryDirectory(prefix="sweep-scale-")
         base = Path(tmp.name)
     grid = QUICK_GRID if args.quick else GRID
-    print(f"grid per size: {', '.join(' '.join(g) for g in grid)} (overlap 0); "
-          f"sizes {sizes}x of {args.source}; work in {base}", flush=True)
+    print(
+        f"grid per size: {', '.join(' '.join(g) for g in grid)} (overlap 0); "
+        f"sizes {sizes}x of {args.source}; work in {base}",
+        flush=True,
+    )
     results = {}
     for m in sizes:
         work = base / f"{m}x"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         info = build_corpus(Path(args.source), work / "corpus", m)
-        print(f"[{m}x] {info['documents']} documents, {info['queries']} queries, "
-              f"{info['chars'] / 1e6:.1f} M characters; measuring ...", flush=True)
+        print(
+            f"[{m}x] {info['documents']} documents, {info['queries']} queries, "
+            f"{info['chars'] / 1e6:.1f} M characters; measuring ...",
+            flush=True,
+        )
         t0 = time.perf_counter()
-        cmd = [sys.executable, __file__, "--measure", str(work)] + (["--quick"] if args.quick else [])
-        subprocess.run(cmd, check=True, env=dict(os.environ, HF_HUB_OFFLINE="1"),
-                       stdout=subprocess.DEVNULL)
+        cmd = [sys.executable, __file__, "--measure", str(work)] + (
+            ["--quick"] if args.quick else []
+        )
+        subprocess.run(
+            cmd, check=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.DEVNULL
+        )
         res = json.loads((work / "result.json").read_text())
         res.update(info, wall_s=time.perf_counter() - t0)
         results[m] = res
-        print(f"[{m}x] done in {res['wall_s']:.0f}s: {res['embedded']} texts embedded, chunks "
-              f"{res['chunks']}", flush=True)
+        print(
+            f"[{m}x] done in {res['wall_s']:.0f}s: {res['embedded']} texts embedded, chunks "
+            f"{res['chunks']}",
+            flush=True,
+        )
     if tmp is not None:
         tmp.cleanup()
     _print(results, sizes)
@@ -332,25 +391,34 @@ def _print(results: dict, sizes: list[int]) -> None:
         ys = [results[m]["time"][stage] for m in sizes]
         print(f"{stage:<10}" + "".join(f"{y:>10.2f}" for y in ys) + f"{slope(sizes, ys):>10.2f}")
     ys = [results[m]["model_s"] for m in sizes]
-    print(f"{'  model':<10}" + "".join(f"{y:>10.2f}" for y in ys) + f"{slope(sizes, ys):>10.2f}"
-          "   (of embed: the model's own time)")
+    print(
+        f"{'  model':<10}" + "".join(f"{y:>10.2f}" for y in ys) + f"{slope(sizes, ys):>10.2f}"
+        "   (of embed: the model's own time)"
+    )
     print("\npeak memory per stage, MB (traced Python/NumPy allocations; index adds FAISS's bytes)")
     print(f"{'stage':<10}{head}{'exponent':>10}")
     for stage in STAGES:
         ys = [results[m]["traced_mb"].get(stage, 0.0) for m in sizes]
         print(f"{stage:<10}" + "".join(f"{y:>10.1f}" for y in ys) + f"{slope(sizes, ys):>10.2f}")
     print("\nper size")
-    rows = [("queries", "queries", "{:.0f}"), ("texts embedded (cold)", "embedded", "{:.0f}"),
-            ("embedding cache, MB", "cache_mb", "{:.1f}"), ("process peak RSS, MB", "max_rss_mb", "{:.0f}"),
-            ("wall time, s", "wall_s", "{:.0f}")]
+    rows = [
+        ("queries", "queries", "{:.0f}"),
+        ("texts embedded (cold)", "embedded", "{:.0f}"),
+        ("embedding cache, MB", "cache_mb", "{:.1f}"),
+        ("process peak RSS, MB", "max_rss_mb", "{:.0f}"),
+        ("wall time, s", "wall_s", "{:.0f}"),
+    ]
     for label, key, fmt in rows:
         print(f"{label:<24}" + "".join(f"{fmt.format(results[m][key]):>10}" for m in sizes))
     for setting in results[sizes[0]]["chunks"]:
         ys = [results[m]["chunks"][setting] for m in sizes]
         print(f"{'chunks ' + setting:<24}" + "".join(f"{y:>10}" for y in ys))
         ys = [results[m]["index_s"][setting] for m in sizes]
-        print(f"{'  index s':<24}" + "".join(f"{y:>10.3f}" for y in ys)
-              + f"   exponent {slope(sizes, ys):.2f}")
+        print(
+            f"{'  index s':<24}"
+            + "".join(f"{y:>10.3f}" for y in ys)
+            + f"   exponent {slope(sizes, ys):.2f}"
+        )
         ys = [results[m]["index_mb"][setting] for m in sizes]
         print(f"{'  index MB':<24}" + "".join(f"{y:>10.2f}" for y in ys))
         if setting in results[sizes[0]]["ann_recall"]:

@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from sweep.scoring.aggregate import summarize
-from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.core.measures import measures_for
+from sweep.core.types import Chunk, Hit, Judgment, Query
+from sweep.scoring.aggregate import summarize
 from sweep.scoring.credit import score_queries, score_ranked
 
 
@@ -28,7 +28,8 @@ def make_data(n_queries: int, n_hits: int, seed: int = 0):
     n_docs, doc_len, size, step = 2000, 8000, 400, 300
     chunks = [
         Chunk(f"d{d}", i, s, min(s + size, doc_len), "", 100)
-        for d in range(n_docs) for i, s in enumerate(range(0, doc_len - 100, step))
+        for d in range(n_docs)
+        for i, s in enumerate(range(0, doc_len - 100, step))
     ]
     per_doc = len(chunks) // n_docs
     queries, ranking = [], np.empty((n_queries, n_hits), dtype=np.int64)
@@ -36,7 +37,9 @@ def make_data(n_queries: int, n_hits: int, seed: int = 0):
         judged = []
         for d in rng.choice(n_docs, size=int(rng.integers(1, 4)), replace=False):
             s = int(rng.integers(0, doc_len - 600))
-            judged.append(Judgment(f"d{d}", s, s + int(rng.integers(50, 600)), int(rng.integers(0, 4))))
+            judged.append(
+                Judgment(f"d{d}", s, s + int(rng.integers(50, 600)), int(rng.integers(0, 4)))
+            )
         if q % 10 == 0:
             judged.append(Judgment(f"d{int(rng.integers(n_docs))}"))
         queries.append(Query(f"q{q}", "", tuple(judged)))
@@ -48,7 +51,9 @@ def make_data(n_queries: int, n_hits: int, seed: int = 0):
             row[int(rng.integers(0, 10))] = d * per_doc + min(j.start // step, per_doc - 1)
         ranking[q] = row
     runs = {
-        queries[q].query_id: [Hit(c.doc_id, c.start, c.end, c.n_tokens) for c in map(chunks.__getitem__, ranking[q])]
+        queries[q].query_id: [
+            Hit(c.doc_id, c.start, c.end, c.n_tokens) for c in map(chunks.__getitem__, ranking[q])
+        ]
         for q in range(n_queries)
     }
     return queries, chunks, ranking, runs
@@ -65,8 +70,10 @@ def timed(fn, repeats: int) -> list[float]:
 
 def report(label: str, times: list[float], n_queries: int, rows: int) -> None:
     med = statistics.median(times)
-    print(f"{label:<44} median {med:6.3f} s  {n_queries / med:9,.0f} queries/s  {rows:,} rows  "
-          f"(repeats: {', '.join(f'{t:.3f}' for t in times)})")
+    print(
+        f"{label:<44} median {med:6.3f} s  {n_queries / med:9,.0f} queries/s  {rows:,} rows  "
+        f"(repeats: {', '.join(f'{t:.3f}' for t in times)})"
+    )
 
 
 def main() -> None:
@@ -78,24 +85,36 @@ def main() -> None:
 
     t0 = time.perf_counter()
     queries, chunks, ranking, runs = make_data(args.queries, args.hits)
-    print(f"data: {args.queries:,} queries x {args.hits} hits, {len(chunks):,} chunks "
-          f"(built in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"data: {args.queries:,} queries x {args.hits} hits, {len(chunks):,} chunks "
+        f"(built in {time.perf_counter() - t0:.1f} s)"
+    )
     ks = [1, 3, 5, 10, 100]
     plain = [m for m in measures_for(ks) if m.name != "precision_omega"]
     with_budgets = [m for m in measures_for(ks, [512, 2048]) if m.name != "precision_omega"]
 
     cases = [
         ("score_queries, k=1,3,5,10,100 (issue 2)", lambda: score_queries(queries, runs, plain)),
-        ("score_ranked (index array), same measures", lambda: score_ranked(queries, ranking, chunks, plain)),
+        (
+            "score_ranked (index array), same measures",
+            lambda: score_ranked(queries, ranking, chunks, plain),
+        ),
         ("score_queries + budgets 512t,2048t", lambda: score_queries(queries, runs, with_budgets)),
-        ("score_queries + precision_omega", lambda: score_queries(queries, runs, measures_for(ks), chunks=chunks)),
+        (
+            "score_queries + precision_omega",
+            lambda: score_queries(queries, runs, measures_for(ks), chunks=chunks),
+        ),
     ]
     for label, fn in cases:
         rows = len(fn())  # warm-up, and the row count
         report(label, timed(fn, args.repeats), args.queries, rows)
     table = score_queries(queries, runs, plain)
-    report("summarize, 1000 bootstrap resamples", timed(lambda: summarize(table, queries), args.repeats),
-           args.queries, len(table))
+    report(
+        "summarize, 1000 bootstrap resamples",
+        timed(lambda: summarize(table, queries), args.repeats),
+        args.queries,
+        len(table),
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,16 @@ NO_MODEL = "no embedding model loaded"
 
 def _sweep(cache: Path, out: Path, dataset: str, *extra: str) -> dict:
     env = dict(os.environ, HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "sweep", f"dataset.path={dataset}", f"runtime.cache_dir={cache}",
-           f"hydra.sweep.dir={out}", "runtime.show_progress=false", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"dataset.path={dataset}",
+        f"runtime.cache_dir={cache}",
+        f"hydra.sweep.dir={out}",
+        "runtime.show_progress=false",
+        *extra,
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -47,17 +55,27 @@ def _sweep(cache: Path, out: Path, dataset: str, *extra: str) -> dict:
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:
         raise SystemExit(f"sweep row failed: {bad[0]['error']}")
-    return {"wall_s": wall, "embedded": sum(int(r["embedded"]) for r in rows),
-            "model_s": sum(float(r["model_s"]) for r in rows),
-            "load_s": sum(float(r.get("model_load_s") or 0) for r in rows), "cells": len(rows),
-            "no_model": NO_MODEL in proc.stderr}
+    return {
+        "wall_s": wall,
+        "embedded": sum(int(r["embedded"]) for r in rows),
+        "model_s": sum(float(r["model_s"]) for r in rows),
+        "load_s": sum(float(r.get("model_load_s") or 0) for r in rows),
+        "cells": len(rows),
+        "no_model": NO_MODEL in proc.stderr,
+    }
 
 
 def _naive(dataset: str) -> dict:
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "naive_sweep.py"), dataset, SIZES,
-                           OVERLAPS], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "naive_sweep.py"), dataset, SIZES, OVERLAPS],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["wall_s"] = time.perf_counter() - t0
     out["model_s"] = out["embed_s"]
@@ -67,10 +85,18 @@ def _naive(dataset: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(ROOT / "corpora" / "kestrel"))
-    ap.add_argument("--repeats", type=int, default=1,
-                    help="repeat the whole comparison and quote medians (each repeat takes minutes)")
-    ap.add_argument("--warm-repeats", type=int, default=3,
-                    help="warm runs of sweep and chunklab per repeat, alternated")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="repeat the whole comparison and quote medians (each repeat takes minutes)",
+    )
+    ap.add_argument(
+        "--warm-repeats",
+        type=int,
+        default=3,
+        help="warm runs of sweep and chunklab per repeat, alternated",
+    )
     ap.add_argument("--no-peer", action="store_true", help="leave chunklab out (e, f)")
     args = ap.parse_args()
     peer = None
@@ -94,24 +120,43 @@ def main() -> int:
                 print(f"{tag} (c) sweep, warm cache, {w + 1}/{args.warm_repeats} ...", flush=True)
                 runs["c"].append(_sweep(tmp / "cache", tmp / f"c{w}", args.dataset, *grid))
                 if peer is not None:
-                    print(f"{tag} (f) chunklab, warm cache, {w + 1}/{args.warm_repeats} ...",
-                          flush=True)
+                    print(
+                        f"{tag} (f) chunklab, warm cache, {w + 1}/{args.warm_repeats} ...",
+                        flush=True,
+                    )
                     runs["f"].append(peer.run(tmp / "peer", tmp / "peer-cache", tmp / f"f{w}"))
             print(f"{tag} (d) sweep + one new cell ...", flush=True)
-            runs["d"].append(_sweep(tmp / "cache", tmp / "d", args.dataset,
-                                    f"chunk.size={SIZES},384", f"chunk.overlap={OVERLAPS}"))
+            runs["d"].append(
+                _sweep(
+                    tmp / "cache",
+                    tmp / "d",
+                    args.dataset,
+                    f"chunk.size={SIZES},384",
+                    f"chunk.overlap={OVERLAPS}",
+                )
+            )
 
     def med(key: str, field: str) -> float:
         return statistics.median(float(r.get(field) or 0) for r in runs[key])
 
-    names = {"a": "naive, no cache", "b": "sweep cold", "c": "sweep warm", "d": "sweep +1 size",
-             "e": "chunklab cold", "f": "chunklab warm"}
-    print(f"\n{'run':<18}{'runs':>6}{'wall s':>10}{'embedded':>10}{'model s':>10}{'ratio to a':>12}")
+    names = {
+        "a": "naive, no cache",
+        "b": "sweep cold",
+        "c": "sweep warm",
+        "d": "sweep +1 size",
+        "e": "chunklab cold",
+        "f": "chunklab warm",
+    }
+    print(
+        f"\n{'run':<18}{'runs':>6}{'wall s':>10}{'embedded':>10}{'model s':>10}{'ratio to a':>12}"
+    )
     for key in "abcdef":
         if runs[key]:
-            print(f"{names[key]:<18}{len(runs[key]):>6}{med(key, 'wall_s'):>10.1f}"
-                  f"{med(key, 'embedded'):>10.0f}{med(key, 'model_s'):>10.1f}"
-                  f"{med(key, 'wall_s') / med('a', 'wall_s'):>12.3f}")
+            print(
+                f"{names[key]:<18}{len(runs[key]):>6}{med(key, 'wall_s'):>10.1f}"
+                f"{med(key, 'embedded'):>10.0f}{med(key, 'model_s'):>10.1f}"
+                f"{med(key, 'wall_s') / med('a', 'wall_s'):>12.3f}"
+            )
     print("  all warm sweep walls: " + ", ".join(f"{r['wall_s']:.1f}" for r in runs["c"]))
     if runs["f"]:
         print("  all warm chunklab walls: " + ", ".join(f"{r['wall_s']:.1f}" for r in runs["f"]))
@@ -127,8 +172,10 @@ def main() -> int:
     # Loading the model (torch import included) is embedding cost too; the naive
     # baseline pays it as well.
     outside = 1 - (med("b", "model_s") + med("b", "load_s")) / med("b", "wall_s")
-    print(f"cold sweep wall time outside the model (running + loading it): {100 * outside:.1f}%; "
-          f"model load {med('b', 'load_s'):.1f}s")
+    print(
+        f"cold sweep wall time outside the model (running + loading it): {100 * outside:.1f}%; "
+        f"model load {med('b', 'load_s'):.1f}s"
+    )
     print(f"(medians over {args.repeats} repeat(s), {args.warm_repeats} warm run(s) each)")
     return 0
 

@@ -33,11 +33,9 @@ __all__ = [
     "corrupt",
     "parse_markdown",
     "pdf_stream",
-    "replace_member",
-    "write_raw_pdf",
-    "write_zip_bomb",
     "plain_inline",
     "render_html",
+    "replace_member",
     "sentences",
     "write_docx",
     "write_encrypted_pdf",
@@ -45,7 +43,9 @@ __all__ = [
     "write_image_only_pdf",
     "write_pdf",
     "write_pptx",
+    "write_raw_pdf",
     "write_xlsx",
+    "write_zip_bomb",
 ]
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -111,7 +111,9 @@ def parse_markdown(markdown: str) -> list[Block]:
         elif (m := _ITEM.match(line)) is not None:
             flush()
             blocks.append(Block("item", m.group(3), level=int(m.group(2) or 0)))
-        elif blocks and blocks[-1].kind == "item" and not paragraph and line.startswith((" ", "\t")):
+        elif (
+            blocks and blocks[-1].kind == "item" and not paragraph and line.startswith((" ", "\t"))
+        ):
             last = blocks.pop()  # a wrapped list item
             blocks.append(Block("item", f"{last.text} {stripped}", level=last.level))
         else:
@@ -150,8 +152,11 @@ def plain_inline(text: str) -> str:
 # --------------------------------------------------------------------------- PDF
 
 
-def _fpdf(header: str | Callable[[int], tuple[str, str]] | None, page_numbers: str | None,
-          title: str | None):
+def _fpdf(
+    header: str | Callable[[int], tuple[str, str]] | None,
+    page_numbers: str | None,
+    title: str | None,
+):
     from fpdf import FPDF
 
     class _Document(FPDF):
@@ -221,17 +226,27 @@ def _hyphen_point(pdf, prefix: str, word: str, width: float) -> int | None:
     """The longest cut of ``word`` (between two lowercase letters, two letters kept on each
     side) that fits on the line with its hyphen."""
     for cut in range(len(word) - 2, 1, -1):
-        if (word[cut - 2:cut].isalpha() and word[cut:cut + 2].isalpha() and word[cut].islower()
-                and pdf.get_string_width(f"{prefix}{word[:cut]}-") <= width):
+        if (
+            word[cut - 2 : cut].isalpha()
+            and word[cut : cut + 2].isalpha()
+            and word[cut].islower()
+            and pdf.get_string_width(f"{prefix}{word[:cut]}-") <= width
+        ):
             return cut
     return None
 
 
-def write_pdf(path: Path | str, content: Content | Sequence[Sequence[str]], *, title: str | None = None,
-              header: str | Callable[[int], tuple[str, str]] | None = None,
-              page_numbers: str | None = "Page {page} of {pages}",
-              hyphenate: bool | Collection[str] = (), paragraph_gap: bool = True,
-              font_size: float = 11) -> Path:
+def write_pdf(
+    path: Path | str,
+    content: Content | Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    header: str | Callable[[int], tuple[str, str]] | None = None,
+    page_numbers: str | None = "Page {page} of {pages}",
+    hyphenate: bool | Collection[str] = (),
+    paragraph_gap: bool = True,
+    font_size: float = 11,
+) -> Path:
     """A text PDF of ``content``: paragraphs wrapped into real lines (``hyphenate``: words
     broken with a hyphen at a line end), headings in bold, a running ``header`` and a
     footer ``page_numbers`` (``{page}``, ``{pages}``; None for none) on every page. A
@@ -240,9 +255,13 @@ def write_pdf(path: Path | str, content: Content | Sequence[Sequence[str]], *, t
     ``paragraph_gap`` False sets paragraphs without vertical space between them.
     ``title`` goes into the PDF's metadata. A list whose every element is a list of block
     strings is a list of pages (a table alone is given inside a page, or as Markdown)."""
-    is_pages = (not isinstance(content, str) and bool(content)
-                and all(isinstance(p, (list, tuple)) and all(isinstance(b, str) for b in p)
-                        for p in content))
+    is_pages = (
+        not isinstance(content, str)
+        and bool(content)
+        and all(
+            isinstance(p, (list, tuple)) and all(isinstance(b, str) for b in p) for p in content
+        )
+    )
     pages = list(content) if is_pages else [content]
     pdf = _fpdf(header, page_numbers, title)
     line_height = font_size * 0.5
@@ -255,8 +274,14 @@ def write_pdf(path: Path | str, content: Content | Sequence[Sequence[str]], *, t
     return path
 
 
-def _write_block(pdf, block: Block, font_size: float, line_height: float,
-                 hyphenate: bool | Collection[str], paragraph_gap: bool) -> None:
+def _write_block(
+    pdf,
+    block: Block,
+    font_size: float,
+    line_height: float,
+    hyphenate: bool | Collection[str],
+    paragraph_gap: bool,
+) -> None:
     width = pdf.w - pdf.l_margin - pdf.r_margin
     gap = line_height * 0.8 if paragraph_gap else 0
     if block.kind == "heading":
@@ -286,7 +311,9 @@ def _write_block(pdf, block: Block, font_size: float, line_height: float,
             lines = _wrap(pdf, text, width - indent, hyphenate)
             for i, line in enumerate(lines):
                 pdf.set_x(pdf.l_margin + (0 if i == 0 else indent))
-                pdf.cell(0, line_height, (marker if i == 0 else "") + line, new_x="LMARGIN", new_y="NEXT")
+                pdf.cell(
+                    0, line_height, (marker if i == 0 else "") + line, new_x="LMARGIN", new_y="NEXT"
+                )
             pdf.ln(gap * 0.25)
         else:
             for line in _wrap(pdf, text, width, hyphenate):
@@ -294,8 +321,9 @@ def _write_block(pdf, block: Block, font_size: float, line_height: float,
             pdf.ln(gap)
 
 
-def write_encrypted_pdf(path: Path | str, text: str = "A secret paragraph.", *,
-                        user_password: str = "secret") -> Path:
+def write_encrypted_pdf(
+    path: Path | str, text: str = "A secret paragraph.", *, user_password: str = "secret"
+) -> Path:
     """A PDF encrypted with ``user_password`` (RC4); ``""`` makes one that opens without a
     password (an owner password only restricts printing and copying)."""
     pdf = _fpdf(None, None, None)
@@ -332,8 +360,13 @@ def corrupt(data: bytes) -> bytes:
 # --------------------------------------------------------------------------- Office
 
 
-def write_docx(path: Path | str, content: Content, *, title: str | None = None,
-               title_paragraph: str | None = None) -> Path:
+def write_docx(
+    path: Path | str,
+    content: Content,
+    *,
+    title: str | None = None,
+    title_paragraph: str | None = None,
+) -> Path:
     """A DOCX of ``content``: Word heading styles, paragraphs, bulleted and numbered lists
     (List Bullet, List Number), tables (Table Grid). ``title`` is the file's title property,
     ``title_paragraph`` a first paragraph in Word's Title style."""
@@ -400,8 +433,9 @@ def write_xlsx(path: Path | str, sheets: dict[str, Sequence[Sequence[object]]]) 
 # --------------------------------------------------------------------------- hostile files
 
 
-def _deflate_repeated(head: bytes, repeat: bytes, times: int, tail: bytes, *,
-                      wbits: int = -15) -> tuple[bytes, int]:
+def _deflate_repeated(
+    head: bytes, repeat: bytes, times: int, tail: bytes, *, wbits: int = -15
+) -> tuple[bytes, int]:
     """Compressed ``head + repeat * times + tail`` and its CRC-32, made without compressing
     ``repeat`` more than once: a full flush makes what follows it independent of what came
     before, so the compressed ``repeat`` can be written ``times`` times (``wbits``: -15 raw
@@ -425,16 +459,54 @@ def _zip_bytes(members: list[tuple[str, bytes, int, int]]) -> bytes:
     out, directory = bytearray(), bytearray()
     for name, data, crc, size in members:
         offset, encoded = len(out), name.encode()
-        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data), size,
-                           len(encoded), 0) + encoded + data
-        directory += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0x21, crc,
-                                 len(data), size, len(encoded), 0, 0, 0, 0, 0, offset) + encoded
-    return bytes(out + directory + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members),
-                                               len(members), len(directory), len(out), 0))
+        out += (
+            struct.pack(
+                "<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data), size, len(encoded), 0
+            )
+            + encoded
+            + data
+        )
+        directory += (
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                20,
+                20,
+                0,
+                8,
+                0,
+                0x21,
+                crc,
+                len(data),
+                size,
+                len(encoded),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + encoded
+        )
+    return bytes(
+        out
+        + directory
+        + struct.pack(
+            "<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(directory), len(out), 0
+        )
+    )
 
 
-def write_zip_bomb(path: Path | str, template: Path | str, member: str, head: bytes, repeat: bytes,
-                   times: int, tail: bytes) -> Path:
+def write_zip_bomb(
+    path: Path | str,
+    template: Path | str,
+    member: str,
+    head: bytes,
+    repeat: bytes,
+    times: int,
+    tail: bytes,
+) -> Path:
     """A copy of the Office file ``template`` whose ``member`` holds ``head``, ``repeat``
     ``times`` times and ``tail``: a valid file that unpacks to far more than its size,
     written in well under a second however much it unpacks to (under 4 GB)."""
@@ -455,10 +527,14 @@ def write_zip_bomb(path: Path | str, template: Path | str, member: str, head: by
     return path
 
 
-def replace_member(path: Path | str, template: Path | str, member: str,
-                   edit: Callable[[str], str]) -> Path:
+def replace_member(
+    path: Path | str, template: Path | str, member: str, edit: Callable[[str], str]
+) -> Path:
     """A copy of the Office file ``template`` with ``member``'s XML changed by ``edit``."""
-    with zipfile.ZipFile(template) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+    with (
+        zipfile.ZipFile(template) as source,
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out,
+    ):
         for info in source.infolist():
             data = source.read(info)
             if info.filename == member:
@@ -467,8 +543,9 @@ def replace_member(path: Path | str, template: Path | str, member: str,
     return Path(path)
 
 
-def pdf_stream(data: bytes, entries: bytes = b"", *, repeat: bytes = b"", times: int = 0,
-               tail: bytes = b"") -> bytes:
+def pdf_stream(
+    data: bytes, entries: bytes = b"", *, repeat: bytes = b"", times: int = 0, tail: bytes = b""
+) -> bytes:
     """A PDF stream object: ``data`` as it is, or (with ``times``) ``data``, ``repeat``
     ``times`` times and ``tail`` compressed with FlateDecode, without compressing that much."""
     if times:
@@ -489,7 +566,10 @@ def write_raw_pdf(path: Path | str, objects: Sequence[bytes]) -> Path:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
     path = Path(path)
     path.write_bytes(bytes(out))
     return path
@@ -500,14 +580,32 @@ def write_raw_pdf(path: Path | str, objects: Sequence[bytes]) -> Path:
 #: The boilerplate every page with ``boilerplate=True`` carries, by where it sits:
 #: none of it is the page's content, and a reader that keeps it leaks it into chunks.
 BOILERPLATE: dict[str, tuple[str, ...]] = {
-    "nav": ("Home", "Products", "Solutions", "Pricing", "Developer portal", "Support centre",
-            "Sign in"),
-    "cookie": ("We use cookies to improve your experience and to measure site traffic.",
-               "Accept all cookies", "Manage preferences"),
-    "sidebar": ("Related articles", "Getting started with Kestrel Cloud dashboards",
-                "Troubleshooting gateway connectivity", "Subscribe to our newsletter"),
-    "footer": ("© 2026 Kestrel Labs, Rua do Carmo 42, Lisbon. All rights reserved.",
-               "Privacy policy", "Terms of use", "Careers at Kestrel"),
+    "nav": (
+        "Home",
+        "Products",
+        "Solutions",
+        "Pricing",
+        "Developer portal",
+        "Support centre",
+        "Sign in",
+    ),
+    "cookie": (
+        "We use cookies to improve your experience and to measure site traffic.",
+        "Accept all cookies",
+        "Manage preferences",
+    ),
+    "sidebar": (
+        "Related articles",
+        "Getting started with Kestrel Cloud dashboards",
+        "Troubleshooting gateway connectivity",
+        "Subscribe to our newsletter",
+    ),
+    "footer": (
+        "© 2026 Kestrel Labs, Rua do Carmo 42, Lisbon. All rights reserved.",
+        "Privacy policy",
+        "Terms of use",
+        "Careers at Kestrel",
+    ),
     "breadcrumbs": ("Documentation", "Knowledge base"),
     "script": ("trackPageView", "window.dataLayer"),
     "style": ("font-family", "box-sizing"),
@@ -541,8 +639,9 @@ def _body_html(blocks: list[Block]) -> str:
         elif block.kind == "table":
             head, *rows = block.rows
             cells = "".join(f"<th>{_inline_html(c)}</th>" for c in head)
-            body = "".join("<tr>" + "".join(f"<td>{_inline_html(c)}</td>" for c in r) + "</tr>"
-                           for r in rows)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{_inline_html(c)}</td>" for c in r) + "</tr>" for r in rows
+            )
             parts.append(f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>")
         else:
             parts.append(f"<p>{_inline_html(block.text)}</p>")
@@ -551,8 +650,14 @@ def _body_html(blocks: list[Block]) -> str:
     return "\n".join(parts)
 
 
-def render_html(title: str, content: Content, *, boilerplate: bool = True,
-                charset: str | None = "utf-8", semantic: bool = True) -> str:
+def render_html(
+    title: str,
+    content: Content,
+    *,
+    boilerplate: bool = True,
+    charset: str | None = "utf-8",
+    semantic: bool = True,
+) -> str:
     """A web page of ``content`` inside ``<article>``; with ``boilerplate`` the page also has
     what real sites wrap around it (:data:`BOILERPLATE`): a style sheet, tracking script,
     navigation menu, breadcrumbs, cookie banner, sidebar and footer. ``semantic`` False
@@ -561,12 +666,16 @@ def render_html(title: str, content: Content, *, boilerplate: bool = True,
     body = _body_html(_blocks(content))
     meta = f'<meta charset="{charset}">' if charset else ""
     if not boilerplate:
-        return (f"<!DOCTYPE html>\n<html><head>{meta}<title>{escape(title)}</title></head>\n"
-                f"<body>\n<article>\n{body}\n</article>\n</body></html>\n")
+        return (
+            f"<!DOCTYPE html>\n<html><head>{meta}<title>{escape(title)}</title></head>\n"
+            f"<body>\n<article>\n{body}\n</article>\n</body></html>\n"
+        )
     b = BOILERPLATE
     nav = "".join(f'<li><a href="/{i}">{escape(t)}</a></li>' for i, t in enumerate(b["nav"]))
     crumbs = " › ".join(f'<a href="/{t.lower()}">{escape(t)}</a>' for t in b["breadcrumbs"])
-    side = "".join(f'<li><a href="/a/{i}">{escape(t)}</a></li>' for i, t in enumerate(b["sidebar"][1:3]))
+    side = "".join(
+        f'<li><a href="/a/{i}">{escape(t)}</a></li>' for i, t in enumerate(b["sidebar"][1:3])
+    )
     foot = "".join(f'<a href="/f/{i}">{escape(t)}</a> ' for i, t in enumerate(b["footer"][1:]))
     page = f"""<!DOCTYPE html>
 <html lang="en"><head>{meta}
@@ -598,12 +707,21 @@ def render_html(title: str, content: Content, *, boilerplate: bool = True,
     return page
 
 
-def write_html(path: Path | str, title: str, content: Content, *, boilerplate: bool = True,
-               encoding: str = "utf-8") -> Path:
+def write_html(
+    path: Path | str,
+    title: str,
+    content: Content,
+    *,
+    boilerplate: bool = True,
+    encoding: str = "utf-8",
+) -> Path:
     """:func:`render_html` written in ``encoding`` (and declared so in a meta charset)."""
     path = Path(path)
-    path.write_bytes(render_html(title, content, boilerplate=boilerplate,
-                                 charset=encoding).encode(encoding, errors="xmlcharrefreplace"))
+    path.write_bytes(
+        render_html(title, content, boilerplate=boilerplate, charset=encoding).encode(
+            encoding, errors="xmlcharrefreplace"
+        )
+    )
     return path
 
 
@@ -616,7 +734,11 @@ def sentences(content: Content) -> list[str]:
     out = []
     for block in _blocks(content):
         if block.kind in ("paragraph", "item"):
-            out += [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", plain_inline(block.text)) if len(s) > 15]
+            out += [
+                s
+                for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", plain_inline(block.text))
+                if len(s) > 15
+            ]
     return out
 
 
@@ -627,10 +749,12 @@ def check_invariants(extracted) -> None:
     overlap and lie within the text, and the title is one clean line."""
     text = extracted.text
     for heading in extracted.headings:
-        line, *after = text[heading.start:].split("\n", 2)[:2]
+        line, *after = text[heading.start :].split("\n", 2)[:2]
         line = line.removeprefix("\ufeff") if heading.start == 0 else line
         underline = after[0].strip() if after else ""
-        setext = heading.level <= 2 and underline != "" and set(underline) == {"=-"[heading.level - 1]}
+        setext = (
+            heading.level <= 2 and underline != "" and set(underline) == {"=-"[heading.level - 1]}
+        )
         assert heading.start == 0 or text[heading.start - 1] in "\n\r\ufeff", heading
         assert setext or line.lstrip(" ").startswith("#" * heading.level + " "), (heading, line)
         assert heading.title in line, (heading, line)

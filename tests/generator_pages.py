@@ -30,17 +30,37 @@ MANUAL_TITLE = "Installing the packager"
 SITE = "Packager 2.1 documentation"
 MANUAL: list[tuple] = [
     ("h", 1, MANUAL_TITLE),
-    ("p", ["The packager builds one archive per module and installs it where the interpreter "
-           "finds it."]),
+    (
+        "p",
+        [
+            "The packager builds one archive per module and installs it where the interpreter "
+            "finds it."
+        ],
+    ),
     ("h", 2, "Interpreter location"),
-    ("p", ["The preferred interpreter is ", ("code", "/usr/bin/python3"), " or ",
-           ("file", "/usr/bin/python3.", "Y", ""), " if it requires Python 3.Y. Modules go to ",
-           ("file", "/usr/lib/python2.", "Y", "/dist-packages"), ", where Y is the minor version, "
-           "and are byte-compiled by ", ("code", "py3compile"), " at install time."]),
+    (
+        "p",
+        [
+            "The preferred interpreter is ",
+            ("code", "/usr/bin/python3"),
+            " or ",
+            ("file", "/usr/bin/python3.", "Y", ""),
+            " if it requires Python 3.Y. Modules go to ",
+            ("file", "/usr/lib/python2.", "Y", "/dist-packages"),
+            ", where Y is the minor version, and are byte-compiled by ",
+            ("code", "py3compile"),
+            " at install time.",
+        ],
+    ),
     ("h", 2, "Control fields"),
     # ("mail" alone reads like a share button to trafilatura, which drops it)
-    ("dl", [(["mail"], "The mailing list address for discussion of this package."),
-            (["Maintainer"], "The person who looks after the package and answers its bugs.")]),
+    (
+        "dl",
+        [
+            (["mail"], "The mailing list address for discussion of this package."),
+            (["Maintainer"], "The person who looks after the package and answers its bugs."),
+        ],
+    ),
     ("h", 2, "Building"),
     ("p", ["Run the build from the source folder; the log goes to ", ("code", "build.log"), "."]),
     ("screen", "$", "make install PREFIX=/opt/packager", "installed 12 modules"),
@@ -48,8 +68,16 @@ MANUAL: list[tuple] = [
 ]
 
 #: Words of the generators' navigation: none of them is main text (they are checked absent).
-NAVIGATION = ("Next:", "Previous:", "Prev", "Home", "[Index]", "Quick search",
-              "Edit this page", "On this page")
+NAVIGATION = (
+    "Next:",
+    "Previous:",
+    "Prev",
+    "Home",
+    "[Index]",
+    "Quick search",
+    "Edit this page",
+    "On this page",
+)
 
 
 def words(text: str) -> list[str]:
@@ -109,22 +137,31 @@ def _main_words() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- the generators
 
 
-def _inline(inline: Inline, code: Callable[[str], str], file: Callable[[str, str, str], str]) -> str:
-    return "".join(escape(p) if isinstance(p, str) else code(p[1]) if p[0] == "code" else file(*p[1:])
-                   for p in inline)
+def _inline(
+    inline: Inline, code: Callable[[str], str], file: Callable[[str, str, str], str]
+) -> str:
+    return "".join(
+        escape(p) if isinstance(p, str) else code(p[1]) if p[0] == "code" else file(*p[1:])
+        for p in inline
+    )
 
 
 def _sphinx_code(text: str) -> str:
     # Sphinx writes each space-separated word of a literal as its own span
-    return ('<code class="docutils literal notranslate">'
-            + " ".join(f'<span class="pre">{escape(w)}</span>' for w in text.split(" ")) + "</code>")
+    return (
+        '<code class="docutils literal notranslate">'
+        + " ".join(f'<span class="pre">{escape(w)}</span>' for w in text.split(" "))
+        + "</code>"
+    )
 
 
 def _sphinx_file(before: str, var: str, after: str) -> str:
     # the :file: role: a {placeholder} is an <em> inside the literal
     tail = f'<span class="pre">{escape(after)}</span>' if after else ""
-    return (f'<code class="file docutils literal notranslate"><span class="pre">{escape(before)}</span>'
-            f'<em><span class="pre">{escape(var)}</span></em>{tail}</code>')
+    return (
+        f'<code class="file docutils literal notranslate"><span class="pre">{escape(before)}</span>'
+        f'<em><span class="pre">{escape(var)}</span></em>{tail}</code>'
+    )
 
 
 def _anchor(text: str) -> str:
@@ -142,22 +179,29 @@ def sphinx(page_title: str = MANUAL_TITLE) -> Page:
             while depth >= level:
                 body.append("</section>")
                 depth -= 1
-            body.append(f'<section id="{_anchor(text)}"><h{level}>{escape(text)}<a class="headerlink" '
-                        f'href="#{_anchor(text)}" title="Link to this heading">¶</a></h{level}>')
+            body.append(
+                f'<section id="{_anchor(text)}"><h{level}>{escape(text)}<a class="headerlink" '
+                f'href="#{_anchor(text)}" title="Link to this heading">¶</a></h{level}>'
+            )
             depth = level
         elif block[0] == "p":
             body.append(f"<p>{_inline(block[1], _sphinx_code, _sphinx_file)}</p>")
         elif block[0] == "dl":
             # a glossary: each term a target with its headerlink
-            items = "".join(f'<dt id="term-{_anchor(_plain(t))}">{_inline(t, _sphinx_code, _sphinx_file)}'
-                            f'<a class="headerlink" href="#term-{_anchor(_plain(t))}" title="Link to this term">¶</a>'
-                            f"</dt><dd><p>{escape(d)}</p></dd>" for t, d in block[1])
+            items = "".join(
+                f'<dt id="term-{_anchor(_plain(t))}">{_inline(t, _sphinx_code, _sphinx_file)}'
+                f'<a class="headerlink" href="#term-{_anchor(_plain(t))}" title="Link to this term">¶</a>'
+                f"</dt><dd><p>{escape(d)}</p></dd>"
+                for t, d in block[1]
+            )
             body.append(f'<dl class="simple glossary">{items}</dl>')
         elif block[0] == "screen":
             _, prompt, command, output = block
-            body.append('<div class="highlight-console notranslate"><div class="highlight"><pre><span></span>'
-                        f'<span class="gp">{prompt} </span>{escape(command)}\n<span class="go">{escape(output)}'
-                        "</span>\n</pre></div></div>")
+            body.append(
+                '<div class="highlight-console notranslate"><div class="highlight"><pre><span></span>'
+                f'<span class="gp">{prompt} </span>{escape(command)}\n<span class="go">{escape(output)}'
+                "</span>\n</pre></div></div>"
+            )
     body += ["</section>"] * depth
     html = f"""<!DOCTYPE html>
 <html lang="en" data-content_root="./"><head><meta charset="utf-8" />
@@ -193,8 +237,10 @@ def _docbook_code(text: str) -> str:
 
 
 def _docbook_file(before: str, var: str, after: str) -> str:
-    return (f'<code class="filename">{escape(before)}<em class="replaceable"><code>{escape(var)}</code>'
-            f"</em>{escape(after)}</code>")
+    return (
+        f'<code class="filename">{escape(before)}<em class="replaceable"><code>{escape(var)}</code>'
+        f"</em>{escape(after)}</code>"
+    )
 
 
 def docbook() -> Page:
@@ -202,30 +248,43 @@ def docbook() -> Page:
     open_sect = False
     for block in MANUAL:
         if block[0] == "h" and block[1] == 1:
-            parts.append(f'<div class="titlepage"><div><div><h1 class="title"><a name="install"></a>'
-                         f"Chapter 2. {escape(block[2])}</h1></div></div></div>"
-                         '<div class="toc"><p><b>Table of Contents</b></p><dl class="toc">'
-                         + "".join(f'<dt><span class="sect1"><a href="#{_anchor(b[2])}">{escape(b[2])}</a>'
-                                   "</span></dt>" for b in MANUAL if b[0] == "h" and b[1] == 2)
-                         + "</dl></div>")
+            parts.append(
+                f'<div class="titlepage"><div><div><h1 class="title"><a name="install"></a>'
+                f"Chapter 2. {escape(block[2])}</h1></div></div></div>"
+                '<div class="toc"><p><b>Table of Contents</b></p><dl class="toc">'
+                + "".join(
+                    f'<dt><span class="sect1"><a href="#{_anchor(b[2])}">{escape(b[2])}</a>'
+                    "</span></dt>"
+                    for b in MANUAL
+                    if b[0] == "h" and b[1] == 2
+                )
+                + "</dl></div>"
+            )
         elif block[0] == "h":
             if open_sect:
                 parts.append("</div>")
-            parts.append(f'<div class="sect1"><div class="titlepage"><div><div><h2 class="title" '
-                         f'style="clear: both"><a name="{_anchor(block[2])}"></a>{escape(block[2])}</h2>'
-                         "</div></div></div>")
+            parts.append(
+                f'<div class="sect1"><div class="titlepage"><div><div><h2 class="title" '
+                f'style="clear: both"><a name="{_anchor(block[2])}"></a>{escape(block[2])}</h2>'
+                "</div></div></div>"
+            )
             open_sect = True
         elif block[0] == "p":
             parts.append(f"<p>{_inline(block[1], _docbook_code, _docbook_file)}</p>")
         elif block[0] == "dl":
-            items = "".join(f'<dt><span class="term">{_inline(t, _docbook_code, _docbook_file)}</span></dt>'
-                            f"<dd><p>{escape(d)}</p></dd>" for t, d in block[1])
+            items = "".join(
+                f'<dt><span class="term">{_inline(t, _docbook_code, _docbook_file)}</span></dt>'
+                f"<dd><p>{escape(d)}</p></dd>"
+                for t, d in block[1]
+            )
             parts.append(f'<div class="variablelist"><dl class="variablelist">{items}</dl></div>')
         elif block[0] == "screen":
             _, prompt, command, output = block
-            parts.append(f'<pre class="screen"><code class="prompt">{prompt}</code> <strong class="userinput">'
-                         f"<code>{escape(command)}</code></strong>\n<code class=\"computeroutput\">"
-                         f"{escape(output)}</code></pre>")
+            parts.append(
+                f'<pre class="screen"><code class="prompt">{prompt}</code> <strong class="userinput">'
+                f'<code>{escape(command)}</code></strong>\n<code class="computeroutput">'
+                f"{escape(output)}</code></pre>"
+            )
     if open_sect:
         parts.append("</div>")
     html = f"""<html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
@@ -244,7 +303,9 @@ def docbook() -> Page:
 <td width="40%" align="right" valign="top"> Chapter 3. Configuring</td></tr></table></div>
 </body></html>
 """
-    return Page("docbook", html, f"Chapter 2. {MANUAL_TITLE}", tuple(words("Chapter 2.")) + _main_words())
+    return Page(
+        "docbook", html, f"Chapter 2. {MANUAL_TITLE}", tuple(words("Chapter 2.")) + _main_words()
+    )
 
 
 def _texinfo_code(text: str) -> str:
@@ -252,17 +313,21 @@ def _texinfo_code(text: str) -> str:
 
 
 def _texinfo_file(before: str, var: str, after: str) -> str:
-    return (f'<samp class="file">{escape(before)}<var class="var">{escape(var)}</var>'
-            f"{escape(after)}</samp>")
+    return (
+        f'<samp class="file">{escape(before)}<var class="var">{escape(var)}</var>'
+        f"{escape(after)}</samp>"
+    )
 
 
 def texinfo(version: int = 7) -> Page:
     """makeinfo 7's page (``<div class="nav-panel">``), or makeinfo 6's (``version=6``:
     ``<div class="header">``, ``<a name>`` targets, ``<pre class="example">``)."""
-    nav = (f'<div class="{"nav-panel" if version >= 7 else "header"}"><p>Next: <a href="Usage.html" '
-           'accesskey="n" rel="next">Usage</a>, Previous: <a href="Overview.html" accesskey="p" rel="prev">'
-           'Overview</a>, Up: <a href="index.html" accesskey="u" rel="up">Packager</a> &nbsp; '
-           '[<a href="Index.html" title="Index" rel="index">Index</a>]</p></div>')
+    nav = (
+        f'<div class="{"nav-panel" if version >= 7 else "header"}"><p>Next: <a href="Usage.html" '
+        'accesskey="n" rel="next">Usage</a>, Previous: <a href="Overview.html" accesskey="p" rel="prev">'
+        'Overview</a>, Up: <a href="index.html" accesskey="u" rel="up">Packager</a> &nbsp; '
+        '[<a href="Index.html" title="Index" rel="index">Index</a>]</p></div>'
+    )
     parts = [nav, "<hr>"]
     number = 0
     for block in MANUAL:
@@ -272,21 +337,29 @@ def texinfo(version: int = 7) -> Page:
             tag, cls = ("h2", "chapter") if level == 1 else ("h3", "section")
             label = f"{number} {escape(text)}" if level == 1 else escape(text)
             if version >= 7:
-                parts.append(f'<{tag} class="{cls}" id="{_anchor(text)}-1"><span>{label}<a class="copiable-link" '
-                             f'href="#{_anchor(text)}-1"> &para;</a></span></{tag}>')
+                parts.append(
+                    f'<{tag} class="{cls}" id="{_anchor(text)}-1"><span>{label}<a class="copiable-link" '
+                    f'href="#{_anchor(text)}-1"> &para;</a></span></{tag}>'
+                )
             else:
-                parts.append(f'<a name="{_anchor(text)}-1"></a>\n<{tag} class="{cls}">{label}</{tag}>')
+                parts.append(
+                    f'<a name="{_anchor(text)}-1"></a>\n<{tag} class="{cls}">{label}</{tag}>'
+                )
         elif block[0] == "p":
             parts.append(f"<p>{_inline(block[1], _texinfo_code, _texinfo_file)}</p>")
         elif block[0] == "dl":
-            items = "".join(f"<dt>{_inline(t, _texinfo_code, _texinfo_file)}</dt><dd><p>{escape(d)}\n</p></dd>"
-                            for t, d in block[1])
+            items = "".join(
+                f"<dt>{_inline(t, _texinfo_code, _texinfo_file)}</dt><dd><p>{escape(d)}\n</p></dd>"
+                for t, d in block[1]
+            )
             parts.append(f'<dl class="table">{items}</dl>')
         elif block[0] == "screen":
             _, prompt, command, output = block
             pre = "example-preformatted" if version >= 7 else "example"
-            parts.append(f'<div class="example">\n<pre class="{pre}">{prompt} <strong class="strong">'
-                         f"{escape(command)}</strong>\n{escape(output)}\n</pre></div>")
+            parts.append(
+                f'<div class="example">\n<pre class="{pre}">{prompt} <strong class="strong">'
+                f"{escape(command)}</strong>\n{escape(output)}\n</pre></div>"
+            )
     main = words("1") + list(_main_words())
     html = f"""<!DOCTYPE html>
 <html>
@@ -324,24 +397,37 @@ def _markdown_body(headerlink: Callable[[str], str]) -> str:
     for block in MANUAL:
         if block[0] == "h":
             _, level, text = block
-            parts.append(f'<h{level} id="{_anchor(text)}">{escape(text)}{headerlink(_anchor(text))}</h{level}>')
+            parts.append(
+                f'<h{level} id="{_anchor(text)}">{escape(text)}{headerlink(_anchor(text))}</h{level}>'
+            )
         elif block[0] == "p":
             parts.append(f"<p>{_inline(block[1], _md_code, _md_file)}</p>")
         elif block[0] == "dl":
-            items = "".join(f"<dt>{_inline(t, _md_code, _md_file)}</dt><dd>{escape(d)}</dd>" for t, d in block[1])
+            items = "".join(
+                f"<dt>{_inline(t, _md_code, _md_file)}</dt><dd>{escape(d)}</dd>"
+                for t, d in block[1]
+            )
             parts.append(f"<dl>{items}</dl>")
         elif block[0] == "screen":
             _, prompt, command, output = block
-            parts.append(f'<div class="language-console highlight"><pre><span></span><code><span class="gp">{prompt}</span> '
-                         f'<span class="n">{escape(command)}</span>\n<span class="go">{escape(output)}</span>\n'
-                         "</code></pre></div>")
+            parts.append(
+                f'<div class="language-console highlight"><pre><span></span><code><span class="gp">{prompt}</span> '
+                f'<span class="n">{escape(command)}</span>\n<span class="go">{escape(output)}</span>\n'
+                "</code></pre></div>"
+            )
     return "\n".join(parts)
 
 
 def mkdocs() -> Page:
-    body = _markdown_body(lambda a: f'<a class="headerlink" href="#{a}" title="Permanent link">&para;</a>')
-    toc = "".join(f'<li class="md-nav__item"><a href="#{_anchor(b[2])}" class="md-nav__link">'
-                  f'<span class="md-ellipsis">{escape(b[2])}</span></a></li>' for b in MANUAL if b[0] == "h" and b[1] == 2)
+    body = _markdown_body(
+        lambda a: f'<a class="headerlink" href="#{a}" title="Permanent link">&para;</a>'
+    )
+    toc = "".join(
+        f'<li class="md-nav__item"><a href="#{_anchor(b[2])}" class="md-nav__link">'
+        f'<span class="md-ellipsis">{escape(b[2])}</span></a></li>'
+        for b in MANUAL
+        if b[0] == "h" and b[1] == 2
+    )
     html = f"""<!doctype html>
 <html lang="en" class="no-js"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="generator" content="mkdocs-1.6.0, mkdocs-material-9.5.27">
@@ -382,8 +468,12 @@ def mkdocs() -> Page:
 
 
 def docusaurus() -> Page:
-    body = _markdown_body(lambda a: f'<a href="#{a}" class="hash-link" aria-label="Direct link to {a}" '
-                          f'title="Direct link to {a}">\u200b</a>')
+    body = _markdown_body(
+        lambda a: (
+            f'<a href="#{a}" class="hash-link" aria-label="Direct link to {a}" '
+            f'title="Direct link to {a}">\u200b</a>'
+        )
+    )
     body = body.replace("<h1", "<header><h1", 1).replace("</h1>", "</h1></header>", 1)
     html = f"""<!doctype html>
 <html lang="en" dir="ltr" class="docs-wrapper docs-doc-page docs-version-current plugin-docs plugin-id-default docs-doc-id-install">
@@ -415,13 +505,20 @@ def docusaurus() -> Page:
 
 
 def plain() -> Page:
-    html = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{escape(MANUAL_TITLE)}</title></head>\n"
-            f"<body>\n{_markdown_body(lambda a: '')}\n</body></html>\n")
+    html = (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(MANUAL_TITLE)}</title></head>\n'
+        f"<body>\n{_markdown_body(lambda a: '')}\n</body></html>\n"
+    )
     return Page("plain", html, MANUAL_TITLE, _main_words())
 
 
 #: Every generator's page builder, by name.
 GENERATORS: dict[str, Callable[[], Page]] = {
-    "sphinx": sphinx, "docbook": docbook, "texinfo": texinfo, "texinfo-6": lambda: texinfo(6), "mkdocs": mkdocs,
-    "docusaurus": docusaurus, "plain": plain,
+    "sphinx": sphinx,
+    "docbook": docbook,
+    "texinfo": texinfo,
+    "texinfo-6": lambda: texinfo(6),
+    "mkdocs": mkdocs,
+    "docusaurus": docusaurus,
+    "plain": plain,
 }

@@ -6,9 +6,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
 
 #: How a command that Ctrl-C ended looks to ``subprocess``: exit 130, or killed by SIGINT
 #: (-2). When a Ctrl-C lands while the model's libraries load, Python may take it for
@@ -22,8 +21,9 @@ def interrupt_twice(cmd: Sequence[str], server, cwd: Path, env: dict[str, str]) 
     """Start ``cmd``; once ``server`` has a request, send SIGINT, wait for the command's
     "interrupted;" line, then send a second SIGINT while Python waits for the threads
     still sending. Asserts exit 130 and returns what it printed on stderr."""
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
     reader.start()

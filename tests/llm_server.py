@@ -49,9 +49,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import quote
 
 Responder = Callable[["ChatRequest"], str]
@@ -92,23 +93,25 @@ class ChatRequest:
 class Fault:
     """What to do instead of (or before) answering one request."""
 
-    delay: float = 0.0            # seconds to wait before answering
-    status: int | None = None     # answer this HTTP status with an error body
+    delay: float = 0.0  # seconds to wait before answering
+    status: int | None = None  # answer this HTTP status with an error body
     retry_after: float | None = None
-    body: str | None = None       # a raw HTTP 200 body (e.g. not JSON at all)
+    body: str | None = None  # a raw HTTP 200 body (e.g. not JSON at all)
     content_type: str = "application/json"  # of ``body``
-    content: str | None = None    # the assistant's answer text instead of the responder's
+    content: str | None = None  # the assistant's answer text instead of the responder's
     # The answer text (or, with ``status``, the error message) with "{authorization}"
     # replaced by the request's Authorization header, "{key}" by its token and
     # "{key_base64}", "{key_hex}"... by the forms echo_forms names: a server quoting
     # the key back.
     echo: str | None = None
-    drop: bool = False            # close the connection without answering
+    drop: bool = False  # close the connection without answering
 
 
 #: A streamed answer (server-sent events), which sweep never asks for.
-SSE_BODY = ('data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"stand-in",'
-            '"choices":[{"index":0,"delta":{"content":"{}"}}]}\n\ndata: [DONE]\n\n')
+SSE_BODY = (
+    'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"stand-in",'
+    '"choices":[{"index":0,"delta":{"content":"{}"}}]}\n\ndata: [DONE]\n\n'
+)
 
 
 def echo_forms(authorization: str | None) -> dict[str, str]:
@@ -118,14 +121,18 @@ def echo_forms(authorization: str | None) -> dict[str, str]:
     key = header.split(" ", 1)[1] if " " in header else header
     raw = key.encode("utf-8")
     return {
-        "authorization": header, "key": key,
+        "authorization": header,
+        "key": key,
         "key_base64": base64.b64encode(raw).decode(),
         "key_base64_url": base64.urlsafe_b64encode(raw).decode(),
         "basic_base64": base64.b64encode(b"user:" + raw).decode(),  # as a Basic auth token
-        "key_hex": raw.hex(), "key_upper": key.upper(), "key_lower": key.lower(),
-        "key_split": "\n".join(key[i:i + 7] for i in range(0, len(key), 7)),
-        "key_prefix": key[:-(-2 * len(key) // 3)],  # its first two thirds, as a cut log line
-        "key_repr": repr(raw), "key_json": json.dumps(json.dumps(key)),
+        "key_hex": raw.hex(),
+        "key_upper": key.upper(),
+        "key_lower": key.lower(),
+        "key_split": "\n".join(key[i : i + 7] for i in range(0, len(key), 7)),
+        "key_prefix": key[: -(-2 * len(key) // 3)],  # its first two thirds, as a cut log line
+        "key_repr": repr(raw),
+        "key_json": json.dumps(json.dumps(key)),
         "key_percent": quote(key, safe=""),
     }
 
@@ -143,10 +150,15 @@ def _error(message: str, code: str) -> dict[str, Any]:
 class StandInLLM:
     """A threaded HTTP server answering ``POST /v1/chat/completions`` and ``GET /v1/models``."""
 
-    def __init__(self, *, api_key: str | None = None, models: Iterable[str] = ("stand-in",),
-                 responders: dict[str, Responder] | None = None,
-                 classify: Callable[[ChatRequest], str | None] = lambda r: r.kind,
-                 port: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        models: Iterable[str] = ("stand-in",),
+        responders: dict[str, Responder] | None = None,
+        classify: Callable[[ChatRequest], str | None] = lambda r: r.kind,
+        port: int = 0,
+    ) -> None:
         self.api_key = api_key
         self.models = set(models)
         self.responders: dict[str, Responder] = dict(responders or {})
@@ -172,10 +184,10 @@ class StandInLLM:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "StandInLLM":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name="stand-in-llm",
-                                        daemon=True)
+    def start(self) -> StandInLLM:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="stand-in-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -183,7 +195,7 @@ class StandInLLM:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "StandInLLM":
+    def __enter__(self) -> StandInLLM:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -223,10 +235,17 @@ class StandInLLM:
         if self.api_key is not None:
             token = (request.authorization or "").removeprefix("Bearer ").strip()
             if token != self.api_key:
-                return _json(401, _error(f"Incorrect API key provided: {token}.", "invalid_api_key"))
+                return _json(
+                    401, _error(f"Incorrect API key provided: {token}.", "invalid_api_key")
+                )
         if request.model not in self.models:
-            return _json(404, _error(f"The model `{request.model}` does not exist or you do "
-                                     "not have access to it.", "model_not_found"))
+            return _json(
+                404,
+                _error(
+                    f"The model `{request.model}` does not exist or you do not have access to it.",
+                    "model_not_found",
+                ),
+            )
         fault = self._next_fault()
         echoed = None
         if fault is not None:
@@ -237,7 +256,11 @@ class StandInLLM:
             if fault.echo is not None:
                 echoed = _echo(fault.echo, request.authorization)
             if fault.status is not None:
-                headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+                headers = (
+                    {"Retry-After": f"{fault.retry_after:g}"}
+                    if fault.retry_after is not None
+                    else {}
+                )
                 message = echoed or f"stand-in fault {fault.status}"
                 status, _, body = _json(fault.status, _error(message, "stand_in_fault"))
                 return status, headers, body
@@ -251,21 +274,36 @@ class StandInLLM:
             kind = self.classify(request)
             responder = self.responders.get(kind or "")
             if responder is None:
-                return _json(400, _error(f"stand-in has no responder for prompt kind {kind!r}",
-                                         "no_responder"))
+                return _json(
+                    400,
+                    _error(f"stand-in has no responder for prompt kind {kind!r}", "no_responder"),
+                )
             content = responder(request)
         with self._lock:
             self.answered.append(request)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in request.messages)
         completion_tokens = len(content.split())
-        return _json(200, {
-            "id": "chatcmpl-stand-in", "object": "chat.completion", "created": 0,
-            "model": request.model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        return _json(
+            200,
+            {
+                "id": "chatcmpl-stand-in",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            },
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -282,7 +320,9 @@ class StandInLLM:
                     return
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
+                    self.send_header(
+                        "Content-Type", headers.pop("Content-Type", "application/json")
+                    )
                     for k, v in headers.items():
                         self.send_header(k, v)
                     self.send_header("Content-Length", str(len(body)))
@@ -293,8 +333,10 @@ class StandInLLM:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    data = [{"id": m, "object": "model", "owned_by": "stand-in"}
-                            for m in sorted(server.models)]
+                    data = [
+                        {"id": m, "object": "model", "owned_by": "stand-in"}
+                        for m in sorted(server.models)
+                    ]
                     self._send(*_json(200, {"object": "list", "data": data}))
                 else:
                     self._send(*_json(404, _error(f"no route {self.path}", "not_found")))
@@ -327,18 +369,120 @@ _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 _EVIDENCE = re.compile(r"<evidence>\n(.*?)\n</evidence>", re.DOTALL)
 _VARIANT = re.compile(r"^Variant (\d+)", re.MULTILINE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*[A-Za-z0-9]")
-_STOP = frozenset("""a an the and or of to in on for with at by from as is are was were be been it its
-this that these those what which who whom how when where why does do did can could should would
-will shall may might must about into than then there their they them our your you we i he she his
-her not no yes if so such per each any all also more most other some only very just docs say said
-relate when applies rule find out compare differ offer""".split())
-_ABSENT_TOPICS = ("pet insurance", "rooftop beekeeping", "submarine deployments",
-                  "cryptocurrency payroll", "horse stabling", "lunar shipping",
-                  "violin lessons", "glacier tours")
-_FACT_TEMPLATES = ("What do the docs say about {a} and {b}?",
-                   "How does {a} relate to {b}?",
-                   "Where can I find out about {a} for {b}?",
-                   "What is the rule on {a} when {b} applies?")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "at",
+        "by",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "when",
+        "where",
+        "why",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "about",
+        "into",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "them",
+        "our",
+        "your",
+        "you",
+        "we",
+        "i",
+        "he",
+        "she",
+        "his",
+        "her",
+        "not",
+        "no",
+        "yes",
+        "if",
+        "so",
+        "such",
+        "per",
+        "each",
+        "any",
+        "all",
+        "also",
+        "more",
+        "most",
+        "other",
+        "some",
+        "only",
+        "very",
+        "just",
+        "docs",
+        "say",
+        "said",
+        "relate",
+        "when",
+        "applies",
+        "rule",
+        "find",
+        "out",
+        "compare",
+        "differ",
+        "offer",
+    ]
+)
+_ABSENT_TOPICS = (
+    "pet insurance",
+    "rooftop beekeeping",
+    "submarine deployments",
+    "cryptocurrency payroll",
+    "horse stabling",
+    "lunar shipping",
+    "violin lessons",
+    "glacier tours",
+)
+_FACT_TEMPLATES = (
+    "What do the docs say about {a} and {b}?",
+    "How does {a} relate to {b}?",
+    "Where can I find out about {a} for {b}?",
+    "What is the rule on {a} when {b} applies?",
+)
 
 
 def _digest(*parts: str) -> int:
@@ -379,22 +523,28 @@ class GenerationResponders:
     """
 
     quote_mode: str = "mixed"
-    reflow_every: int = 4                                 # mixed mode: every n-th quote reflowed
-    malformed: set[str] = field(default_factory=set)      # kinds answered with non-JSON
-    wrong_shape: set[str] = field(default_factory=set)    # kinds answered with JSON missing keys
-    fence_every: int = 3                                  # every n-th answer in a ```json fence
-    copy_passage: bool = False                            # fact questions copy 10 words
-    same_question: bool = False                           # every fact question identical
-    realism: Callable[[str], int] | None = None           # score by question, else hash-based
-    answerable: bool | None = None                        # evidence-check override
-    in_corpus: bool | None = None                         # retrieval-check override
+    reflow_every: int = 4  # mixed mode: every n-th quote reflowed
+    malformed: set[str] = field(default_factory=set)  # kinds answered with non-JSON
+    wrong_shape: set[str] = field(default_factory=set)  # kinds answered with JSON missing keys
+    fence_every: int = 3  # every n-th answer in a ```json fence
+    copy_passage: bool = False  # fact questions copy 10 words
+    same_question: bool = False  # every fact question identical
+    realism: Callable[[str], int] | None = None  # score by question, else hash-based
+    answerable: bool | None = None  # evidence-check override
+    in_corpus: bool | None = None  # retrieval-check override
 
     def install(self, server: StandInLLM) -> StandInLLM:
-        server.responders.update({
-            "fact-question": self.fact, "adversarial-question": self.adversarial,
-            "multi-hop-question": self.multi, "unanswerable-question": self.unanswerable,
-            "realism-rating": self.rating, "evidence-check": self.evidence,
-            "retrieval-check": self.retrieval})
+        server.responders.update(
+            {
+                "fact-question": self.fact,
+                "adversarial-question": self.adversarial,
+                "multi-hop-question": self.multi,
+                "unanswerable-question": self.unanswerable,
+                "realism-rating": self.rating,
+                "evidence-check": self.evidence,
+                "retrieval-check": self.retrieval,
+            }
+        )
         return server
 
     # -- helpers ---------------------------------------------------------------
@@ -416,8 +566,11 @@ class GenerationResponders:
         sentence = sentences[_digest(seed, passage) % len(sentences)]
         mode = self.quote_mode
         if mode == "mixed":
-            mode = "reflow" if self.reflow_every and _digest(seed, "reflow") % self.reflow_every == 0 \
+            mode = (
+                "reflow"
+                if self.reflow_every and _digest(seed, "reflow") % self.reflow_every == 0
                 else "exact"
+            )
         if mode == "reflow":
             words = sentence.split()
             half = len(words) // 2
@@ -441,8 +594,9 @@ class GenerationResponders:
         else:
             a, b = (_keywords(sentence) + ["it", "this"])[:2]
             question = _FACT_TEMPLATES[_digest(seed) % len(_FACT_TEMPLATES)].format(a=a, b=b)
-        return self._encode("fact-question", {"fact": sentence, "question": question, "quote": quote},
-                            seed)
+        return self._encode(
+            "fact-question", {"fact": sentence, "question": question, "quote": quote}, seed
+        )
 
     def adversarial(self, req: ChatRequest) -> str:
         a, b, *_rest = _PASSAGE.findall(req.text("user"))
@@ -458,14 +612,18 @@ class GenerationResponders:
         k1 = (_keywords(s1, 1) or ["this"])[0]
         k2 = (_keywords(s2, 1) or ["that"])[0]
         question = f"How do {k1} and {k2} compare across both documents?"
-        return self._encode("multi-hop-question", {"question": question, "quotes": [q1, q2]}, one + two)
+        return self._encode(
+            "multi-hop-question", {"question": question, "quotes": [q1, q2]}, one + two
+        )
 
     def unanswerable(self, req: ChatRequest) -> str:
         user = req.text("user")
         names = re.findall(r"\b[A-Z][a-z]{3,}\b", " ".join(_PASSAGE.findall(user)))
         name = names[_digest(user) % len(names)] if names else "the company"
         topic = _ABSENT_TOPICS[_digest(user, "topic") % len(_ABSENT_TOPICS)]
-        return self._encode("unanswerable-question", {"question": f"Does {name} offer {topic}?"}, user)
+        return self._encode(
+            "unanswerable-question", {"question": f"Does {name} offer {topic}?"}, user
+        )
 
     # -- filters ---------------------------------------------------------------
 
@@ -477,7 +635,9 @@ class GenerationResponders:
             score = 1
         else:
             score = 3 if _digest(question) % 6 == 0 else 5
-        return self._encode("realism-rating", {"score": score, "reason": "stand-in rating"}, question)
+        return self._encode(
+            "realism-rating", {"score": score, "reason": "stand-in rating"}, question
+        )
 
     def evidence(self, req: ChatRequest) -> str:
         user = req.text("user")
@@ -498,15 +658,19 @@ class GenerationResponders:
         else:
             words = _content_words(question)
             found = bool(words) and all(w in passages for w in words)
-        return self._encode("retrieval-check", {"answerable": found, "reason": "stand-in check"}, user)
+        return self._encode(
+            "retrieval-check", {"answerable": found, "reason": "stand-in check"}, user
+        )
 
 
 # --------------------------------------------------------------------------- sweep.answers
 
 
 _CHUNK = re.compile(r"<chunk rank=\"\d+\">\n(.*?)\n</chunk>", re.DOTALL)
-_INLINE = {tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL)
-           for tag in ("question", "answer", "reference")}
+_INLINE = {
+    tag: re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL)
+    for tag in ("question", "answer", "reference")
+}
 _NORM = re.compile(r"\s+")
 
 
@@ -540,9 +704,14 @@ class AnswerResponders:
     category: str = "misinterpretation"
 
     def install(self, server: StandInLLM) -> StandInLLM:
-        server.responders.update({"rag-answer": self.answer, "judge-faithfulness": self.faithful,
-                                  "judge-relevance": self.relevant,
-                                  "judge-correctness": self.correct})
+        server.responders.update(
+            {
+                "rag-answer": self.answer,
+                "judge-faithfulness": self.faithful,
+                "judge-relevance": self.relevant,
+                "judge-correctness": self.correct,
+            }
+        )
         return server
 
     def _reply(self, kind: str, obj: dict[str, Any]) -> str:
@@ -553,8 +722,10 @@ class AnswerResponders:
     def answer(self, req: ChatRequest) -> str:
         user = req.text("user")
         if self.hallucinate:
-            return self._reply("rag-answer", {"answer": "Bonuses are paid in gold bars on Fridays.",
-                                              "declined": False})
+            return self._reply(
+                "rag-answer",
+                {"answer": "Bonuses are paid in gold bars on Fridays.", "declined": False},
+            )
         question = _content_words(_inline(user, "question"))
         best, score = None, 0
         for chunk in _CHUNK.findall(user):
@@ -570,13 +741,20 @@ class AnswerResponders:
         user = req.text("user")
         context = _norm(" ".join(_CHUNK.findall(user)))
         ok = not self.unfaithful and _norm(_inline(user, "answer")) in context
-        return self._reply("judge-faithfulness", {
-            "faithful": ok, "category": "none" if ok else self.category,
-            "reason": "found in the context" if ok else "not stated in the context"})
+        return self._reply(
+            "judge-faithfulness",
+            {
+                "faithful": ok,
+                "category": "none" if ok else self.category,
+                "reason": "found in the context" if ok else "not stated in the context",
+            },
+        )
 
     def relevant(self, req: ChatRequest) -> str:
         user = req.text("user")
-        ok = bool(_content_words(_inline(user, "question")) & _content_words(_inline(user, "answer")))
+        ok = bool(
+            _content_words(_inline(user, "question")) & _content_words(_inline(user, "answer"))
+        )
         return self._reply("judge-relevance", {"relevant": ok, "reason": "stand-in relevance"})
 
     def correct(self, req: ChatRequest) -> str:
@@ -614,11 +792,16 @@ class ContextResponders:
         piece = chunk.group(1) if chunk else user
         if self.say is not None:
             return self.say(document, piece)
-        title = next((line.lstrip("# ").strip() for line in document.splitlines()
-                      if line.startswith("#") and line.lstrip("# ").strip()),
-                     " ".join(document.split()[:6]))
+        title = next(
+            (
+                line.lstrip("# ").strip()
+                for line in document.splitlines()
+                if line.startswith("#") and line.lstrip("# ").strip()
+            ),
+            " ".join(document.split()[:6]),
+        )
         words = ", ".join(_keywords(piece, 3)) or "its opening"
-        return f"From the document \"{title}\"; this part is about {words}."
+        return f'From the document "{title}"; this part is about {words}.'
 
 
 try:
@@ -627,6 +810,7 @@ except ImportError:  # run as a script outside the test environment
     pytest = None
 
 if pytest is not None:
+
     @pytest.fixture
     def stand_in():
         """A started stand-in answering sweep.generate's prompts; stopped after the test.

@@ -26,5 +26,7 @@ def build_mishandling_chunker(*, at: int, how: str, ready: str, size: int, **opt
         time.sleep(120)
     except KeyboardInterrupt:
         if how == "mangle":
-            raise AttributeError("'NoneType' object has no attribute '_invalidate_flags_cache'") from None
+            raise AttributeError(
+                "'NoneType' object has no attribute '_invalidate_flags_cache'"
+            ) from None
     return chunker

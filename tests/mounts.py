@@ -11,9 +11,9 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -57,8 +57,9 @@ def read_only(path: Path) -> Iterator[Path]:
     assert path.is_dir(), f"{path}: no folder to mount read-only"
     _mount("--bind", str(path), str(path))
     try:
-        proc = subprocess.run(["mount", "-o", "remount,bind,ro", str(path)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["mount", "-o", "remount,bind,ro", str(path)], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             if any(words in proc.stderr.lower() for words in _NOT_PERMITTED):
                 pytest.skip(f"a read-only remount is not permitted here: {proc.stderr.strip()}")

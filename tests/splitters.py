@@ -36,4 +36,6 @@ def quoting_a_key(text: str) -> list[str]:
     library quotes a header (the test's key is in ``$SWEEP_TEST_KEY``)."""
     import os
 
-    raise RuntimeError(f"upstream said 401 for Authorization: Bearer {os.environ['SWEEP_TEST_KEY']}")
+    raise RuntimeError(
+        f"upstream said 401 for Authorization: Bearer {os.environ['SWEEP_TEST_KEY']}"
+    )

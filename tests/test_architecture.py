@@ -32,15 +32,25 @@ def private_imports(root: Path) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
-                    if alias.name.startswith("_") and not alias.name.startswith("__") \
-                            and node.module != here:
-                        found.append(f"{path.relative_to(root.parent)}:{node.lineno}: "
-                                     f"from {node.module} import {alias.name}")
-            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") \
-                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name) \
-                    and node.value.id in modules:
-                found.append(f"{path.relative_to(root.parent)}:{node.lineno}: "
-                             f"{node.value.id}.{node.attr}")
+                    if (
+                        alias.name.startswith("_")
+                        and not alias.name.startswith("__")
+                        and node.module != here
+                    ):
+                        found.append(
+                            f"{path.relative_to(root.parent)}:{node.lineno}: "
+                            f"from {node.module} import {alias.name}"
+                        )
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+            ):
+                found.append(
+                    f"{path.relative_to(root.parent)}:{node.lineno}: {node.value.id}.{node.attr}"
+                )
     return found
 
 
@@ -70,18 +80,29 @@ def test_the_check_finds_a_private_import(tmp_path):
     (pkg / "a").mkdir(parents=True)
     (pkg / "b").mkdir()
     (pkg / "b" / "y.py").write_text("_secret = 1\npublic = 2\n")
-    (pkg / "a" / "x.py").write_text("from sweep.b.y import _secret\nfrom sweep.b.y import public\n"
-                                    "from sweep.b import y\nprint(y._secret, y.public)\n")
+    (pkg / "a" / "x.py").write_text(
+        "from sweep.b.y import _secret\nfrom sweep.b.y import public\n"
+        "from sweep.b import y\nprint(y._secret, y.public)\n"
+    )
     assert [line.split(": ", 1)[1] for line in private_imports(pkg)] == [
-        "from sweep.b.y import _secret", "y._secret"]
+        "from sweep.b.y import _secret",
+        "y._secret",
+    ]
 
 
 def test_the_layers_hold():
-    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+        "lint-imports"
+    )
     if lint is None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
-    done = subprocess.run([lint, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [lint, "--config", str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 
@@ -93,7 +114,6 @@ def test_the_layers_hold():
 ENTRY_POINTS = {"main"}
 
 
-
 def duplicate_names(root: Path) -> dict[str, list[str]]:
     """Each public class or function name defined at the top of more than one module, with
     those modules. ``from m import Name`` re-exports, it does not define."""
@@ -101,15 +121,17 @@ def duplicate_names(root: Path) -> dict[str, list[str]]:
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in tree.body:
-            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and not node.name.startswith("_"):
+            if isinstance(
+                node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+            ) and not node.name.startswith("_"):
                 defined.setdefault(node.name, []).append(_module_name(path, root))
     return {name: where for name, where in sorted(defined.items()) if len(where) > 1}
 
 
 def test_no_two_public_classes_or_functions_share_a_name():
-    found = {name: where for name, where in duplicate_names(SRC).items()
-             if name not in ENTRY_POINTS}
+    found = {
+        name: where for name, where in duplicate_names(SRC).items() if name not in ENTRY_POINTS
+    }
     assert found == {}, "\n".join(f"{name}: {', '.join(where)}" for name, where in found.items())
 
 
@@ -125,8 +147,23 @@ def test_the_check_finds_a_name_defined_twice_but_not_a_reexport(tmp_path):
 # --------------------------------------------------------------------------- module state
 
 #: Calls that change the object they are called on.
-MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem",
-            "clear", "remove", "discard", "sort", "reverse", "__setitem__", "__delitem__"}
+MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "add",
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "remove",
+    "discard",
+    "sort",
+    "reverse",
+    "__setitem__",
+    "__delitem__",
+}
 
 #: Process-wide state still kept in a module, by ``(file, name)``: each a memo of a pure
 #: load (the same answer every time, kept so that a process loads it once), or a fact about
@@ -193,8 +230,9 @@ def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> s
     args = func.args
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    return names | {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
-                    and isinstance(n.ctx, ast.Store)}
+    return names | {
+        n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _changed_name(node: ast.AST) -> str | None:
@@ -206,15 +244,22 @@ def _changed_name(node: ast.AST) -> str | None:
                 while isinstance(target, (ast.Attribute, ast.Subscript)):
                     target = target.value
                 return target.id if isinstance(target, ast.Name) else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in MUTATORS
+        and isinstance(node.func.value, ast.Name)
+    ):
         return node.func.value.id
     return None
 
 
 def test_no_module_keeps_state_that_changes_at_run_time():
-    found = [f"{where}:{line}: {name}" for where, name, line in module_state(SRC)
-             if (where, name) not in ALLOWED_STATE]
+    found = [
+        f"{where}:{line}: {name}"
+        for where, name, line in module_state(SRC)
+        if (where, name) not in ALLOWED_STATE
+    ]
     assert found == [], "\n".join(found)
 
 
@@ -226,11 +271,19 @@ def test_the_check_finds_globals_and_changed_containers_not_constants(tmp_path):
         "KINDS = {'a': 1}\nseen = []\ncount = 0\n"
         "def f(seen_here):\n    global count\n    count += 1\n    seen.append(1)\n"
         "    state.done = True\n    seen_here.append(KINDS['a'])\n"
-        "def g():\n    seen = []\n    seen.append(1)\n    return KINDS.get('a')\n")
+        "def g():\n    seen = []\n    seen.append(1)\n    return KINDS.get('a')\n"
+    )
     assert [(name, line) for _, name, line in module_state(pkg)] == [
-        ("count", 6), ("seen", 8), ("state", 9)]
+        ("count", 6),
+        ("seen", 8),
+        ("state", 9),
+    ]
+
+
 def _lint_imports() -> str:
-    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which(
+        "lint-imports"
+    )
     if lint is None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
     return lint
@@ -239,7 +292,9 @@ def _lint_imports() -> str:
 def _contract(name: str) -> dict:
     import tomllib
 
-    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"
+    ]
     return next(c for c in contracts if c["name"] == name)
 
 
@@ -259,13 +314,20 @@ def test_a_command_importing_another_breaks_the_contract(tmp_path):
     # The contract must catch it: a copy of the package where generation reads the answers
     # command's code fails lint-imports on "Commands never import each other".
     lint = _lint_imports()
-    shutil.copytree(SRC, tmp_path / "sweep", ignore=shutil.ignore_patterns("__pycache__", "conf",
-                                                                           "corpora"))
+    shutil.copytree(
+        SRC, tmp_path / "sweep", ignore=shutil.ignore_patterns("__pycache__", "conf", "corpora")
+    )
     run = tmp_path / "sweep" / "generate" / "run.py"
     run.write_text(run.read_text() + "\nfrom sweep.answers import prompts as _answers_prompts\n")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([lint, "--config", str(tmp_path / "pyproject.toml")], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [lint, "--config", str(tmp_path / "pyproject.toml")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert done.returncode != 0
     assert "Commands never import each other BROKEN" in done.stdout, done.stdout[-3000:]

@@ -39,8 +39,12 @@ def _relative_links(path: Path) -> list[str]:
 def test_readme_is_a_front_page_with_the_blocks_ci_and_tests_extract():
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 260, "README.md is the front page: move detail into docs/"
-    for marker in ("<!-- run-command -->", "<!-- test-command -->", "<!-- python-example -->",
-                   "<!-- /python-example -->"):
+    for marker in (
+        "<!-- run-command -->",
+        "<!-- test-command -->",
+        "<!-- python-example -->",
+        "<!-- /python-example -->",
+    ):
         assert marker in text, f"README.md lost its {marker} marker"
     for marker in ("run-command", "test-command"):
         block = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```", text)
@@ -92,10 +96,23 @@ def test_mkdocs_build_is_strict_clean(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
     out = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(MKDOCS_YML),
-         "-d", str(tmp_path / "site")],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(MKDOCS_YML),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "reference" / "core" / "index.html").is_file()

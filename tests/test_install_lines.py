@@ -16,12 +16,12 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-import tomllib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -33,17 +33,42 @@ PROJECT = PYPROJECT["project"]
 NAME = canonicalize_name(PROJECT["name"])
 EXTRAS = set(PROJECT["optional-dependencies"])
 #: what sweep may tell a person to install: itself, its dependencies, and pip
-THIRD_PARTY = {canonicalize_name(Requirement(r).name)
-               for r in [*PROJECT["dependencies"],
-                         *(r for rs in PROJECT["optional-dependencies"].values() for r in rs)]
-               } | {"pip"}
+THIRD_PARTY = {
+    canonicalize_name(Requirement(r).name)
+    for r in [
+        *PROJECT["dependencies"],
+        *(r for rs in PROJECT["optional-dependencies"].values() for r in rs),
+    ]
+} | {"pip"}
 #: stands in for a value an f-string fills in (a package or an extra named at run time)
 HOLE = "\N{WHITE SQUARE}"
 #: pip options followed by a value that is not a requirement
-_VALUED = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target",
-           "-c", "--constraint", "-r", "--requirement", "--prefix", "--root", "--python",
-           "--platform", "--python-version", "--implementation", "--abi", "--progress-bar",
-           "--report", "--src", "--upgrade-strategy", "--cache-dir", "--log"}
+_VALUED = {
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "-c",
+    "--constraint",
+    "-r",
+    "--requirement",
+    "--prefix",
+    "--root",
+    "--python",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--progress-bar",
+    "--report",
+    "--src",
+    "--upgrade-strategy",
+    "--cache-dir",
+    "--log",
+}
 #: where a shell command ends (or the prose around it resumes)
 _COMMAND = re.compile(r"pip install([^`\n&;|()]*)")
 
@@ -56,9 +81,11 @@ class Line:
 
 def _markdown() -> list[Line]:
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    return [Line(f"{p.relative_to(ROOT)}:{i}", text)
-            for p in pages
-            for i, text in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)]
+    return [
+        Line(f"{p.relative_to(ROOT)}:{i}", text)
+        for p in pages
+        for i, text in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+    ]
 
 
 def _literal(node: ast.AST) -> str | None:
@@ -76,13 +103,19 @@ def _source_strings() -> list[Line]:
         where = str(path.relative_to(ROOT))
         if path.suffix == ".py":
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            pieces = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)
-                      for v in n.values}  # an f-string is read whole, not piece by piece
-            lines += [Line(f"{where}:{n.lineno}", _literal(n)) for n in ast.walk(tree)
-                      if id(n) not in pieces and _literal(n) is not None]
+            pieces = {
+                id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values
+            }  # an f-string is read whole, not piece by piece
+            lines += [
+                Line(f"{where}:{n.lineno}", _literal(n))
+                for n in ast.walk(tree)
+                if id(n) not in pieces and _literal(n) is not None
+            ]
         elif path.suffix in (".yaml", ".md", ".txt"):
-            lines += [Line(f"{where}:{i}", text) for i, text in
-                      enumerate(path.read_text(encoding="utf-8").splitlines(), 1)]
+            lines += [
+                Line(f"{where}:{i}", text)
+                for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            ]
     return lines
 
 
@@ -90,17 +123,26 @@ def _exported_headers() -> list[Line]:
     """The notes the export writes into a module's header, for a module of every kind."""
     from sweep.export.modules import render_module
 
-    own = {"chunk": {"_target_": "sweep.chunking.build_chunker", "strategy": "token",
-                     "size": 64, "overlap": 0, "tokenizer": "cl100k_base", "prefix": "none"}}
-    return [Line(f"export --to {to}", note)
-            for to in ("langchain", "llamaindex", "chonkie")
-            for note in render_module(own, to).notes]
+    own = {
+        "chunk": {
+            "_target_": "sweep.chunking.build_chunker",
+            "strategy": "token",
+            "size": 64,
+            "overlap": 0,
+            "tokenizer": "cl100k_base",
+            "prefix": "none",
+        }
+    }
+    return [
+        Line(f"export --to {to}", note)
+        for to in ("langchain", "llamaindex", "chonkie")
+        for note in render_module(own, to).notes
+    ]
 
 
 def commands(lines: list[Line]) -> list[tuple[str, str]]:
     """``(where, arguments)`` of each ``pip install`` in ``lines``."""
-    return [(line.where, m.group(1)) for line in lines
-            for m in _COMMAND.finditer(line.command)]
+    return [(line.where, m.group(1)) for line in lines for m in _COMMAND.finditer(line.command)]
 
 
 def problems(arguments: str) -> list[str]:
@@ -136,8 +178,11 @@ def problems(arguments: str) -> list[str]:
 
 def _installable(word: str) -> bool:
     """Whether a word after the first target is another one rather than prose."""
-    return (any(c in word for c in "[]=<>@/.") or "HOLE" in word
-            or canonicalize_name(word) in THIRD_PARTY | {NAME, "sweep"})
+    return (
+        any(c in word for c in "[]=<>@/.")
+        or "HOLE" in word
+        or canonicalize_name(word) in THIRD_PARTY | {NAME, "sweep"}
+    )
 
 
 def _target_problems(word: str) -> list[str]:
@@ -171,43 +216,61 @@ def _target_problems(word: str) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("arguments, says", [
-    ('"sweep[frameworks]"', "unrelated project"),
-    ("'sweep'", "unrelated project"),
-    ("-U sweep==0.1", "unrelated project"),
-    (f"'sweep[{HOLE}]'", "unrelated project"),
-    ('"chunk-sweep[nope]"', "no extra nope"),
-    ('-e ".[nope]"', "no extra nope"),
-    ('"dist/sweep-0.1.0-py3-none-any.whl[frameworks]"', "a wheel of sweep"),
-    ('"dist/chunk_sweep-9.9.9-py3-none-any.whl"', "version 9.9.9"),
-    ("requests", "neither"),
-])
+@pytest.mark.parametrize(
+    "arguments, says",
+    [
+        ('"sweep[frameworks]"', "unrelated project"),
+        ("'sweep'", "unrelated project"),
+        ("-U sweep==0.1", "unrelated project"),
+        (f"'sweep[{HOLE}]'", "unrelated project"),
+        ('"chunk-sweep[nope]"', "no extra nope"),
+        ('-e ".[nope]"', "no extra nope"),
+        ('"dist/sweep-0.1.0-py3-none-any.whl[frameworks]"', "a wheel of sweep"),
+        ('"dist/chunk_sweep-9.9.9-py3-none-any.whl"', "version 9.9.9"),
+        ("requests", "neither"),
+    ],
+)
 def test_the_check_catches_a_wrong_install_line(arguments, says):
     assert any(says in p for p in problems(arguments)), problems(arguments)
 
 
-@pytest.mark.parametrize("arguments", [
-    '-e ".[frameworks]"', "-e .", "langchain-text-splitters",
-    "torch --index-url https://download.pytorch.org/whl/cpu",
-    '"./wheels/chunk_sweep-0.1.0-py3-none-any.whl[frameworks]"', f"{HOLE}",
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '-e ".[frameworks]"',
+        "-e .",
+        "langchain-text-splitters",
+        "torch --index-url https://download.pytorch.org/whl/cpu",
+        '"./wheels/chunk_sweep-0.1.0-py3-none-any.whl[frameworks]"',
+        f"{HOLE}",
+    ],
+)
 def test_the_check_passes_the_right_ones(arguments):
     assert problems(arguments) == []
 
 
-@pytest.mark.parametrize("source", [_markdown, _source_strings, _exported_headers],
-                         ids=["docs", "src", "exported-headers"])
+@pytest.mark.parametrize(
+    "source",
+    [_markdown, _source_strings, _exported_headers],
+    ids=["docs", "src", "exported-headers"],
+)
 def test_every_install_line_installs_chunk_sweep_or_a_dependency(source):
     found = commands(source())
     assert found, f"no pip install line found in {source.__name__}: the reader is broken"
-    wrong = [f"{where}: pip install{arguments}: {p}"
-             for where, arguments in found for p in problems(arguments)]
+    wrong = [
+        f"{where}: pip install{arguments}: {p}"
+        for where, arguments in found
+        for p in problems(arguments)
+    ]
     assert not wrong, "\n".join(wrong)
 
 
 def test_the_ci_recipes_install_the_wheel_a_checkout_builds():
-    recipes = [(w, a) for w, a in commands(_markdown())
-               if w.startswith(("README.md", "docs/deploying.md")) and ".whl" in a]
+    recipes = [
+        (w, a)
+        for w, a in commands(_markdown())
+        if w.startswith(("README.md", "docs/deploying.md")) and ".whl" in a
+    ]
     assert {w.split(":")[0] for w, _ in recipes} == {"README.md", "docs/deploying.md"}
 
 
@@ -244,20 +307,26 @@ def _closure(requirements: list[str]) -> list[tuple[str, Requirement]]:
 
 def test_every_extra_a_dependency_asks_for_is_matched_by_old_pip():
     own = [r for r in PROJECT["dependencies"]]
-    spelled = {(canonicalize_name(Requirement(r).name), e)
-               for r in own for e in Requirement(r).extras}
+    spelled = {
+        (canonicalize_name(Requirement(r).name), e) for r in own for e in Requirement(r).extras
+    }
     unmatched = []
     for who, requirement in _closure(own):
         try:
-            provided = set(metadata.distribution(requirement.name).metadata.get_all(
-                "Provides-Extra") or [])
+            provided = set(
+                metadata.distribution(requirement.name).metadata.get_all("Provides-Extra") or []
+            )
         except metadata.PackageNotFoundError:
             continue
         for extra in requirement.extras:
             # the spelling asked first wins: pip 23.2 pins the distribution with it
             if extra not in provided and not any(
-                    (canonicalize_name(requirement.name), p) in spelled for p in provided
-                    if canonicalize_name(p) == canonicalize_name(extra)):
-                unmatched.append(f"{who} asks for {requirement}, but {requirement.name} spells "
-                                 f"its extras {sorted(provided)}")
+                (canonicalize_name(requirement.name), p) in spelled
+                for p in provided
+                if canonicalize_name(p) == canonicalize_name(extra)
+            ):
+                unmatched.append(
+                    f"{who} asks for {requirement}, but {requirement.name} spells "
+                    f"its extras {sorted(provided)}"
+                )
     assert not unmatched, "\n".join(unmatched)

@@ -15,9 +15,11 @@ from paths import ROOT
 
 
 def test_import_sweep_loads_neither_torch_nor_faiss():
-    code = ("import sweep, sys; names = sweep.__all__; "
-            "assert 'torch' not in sys.modules and 'faiss' not in sys.modules, 'eager'; "
-            "print(len(names))")
+    code = (
+        "import sweep, sys; names = sweep.__all__; "
+        "assert 'torch' not in sys.modules and 'faiss' not in sys.modules, 'eager'; "
+        "print(len(names))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(out.stdout) == len(sweep.__all__)
 
@@ -31,20 +33,25 @@ def test_every_exported_name_resolves_and_a_wrong_one_is_an_attribute_error():
     assert "evaluate_setting" in dir(sweep)
 
 
-def _table(name: str, values: list[float]) -> "sweep.ScoreTable":
+def _table(name: str, values: list[float]) -> sweep.ScoreTable:
     from sweep.core.measures import LEVELS
 
     n = len(values)
-    return sweep.ScoreTable(tuple(f"q{i}" for i in range(n)), ("recall@5",),
-                            np.arange(n), np.full(n, LEVELS.index("span")), np.zeros(n, dtype=int),
-                            np.asarray(values, dtype=float))
+    return sweep.ScoreTable(
+        tuple(f"q{i}" for i in range(n)),
+        ("recall@5",),
+        np.arange(n),
+        np.full(n, LEVELS.index("span")),
+        np.zeros(n, dtype=int),
+        np.asarray(values, dtype=float),
+    )
 
 
 def test_compare_ranks_settings_and_tests_them_paired():
     rng = np.random.default_rng(0)
     base = rng.uniform(0, 1, 60)
     tables = {
-        "small": _table("small", list(np.clip(base - 0.3, 0, 1))),   # clearly worse on every query
+        "small": _table("small", list(np.clip(base - 0.3, 0, 1))),  # clearly worse on every query
         "large": _table("large", list(base)),
         "large-again": _table("large-again", list(base[::-1] * 0 + base)),  # the same scores
     }
@@ -53,7 +60,8 @@ def test_compare_ranks_settings_and_tests_them_paired():
     verdicts = dict(zip(frame["setting"], frame["verdict"]))
     assert verdicts == {"large": "best", "large-again": "tie", "small": "worse"}
     assert frame.loc[frame.setting == "small", "diff"].item() == pytest.approx(
-        np.clip(base - 0.3, 0, 1).mean() - base.mean())
+        np.clip(base - 0.3, 0, 1).mean() - base.mean()
+    )
     assert set(frame["n_compared"]) == {60}
 
 
@@ -66,7 +74,9 @@ def test_compare_names_a_setting_without_the_primary_metric():
 
 def _readme_example() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- python-example -->\s*```python\n(.*?)```\s*<!-- /python-example -->", text, re.S)
+    block = re.search(
+        r"<!-- python-example -->\s*```python\n(.*?)```\s*<!-- /python-example -->", text, re.S
+    )
     assert block, "README.md has no <!-- python-example --> block"
     return block.group(1)
 
@@ -74,11 +84,25 @@ def _readme_example() -> str:
 @pytest.mark.e2e
 def test_the_readme_python_example_compares_two_settings(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", _readme_example()], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", _readme_example()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.strip().splitlines()
-    assert lines[0].split() == ["setting", "mean", "diff", "p_value", "p_holm", "verdict", "n_needed",
-                                "n_compared"]
+    assert lines[0].split() == [
+        "setting",
+        "mean",
+        "diff",
+        "p_value",
+        "p_holm",
+        "verdict",
+        "n_needed",
+        "n_compared",
+    ]
     assert {line.split()[1] for line in lines[1:]} == {"token-256", "token-512"}
     assert any(line.split()[-3] == "best" for line in lines[1:])

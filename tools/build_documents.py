@@ -104,19 +104,39 @@ UNANSWERABLE = (
 
 # Web pages: which site each page is on (its boilerplate) and its breadcrumb.
 SITES = {
-    "platform/api-guide.html": ("Kestrel Cloud Developer Docs", ["Developers", "Kestrel Cloud", "API guide"]),
-    "products/aq200-firmware-release-notes.html": ("Kestrel Support Centre", ["Support", "AQ-200", "Firmware"]),
-    "products/warranty-and-rma-procedure.html": ("Kestrel Support Centre", ["Support", "Warranty and returns"]),
+    "platform/api-guide.html": (
+        "Kestrel Cloud Developer Docs",
+        ["Developers", "Kestrel Cloud", "API guide"],
+    ),
+    "products/aq200-firmware-release-notes.html": (
+        "Kestrel Support Centre",
+        ["Support", "AQ-200", "Firmware"],
+    ),
+    "products/warranty-and-rma-procedure.html": (
+        "Kestrel Support Centre",
+        ["Support", "Warranty and returns"],
+    ),
     "operations/office-guide-lisbon.html": ("Kestrel Intranet", ["Intranet", "Offices", "Lisbon"]),
 }
 
 # Text that only boilerplate carries: a reader whose text contains any of it kept a
 # menu, banner, sidebar, footer, script or style (checked by --check).
 BOILERPLATE = (
-    "We use cookies", "Accept all cookies", "Only necessary cookies", "On this page",
-    "Search this site", "All rights reserved", "Privacy notice", "Skip to content",
-    "dataLayer", "gtag(", "font-family", "addEventListener", "Was this page helpful",
-    "Kestrel Labs, Rua", "Status page",
+    "We use cookies",
+    "Accept all cookies",
+    "Only necessary cookies",
+    "On this page",
+    "Search this site",
+    "All rights reserved",
+    "Privacy notice",
+    "Skip to content",
+    "dataLayer",
+    "gtag(",
+    "font-family",
+    "addEventListener",
+    "Was this page helpful",
+    "Kestrel Labs, Rua",
+    "Status page",
 )
 PAGE_FOOTER = re.compile(r"Page \d+ of \d+")
 
@@ -198,8 +218,12 @@ _RULE_ROW = re.compile(r"\|[\s:|-]+\|")
 
 
 def _starts_block(line: str) -> bool:
-    return bool(_HEADING.match(line) or _BULLET.match(line) or _ORDERED.match(line)
-                or line.startswith(("|", "```")))
+    return bool(
+        _HEADING.match(line)
+        or _BULLET.match(line)
+        or _ORDERED.match(line)
+        or line.startswith(("|", "```"))
+    )
 
 
 def parse(md: str) -> list[Block]:
@@ -220,14 +244,22 @@ def parse(md: str) -> list[Block]:
         if not ln.strip():
             i += 1
         elif m := _HEADING.match(ln):
-            blocks.append(Block("heading", s, s + len(ln), len(m.group(1)), [inline(m.group(2), s + m.start(2))]))
+            blocks.append(
+                Block(
+                    "heading", s, s + len(ln), len(m.group(1)), [inline(m.group(2), s + m.start(2))]
+                )
+            )
             i += 1
         elif ln.startswith("```"):
             j = i + 1
             while j < n and not lines[j].startswith("```"):
                 j += 1
-            body = [[Run(lines[k], offs[k], code=True)] if lines[k] else [] for k in range(i + 1, j)]
-            blocks.append(Block("code", s, offs[j] + len(lines[j]), lines=body, info=ln[3:].strip()))
+            body = [
+                [Run(lines[k], offs[k], code=True)] if lines[k] else [] for k in range(i + 1, j)
+            ]
+            blocks.append(
+                Block("code", s, offs[j] + len(lines[j]), lines=body, info=ln[3:].strip())
+            )
             i = j + 1
         elif ln.startswith("|"):
             j, rows = i, []
@@ -473,7 +505,9 @@ def _html_body(blocks: list[Block]) -> str:
         elif b.kind == "table":
             head, *body = b.rows
             out.append('<div class="table-wrap"><table>')
-            out.append("<thead><tr>" + "".join(f"<th>{_html_runs(c)}</th>" for c in head) + "</tr></thead>")
+            out.append(
+                "<thead><tr>" + "".join(f"<th>{_html_runs(c)}</th>" for c in head) + "</tr></thead>"
+            )
             out.append("<tbody>")
             for row in body:
                 out.append("<tr>" + "".join(f"<td>{_html_runs(c)}</td>" for c in row) + "</tr>")
@@ -501,9 +535,30 @@ pre { background: #f4f6f8; padding: .8rem 1rem; overflow-x: auto; }
 """
 
 _NAV = {
-    "Kestrel Cloud Developer Docs": ["Get started", "API reference", "SDKs and libraries", "Webhooks", "Changelog", "Status page"],
-    "Kestrel Support Centre": ["Product manuals", "Firmware downloads", "Troubleshooting", "Warranty and returns", "Contact support", "Status page"],
-    "Kestrel Intranet": ["People hub", "Offices", "IT service desk", "Policies", "Company calendar", "Status page"],
+    "Kestrel Cloud Developer Docs": [
+        "Get started",
+        "API reference",
+        "SDKs and libraries",
+        "Webhooks",
+        "Changelog",
+        "Status page",
+    ],
+    "Kestrel Support Centre": [
+        "Product manuals",
+        "Firmware downloads",
+        "Troubleshooting",
+        "Warranty and returns",
+        "Contact support",
+        "Status page",
+    ],
+    "Kestrel Intranet": [
+        "People hub",
+        "Offices",
+        "IT service desk",
+        "Policies",
+        "Company calendar",
+        "Status page",
+    ],
 }
 
 
@@ -513,11 +568,15 @@ def render_page(blocks: list[Block], title: str, path: str) -> str:
     site, crumbs = SITES[path]
     toc = "\n".join(
         f'        <li><a href="#{_slug(plain_text(b.lines[0]))}">{html.escape(plain_text(b.lines[0]), quote=False)}</a></li>'
-        for b in blocks if b.kind == "heading" and b.level == 2
+        for b in blocks
+        if b.kind == "heading" and b.level == 2
     )
-    nav = "\n".join(f'        <li><a href="/{_slug(item)}/">{html.escape(item)}</a></li>' for item in _NAV[site])
-    crumb = " <span aria-hidden=\"true\">›</span> ".join(
-        f'<a href="/{_slug(c)}/">{html.escape(c)}</a>' for c in crumbs)
+    nav = "\n".join(
+        f'        <li><a href="/{_slug(item)}/">{html.escape(item)}</a></li>' for item in _NAV[site]
+    )
+    crumb = ' <span aria-hidden="true">›</span> '.join(
+        f'<a href="/{_slug(c)}/">{html.escape(c)}</a>' for c in crumbs
+    )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -650,7 +709,10 @@ def render_docx(blocks: list[Block], title: str) -> bytes:
             for line in b.lines:
                 add_runs(document.add_paragraph(), line)
         elif b.kind == "bullet":
-            add_runs(document.add_paragraph(style="List Bullet"), [r for line in b.lines for r in _spaced(line)])
+            add_runs(
+                document.add_paragraph(style="List Bullet"),
+                [r for line in b.lines for r in _spaced(line)],
+            )
         elif b.kind == "ordered":
             par = document.add_paragraph(style="List Number")
             if previous != "ordered":
@@ -798,29 +860,38 @@ KEEP = {
 }
 
 
-def quote_for(blocks: list[Block], source: str, start: int, end: int, fmt: str, keep: str = "") -> str:
+def quote_for(
+    blocks: list[Block], source: str, start: int, end: int, fmt: str, keep: str = ""
+) -> str:
     """The kestrel evidence ``source[start:end]`` as the new format shows it (see the module
     docstring). Markdown keeps it as written. Evidence over several blocks keeps plain
     paragraphs whole; otherwise one block: the one containing ``keep`` when given,
     else the longest (a table's header row only when the evidence is only the header)."""
     if fmt == "md":
         return source[start:end]
-    hit = [(b, parts) for b in blocks
-           if b.start < end and b.end > start and (parts := _block_parts(b, start, end, fmt))]
+    hit = [
+        (b, parts)
+        for b in blocks
+        if b.start < end and b.end > start and (parts := _block_parts(b, start, end, fmt))
+    ]
     if len(hit) == 1 and len(hit[0][1]) == 1:
         return hit[0][1][0]
     if all(b.kind == "para" for b, _ in hit):
         return PARA_SEP[fmt].join(p for _, parts in hit for p in parts)
     candidates = []
     for b, parts in hit:
-        header_in = b.kind == "table" and any(r.clip(start, end) for cell in b.rows[0] for r in cell)
+        header_in = b.kind == "table" and any(
+            r.clip(start, end) for cell in b.rows[0] for r in cell
+        )
         if header_in and len(parts) > 1:
             parts = parts[1:]  # the header row, when body rows are part of the evidence too
         candidates.extend(parts)
     if keep:
         chosen = [c for c in candidates if keep in c]
         if len(chosen) != 1:
-            raise ValueError(f"KEEP phrase {keep!r} is in {len(chosen)} blocks of the evidence, not 1")
+            raise ValueError(
+                f"KEEP phrase {keep!r} is in {len(chosen)} blocks of the evidence, not 1"
+            )
         return chosen[0]
     return max(candidates, key=len)
 
@@ -857,7 +928,14 @@ def build_corpus() -> tuple[dict[str, bytes], bytes, list[dict]]:
         q = json.loads(raw)
         if not q["relevant"]:
             if q["query_id"] in UNANSWERABLE:
-                rows.append({"query_id": q["query_id"], "query": q["query"], "type": q["type"], "relevant": []})
+                rows.append(
+                    {
+                        "query_id": q["query_id"],
+                        "query": q["query"],
+                        "type": q["type"],
+                        "relevant": [],
+                    }
+                )
             continue
         if not all(r["doc_id"] in SELECTION for r in q["relevant"]):
             continue
@@ -873,7 +951,14 @@ def build_corpus() -> tuple[dict[str, bytes], bytes, list[dict]]:
             if "grade" in r:
                 item["grade"] = r["grade"]
             relevant.append(item)
-        rows.append({"query_id": q["query_id"], "query": q["query"], "type": q["type"], "relevant": relevant})
+        rows.append(
+            {
+                "query_id": q["query_id"],
+                "query": q["query"],
+                "type": q["type"],
+                "relevant": relevant,
+            }
+        )
     queries = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     return files, queries, rows
 
@@ -893,6 +978,7 @@ def write(files: dict[str, bytes], queries: bytes) -> None:
 # Checking: every quote located by every reader
 # --------------------------------------------------------------------------------------
 
+
 def _readers() -> dict[str, dict[str, tuple[object, bool]]]:
     """Every reader sweep has for each suffix of the example: name -> (reader, is default)."""
     from sweep.datasets.readers import registry
@@ -900,8 +986,10 @@ def _readers() -> dict[str, dict[str, tuple[object, bool]]]:
     out: dict[str, dict[str, tuple[object, bool]]] = {}
     for suffix in ("pdf", "html", "docx", "md", "rst"):
         fmt = registry.format_of(f"x.{suffix}")
-        out[suffix] = {name: (registry.reader_for(fmt, name), name == registry.DEFAULT_READERS[fmt])
-                       for name in registry.READERS[fmt]}
+        out[suffix] = {
+            name: (registry.reader_for(fmt, name), name == registry.DEFAULT_READERS[fmt])
+            for name in registry.READERS[fmt]
+        }
     return out
 
 
@@ -913,7 +1001,9 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
     from sweep.datasets.quotes import QuoteIndex
 
     problems = 0
-    on_disk = {p.relative_to(DOCS).as_posix(): p.read_bytes() for p in DOCS.rglob("*") if p.is_file()}
+    on_disk = {
+        p.relative_to(DOCS).as_posix(): p.read_bytes() for p in DOCS.rglob("*") if p.is_file()
+    }
     stale = sorted(k for k in set(files) | set(on_disk) if files.get(k) != on_disk.get(k))
     if not QUERIES.exists() or QUERIES.read_bytes() != queries:
         stale.append("queries.jsonl")
@@ -921,7 +1011,9 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
         problems += 1
         print(f"stale: {', '.join(stale)} differ from a fresh build (run build.py)")
     else:
-        print(f"up to date: {len(files)} documents and queries.jsonl are byte-identical to a fresh build")
+        print(
+            f"up to date: {len(files)} documents and queries.jsonl are byte-identical to a fresh build"
+        )
 
     by_doc: dict[str, list[tuple[str, str]]] = {}
     for row in rows:
@@ -944,7 +1036,9 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
                 leaks.append("page header 'Kestrel Labs — …'")
             if leaks:
                 counts["boilerplate"] += 1
-                print(f"  {doc_id} [{name}]: boilerplate in the text: {', '.join(map(repr, leaks))}")
+                print(
+                    f"  {doc_id} [{name}]: boilerplate in the text: {', '.join(map(repr, leaks))}"
+                )
             index = QuoteIndex(text)
             for query_id, quote in by_doc.get(doc_id, []):
                 found = index.locate(quote)
@@ -952,12 +1046,16 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
                 if not found and (verbose or default):
                     print(f"  {doc_id} [{name}] {query_id}: {found.message()[:240]}")
     print()
-    print(f"{'format':6} {'reader':22} {'exact':>6} {'normalised':>10} {'not found':>9} {'ambiguous':>9}"
-          f" {'unreadable':>10} {'boilerplate':>11}")
+    print(
+        f"{'format':6} {'reader':22} {'exact':>6} {'normalised':>10} {'not found':>9} {'ambiguous':>9}"
+        f" {'unreadable':>10} {'boilerplate':>11}"
+    )
     for (suffix, name, default), c in sorted(total.items()):
         label = f"{name} (default)" if default else name
-        print(f"{suffix:6} {label:22} {c['exact']:6} {c['normalised']:10} {c['not found']:9} {c['ambiguous']:9}"
-              f" {c['unreadable']:10} {c['boilerplate']:11}")
+        print(
+            f"{suffix:6} {label:22} {c['exact']:6} {c['normalised']:10} {c['not found']:9} {c['ambiguous']:9}"
+            f" {c['unreadable']:10} {c['boilerplate']:11}"
+        )
         if default and (c["not found"] or c["ambiguous"] or c["unreadable"] or c["boilerplate"]):
             problems += 1
     return problems
@@ -965,16 +1063,22 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="verify the folder and the quotes; write nothing")
-    parser.add_argument("-v", "--verbose", action="store_true", help="list every quote a reader did not locate")
+    parser.add_argument(
+        "--check", action="store_true", help="verify the folder and the quotes; write nothing"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list every quote a reader did not locate"
+    )
     args = parser.parse_args(argv)
     files, queries, rows = build_corpus()
     if not args.check:
         write(files, queries)
         answerable = sum(1 for r in rows if r["relevant"])
         size = sum(len(b) for b in files.values()) + len(queries)
-        print(f"wrote {len(files)} documents and {len(rows)} queries ({answerable} answerable, "
-              f"{len(rows) - answerable} unanswerable), {size / 1024:.0f} KiB, to {HERE}")
+        print(
+            f"wrote {len(files)} documents and {len(rows)} queries ({answerable} answerable, "
+            f"{len(rows) - answerable} unanswerable), {size / 1024:.0f} KiB, to {HERE}"
+        )
         return 0
     return 1 if check_corpus(files, queries, rows, args.verbose) else 0
 

@@ -34,7 +34,8 @@ def build_queries(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[
     texts = {
         # Bytes, not read_text(): offsets must match the file exactly, \r\n included.
         p.relative_to(docs_dir).as_posix(): p.read_bytes().decode("utf-8")
-        for p in sorted(docs_dir.rglob("*")) if p.suffix in {".md", ".txt"}
+        for p in sorted(docs_dir.rglob("*"))
+        if p.suffix in {".md", ".txt"}
     }
     queries, problems, seen = [], [], set()
     for draft in drafts:
@@ -68,7 +69,8 @@ def build_queries(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[
                     if len(hits) > 1 and "occurrence" not in j:
                         problems.append(
                             f"{where}: quote occurs {len(hits)} times in {doc_id}; "
-                            f"lengthen it or add \"occurrence\": {quote[:60]!r}")
+                            f'lengthen it or add "occurrence": {quote[:60]!r}'
+                        )
                         continue
                     if nth > len(hits):
                         problems.append(f"{where}: occurrence {nth} > {len(hits)} in {doc_id}")
@@ -76,8 +78,12 @@ def build_queries(docs_dir: Path, drafts: list[Path]) -> tuple[list[dict], list[
                     start = hits[nth - 1]
                     out.update(start=start, end=start + len(quote), quote=quote)
                 relevant.append(out)
-            rec = {"query_id": qid, "query": q["query"], "type": q.get("type"),
-                   "relevant": relevant}
+            rec = {
+                "query_id": qid,
+                "query": q["query"],
+                "type": q.get("type"),
+                "relevant": relevant,
+            }
             if q.get("note"):
                 rec["note"] = q["note"]
             queries.append(rec)

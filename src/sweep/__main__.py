@@ -12,24 +12,30 @@ another sweep), 130 on Ctrl-C.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import hydra
 from omegaconf import DictConfig
 
 from sweep.cli.exits import quiet_broken_pipe
-from sweep.jobs.callbacks import SweepRun
-from sweep.hydrakit.config import CONF_DIR, register
 from sweep.core import interrupts
-from sweep.jobs.diskfull import DiskFull
-from sweep.jobs.entry import (end_sweep, on_disk_full, on_interrupt, on_launcher_failure,
-                              run_hydra_job)
+from sweep.hydrakit.config import CONF_DIR, register
 from sweep.hydrakit.overrides import check_command_line
+from sweep.jobs.callbacks import SweepRun
+from sweep.jobs.diskfull import DiskFull
+from sweep.jobs.entry import (
+    end_sweep,
+    on_disk_full,
+    on_interrupt,
+    on_launcher_failure,
+    run_hydra_job,
+)
 
 
 def _hydra_main(state: SweepRun) -> Callable[[], None]:
     """Hydra's entry, running each job for the command's ``state`` (joblib's workers get
     it pickled with the task function)."""
+
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
     def _entry(cfg: DictConfig) -> None:
         run_hydra_job(cfg, state)
@@ -63,6 +69,7 @@ def main() -> None:
                 on_launcher_failure(state)
             raise
         end_sweep(state)
+
 
 if __name__ == "__main__":
     main()

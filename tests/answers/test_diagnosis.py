@@ -53,9 +53,9 @@ def test_a_missing_answer_is_no_answer_whatever_else_is_known(context, faithful,
 
 
 @given(st.sampled_from(["partial", "none"]), st.booleans(), maybe, maybe, maybe)
-def test_incomplete_context_is_a_retrieval_problem_whatever_the_model_did(context, declined,
-                                                                          faithful, relevant,
-                                                                          correct):
+def test_incomplete_context_is_a_retrieval_problem_whatever_the_model_did(
+    context, declined, faithful, relevant, correct
+):
     assert diagnose_answer(context, declined, faithful, relevant, correct) == "retrieval"
 
 
@@ -67,7 +67,9 @@ def test_unanswerable_questions_are_judged_only_on_declining(declined, faithful,
 
 @given(maybe, maybe, maybe)
 def test_declining_with_the_evidence_at_hand_is_its_own_failure(faithful, relevant, correct):
-    assert diagnose_answer("complete", True, faithful, relevant, correct) == "declined_with_evidence"
+    assert (
+        diagnose_answer("complete", True, faithful, relevant, correct) == "declined_with_evidence"
+    )
 
 
 @given(maybe, maybe)

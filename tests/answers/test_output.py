@@ -16,8 +16,14 @@ from sweep.store.traces import Evidence, Retrieved
 
 GOLD = (Evidence("a.md", 1, 0, 12, "gold evidence"),)
 HIT = Retrieved(1, "a.md#0", "a.md", 0, 30, 6, 0.9, "gold evidence and more text")
-STATS = {"sent": 40, "cached": 8, "failed": 1, "retries": 3, "prompt_tokens": 12_345,
-         "completion_tokens": 678}
+STATS = {
+    "sent": 40,
+    "cached": 8,
+    "failed": 1,
+    "retries": 3,
+    "prompt_tokens": 12_345,
+    "completion_tokens": 678,
+}
 
 
 def _traces(labels=("size=64", "size=128")) -> list[AnswerTrace]:
@@ -25,11 +31,30 @@ def _traces(labels=("size=64", "size=128")) -> list[AnswerTrace]:
     for job, label in enumerate(labels):
         for i in range(10):
             good = job == 0 or i < 5
-            out.append(AnswerTrace(
-                job, label, f"q{i}", f"question {i}?", "fact", None, GOLD, (HIT,), "complete",
-                f"answer {i}", False,
-                {"faithful": JudgeVerdict(good, "r", "none" if good else "hallucination"),
-                 "relevant": JudgeVerdict(True, "r")}, {}, "ok" if good else "unfaithful", "1", 1, "m"))
+            out.append(
+                AnswerTrace(
+                    job,
+                    label,
+                    f"q{i}",
+                    f"question {i}?",
+                    "fact",
+                    None,
+                    GOLD,
+                    (HIT,),
+                    "complete",
+                    f"answer {i}",
+                    False,
+                    {
+                        "faithful": JudgeVerdict(good, "r", "none" if good else "hallucination"),
+                        "relevant": JudgeVerdict(True, "r"),
+                    },
+                    {},
+                    "ok" if good else "unfaithful",
+                    "1",
+                    1,
+                    "m",
+                )
+            )
     return out
 
 
@@ -38,14 +63,21 @@ def _write(tmp_path, traces, tests=None):
     tests = pair_tests(traces, n_perm=500) if tests is None else tests
     labels = {t.job: t.setting for t in traces}
     out = tmp_path / "sweep" / "answers"
-    return write_outputs(out, traces, summaries, tests, labels, stats=STATS), summaries, tests, labels
+    return (
+        write_outputs(out, traces, summaries, tests, labels, stats=STATS),
+        summaries,
+        tests,
+        labels,
+    )
 
 
 def test_the_four_files_and_what_they_hold(tmp_path):
     traces = _traces()
     paths, summaries, tests, labels = _write(tmp_path, traces)
     out = tmp_path / "sweep" / "answers"
-    assert paths == [out / n for n in ("answers.jsonl", "answers.csv", "answers.md", "answers.html")]
+    assert paths == [
+        out / n for n in ("answers.jsonl", "answers.csv", "answers.md", "answers.html")
+    ]
     assert all(p.is_file() for p in paths)
     assert read_answers(out / "answers.jsonl") == traces
     with open(out / "answers.csv", newline="") as f:
@@ -54,9 +86,12 @@ def test_the_four_files_and_what_they_hold(tmp_path):
     assert [(r["job"], r["setting"]) for r in rows] == [("0", "size=64"), ("1", "size=128")]
     assert float(rows[0]["faithful"]) == 1.0 and float(rows[1]["faithful"]) == 0.5
     assert int(rows[1]["diagnosis.unfaithful"]) == 5 and int(rows[1]["faithful.n"]) == 10
-    assert (out / "answers.html").read_text(encoding="utf-8") == \
-        answers_page(traces, summaries, tests, labels, stats=STATS)
-    assert (out / "answers.md").read_text() == answers_markdown(summaries, tests, labels, stats=STATS)
+    assert (out / "answers.html").read_text(encoding="utf-8") == answers_page(
+        traces, summaries, tests, labels, stats=STATS
+    )
+    assert (out / "answers.md").read_text() == answers_markdown(
+        summaries, tests, labels, stats=STATS
+    )
 
 
 def test_a_setting_label_that_looks_like_a_formula_is_neutralised_in_the_csv(tmp_path):
@@ -75,8 +110,10 @@ def test_the_markdown_says_how_to_read_it_and_what_it_cost(tmp_path):
     for code, text in DIAGNOSES.items():
         assert f"- `{code}`: {text}" in md
     assert "## Paired tests between the settings" in md
-    assert md.rstrip().endswith("requests: 40 sent, 8 from the cache, 1 failed after 3 retries; "
-                                "tokens: 12,345 prompt + 678 completion sent now.")
+    assert md.rstrip().endswith(
+        "requests: 40 sent, 8 from the cache, 1 failed after 3 retries; "
+        "tokens: 12,345 prompt + 678 completion sent now."
+    )
     table = [line for line in md.splitlines() if line.startswith("| ")]
     assert any("size=64" in line and "1.00 [1.00, 1.00] (n=10)" in line for line in table)
     # The paired test of the faithful rate: size=64 minus size=128 over the ten queries.

@@ -17,16 +17,20 @@ from sweep.answers.replies import parse_answer, parse_judge_verdict
 from sweep.llm.client import Completion, LLMClient
 from sweep.llm.config import LLMConfig
 
-CHUNKS = ["The daily allowance for meals is 45 euros within Portugal.",
-          "Rail is preferred for journeys under four hours."]
+CHUNKS = [
+    "The daily allowance for meals is 45 euros within Portugal.",
+    "Rail is preferred for journeys under four hours.",
+]
 Q = "What is the daily meal allowance within Portugal?"
 
 
 def _all():
-    return {prompts.ANSWER: prompts.answer(Q, CHUNKS),
-            prompts.FAITHFULNESS: prompts.faithfulness(Q, CHUNKS, "45 euros."),
-            prompts.RELEVANCE: prompts.relevance(Q, "45 euros."),
-            prompts.CORRECTNESS: prompts.correctness(Q, "45 euros.", "45 euros a day")}
+    return {
+        prompts.ANSWER: prompts.answer(Q, CHUNKS),
+        prompts.FAITHFULNESS: prompts.faithfulness(Q, CHUNKS, "45 euros."),
+        prompts.RELEVANCE: prompts.relevance(Q, "45 euros."),
+        prompts.CORRECTNESS: prompts.correctness(Q, "45 euros.", "45 euros a day"),
+    }
 
 
 def test_every_prompt_is_a_system_then_a_user_message_naming_its_task():
@@ -92,20 +96,24 @@ def answering():
 
 
 def test_sent_to_a_server_each_prompt_gets_a_reply_its_parser_reads(answering):
-    client = LLMClient(LLMConfig(base_url=answering.url, model="stand-in"), None, None,
-                       show_progress=False)
+    client = LLMClient(
+        LLMConfig(base_url=answering.url, model="stand-in"), None, None, show_progress=False
+    )
     built = _all()
     replies = client.complete_many(list(built.values()), desc="prompts")
     assert all(isinstance(r, Completion) for r in replies)
     got = dict(zip(built, (r.text for r in replies)))
     a = parse_answer(got[prompts.ANSWER])
     assert not a.declined and a.text == CHUNKS[0]  # the context sentence that answers it
-    assert parse_judge_verdict(got[prompts.FAITHFULNESS], "faithful").passed is False  # not verbatim
+    assert (
+        parse_judge_verdict(got[prompts.FAITHFULNESS], "faithful").passed is False
+    )  # not verbatim
     assert parse_judge_verdict(got[prompts.RELEVANCE], "relevant").passed is False
     assert parse_judge_verdict(got[prompts.CORRECTNESS], "correct").passed is True
     assert sorted(r.kind for r in answering.requests) == sorted(built)  # concurrent: any order
     # Faithful when the answer is said in the context; nothing to answer from: declined.
-    faithful, declined = client.complete_many([prompts.faithfulness(Q, CHUNKS, CHUNKS[0]),
-                                               prompts.answer(Q, [])])
+    faithful, declined = client.complete_many(
+        [prompts.faithfulness(Q, CHUNKS, CHUNKS[0]), prompts.answer(Q, [])]
+    )
     assert parse_judge_verdict(faithful.text, "faithful").passed is True
     assert parse_answer(declined.text).declined

@@ -9,12 +9,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.answers.replies import (CATEGORIES, BadReply, GeneratedAnswer, JudgeVerdict, parse_answer,
-                                   parse_judge_verdict)
+from sweep.answers.replies import (
+    CATEGORIES,
+    BadReply,
+    GeneratedAnswer,
+    JudgeVerdict,
+    parse_answer,
+    parse_judge_verdict,
+)
 
 texts = st.text(min_size=1, max_size=80).filter(lambda s: s.strip())
-junk = st.dictionaries(st.sampled_from(["confidence", "notes", "sources", "x"]),
-                       st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=3)
+junk = st.dictionaries(
+    st.sampled_from(["confidence", "notes", "sources", "x"]),
+    st.one_of(st.integers(), st.text(max_size=5), st.none()),
+    max_size=3,
+)
 
 
 @given(texts, junk)
@@ -29,30 +38,39 @@ def test_a_fenced_or_introduced_reply_is_read_too(text, wrapper):
     assert parse_answer(wrapper.format(obj) if "{}" in wrapper else obj).text == text.strip()
 
 
-@pytest.mark.parametrize("reply", ['{"answer": "", "declined": true}',
-                                   '{"answer": null, "declined": true}',
-                                   '{"declined": " TRUE "}'])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"answer": "", "declined": true}',
+        '{"answer": null, "declined": true}',
+        '{"declined": " TRUE "}',
+    ],
+)
 def test_a_decline_needs_no_answer_text(reply):
     assert parse_answer(reply) == GeneratedAnswer("", True)
 
 
 def test_a_missing_declined_means_answered_and_a_declined_answer_keeps_its_text():
     assert parse_answer('{"answer": "45 euros"}') == GeneratedAnswer("45 euros", False)
-    assert parse_answer('{"answer": " not stated ", "declined": true}') == \
-        GeneratedAnswer("not stated", True)
+    assert parse_answer('{"answer": " not stated ", "declined": true}') == GeneratedAnswer(
+        "not stated", True
+    )
 
 
-@pytest.mark.parametrize("reply,reason,words", [
-    ("", "bad_json", "empty"),
-    ("the answer is 45 euros", "bad_json", "no JSON object"),
-    ("[1, 2]", "bad_json", "expected a JSON object"),
-    ('{"answer": 45}', "bad_shape", "'answer' must be a string"),
-    ('{"declined": false}', "bad_shape", "'answer' must be a string"),
-    ('{"answer": "   "}', "bad_shape", "empty answer that is not declined"),
-    ('{"answer": "x", "declined": "maybe"}', "bad_shape", "'declined' must be true or false"),
-    ('{"answer": "x", "declined": 1}', "bad_shape", "'declined' must be true or false"),
-    ('{"answer": "x", "declined": null}', "bad_shape", "'declined' must be true or false"),
-])
+@pytest.mark.parametrize(
+    "reply,reason,words",
+    [
+        ("", "bad_json", "empty"),
+        ("the answer is 45 euros", "bad_json", "no JSON object"),
+        ("[1, 2]", "bad_json", "expected a JSON object"),
+        ('{"answer": 45}', "bad_shape", "'answer' must be a string"),
+        ('{"declined": false}', "bad_shape", "'answer' must be a string"),
+        ('{"answer": "   "}', "bad_shape", "empty answer that is not declined"),
+        ('{"answer": "x", "declined": "maybe"}', "bad_shape", "'declined' must be true or false"),
+        ('{"answer": "x", "declined": 1}', "bad_shape", "'declined' must be true or false"),
+        ('{"answer": "x", "declined": null}', "bad_shape", "'declined' must be true or false"),
+    ],
+)
 def test_unreadable_answers(reply, reason, words):
     with pytest.raises(BadReply) as e:
         parse_answer(reply)
@@ -60,8 +78,12 @@ def test_unreadable_answers(reply, reason, words):
     assert str(e.value).startswith(f"{reason}: ") and words in str(e.value)
 
 
-@given(st.sampled_from(["relevant", "correct"]), st.booleans(),
-       st.one_of(st.text(max_size=30), st.none(), st.integers()), junk)
+@given(
+    st.sampled_from(["relevant", "correct"]),
+    st.booleans(),
+    st.one_of(st.text(max_size=30), st.none(), st.integers()),
+    junk,
+)
 def test_a_binary_verdict_reads_its_own_key_and_a_reason(key, passed, reason, extra):
     reply = json.dumps({**extra, key: passed, "reason": reason})
     v = parse_judge_verdict(reply, key)
@@ -71,8 +93,9 @@ def test_a_binary_verdict_reads_its_own_key_and_a_reason(key, passed, reason, ex
 
 @pytest.mark.parametrize("raw", ["true", "True", " TRUE", "false", "False "])
 def test_quoted_booleans_are_read(raw):
-    assert parse_judge_verdict(json.dumps({"relevant": raw}), "relevant").passed is \
-        (raw.strip().lower() == "true")
+    assert parse_judge_verdict(json.dumps({"relevant": raw}), "relevant").passed is (
+        raw.strip().lower() == "true"
+    )
 
 
 def test_a_verdict_under_another_key_is_not_this_judges():
@@ -80,8 +103,12 @@ def test_a_verdict_under_another_key_is_not_this_judges():
         parse_judge_verdict('{"relevant": true, "reason": "r"}', "correct")
 
 
-@given(st.booleans(), st.sampled_from(CATEGORIES), st.sampled_from(["", " ", "\n"]),
-       st.sampled_from([str.lower, str.upper, str.title]))
+@given(
+    st.booleans(),
+    st.sampled_from(CATEGORIES),
+    st.sampled_from(["", " ", "\n"]),
+    st.sampled_from([str.lower, str.upper, str.title]),
+)
 def test_faithfulness_categories(passed, category, pad, case):
     reply = json.dumps({"faithful": passed, "category": pad + case(category) + pad, "reason": "r"})
     if not passed and category == "none":

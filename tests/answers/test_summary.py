@@ -11,21 +11,51 @@ from hypothesis import strategies as st
 from sweep.answers.diagnosis import DIAGNOSES
 from sweep.answers.records import AnswerTrace
 from sweep.answers.replies import JudgeVerdict
-from sweep.answers.summary import (RATES, pair_tests, rate_values, setup_text,
-                                   summarize_answers)
+from sweep.answers.summary import RATES, pair_tests, rate_values, setup_text, summarize_answers
 from sweep.store.traces import Evidence
 
 GOLD = (Evidence("a.md", 1, 0, 10, "gold text."),)
 
 
-def _t(job=0, qid="q1", *, declined=False, faithful=None, relevant=None, correct=None,
-       gold=True, diagnosis="ok", failures=None, k=3, model="m", prompt="1") -> AnswerTrace:
-    verdicts = {name: JudgeVerdict(v, "r") for name, v in
-                (("faithful", faithful), ("relevant", relevant), ("correct", correct)) if v is not None}
-    return AnswerTrace(job, f"setting {job}", qid, f"question {qid}?", "fact", None,
-                       GOLD if gold else (), (), "complete" if gold else "unanswerable",
-                       None if declined is None else "an answer", declined, verdicts,
-                       failures or {}, diagnosis, prompt, k, model)
+def _t(
+    job=0,
+    qid="q1",
+    *,
+    declined=False,
+    faithful=None,
+    relevant=None,
+    correct=None,
+    gold=True,
+    diagnosis="ok",
+    failures=None,
+    k=3,
+    model="m",
+    prompt="1",
+) -> AnswerTrace:
+    verdicts = {
+        name: JudgeVerdict(v, "r")
+        for name, v in (("faithful", faithful), ("relevant", relevant), ("correct", correct))
+        if v is not None
+    }
+    return AnswerTrace(
+        job,
+        f"setting {job}",
+        qid,
+        f"question {qid}?",
+        "fact",
+        None,
+        GOLD if gold else (),
+        (),
+        "complete" if gold else "unanswerable",
+        None if declined is None else "an answer",
+        declined,
+        verdicts,
+        failures or {},
+        diagnosis,
+        prompt,
+        k,
+        model,
+    )
 
 
 # --------------------------------------------------------------------------- rate_values
@@ -56,12 +86,31 @@ def test_declined_is_defined_for_unanswerable_questions_only():
 
 
 def test_rates_means_intervals_counts_and_failures_per_setting():
-    traces = [_t(0, f"q{i}", faithful=i % 4 != 0, relevant=True, diagnosis="ok" if i % 4 else "unfaithful")
-              for i in range(8)]
-    traces += [_t(0, "u1", gold=False, declined=True, diagnosis="correctly_declined"),
-               _t(0, "x", declined=None, diagnosis="no_answer", failures={"answer": "bad_json"})]
-    traces += [_t(1, f"q{i}", faithful=True, relevant=i < 2, failures={"correct": "bad_json"},
-                  diagnosis="ok" if i < 2 else "wrong_section") for i in range(4)]
+    traces = [
+        _t(
+            0,
+            f"q{i}",
+            faithful=i % 4 != 0,
+            relevant=True,
+            diagnosis="ok" if i % 4 else "unfaithful",
+        )
+        for i in range(8)
+    ]
+    traces += [
+        _t(0, "u1", gold=False, declined=True, diagnosis="correctly_declined"),
+        _t(0, "x", declined=None, diagnosis="no_answer", failures={"answer": "bad_json"}),
+    ]
+    traces += [
+        _t(
+            1,
+            f"q{i}",
+            faithful=True,
+            relevant=i < 2,
+            failures={"correct": "bad_json"},
+            diagnosis="ok" if i < 2 else "wrong_section",
+        )
+        for i in range(4)
+    ]
     s0, s1 = summarize_answers(traces[::-1], n_boot=200, seed=1)  # sorted by job
     assert (s0.job, s0.setting, s0.n_queries, s0.k, s0.model) == (0, "setting 0", 10, 3, "m")
     f = s0.rates["faithful"]

@@ -15,9 +15,11 @@ from sweep.hydrakit.config import CONF_DIR, register
 
 register()
 # sweep's own strategies; the framework presets (langchain, ...) have their own tests
-PRESETS = sorted(p.stem for p in (CONF_DIR / "chunk").glob("*.yaml")
-                 if "build_framework_chunker" not in p.read_text()
-                 and "base/framework" not in p.read_text())
+PRESETS = sorted(
+    p.stem
+    for p in (CONF_DIR / "chunk").glob("*.yaml")
+    if "build_framework_chunker" not in p.read_text() and "base/framework" not in p.read_text()
+)
 
 
 def _chunk(overrides: list[str]):
@@ -31,8 +33,14 @@ def _embed(texts: list[str]) -> np.ndarray:
 
 def test_semantic_options_are_plain_overrides() -> None:
     # Issue 17 item 8: this raised Hydra's "Key 'breakpoint_percentile' is not in struct".
-    node = _chunk(["chunk=semantic", "chunk.breakpoint_percentile=75", "chunk.buffer_size=0",
-                   "chunk.min_unit_tokens=8"])
+    node = _chunk(
+        [
+            "chunk=semantic",
+            "chunk.breakpoint_percentile=75",
+            "chunk.buffer_size=0",
+            "chunk.min_unit_tokens=8",
+        ]
+    )
     chunker = instantiate(node, embed_fn=_embed)
     assert isinstance(chunker, SemanticChunker)
     assert (chunker.breakpoint_percentile, chunker.buffer_size, chunker.min_unit) == (75.0, 0, 8)
@@ -45,12 +53,16 @@ def test_strategy_key_alone_gives_the_semantic_chunker_and_its_options() -> None
     node = _chunk(["chunk.strategy=semantic", "chunk.min_unit_tokens=8"])
     chunker = instantiate(node, embed_fn=_embed)
     assert isinstance(chunker, SemanticChunker) and chunker.min_unit == 8
-    assert instantiate(_chunk(["chunk=semantic"]), embed_fn=_embed).settings == \
-        instantiate(_chunk(["chunk.strategy=semantic"]), embed_fn=_embed).settings
+    assert (
+        instantiate(_chunk(["chunk=semantic"]), embed_fn=_embed).settings
+        == instantiate(_chunk(["chunk.strategy=semantic"]), embed_fn=_embed).settings
+    )
 
 
 def test_an_option_of_another_strategy_is_reported_not_an_error() -> None:
-    chunker = instantiate(_chunk(["chunk=token", "chunk.breakpoint_percentile=75"]), embed_fn=_embed)
+    chunker = instantiate(
+        _chunk(["chunk=token", "chunk.breakpoint_percentile=75"]), embed_fn=_embed
+    )
     assert isinstance(chunker, TokenChunker)
     assert chunker.notes == ("option breakpoint_percentile=75 is ignored by strategy 'token'",)
 

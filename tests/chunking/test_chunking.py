@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from itertools import pairwise
 import os
 import time
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -23,8 +23,8 @@ from sweep.chunking import (
     markdown_sections,
     parse_headings,
 )
-from sweep.core.types import Document
 from sweep.core.tokenization import count_tokens, get_encoding, tokenize
+from sweep.core.types import Document
 
 ENC = get_encoding("cl100k_base")
 
@@ -33,7 +33,9 @@ def fake_embed(texts: list[str]) -> np.ndarray:
     """Deterministic stand-in for a sentence embedder: a pure function of the text."""
     out = np.empty((len(texts), 16))
     for i, t in enumerate(texts):
-        seed = int.from_bytes(hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        seed = int.from_bytes(
+            hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+        )
         out[i] = np.random.default_rng(seed).normal(size=16)
     return out
 
@@ -67,12 +69,41 @@ def check_invariants(doc: Document, chunks, size: int) -> None:
 # fences, blank lines, CJK stops, emoji/ZWJ, combining marks, accents, and
 # long separator-free runs.
 FRAGMENTS = [
-    "The sensor is calibrated every 180 days.", "Is it?", "e.g. the unit", "Dr. Quintela signed it.",
-    "São Paulo e Lisboa: ação, coração, não.", "Lindqvist – €120", "日本語の文です。", "次の文！",
-    "👍🏽", "👩‍👩‍👧 family", "e\u0301te\u0301", "a\u0308\u0301\u0327", "中文没有空格也没有句号",
-    "# Title", "## Section two", "### Deep ### ", "Setext\n===", "- item", "1. step one", "| a | b |",
-    "```\n# not a heading\n```", "> quote", " ", "  ", "\n", "\n\n", "\n\n\n", "\t", ".", "!!!",
-    "x" * 300, "word " * 40, "<|endoftext|>", "\u00a0", "\u3000",
+    "The sensor is calibrated every 180 days.",
+    "Is it?",
+    "e.g. the unit",
+    "Dr. Quintela signed it.",
+    "São Paulo e Lisboa: ação, coração, não.",
+    "Lindqvist – €120",
+    "日本語の文です。",
+    "次の文！",
+    "👍🏽",
+    "👩‍👩‍👧 family",
+    "e\u0301te\u0301",
+    "a\u0308\u0301\u0327",
+    "中文没有空格也没有句号",
+    "# Title",
+    "## Section two",
+    "### Deep ### ",
+    "Setext\n===",
+    "- item",
+    "1. step one",
+    "| a | b |",
+    "```\n# not a heading\n```",
+    "> quote",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\n\n\n",
+    "\t",
+    ".",
+    "!!!",
+    "x" * 300,
+    "word " * 40,
+    "<|endoftext|>",
+    "\u00a0",
+    "\u3000",
 ]
 texts = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=0, max_size=30).map(lambda xs: "".join(xs)),
@@ -120,7 +151,11 @@ def test_token_windows_exact_overlap_and_stride(text: str, so) -> None:
         if stop - first < size or span != tt.char_span(first, stop):
             # Shortened because the re-encoded text would not fit (or a
             # character needed more tokens than size): that must be why.
-            assert stop == n or count_tokens(ENC, text[span[0] : tt.char_span(first, stop + 1)[1]]) > size or size < 4
+            assert (
+                stop == n
+                or count_tokens(ENC, text[span[0] : tt.char_span(first, stop + 1)[1]]) > size
+                or size < 4
+            )
         else:
             assert span == tt.char_span(first, stop)
         if nxt is not None and size >= 4:  # char-level fallback only below 4 tokens per character
@@ -167,14 +202,26 @@ def test_repeated_text_offsets(strategy: str, size: int, overlap: int) -> None:
 def test_overlap_near_size_never_repeats_a_chunk(strategy: str, size: int, overlap: int) -> None:
     # With overlap close to size, a chunk whose re-encoded text does not fit
     # must drop overlap, not the one new piece (else the previous chunk repeats).
-    for text in ("São Paulo e Lisboa: ação, coração, não.", "a. b. c. d. e. f. " * 5, "日本語の文です。次の文！" * 3):
+    for text in (
+        "São Paulo e Lisboa: ação, coração, não.",
+        "a. b. c. d. e. f. " * 5,
+        "日本語の文です。次の文！" * 3,
+    ):
         doc = Document("o", text)
         check_invariants(doc, build(strategy, size, overlap).chunk(doc), size)
 
 
 @pytest.mark.parametrize(
     "n_tokens,size,overlap,expected",
-    [(10, 10, 0, 1), (10, 10, 5, 1), (11, 10, 5, 2), (10, 20, 19, 1), (20, 10, 0, 2), (21, 10, 0, 3), (12, 4, 3, 9)],
+    [
+        (10, 10, 0, 1),
+        (10, 10, 5, 1),
+        (11, 10, 5, 2),
+        (10, 20, 19, 1),
+        (20, 10, 0, 2),
+        (21, 10, 0, 3),
+        (12, 4, 3, 9),
+    ],
 )
 def test_token_window_count_edges(n_tokens: int, size: int, overlap: int, expected: int) -> None:
     text = " a" * n_tokens  # " a" is one cl100k token
@@ -255,7 +302,10 @@ def test_parse_headings_paths_and_fences() -> None:
 
 def test_byte_order_mark_does_not_hide_the_first_heading() -> None:
     text = "\ufeff# Manual\n\nIntro.\n\n## Setup\n\nPlug it in.\n"
-    assert [(h.level, h.title, h.start) for h in parse_headings(text)] == [(1, "Manual", 0), (2, "Setup", 19)]
+    assert [(h.level, h.title, h.start) for h in parse_headings(text)] == [
+        (1, "Manual", 0),
+        (2, "Setup", 19),
+    ]
     chunks = build("markdown", 512, prefix="title+headings").chunk(Document("b", text))
     assert [c.embed_text.split("\n\n")[0] for c in chunks] == ["Manual", "Manual > Setup"]
 
@@ -267,7 +317,11 @@ def test_markdown_chunks_follow_sections() -> None:
     texts = [c.text for c in chunks]
     # "## Calibration" has no body of its own, so it joins "### Zero point".
     assert texts[0].startswith("# AQ-200 Manual") and texts[0].endswith("sensor.")
-    assert texts[1].startswith("## Calibration") and "### Zero point" in texts[1] and texts[1].endswith("```")
+    assert (
+        texts[1].startswith("## Calibration")
+        and "### Zero point" in texts[1]
+        and texts[1].endswith("```")
+    )
     assert texts[2].startswith("## Maintenance") and texts[2].endswith("90 days.")
     assert texts[3].startswith("Setext heading")
     assert len(chunks) == 4
@@ -290,7 +344,9 @@ def test_prefix_reaches_embed_text_not_offsets(strategy: str) -> None:
         path = [h for h in headings if h.start <= c.start][-1].path  # section the chunk starts in
         assert path[0] == "AQ-200 Manual"
         assert c.embed_text == " > ".join(["AQ-200 Manual", *path[1:]]) + "\n\n" + c.text
-    assert any(c.embed_text.startswith("AQ-200 Manual > Calibration > Zero point\n\n") for c in headed)
+    assert any(
+        c.embed_text.startswith("AQ-200 Manual > Calibration > Zero point\n\n") for c in headed
+    )
 
 
 def test_prefix_uses_document_title_and_ignores_fenced_headings() -> None:
@@ -303,30 +359,62 @@ def test_prefix_uses_document_title_and_ignores_fenced_headings() -> None:
 
 
 def test_semantic_breaks_where_topics_change() -> None:
-    cats = ["Cats sleep a lot.", "A cat purrs when calm.", "Kittens chase string.", "My cat likes fish."]
-    money = ["Stocks fell today.", "The bond market rallied.", "Interest rates rose.", "Investors sold shares."]
-    words_cat, words_money = ("cat", "kitten", "purr", "sleep"), ("stock", "bond", "rate", "invest", "share")
+    cats = [
+        "Cats sleep a lot.",
+        "A cat purrs when calm.",
+        "Kittens chase string.",
+        "My cat likes fish.",
+    ]
+    money = [
+        "Stocks fell today.",
+        "The bond market rallied.",
+        "Interest rates rose.",
+        "Investors sold shares.",
+    ]
+    words_cat, words_money = (
+        ("cat", "kitten", "purr", "sleep"),
+        ("stock", "bond", "rate", "invest", "share"),
+    )
     calls: list[int] = []
 
     def topic_embed(texts: list[str]) -> np.ndarray:
         calls.append(len(texts))
         return np.array(
-            [[sum(w in t.lower() for w in words_cat), sum(w in t.lower() for w in words_money), 0.1] for t in texts]
+            [
+                [
+                    sum(w in t.lower() for w in words_cat),
+                    sum(w in t.lower() for w in words_money),
+                    0.1,
+                ]
+                for t in texts
+            ]
         )
 
     doc = Document("s", " ".join(cats + money))
     other = Document("o", " ".join(money + cats))
     # Sentences of 4-6 tokens: min_unit_tokens=1 keeps each one a unit.
-    chunker = build_chunker("semantic", 512, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0,
-                            min_unit_tokens=1)
+    chunker = build_chunker(
+        "semantic",
+        512,
+        embed_fn=topic_embed,
+        breakpoint_percentile=80,
+        buffer_size=0,
+        min_unit_tokens=1,
+    )
     chunks = chunker.chunk_documents([doc, other])
     assert calls == [16]  # one batch for both documents
     by_doc = {d: [c.text for c in chunks if c.doc_id == d] for d in ("s", "o")}
     assert by_doc["s"] == [" ".join(cats), " ".join(money)]
     assert by_doc["o"] == [" ".join(money), " ".join(cats)]
     # A group longer than size is packed into smaller chunks.
-    small = build_chunker("semantic", 12, embed_fn=topic_embed, breakpoint_percentile=80, buffer_size=0,
-                          min_unit_tokens=1)
+    small = build_chunker(
+        "semantic",
+        12,
+        embed_fn=topic_embed,
+        breakpoint_percentile=80,
+        buffer_size=0,
+        min_unit_tokens=1,
+    )
     small_chunks = small.chunk(doc)
     check_invariants(doc, small_chunks, 12)
     assert len(small_chunks) > 2
@@ -349,8 +437,19 @@ def effective_min_unit(min_unit_tokens: int, size: int) -> int:
 
 
 UNPUNCTUATED = " ".join(
-    ["sensor", "calibration", "firmware", "policy", "travel", "lisbon", "approval", "network", "device", "warranty"][
-        (i * 7 + i // 3) % 10] for i in range(3000)
+    [
+        "sensor",
+        "calibration",
+        "firmware",
+        "policy",
+        "travel",
+        "lisbon",
+        "approval",
+        "network",
+        "device",
+        "warranty",
+    ][(i * 7 + i // 3) % 10]
+    for i in range(3000)
 )
 
 
@@ -371,14 +470,24 @@ def test_semantic_unpunctuated_text_is_not_cut_into_words(size: int) -> None:
 unit_texts = st.one_of(
     texts,
     # Separator-poor prose: lower-case words, no sentence ends, random line breaks.
-    st.lists(st.sampled_from(["word", "the", "sensor", "a", "ação", "中文", "x" * 40, "\n", "\n\n", "##", "-"]),
-             max_size=400).map(" ".join),
+    st.lists(
+        st.sampled_from(
+            ["word", "the", "sensor", "a", "ação", "中文", "x" * 40, "\n", "\n\n", "##", "-"]
+        ),
+        max_size=400,
+    ).map(" ".join),
 )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(docs=st.lists(unit_texts, min_size=1, max_size=3), so=size_overlap(300), min_unit=st.integers(1, 64))
-def test_semantic_units_are_bounded_and_no_chunk_is_below_the_minimum(docs, so, min_unit: int) -> None:
+@given(
+    docs=st.lists(unit_texts, min_size=1, max_size=3),
+    so=size_overlap(300),
+    min_unit=st.integers(1, 64),
+)
+def test_semantic_units_are_bounded_and_no_chunk_is_below_the_minimum(
+    docs, so, min_unit: int
+) -> None:
     """Embedded units per document <= ceil(tokens / m); every chunk has >= m tokens unless its document has fewer.
 
     m is the effective minimum; tokens are the document's cl100k tokens. Over a
@@ -403,7 +512,9 @@ def test_semantic_units_are_bounded_and_no_chunk_is_below_the_minimum(docs, so, 
         n_tokens = len(ENC.encode_ordinary(doc.text))
         bound += math.ceil(n_tokens / m)
         if count_tokens(ENC, doc.text.strip()) >= m:
-            assert all(c.n_tokens >= m for c in mine), [(c.n_tokens, c.text) for c in mine if c.n_tokens < m]
+            assert all(c.n_tokens >= m for c in mine), [
+                (c.n_tokens, c.text) for c in mine if c.n_tokens < m
+            ]
     if size >= 4:
         assert embed.n <= bound
 
@@ -430,8 +541,11 @@ def test_semantic_with_real_minilm() -> None:
     )
     doc = Document("real", text)
     chunker = build_chunker(
-        "semantic", 256, embed_fn=lambda t: model.encode(t, normalize_embeddings=True),
-        breakpoint_percentile=80, buffer_size=0,
+        "semantic",
+        256,
+        embed_fn=lambda t: model.encode(t, normalize_embeddings=True),
+        breakpoint_percentile=80,
+        buffer_size=0,
     )
     chunks = chunker.chunk(doc)
     check_invariants(doc, chunks, 256)
@@ -455,8 +569,14 @@ def test_semantic_with_real_minilm() -> None:
         ({"strategy": "semantic", "embed_fn": None}, "needs embed_fn"),
         ({"strategy": "semantic", "breakpoint_percentile": 120}, "breakpoint_percentile"),
         ({"strategy": "semantic", "buffer_size": -1}, "buffer_size"),
-        ({"strategy": "semantic", "min_unit_tokens": 0}, "min_unit_tokens must be an integer >= 1, got 0"),
-        ({"strategy": "semantic", "min_unit_tokens": 2.5}, "min_unit_tokens must be an integer >= 1, got 2.5"),
+        (
+            {"strategy": "semantic", "min_unit_tokens": 0},
+            "min_unit_tokens must be an integer >= 1, got 0",
+        ),
+        (
+            {"strategy": "semantic", "min_unit_tokens": 2.5},
+            "min_unit_tokens must be an integer >= 1, got 2.5",
+        ),
         ({"bogus_option": 1}, "unknown chunk setting 'bogus_option'"),
     ],
 )
@@ -485,7 +605,11 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     semantic = build("semantic", 64, breakpoint_percentile=75)
     assert semantic.settings["breakpoint_percentile"] == 75.0 and semantic.notes == ()
     # The default minimum is capped at size/4 silently; a chosen one is reported.
-    assert semantic.min_unit == 8 and build("semantic", 16).min_unit == 4 and build("semantic", 16).notes == ()
+    assert (
+        semantic.min_unit == 8
+        and build("semantic", 16).min_unit == 4
+        and build("semantic", 16).notes == ()
+    )
     assert build("semantic", 64, min_unit_tokens=32).notes == (
         "min_unit_tokens (32) is capped at size/4: 16 tokens",
     )
@@ -493,7 +617,11 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     assert build("token", 64, min_unit_tokens=32).notes == (
         "option min_unit_tokens=32 is ignored by strategy 'token'",
     )
-    assert set(OVERLAP_MEANING) == set(STRATEGIES) and PREFIXES == ("none", "title", "title+headings")
+    assert set(OVERLAP_MEANING) == set(STRATEGIES) and PREFIXES == (
+        "none",
+        "title",
+        "title+headings",
+    )
 
 
 def test_settings_describe_the_chunker() -> None:
@@ -516,7 +644,9 @@ def test_chunking_the_same_document_at_many_settings_tokenizes_once(monkeypatch)
     doc = Document("memo", text)
     calls: list[int] = []
     real = tokenization._tokenize_uncached
-    monkeypatch.setattr(tokenization, "_tokenize_uncached", lambda enc, t: calls.append(1) or real(enc, t))
+    monkeypatch.setattr(
+        tokenization, "_tokenize_uncached", lambda enc, t: calls.append(1) or real(enc, t)
+    )
     for strategy in ("token", "sentence", "recursive", "markdown", "paragraph"):
         for size, overlap in ((32, 0), (64, 16), (128, 64)):
             build(strategy, size, overlap).chunk(doc)

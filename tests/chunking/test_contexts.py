@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from llm_server import ContextResponders, Fault, StandInLLM
 
+from llm_server import ContextResponders, Fault, StandInLLM
 from sweep.chunking import build_chunker
-from sweep.chunking.contexts import (ANTHROPIC_PROMPT, ContextError, ContextSpec, ContextWriter,
-                                     ContextsFailed, estimate, messages_for, with_contexts,
-                                     write_contexts)
+from sweep.chunking.contexts import (
+    ANTHROPIC_PROMPT,
+    ContextError,
+    ContextsFailed,
+    ContextSpec,
+    ContextWriter,
+    estimate,
+    messages_for,
+    with_contexts,
+    write_contexts,
+)
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.types import Document, Judgment, Query
 from sweep.embedding.embedder import SentenceTransformerEmbedder
@@ -16,8 +24,11 @@ from sweep.llm import LLMClient, LLMConfig, ResponseCache
 from sweep.pipeline.evaluate import evaluate_setting
 from sweep.retrieval.lexical import BM25Retriever
 
-DOC = Document("guide", "# Field guide {with braces}\n\n" + " ".join(
-    f"Paragraph {i} talks about topic{i} and its upkeep." for i in range(40)))
+DOC = Document(
+    "guide",
+    "# Field guide {with braces}\n\n"
+    + " ".join(f"Paragraph {i} talks about topic{i} and its upkeep." for i in range(40)),
+)
 
 
 @pytest.fixture
@@ -28,10 +39,17 @@ def server():
 
 def client_for(server, tmp_path, spec=None, **config):
     spec = ContextSpec("llm") if spec is None else spec
-    cfg = LLMConfig(base_url=server.url, model="stand-in", api_key_env=None, max_retries=0,
-                    backoff_s=0.0, **config)
-    return LLMClient(spec.llm_config(cfg), None, ResponseCache(tmp_path / "llm"),
-                     show_progress=False)
+    cfg = LLMConfig(
+        base_url=server.url,
+        model="stand-in",
+        api_key_env=None,
+        max_retries=0,
+        backoff_s=0.0,
+        **config,
+    )
+    return LLMClient(
+        spec.llm_config(cfg), None, ResponseCache(tmp_path / "llm"), show_progress=False
+    )
 
 
 def chunks(size=32):
@@ -51,11 +69,16 @@ def test_the_default_prompt_is_anthropics_and_documents_keep_their_braces():
     assert cfg.json_mode is False and cfg.max_tokens == 150
 
 
-@pytest.mark.parametrize("kwargs,key", [({"mode": "gpt"}, "context.mode "),
-                                        ({"prompt": "no placeholders"}, "context.prompt"),
-                                        ({"max_tokens": 0}, "context.max_tokens"),
-                                        ({"confirm_above": -1}, "context.confirm_above"),
-                                        ({"confirm": "yes"}, "context.confirm")])
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"mode": "gpt"}, "context.mode "),
+        ({"prompt": "no placeholders"}, "context.prompt"),
+        ({"max_tokens": 0}, "context.max_tokens"),
+        ({"confirm_above": -1}, "context.confirm_above"),
+        ({"confirm": "yes"}, "context.confirm"),
+    ],
+)
 def test_bad_settings_are_one_line_errors(kwargs, key):
     with pytest.raises(ContextError) as e:
         ContextSpec(**{"mode": "llm", **kwargs})
@@ -72,8 +95,10 @@ def test_contexts_are_written_once_and_a_rerun_sends_nothing(server, tmp_path):
     again = write_contexts(client_for(server, tmp_path), spec, [DOC], found)
     assert again.sent == 0 and again.cached == len(found) and len(server.requests) == len(found)
     assert again.texts == first.texts
-    assert (again.prompt_tokens, again.completion_tokens) == (first.prompt_tokens,
-                                                              first.completion_tokens)
+    assert (again.prompt_tokens, again.completion_tokens) == (
+        first.prompt_tokens,
+        first.completion_tokens,
+    )
     # Another chunking pays only for chunks whose text is new.
     other = found[:5] + chunks(size=64)[:2]
     assert estimate(client_for(server, tmp_path), spec, [DOC], other).requests == 2
@@ -114,14 +139,16 @@ def test_a_context_far_over_its_budget_fails_the_setting_naming_the_chunk(server
     # An endpoint that ignores max_tokens: 2.4 MB for one chunk, 150 tokens allowed.
     found = chunks()
     flood = "situating words " * 150_000
-    ContextResponders(say=lambda document, piece: flood if piece == found[3].text
-                      else "A short context.").install(server)
+    ContextResponders(
+        say=lambda document, piece: flood if piece == found[3].text else "A short context."
+    ).install(server)
     spec = ContextSpec("llm")
     with pytest.raises(ContextsFailed) as e:
         write_contexts(client_for(server, tmp_path), spec, [DOC], found)
     message = str(e.value)
-    assert message.startswith(f"1 of {len(found)} chunk contexts are more than 4 times "
-                              "context.max_tokens=150 tokens long")
+    assert message.startswith(
+        f"1 of {len(found)} chunk contexts are more than 4 times context.max_tokens=150 tokens long"
+    )
     assert "'guide#3'" in message and "2,399,999 characters" in message
     assert "\n" not in message
     # Read back from the cache, it is refused the same way: never searched.
@@ -142,23 +169,35 @@ def test_a_context_is_searched_but_never_credited(server, tmp_path):
     """The context of another chunk states the answer verbatim; that chunk ranks first
     and still earns nothing: credit comes from offsets into the document."""
     answer = "The upkeep of topic7 needs a yearly oiling."
-    text = ("# Machines\n\n" + "Filler about machines and gears. " * 30 + answer + " "
-            + "Filler about machines and gears. " * 30)
+    text = (
+        "# Machines\n\n"
+        + "Filler about machines and gears. " * 30
+        + answer
+        + " "
+        + "Filler about machines and gears. " * 30
+    )
     doc = Document("m", text)
     start = text.index(answer)
     query = Query("q", "yearly oiling upkeep topic7", (Judgment("m", start, start + len(answer)),))
     chunker = build_chunker(strategy="token", size=48, overlap=0)
     holder = next(c for c in chunker.chunk_documents([doc]) if c.start <= start < c.end)
-    planted = ContextResponders(say=lambda document, piece: (answer + " ") * 3
-                                if answer not in piece else "About machines.")
+    planted = ContextResponders(
+        say=lambda document, piece: (answer + " ") * 3 if answer not in piece else "About machines."
+    )
     planted.install(server)
     spec = ContextSpec("llm")
-    config = EvalConfig(k=(1, 3), table_k=(1,), primary="span/recall@1", budgets=(), n_boot=20,
-                        latency_queries=0)
-    result = evaluate_setting([doc], [query], chunker,
-                              SentenceTransformerEmbedder(cache_dir="off", show_progress=False),
-                              BM25Retriever(), config,
-                              contexts=ContextWriter(client_for(server, tmp_path), spec))
+    config = EvalConfig(
+        k=(1, 3), table_k=(1,), primary="span/recall@1", budgets=(), n_boot=20, latency_queries=0
+    )
+    result = evaluate_setting(
+        [doc],
+        [query],
+        chunker,
+        SentenceTransformerEmbedder(cache_dir="off", show_progress=False),
+        BM25Retriever(),
+        config,
+        contexts=ContextWriter(client_for(server, tmp_path), spec),
+    )
     top = result.chunks[result.ranking.row(0)[0]]
     assert answer in top.embedding_input and answer not in top.text and top is not holder
     assert result.summary.interval("span", "recall@1").mean == 0.0

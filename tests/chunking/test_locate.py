@@ -7,7 +7,8 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sweep.chunking.locate import locate_pieces
 
@@ -19,8 +20,9 @@ def _placed_texts(text, located):
 def _windows(text, data, most):
     """Chunks as a splitter makes them: in order, each starting after and ending after the
     last, over up to ``most`` cuts."""
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=most)))
-                  | {0, len(text)})
+    cuts = sorted(
+        set(data.draw(st.lists(st.integers(0, len(text)), max_size=most))) | {0, len(text)}
+    )
     spans = []
     for a, b in pairwise(cuts):
         back = data.draw(st.integers(0, a - spans[-1][0] - 1)) if spans and a > spans[-1][0] else 0
@@ -34,7 +36,7 @@ def _assert_whole_characters(text, a, b, piece):
     core = piece.strip().strip("\ufffd").strip()
     at = text.find(core, a)
     assert a <= at and at + len(core) <= b, (text[a:b], piece)
-    assert len(text[a:at].strip()) <= 1 and len(text[at + len(core):b].strip()) <= 1
+    assert len(text[a:at].strip()) <= 1 and len(text[at + len(core) : b].strip()) <= 1
     assert "\ufffd" not in text[a:b]
 
 
@@ -133,8 +135,9 @@ def test_a_token_splitter_that_cuts_a_character_in_half_is_placed_with_the_whole
     from langchain_text_splitters import TokenTextSplitter
 
     text = "Ünïcödé façade — naïve café 日本語のテキストです。 emoji 🎉🎊 " * 40
-    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=32,
-                               chunk_overlap=8).split_text(text)
+    pieces = TokenTextSplitter(
+        encoding_name="cl100k_base", chunk_size=32, chunk_overlap=8
+    ).split_text(text)
     assert any(p.strip().startswith("\ufffd") or p.strip().endswith("\ufffd") for p in pieces)
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered and len(located.spans) == len(pieces)
@@ -150,8 +153,10 @@ def test_a_whitespace_changing_splitter_over_a_long_document_is_placed_by_its_wo
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     text = "\n\n".join(f"Paragraph {i}:\nline one of it,\n  line two of it." for i in range(3000))
-    pieces = [re.sub(r"\s+", " ", p) for p in
-              RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=50).split_text(text)]
+    pieces = [
+        re.sub(r"\s+", " ", p)
+        for p in RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=50).split_text(text)
+    ]
     located = locate_pieces(text, pieces)
     assert not located.missing and len(located.spans) == len(pieces)
     assert [re.sub(r"\s+", " ", t) for t in _placed_texts(text, located)] == pieces
@@ -171,10 +176,13 @@ def test_windows_over_repetitive_text_are_all_placed_in_order(text, data):
     assert ends == sorted(ends)
 
 
-@pytest.mark.parametrize("text,size", [("Net 30, Gross 40. Net  30", 9), ("Net 30, Net  30", 6),
-                                       ("Net  30 and Net 30", 6)])
+@pytest.mark.parametrize(
+    "text,size",
+    [("Net 30, Gross 40. Net  30", 9), ("Net 30, Net  30", 6), ("Net  30 and Net 30", 6)],
+)
 def test_a_whitespace_changed_chunk_is_placed_where_its_words_continue_not_at_a_verbatim_copy(
-        text, size):
+    text, size
+):
     from langchain_text_splitters import CharacterTextSplitter
 
     # CharacterTextSplitter(" ") joins words with one space: "Net  30" comes back "Net 30"
@@ -187,9 +195,15 @@ def test_a_whitespace_changed_chunk_is_placed_where_its_words_continue_not_at_a_
 
 def test_a_chunk_returned_twice_in_a_row_is_placed_twice_where_it_is():
     # LangChain's CharacterTextSplitter with overlap can return one window twice
-    text = "}\n  { {\n\n\ndata\n  ok\n  \n \"id\":  \n\n\n is  \"id\": \n"
-    pieces = ['}\n { {\n\n\ndata', '{\n\n\ndata\n ok', 'ok\n \n "id":', '"id": \n\n\n is',
-              'is "id":', 'is "id":']
+    text = '}\n  { {\n\n\ndata\n  ok\n  \n "id":  \n\n\n is  "id": \n'
+    pieces = [
+        "}\n { {\n\n\ndata",
+        "{\n\n\ndata\n ok",
+        'ok\n \n "id":',
+        '"id": \n\n\n is',
+        'is "id":',
+        'is "id":',
+    ]
     located = locate_pieces(text, pieces)
     assert not located.unordered and located.spans[-1] == located.spans[-2]
 
@@ -198,10 +212,13 @@ def test_a_chunk_returned_twice_in_a_row_is_placed_twice_where_it_is():
 def test_token_windows_that_differ_only_in_cut_characters_share_a_place(size, overlap):
     from langchain_text_splitters import TokenTextSplitter
 
-    text = ("Kestrel Labs Pte.\u2003Ltd.\u2003uses the SGD column. 東京\u3000大阪\u3000名古屋 🎉 "
-            "Prix\u202f: 10\u202f€ par mois.") * 5
-    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=size,
-                               chunk_overlap=overlap).split_text(text)
+    text = (
+        "Kestrel Labs Pte.\u2003Ltd.\u2003uses the SGD column. 東京\u3000大阪\u3000名古屋 🎉 "
+        "Prix\u202f: 10\u202f€ par mois."
+    ) * 5
+    pieces = TokenTextSplitter(
+        encoding_name="cl100k_base", chunk_size=size, chunk_overlap=overlap
+    ).split_text(text)
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered
     assert len(located.spans) == len([p for p in pieces if p.strip()])
@@ -209,18 +226,27 @@ def test_token_windows_that_differ_only_in_cut_characters_share_a_place(size, ov
         _assert_whole_characters(text, a, b, piece)
 
 
-@pytest.mark.parametrize("text,piece,span", [
-    ("東京\u3000大阪", "東京\ufffd", (0, 2)),        # the cut character is a space: nothing to take
-    ("大阪\u3000名古屋", "\ufffd名古屋", (3, 6)),
-    ("Prix\u202f: 10\u202f€ par", "10\u202f\ufffd", (7, 11)),  # the cut character is the euro sign
-])
+@pytest.mark.parametrize(
+    "text,piece,span",
+    [
+        ("東京\u3000大阪", "東京\ufffd", (0, 2)),  # the cut character is a space: nothing to take
+        ("大阪\u3000名古屋", "\ufffd名古屋", (3, 6)),
+        (
+            "Prix\u202f: 10\u202f€ par",
+            "10\u202f\ufffd",
+            (7, 11),
+        ),  # the cut character is the euro sign
+    ],
+)
 def test_a_cut_character_is_the_one_next_to_the_text(text, piece, span):
     assert locate_pieces(text, [piece]).spans == (span,)
 
 
 def test_a_document_that_holds_replacement_characters_itself_is_matched_as_it_is():
     assert locate_pieces("bad \ufffd\ufffd end", ["bad \ufffd\ufffd"]).spans == ((0, 6),)
-    located = locate_pieces("Caf\ufffd\ufffd au lait", ["Caf\ufffd\ufffd au", "\ufffd\ufffd au lait"])
+    located = locate_pieces(
+        "Caf\ufffd\ufffd au lait", ["Caf\ufffd\ufffd au", "\ufffd\ufffd au lait"]
+    )
     assert located.spans == ((0, 8), (3, 13))
     text = "\ufffd  X  \ufffd"
     located = locate_pieces(text, [text, "\ufffd X \ufffd"])  # its words, whitespace changed
@@ -231,10 +257,13 @@ def test_a_piece_of_nothing_but_a_cut_character_is_skipped_not_missing():
     from langchain_text_splitters import TokenTextSplitter
 
     # the last token window holds only the second half of the flamingo
-    text = ("Thanks everyone for joining the offsite planning call today, see you all next "
-            "week at the venue\U0001F9A9")
-    pieces = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=10,
-                               chunk_overlap=0).split_text(text)
+    text = (
+        "Thanks everyone for joining the offsite planning call today, see you all next "
+        "week at the venue\U0001f9a9"
+    )
+    pieces = TokenTextSplitter(
+        encoding_name="cl100k_base", chunk_size=10, chunk_overlap=0
+    ).split_text(text)
     assert pieces[-1].strip("\ufffd") == ""
     located = locate_pieces(text, pieces)
     assert not located.missing and not located.unordered
@@ -271,8 +300,11 @@ def test_the_whitespace_set_is_pythons():
 
 def test_where_the_splitter_says_a_chunk_starts_settles_a_repeat_when_the_chunk_is_there():
     text = "## 6. Client entertainment\n\nClient entertainment means meals."
-    pieces = ["## 6. Client entertainment\n\n", "Client entertainment\n\n",
-              "Client entertainment means meals."]
+    pieces = [
+        "## 6. Client entertainment\n\n",
+        "Client entertainment\n\n",
+        "Client entertainment means meals.",
+    ]
     assert locate_pieces(text, pieces).spans[1] == (28, 48)  # ambiguous: the later copy
     assert locate_pieces(text, pieces, [0, 6, 28]).spans == ((0, 26), (6, 26), (28, 61))
     # a start where the chunk is not, or one that breaks the order, is not taken
@@ -289,8 +321,9 @@ def test_chonkies_own_offsets_are_sweeps_on_a_document_with_repeated_headings():
     from sweep.chunking.frameworks import read_chunks
     from sweep.core.textspans import strip_span
 
-    text = (Path(ROOT) / "corpora" / "kestrel" / "docs" / "people" /
-            "expense-reimbursement-policy.md").read_text(encoding="utf-8")
+    text = (
+        Path(ROOT) / "corpora" / "kestrel" / "docs" / "people" / "expense-reimbursement-policy.md"
+    ).read_text(encoding="utf-8")
     chunks = SentenceChunker(chunk_size=128, chunk_overlap=32).chunk(text)
     located = locate_pieces(text, *read_chunks(chunks, "chonkie"))
     assert list(located.spans) == [strip_span(text, c.start_index, c.end_index) for c in chunks]

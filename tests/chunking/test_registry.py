@@ -26,18 +26,26 @@ def test_the_registry_lists_every_strategy_in_a_fixed_order():
 def test_the_registry_is_complete_however_the_package_was_reached():
     # A module imported alone registers only itself; the registry imports the rest when read.
     for first in ("sweep.chunking.base", "sweep.chunking.markdown", "sweep.chunking.factory"):
-        code = (f"import importlib; importlib.import_module({first!r})\n"
-                "from sweep.chunking.base import strategies\n"
-                "print(','.join(strategies()))")
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120)
-        assert proc.stdout.strip() == "token,sentence,paragraph,recursive,markdown,semantic", \
-            (first, proc.stderr[-2000:])
+        code = (
+            f"import importlib; importlib.import_module({first!r})\n"
+            "from sweep.chunking.base import strategies\n"
+            "print(','.join(strategies()))"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+        )
+        assert proc.stdout.strip() == "token,sentence,paragraph,recursive,markdown,semantic", (
+            first,
+            proc.stderr[-2000:],
+        )
 
 
 def test_options_and_their_defaults_are_the_classes_keyword_parameters():
-    assert strategy_options() == {"breakpoint_percentile": ("semantic", 90.0), "buffer_size": ("semantic", 1),
-                         "min_unit_tokens": ("semantic", 8)}
+    assert strategy_options() == {
+        "breakpoint_percentile": ("semantic", 90.0),
+        "buffer_size": ("semantic", 1),
+        "min_unit_tokens": ("semantic", 8),
+    }
     assert strategies()["semantic"].takes_embed_fn and not strategies()["token"].takes_embed_fn
     assert strategies()["semantic"].cls is SemanticChunker
 
@@ -59,9 +67,12 @@ def test_a_strategy_defined_in_one_file_is_built_by_the_factory():
         assert strategy_options()["pieces"] == ("halves", 2)
         # another strategy's option at a non-default value is a note, as for semantic's
         assert build_chunker("token", pieces=3).notes == (
-            "option pieces=3 is ignored by strategy 'token'",)
+            "option pieces=3 is ignored by strategy 'token'",
+        )
         with pytest.raises(ValueError, match="registered twice"):
-            chunker("halves", overlap="x")(type("Other", (BaseChunker,), {"spans": lambda s, d: []}))
+            chunker("halves", overlap="x")(
+                type("Other", (BaseChunker,), {"spans": lambda s, d: []})
+            )
     finally:
         del chunking_base._REGISTERED["halves"]
     with pytest.raises(UnknownChunkSetting, match="unknown chunk strategy 'halves'"):
@@ -72,7 +83,7 @@ def _table(text: str, header: str) -> list[list[str]]:
     lines = text.splitlines()
     start = lines.index(header)
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([c.strip() for c in line.strip("|").split("|")])
@@ -81,19 +92,28 @@ def _table(text: str, header: str) -> list[list[str]]:
 
 def test_the_docs_tables_list_the_registered_strategies_and_option_defaults():
     text = (ROOT / "docs" / "chunking.md").read_text(encoding="utf-8")
-    names = [row[0].strip("`") for row in
-             _table(text, "| strategy | what a chunk is | what `chunk.overlap` means |")]
+    names = [
+        row[0].strip("`")
+        for row in _table(text, "| strategy | what a chunk is | what `chunk.overlap` means |")
+    ]
     assert tuple(names) == STRATEGIES
-    documented = {row[0].strip("`"): float(re.sub(r"[^0-9.]", "", row[1]))
-                  for row in _table(text, "| option | default | what it does |")}
+    documented = {
+        row[0].strip("`"): float(re.sub(r"[^0-9.]", "", row[1]))
+        for row in _table(text, "| option | default | what it does |")
+    }
     assert documented == {name: float(default) for name, (_, default) in strategy_options().items()}
 
 
 def test_sweeps_help_lists_the_registered_strategies_and_their_defaults():
     from sweep.chunking.factory import strategies_help
 
-    proc = subprocess.run([sys.executable, "-m", "sweep", "--help"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert strategies_help() in proc.stdout
     assert "chunk.min_unit_tokens 8" in proc.stdout and "(default cl100k_base)" in proc.stdout

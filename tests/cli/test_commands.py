@@ -14,8 +14,14 @@ NAMES = [c.name for c in COMMANDS]
 
 
 def _help(tmp_path, name: str, flag: str = "--help") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", name, flag], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    return subprocess.run(
+        [sys.executable, "-m", name, flag],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -12,7 +12,8 @@ from sweepdirs import GRID, base, make_grid
 
 
 def test_check_says_its_p_is_unadjusted_where_the_table_adjusts_over_its_comparisons(
-        tmp_path, capsys):
+    tmp_path, capsys
+):
     # One sweep, six settings: (64, 16) loses 6 of the best's questions. The table tests
     # five settings against the best and calls it a tie; the check tests that one pair.
     best = base()
@@ -27,9 +28,11 @@ def test_check_says_its_p_is_unadjusted_where_the_table_adjusts_over_its_compari
     assert main(args) == 1
     out = capsys.readouterr().out
     assert "significantly worse" in out
-    assert ("p unadjusted: one planned comparison (baseline vs this run); the new sweep's vs "
-            "best column adjusts over 5 comparisons with the best (Holm), so it can call the "
-            "same pair a tie.") in out
+    assert (
+        "p unadjusted: one planned comparison (baseline vs this run); the new sweep's vs "
+        "best column adjusts over 5 comparisons with the best (Holm), so it can call the "
+        "same pair a tie."
+    ) in out
     assert main([*args, "--json"]) == 1
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["correction"] == "none: one planned comparison"

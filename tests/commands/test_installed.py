@@ -24,9 +24,23 @@ from paths import ROOT as CHECKOUT
 def installed(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("site")
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(target), str(CHECKOUT)],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(CHECKOUT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stderr[-2000:]
     return target
 
@@ -36,13 +50,24 @@ def _env(site: Path) -> dict[str, str]:
 
 
 def _sweep(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(site / "bin" / "sweep"), *args], cwd=cwd, env=_env(site),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(site / "bin" / "sweep"), *args],
+        cwd=cwd,
+        env=_env(site),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_the_wheel_is_what_runs(installed, tmp_path):
-    where = subprocess.run([sys.executable, "-c", "import sweep; print(sweep.__file__)"],
-                           cwd=tmp_path, env=_env(installed), capture_output=True, text=True)
+    where = subprocess.run(
+        [sys.executable, "-c", "import sweep; print(sweep.__file__)"],
+        cwd=tmp_path,
+        env=_env(installed),
+        capture_output=True,
+        text=True,
+    )
     assert Path(where.stdout.strip()).is_relative_to(installed), where
 
 
@@ -61,8 +86,14 @@ def test_installed_help_runs_outside_the_checkout(installed, tmp_path):
 
 @pytest.mark.e2e
 def test_installed_sweep_runs_the_bundled_tiny_corpus_outside_the_checkout(installed, tmp_path):
-    done = _sweep(installed, tmp_path, "dataset=tiny", "chunk.size=128",
-                  f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.show_progress=false")
+    done = _sweep(
+        installed,
+        tmp_path,
+        "dataset=tiny",
+        "chunk.size=128",
+        f"runtime.cache_dir={tmp_path / 'cache'}",
+        "runtime.show_progress=false",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     (folder,) = (tmp_path / "outputs" / "sweep").iterdir()

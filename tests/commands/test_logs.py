@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from llm_server import stand_in  # noqa: F401  (fixture)
 
+from llm_server import stand_in  # noqa: F401  (fixture)
 from paths import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -26,8 +26,12 @@ NOISE = ("Loading weights", "fontManager", "HTTP Request:", "#0 :", "#1 :", "[HY
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
-    return dict(env, HF_HUB_OFFLINE="1", MPLCONFIGDIR=str(tmp_path / "mpl"),
-                XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    return dict(
+        env,
+        HF_HUB_OFFLINE="1",
+        MPLCONFIGDIR=str(tmp_path / "mpl"),
+        XDG_CACHE_HOME=str(tmp_path / "xdg"),
+    )
 
 
 def assert_one_format(text: str) -> None:
@@ -43,10 +47,22 @@ def assert_one_format(text: str) -> None:
 
 def test_a_sweep_logs_one_format_to_stderr_and_its_job_folders(tmp_path):
     out = tmp_path / "sweep"
-    proc = subprocess.run([sys.executable, "-m", "sweep", "dataset=tiny", "chunk.size=64,128",
-                           f"hydra.sweep.dir={out}", f"runtime.cache_dir={tmp_path / 'cache'}"],
-                          cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sweep",
+            "dataset=tiny",
+            "chunk.size=64,128",
+            f"hydra.sweep.dir={out}",
+            f"runtime.cache_dir={tmp_path / 'cache'}",
+        ],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_one_format(proc.stderr)
     # What every job shares is said once, in the plan before the first job.
@@ -59,11 +75,26 @@ def test_a_sweep_logs_one_format_to_stderr_and_its_job_folders(tmp_path):
 
 def test_generate_logs_no_line_per_request(tmp_path, stand_in):
     proc = subprocess.run(
-        [sys.executable, "-m", "sweep.generate", "dataset=tiny", "llm.model=stand-in",
-         f"llm.base_url={stand_in.url}", "llm.api_key_env=null", f"llm.cache_dir={tmp_path / 'llm'}",
-         f"runtime.cache_dir={tmp_path / 'emb'}", "generate.n=4", "generate.window_tokens=60",
-         f"generate.out={tmp_path / 'out'}"],
-        cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "sweep.generate",
+            "dataset=tiny",
+            "llm.model=stand-in",
+            f"llm.base_url={stand_in.url}",
+            "llm.api_key_env=null",
+            f"llm.cache_dir={tmp_path / 'llm'}",
+            f"runtime.cache_dir={tmp_path / 'emb'}",
+            "generate.n=4",
+            "generate.window_tokens=60",
+            f"generate.out={tmp_path / 'out'}",
+        ],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(stand_in.requests) > 1
     assert_one_format(proc.stderr)

@@ -19,22 +19,30 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from llm_server import AnswerResponders, StandInLLM
 from paths import ROOT
 
 #: new key -> where the old layout kept it (sweep.core.settings.MOVED_KEYS, read the other way)
-OLD_PLACE = {("parent", "mode"): ("retrieve", "parent"), ("parent", "size"): ("retrieve", "parent_size"),
-             ("context", "mode"): ("chunk", "context"), ("context", "prompt"): ("chunk", "context_prompt"),
-             ("context", "max_tokens"): ("chunk", "context_max_tokens"),
-             ("context", "confirm"): ("chunk", "context_confirm"),
-             ("context", "confirm_above"): ("chunk", "context_confirm_above")}
+OLD_PLACE = {
+    ("parent", "mode"): ("retrieve", "parent"),
+    ("parent", "size"): ("retrieve", "parent_size"),
+    ("context", "mode"): ("chunk", "context"),
+    ("context", "prompt"): ("chunk", "context_prompt"),
+    ("context", "max_tokens"): ("chunk", "context_max_tokens"),
+    ("context", "confirm"): ("chunk", "context_confirm"),
+    ("context", "confirm_above"): ("chunk", "context_confirm_above"),
+}
 OLD_OVERRIDES = {"parent.mode": "retrieve.parent"}
 
 
 def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY", "OPENAI_API_KEY")}
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY", "OPENAI_API_KEY")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def _old_layout(config: dict) -> dict:
@@ -47,17 +55,27 @@ def _old_layout(config: dict) -> dict:
 
 
 def _old_overrides(overrides: list[str]) -> list[str]:
-    return [f"{OLD_OVERRIDES.get(o.split('=', 1)[0], o.split('=', 1)[0])}={o.split('=', 1)[1]}"
-            for o in overrides]
+    return [
+        f"{OLD_OVERRIDES.get(o.split('=', 1)[0], o.split('=', 1)[0])}={o.split('=', 1)[1]}"
+        for o in overrides
+    ]
 
 
 @pytest.fixture(scope="module")
 def old(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("old")
     folder = base / "sweep"
-    proc = _run("sweep", "dataset=tiny", "retrieve=bm25", "chunk.size=64,128",
-                "parent.mode=section", f"runtime.cache_dir={base / 'cache'}",
-                "runtime.show_progress=false", "eval.n_boot=200", f"hydra.sweep.dir={folder}")
+    proc = _run(
+        "sweep",
+        "dataset=tiny",
+        "retrieve=bm25",
+        "chunk.size=64,128",
+        "parent.mode=section",
+        f"runtime.cache_dir={base / 'cache'}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        f"hydra.sweep.dir={folder}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for job in (folder / "0", folder / "1"):
         for path in (job / "resolved_config.yaml", job / ".hydra" / "config.yaml"):
@@ -115,8 +133,16 @@ def test_check_compares_the_old_folder_with_itself(old):
 
 def test_answers_reads_the_old_folder(old, tmp_path):
     with AnswerResponders().install(StandInLLM()) as server:
-        proc = _run("sweep.answers", str(old), f"llm.base_url={server.url}", "llm.model=stand-in",
-                    "llm.api_key_env=null", f"llm.cache_dir={tmp_path / 'llm'}",
-                    "answers.show_progress=false", "settings=all", "answers.k=2",
-                    "answers.dry_run=true")
+        proc = _run(
+            "sweep.answers",
+            str(old),
+            f"llm.base_url={server.url}",
+            "llm.model=stand-in",
+            "llm.api_key_env=null",
+            f"llm.cache_dir={tmp_path / 'llm'}",
+            "answers.show_progress=false",
+            "settings=all",
+            "answers.k=2",
+            "answers.dry_run=true",
+        )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -46,8 +46,13 @@ def _copy(saved: Path, tmp_path: Path, name: str = "new") -> Path:
 
 
 def _run(*args, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *map(str, args)], capture_output=True,
-                          text=True, timeout=60, env=env or _env())
+    return subprocess.run(
+        [sys.executable, "-m", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or _env(),
+    )
 
 
 def _env(**extra: str) -> dict:
@@ -73,11 +78,15 @@ def _export(folder: Path, out: Path, *which: str) -> subprocess.CompletedProcess
 
 # -- item 5: the recommended job, recorded in results.csv ------------------------------------
 
+
 def test_results_csv_records_the_recommended_job_and_check_takes_it(saved):
     with open(saved / "results.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["job"], r["recommended"]) for r in rows] == [("0", "False"), ("1", "True"),
-                                                            ("2", "False")]
+    assert [(r["job"], r["recommended"]) for r in rows] == [
+        ("0", "False"),
+        ("1", "True"),
+        ("2", "False"),
+    ]
     proc = _check(saved, saved, "--json")
     assert proc.returncode == 0, proc.stderr
     assert f"job {RECOMMENDED} of" in json.loads(proc.stdout)["new"]
@@ -93,12 +102,15 @@ def test_without_the_recommended_jobs_row_check_and_export_refuse(saved, tmp_pat
     assert not out.exists()
 
 
-@pytest.mark.parametrize("damage, says", [
-    ("missing", "results.csv: missing"),
-    ("another job", "its rows recommend job 1, its results.csv job 2"),
-    ("no job", "its rows recommend job 1, its results.csv none"),
-    ("not a flag", "results.csv:3: job '1', recommended 'yes'"),
-])
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        ("missing", "results.csv: missing"),
+        ("another job", "its rows recommend job 1, its results.csv job 2"),
+        ("no job", "its rows recommend job 1, its results.csv none"),
+        ("not a flag", "results.csv:3: job '1', recommended 'yes'"),
+    ],
+)
 def test_a_results_csv_that_cannot_say_or_disagrees_is_refused(saved, tmp_path, damage, says):
     new = _copy(saved, tmp_path)
     path = new / "results.csv"
@@ -134,7 +146,8 @@ def _as_an_older_sweep_wrote_it(path: Path) -> None:
 
 
 def test_a_baseline_an_older_sweep_wrote_is_checked_when_every_job_it_lists_is_there(
-        saved, tmp_path):
+    saved, tmp_path
+):
     # A results.csv without the recommended column (a baseline committed before sweep kept
     # one): the pick is recomputed from the rows, said once, as long as every job the table
     # lists still has its row; a deleted row is refused, never replaced by another job.
@@ -146,7 +159,8 @@ def test_a_baseline_an_older_sweep_wrote_is_checked_when_every_job_it_lists_is_t
     assert proc.stderr.splitlines() == [
         f"sweep.check: warning: {old / 'results.csv'} has no recommended column (an older "
         f"sweep wrote it): the recommendation is recomputed from its rows; python -m "
-        f"sweep.report {old} records it"]
+        f"sweep.report {old} records it"
+    ]
     row = old / str(RECOMMENDED) / "row.json"
     row.unlink()
     _refused(_check(saved, old), f"{row}: missing", f"results.csv lists job {RECOMMENDED}")
@@ -154,21 +168,21 @@ def test_a_baseline_an_older_sweep_wrote_is_checked_when_every_job_it_lists_is_t
 
 # -- item 6: per-query values that are not scores ---------------------------------------------
 
+
 def _line_of(path: Path, query: str, level: str = "span", metric: str = "recall@5") -> int:
     lines = path.read_text().splitlines()
     return next(i for i, line in enumerate(lines) if line.startswith(f"{query},{level},{metric},"))
 
 
 @pytest.mark.parametrize("value", ["-5", "inf", "1e308", "duplicate"])
-def test_a_per_query_value_that_is_not_a_score_is_refused_by_file_and_line(saved, tmp_path,
-                                                                           value):
+def test_a_per_query_value_that_is_not_a_score_is_refused_by_file_and_line(saved, tmp_path, value):
     new = _copy(saved, tmp_path)
     path = new / str(RECOMMENDED) / "per_query.csv"
     lines = path.read_text().splitlines(keepends=True)
     i = _line_of(path, "q7")
     if value == "duplicate":  # q7 twice: one value of 0 beside the real 1
         lines.append(lines[i].rsplit(",", 1)[0] + ",0\n")
-        where, says = f"{path}:{len(lines)}:", f"a second span recall@5 value for query 'q7'"
+        where, says = f"{path}:{len(lines)}:", "a second span recall@5 value for query 'q7'"
     else:
         lines[i] = lines[i].rsplit(",", 1)[0] + f",{value}\n"
         where, says = f"{path}:{i + 1}:", f"value '{value}' of query 'q7' is not a score"
@@ -188,8 +202,12 @@ def test_per_query_scores_the_row_does_not_summarize_are_refused(saved, tmp_path
     new = _copy(saved, tmp_path)
     path = new / str(RECOMMENDED) / "per_query.csv"
     _without_questions(path, {f"q{i}" for i in range(30)})
-    _refused(_check(new, saved), f"{path}: 30 questions with span recall@5",
-             "counts 60", "the per-query scores are not the ones this job's row summarizes")
+    _refused(
+        _check(new, saved),
+        f"{path}: 30 questions with span recall@5",
+        "counts 60",
+        "the per-query scores are not the ones this job's row summarizes",
+    )
 
 
 def test_settings_scored_on_different_questions_of_one_set_are_refused(saved, tmp_path):
@@ -202,8 +220,11 @@ def test_settings_scored_on_different_questions_of_one_set_are_refused(saved, tm
     for level in row["summary"]["levels"].values():
         level["n_queries"] = 30
     (job / "row.json").write_text(json.dumps(row))
-    _refused(_check(new, saved), "scored on different questions (30 in one only",
-             "a per_query.csv is damaged")
+    _refused(
+        _check(new, saved),
+        "scored on different questions (30 in one only",
+        "a per_query.csv is damaged",
+    )
 
 
 def test_a_binary_per_query_file_names_the_file_and_line(saved, tmp_path):
@@ -217,6 +238,7 @@ def test_a_binary_per_query_file_names_the_file_and_line(saved, tmp_path):
 
 
 # -- item 7: a row nested too deeply ----------------------------------------------------------
+
 
 def test_a_row_nested_too_deeply_is_one_line_in_check_export_and_report(saved, tmp_path):
     new = _copy(saved, tmp_path)
@@ -233,11 +255,11 @@ def test_a_row_nested_too_deeply_is_one_line_in_check_export_and_report(saved, t
 
 # -- item 9: names in Markdown ----------------------------------------------------------------
 
+
 def test_a_hostile_folder_name_adds_no_column_and_no_tag_to_the_step_summary(saved, tmp_path):
     new = _copy(saved, tmp_path, "new|<img src=x onerror=alert(1)>")
     summary = tmp_path / "summary.md"
-    proc = _run("sweep.check", new, "--baseline", saved,
-                env=_env(GITHUB_STEP_SUMMARY=str(summary)))
+    proc = _run("sweep.check", new, "--baseline", saved, env=_env(GITHUB_STEP_SUMMARY=str(summary)))
     assert proc.returncode == 0, proc.stderr
     html = MarkdownIt("commonmark").enable("table").render(summary.read_text(encoding="utf-8"))
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -247,8 +269,8 @@ def test_a_hostile_folder_name_adds_no_column_and_no_tag_to_the_step_summary(sav
 
 # -- item 10: special files in place of a sweep folder's files --------------------------------
 
-@pytest.mark.parametrize("name", ["1/per_query.csv", "1/row.json", "results.csv",
-                                  "1/hits.jsonl"])
+
+@pytest.mark.parametrize("name", ["1/per_query.csv", "1/row.json", "results.csv", "1/hits.jsonl"])
 def test_a_fifo_in_a_sweep_folder_is_refused_not_waited_on(saved, tmp_path, name):
     new = _copy(saved, tmp_path)
     fifo = new / name
@@ -269,11 +291,14 @@ def test_a_fifo_in_a_sweep_folder_is_refused_not_waited_on(saved, tmp_path, name
 def test_a_fifo_as_the_chunks_of_the_exported_job_is_refused(saved, tmp_path):
     new = _copy(saved, tmp_path)
     os.mkfifo(new / "0" / "chunks.csv")
-    _refused(_export(new, tmp_path / "o.jsonl", "--job", "0"),
-             f"{new / '0' / 'chunks.csv'}: is a FIFO, not a regular file")
+    _refused(
+        _export(new, tmp_path / "o.jsonl", "--job", "0"),
+        f"{new / '0' / 'chunks.csv'}: is a FIFO, not a regular file",
+    )
 
 
 # -- item 11: a killed sweep ------------------------------------------------------------------
+
 
 def test_the_report_of_a_killed_sweep_names_the_jobs_that_never_finished(saved, tmp_path):
     new = _copy(saved, tmp_path)
@@ -284,7 +309,8 @@ def test_the_report_of_a_killed_sweep_names_the_jobs_that_never_finished(saved, 
     assert proc.returncode == 0 and "3 setting(s): 3 ok" in proc.stdout
     assert proc.stderr.strip().splitlines() == [
         "sweep.report: warning: jobs 3, 4 never finished (no row.json: the sweep was killed, "
-        "or is still running), so they are not in the table"]
+        "or is still running), so they are not in the table"
+    ]
     assert "- jobs 3, 4 never finished" in (new / "results.md").read_text(encoding="utf-8")
     shutil.rmtree(new / "4")
     assert "job 3 never finished" in _run("sweep.report", "--no-html", new).stderr
@@ -299,7 +325,8 @@ def test_a_fifo_as_the_reports_own_manifest_is_refused_not_waited_on(saved, tmp_
     # Only a regular file is ever replaced: a FIFO is no file of sweep's, so it stays.
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == [
-        f"sweep.report: error: {manifest}: is a FIFO: only a regular file is replaced"]
+        f"sweep.report: error: {manifest}: is a FIFO: only a regular file is replaced"
+    ]
     assert stat.S_ISFIFO(os.lstat(manifest).st_mode)
 
 
@@ -326,19 +353,20 @@ def test_a_link_to_the_environment_never_shows_it(saved, tmp_path):
     link.symlink_to("/proc/self/environ")
     env = _env(OPENAI_API_KEY=SECRET)
     says = f"{link}: is a link leading out of the sweep folder"
-    for proc in (_run("sweep.check", saved, "--baseline", new, env=env),
-                 _run("sweep.check", new, "--baseline", saved, "--job", str(RECOMMENDED),
-                      env=env),
-                 _run("sweep.export", new, "--recommended", "--to", "chunks",
-                      tmp_path / "o.jsonl", env=env),
-                 _run("sweep.report", "--no-html", new, env=env)):
+    for proc in (
+        _run("sweep.check", saved, "--baseline", new, env=env),
+        _run("sweep.check", new, "--baseline", saved, "--job", str(RECOMMENDED), env=env),
+        _run("sweep.export", new, "--recommended", "--to", "chunks", tmp_path / "o.jsonl", env=env),
+        _run("sweep.report", "--no-html", new, env=env),
+    ):
         _refused(proc, says)
         assert SECRET not in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("name", ["1/per_query.csv", "1/row.json", "results.csv"])
-def test_a_file_linked_from_outside_the_folder_is_refused_by_check_and_export(saved, tmp_path,
-                                                                              name):
+def test_a_file_linked_from_outside_the_folder_is_refused_by_check_and_export(
+    saved, tmp_path, name
+):
     # The target is a good copy of the file: followed, it would be read as the folder's own.
     new = _copy(saved, tmp_path)
     target = _outside(tmp_path, saved, name)
@@ -356,8 +384,10 @@ def test_traces_linked_from_outside_the_folder_are_refused_by_the_report(saved, 
     target = _outside(tmp_path, saved, "1/hits.jsonl")
     (new / "1" / "hits.jsonl").unlink()
     (new / "1" / "hits.jsonl").symlink_to(target)
-    _refused(_run("sweep.report", "--no-html", new),
-             f"{new / '1' / 'hits.jsonl'}: is a link leading out of the sweep folder")
+    _refused(
+        _run("sweep.report", "--no-html", new),
+        f"{new / '1' / 'hits.jsonl'}: is a link leading out of the sweep folder",
+    )
 
 
 def test_a_job_folder_linked_from_outside_is_refused(saved, tmp_path):
@@ -366,8 +396,7 @@ def test_a_job_folder_linked_from_outside_is_refused(saved, tmp_path):
     elsewhere = Path(shutil.copytree(saved / str(RECOMMENDED), tmp_path / "elsewhere"))
     shutil.rmtree(new / str(RECOMMENDED))
     (new / str(RECOMMENDED)).symlink_to(elsewhere)
-    says = (f"{new / str(RECOMMENDED) / 'row.json'}: leads out of the sweep folder through a "
-            "link")
+    says = f"{new / str(RECOMMENDED) / 'row.json'}: leads out of the sweep folder through a link"
     _refused(_check(new, saved), says)
     _refused(_check(new, saved, "--job", str(RECOMMENDED)), says)
 
@@ -390,9 +419,11 @@ def test_a_per_query_file_that_is_not_one_is_refused_without_quoting_it(saved, t
     new = _copy(saved, tmp_path)
     path = new / str(RECOMMENDED) / "per_query.csv"
     path.write_text(f"OPENAI_API_KEY={SECRET}\nquery_id,level,metric,value\n")
-    line = _refused(_check(new, saved, "--job", str(RECOMMENDED)),
-                    f"{path}:1: expected header query_id,level,metric,value; the first line is "
-                    "something else (39 characters)")
+    line = _refused(
+        _check(new, saved, "--job", str(RECOMMENDED)),
+        f"{path}:1: expected header query_id,level,metric,value; the first line is "
+        "something else (39 characters)",
+    )
     assert SECRET not in line
 
 
@@ -409,8 +440,10 @@ def test_a_chunk_view_linked_from_outside_never_reaches_the_report(saved, tmp_pa
     target.parent.mkdir()
     write_boundary_view(target, BoundaryView("doc0.md", f"key {SECRET}", 28, ((0, 28),), ()))
     (new / "1" / "boundaries.json").symlink_to(target)
-    _refused(_run("sweep.report", new),
-             f"{new / '1' / 'boundaries.json'}: is a link leading out of the sweep folder")
+    _refused(
+        _run("sweep.report", new),
+        f"{new / '1' / 'boundaries.json'}: is a link leading out of the sweep folder",
+    )
     report = new / "report.html"
     assert not report.exists() or SECRET not in report.read_text(encoding="utf-8")
 
@@ -464,13 +497,13 @@ def test_a_picture_linked_from_outside_never_reaches_the_comparison_page(tmp_pat
     proc = _run("sweep.report", a, b, "--out", page)
     assert proc.returncode == 2, proc.stderr
     assert f"{picture}: is a link leading out of the sweep folder" in proc.stderr
-    assert not page.exists() or base64.b64encode(secret.read_bytes())[:16].decode() not in \
-        page.read_text(encoding="utf-8")
+    assert not page.exists() or base64.b64encode(secret.read_bytes())[
+        :16
+    ].decode() not in page.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("kind", ["dangling link", "FIFO"])
-def test_a_lock_file_that_is_no_file_of_sweeps_is_refused_and_never_followed(saved, tmp_path,
-                                                                             kind):
+def test_a_lock_file_that_is_no_file_of_sweeps_is_refused_and_never_followed(saved, tmp_path, kind):
     new = _copy(saved, tmp_path)
     lock = new / ".sweep.lock"
     lock.unlink(missing_ok=True)

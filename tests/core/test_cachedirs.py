@@ -23,8 +23,10 @@ def test_a_read_only_mount_is_seen_before_any_write_and_said_once(tmp_path, capl
         # What is kept inside it is read-only too, and not said again.
         assert cachedirs.read_only(root / "figures")
         cachedirs.note_unwritable("figure", root / "figures", OSError(30, "Read-only file system"))
-    assert _warnings(caplog) == [f"embedding cache: cannot write {root} (Read-only file system); "
-                                 "it is read, not written, for the rest of this run"]
+    assert _warnings(caplog) == [
+        f"embedding cache: cannot write {root} (Read-only file system); "
+        "it is read, not written, for the rest of this run"
+    ]
     assert not cachedirs.read_only(tmp_path / "another cache")
 
 
@@ -34,6 +36,8 @@ def test_a_folder_that_does_not_exist_yet_is_writable_until_a_write_fails(tmp_pa
     with caplog.at_level(logging.WARNING):
         cachedirs.note_unwritable("llm", folder, OSError(28, "No space left on device", "x"))
         cachedirs.note_unwritable("llm", folder, OSError(28, "No space left on device", "y"))
-    assert _warnings(caplog) == [f"llm cache: cannot write {folder} (No space left on device); "
-                                 "it is read, not written, for the rest of this run"]
+    assert _warnings(caplog) == [
+        f"llm cache: cannot write {folder} (No space left on device); "
+        "it is read, not written, for the rest of this run"
+    ]
     assert not cachedirs.check_writable("llm", folder)

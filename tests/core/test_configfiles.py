@@ -11,8 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
-from sweep.core.configfiles import (MAX_CONFIG_BYTES, ConfigFileError, config_yaml,
-                                    escape_interpolations, read_yaml, unescape_interpolations)
+from sweep.core.configfiles import (
+    MAX_CONFIG_BYTES,
+    ConfigFileError,
+    config_yaml,
+    escape_interpolations,
+    read_yaml,
+    unescape_interpolations,
+)
 
 #: strings made of what OmegaConf's grammar treats specially
 tricky = st.text(alphabet=st.sampled_from(list("\\${}:ab .'\"\n")), max_size=24)
@@ -30,26 +36,34 @@ def test_every_string_reads_back_as_written_through_omegaconf_and_sweeps_reader(
 
 def test_a_saved_config_keeps_an_escaped_interpolation_literal(tmp_path, monkeypatch):
     monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
-    cfg = OmegaConf.create({"chunk": {"prompt": "\\${oc.env:SWEEP_TEST_KEY}", "size": 64,
-                                      "twice": "${.size}"}})
+    cfg = OmegaConf.create(
+        {"chunk": {"prompt": "\\${oc.env:SWEEP_TEST_KEY}", "size": 64, "twice": "${.size}"}}
+    )
     path = tmp_path / "resolved_config.yaml"
     path.write_text(config_yaml(cfg), encoding="utf-8")
     # resolved: the real interpolation has its value, the escaped one stays the literal
     again = OmegaConf.load(path)
     assert again.chunk.prompt == "${oc.env:SWEEP_TEST_KEY}" and again.chunk.twice == 64
-    assert read_yaml(path) == {"chunk": {"prompt": "${oc.env:SWEEP_TEST_KEY}", "size": 64,
-                                         "twice": 64}}
+    assert read_yaml(path) == {
+        "chunk": {"prompt": "${oc.env:SWEEP_TEST_KEY}", "size": 64, "twice": 64}
+    }
     assert "sk-secret" not in path.read_text()
 
 
 def test_reading_never_resolves_an_interpolation(tmp_path, monkeypatch):
     monkeypatch.setenv("SWEEP_TEST_KEY", "sk-secret-1234")
     path = tmp_path / "resolved_config.yaml"
-    path.write_text("llm:\n  key: ${oc.env:SWEEP_TEST_KEY}\n  other: ${llm.key}\n"
-                    "  escaped: \\${oc.env:SWEEP_TEST_KEY}\n")
-    assert read_yaml(path) == {"llm": {"key": "${oc.env:SWEEP_TEST_KEY}",
-                                       "other": "${llm.key}",
-                                       "escaped": "${oc.env:SWEEP_TEST_KEY}"}}
+    path.write_text(
+        "llm:\n  key: ${oc.env:SWEEP_TEST_KEY}\n  other: ${llm.key}\n"
+        "  escaped: \\${oc.env:SWEEP_TEST_KEY}\n"
+    )
+    assert read_yaml(path) == {
+        "llm": {
+            "key": "${oc.env:SWEEP_TEST_KEY}",
+            "other": "${llm.key}",
+            "escaped": "${oc.env:SWEEP_TEST_KEY}",
+        }
+    }
 
 
 def test_plain_values_read_as_omegaconf_reads_them(tmp_path):
@@ -76,14 +90,17 @@ def test_an_alias_bomb_is_refused_at_once_naming_the_file_and_line(tmp_path):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("text,says", [
-    ("a: !!python/object/apply:os.system ['true']\n", "python/object/apply:os.system"),
-    ("a: !!binary aGVsbG8=\n", "binary"),
-    ("a: !!set {x}\n", "set"),
-    ("a: 1\na: 2\n", "the key 'a' twice"),
-    ("a: [1\n", "not valid YAML"),
-    ("[" * 20000, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("a: !!python/object/apply:os.system ['true']\n", "python/object/apply:os.system"),
+        ("a: !!binary aGVsbG8=\n", "binary"),
+        ("a: !!set {x}\n", "set"),
+        ("a: 1\na: 2\n", "the key 'a' twice"),
+        ("a: [1\n", "not valid YAML"),
+        ("[" * 20000, "nested too deeply"),
+    ],
+)
 def test_what_sweep_never_writes_is_one_line_naming_the_file(tmp_path, text, says):
     path = tmp_path / "hydra.yaml"
     path.write_text(text)
@@ -127,8 +144,11 @@ def test_a_fifo_as_a_config_is_refused_not_waited_on(tmp_path):
 
     fifo = tmp_path / "hydra.yaml"
     os.mkfifo(fifo)
-    code = ("import sys; from sweep.core.configfiles import read_yaml, ConfigFileError\n"
-            "try: read_yaml(sys.argv[1])\nexcept ConfigFileError as e: print(e)")
-    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
-                          text=True, timeout=60)
+    code = (
+        "import sys; from sweep.core.configfiles import read_yaml, ConfigFileError\n"
+        "try: read_yaml(sys.argv[1])\nexcept ConfigFileError as e: print(e)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == f"{fifo}: is a FIFO, not a regular file", done.stderr

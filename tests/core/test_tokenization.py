@@ -19,9 +19,33 @@ from sweep.core.tokenization import (
 # Pieces that make tokens straddle characters: emoji with modifiers, ZWJ
 # sequences, CJK, combining marks, Portuguese accents, mixed whitespace.
 PIECES = [
-    "a", "the", " ", "  ", "\n", "\n\n", "\t", ".", "São Paulo", "ação", "Lindqvist", "€", "–",
-    "👍🏽", "👩‍👩‍👧", "🇵🇹", "日本語のテキスト", "中文", "e\u0301", "a\u0308\u0301", "ﬁ", "𝔘",
-    "<|endoftext|>", "1234567", "Ǆ", "\u00a0", "\u2028",
+    "a",
+    "the",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\t",
+    ".",
+    "São Paulo",
+    "ação",
+    "Lindqvist",
+    "€",
+    "–",
+    "👍🏽",
+    "👩‍👩‍👧",
+    "🇵🇹",
+    "日本語のテキスト",
+    "中文",
+    "e\u0301",
+    "a\u0308\u0301",
+    "ﬁ",
+    "𝔘",
+    "<|endoftext|>",
+    "1234567",
+    "Ǆ",
+    "\u00a0",
+    "\u2028",
 ]
 texts = st.one_of(
     st.lists(st.sampled_from(PIECES), max_size=40).map("".join),
@@ -56,7 +80,9 @@ def test_uncached_encoding_fails_fast_without_network(tmp_path, monkeypatch) -> 
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(requests, "get", no_network)
-    name = next(n for n in ("r50k_base", "p50k_base", "gpt2") if n not in tiktoken.registry.ENCODINGS)
+    name = next(
+        n for n in ("r50k_base", "p50k_base", "gpt2") if n not in tiktoken.registry.ENCODINGS
+    )
     with pytest.raises(TokenizerError) as info:
         get_encoding(name)
     assert "not available offline" in str(info.value)
@@ -120,7 +146,9 @@ def test_special_token_text_and_lone_surrogates_are_plain_text() -> None:
 @given(texts)
 def test_count_tokens_is_encode_ordinary_length(text: str) -> None:
     enc = get_encoding("cl100k_base")
-    assert count_tokens(enc, text) == len(enc.encode_ordinary(tokenization.replace_surrogates(text)))
+    assert count_tokens(enc, text) == len(
+        enc.encode_ordinary(tokenization.replace_surrogates(text))
+    )
     assert count_tokens("cl100k_base", text) == len(tokenize(enc, text))
 
 
@@ -134,7 +162,9 @@ def test_the_tokenize_cache_is_bounded_by_tokens_not_documents(monkeypatch):
     assert all(tok.tokenize("cl100k_base", t) is f for t, f in zip(texts[:3], first))  # hits
     for t in texts:
         tok.tokenize("cl100k_base", t)
-    assert 0 < tok._cache_tokens <= 50 and tok._cache_tokens == sum(len(v.ids) for v in tok._cache.values())
+    assert 0 < tok._cache_tokens <= 50 and tok._cache_tokens == sum(
+        len(v.ids) for v in tok._cache.values()
+    )
     assert tok.tokenize("cl100k_base", texts[0]) is not first[0]  # evicted, tokenized again
     # A text longer than the whole budget is still cached, alone.
     long = tok.tokenize("cl100k_base", "word " * 200)

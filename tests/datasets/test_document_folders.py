@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from documents import (corrupt, write_docx, write_encrypted_pdf, write_html, write_image_only_pdf,
-                       write_pdf)
+from documents import (
+    corrupt,
+    write_docx,
+    write_encrypted_pdf,
+    write_html,
+    write_image_only_pdf,
+    write_pdf,
+)
 from sweep.chunking import build_chunker
 from sweep.datasets import extraction
 from sweep.datasets.corpus import DOC_ID_RULE
@@ -39,11 +45,19 @@ WORD = [
     "- Economy class for flights under six hours",
 ]
 QUESTIONS = [
-    ("q1", "Is a second lost badge free?", "manual.pdf",
-     "each further replacement in the same calendar year costs €15"),
+    (
+        "q1",
+        "Is a second lost badge free?",
+        "manual.pdf",
+        "each further replacement in the same calendar year costs €15",
+    ),
     ("q2", "When does the office close?", "guide.html", "closes at 19:00 on weekdays"),
-    ("q3", "How early must EU flights be booked?", "travel.docx",
-     "Flights inside the EU must be booked at least 14 days before departure."),
+    (
+        "q3",
+        "How early must EU flights be booked?",
+        "travel.docx",
+        "Flights inside the EU must be booked at least 14 days before departure.",
+    ),
     ("q4", "Where are notes?", "notes.md", "Notes live in the wiki."),
 ]
 
@@ -51,8 +65,13 @@ QUESTIONS = [
 def _folder(root: Path) -> Path:
     docs = root / "docs"
     docs.mkdir(parents=True)
-    write_pdf(docs / "manual.pdf", [HANDBOOK[:2], HANDBOOK[2:]], header="Kestrel Labs handbook",
-              hyphenate={"replacement"}, title="Employee handbook")
+    write_pdf(
+        docs / "manual.pdf",
+        [HANDBOOK[:2], HANDBOOK[2:]],
+        header="Kestrel Labs handbook",
+        hyphenate={"replacement"},
+        title="Employee handbook",
+    )
     write_html(docs / "guide.html", "Office guide", WEB)
     write_docx(docs / "travel.docx", WORD)
     (docs / "notes.md").write_text("# Notes\n\nNotes live in the wiki.\n", encoding="utf-8")
@@ -61,9 +80,13 @@ def _folder(root: Path) -> Path:
 
 
 def _questions(root: Path, questions) -> None:
-    lines = [json.dumps({"query_id": q, "query": text,
-                         "relevant": [{"doc_id": doc, "quote": quote}]}, ensure_ascii=False)
-             for q, text, doc, quote in questions]
+    lines = [
+        json.dumps(
+            {"query_id": q, "query": text, "relevant": [{"doc_id": doc, "quote": quote}]},
+            ensure_ascii=False,
+        )
+        for q, text, doc, quote in questions
+    ]
     (root / "queries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -81,7 +104,7 @@ def test_every_quote_is_located_and_every_chunk_is_a_slice_of_the_extracted_text
     for q, (_, _, doc, quote) in zip(ds.queries, QUESTIONS):
         (j,) = q.relevant
         assert j.located in ("exact", "normalised")
-        assert normalise(texts[doc][j.start:j.end]) == normalise(quote)
+        assert normalise(texts[doc][j.start : j.end]) == normalise(quote)
     # No markup, script or page furniture reaches the text a chunker sees.
     for doc, text in texts.items():
         for debris in ("<", "Page 1 of", "Kestrel Labs handbook", "cookie", "function("):
@@ -89,7 +112,7 @@ def test_every_quote_is_located_and_every_chunk_is_a_slice_of_the_extracted_text
     chunker = build_chunker(strategy="token", size=16, overlap=4)
     for d in ds.documents:
         for c in chunker.chunk(d):
-            assert c.text == d.text[c.start:c.end]
+            assert c.text == d.text[c.start : c.end]
     pdf = ds.by_id()["manual.pdf"]
     assert pdf.metadata["reader"] == "pypdf" and len(pdf.metadata["pages"]) == 2
     start, end = pdf.metadata["pages"][1]
@@ -111,13 +134,16 @@ def test_extracted_texts_are_cached_as_json_and_reused(tmp_path, monkeypatch):
     first = load_dataset(folder, cache_dir=cache)
     entries = list(cache.rglob("*.json"))
     assert len(entries) == 3  # pdf, html, docx; text files are read as they are
-    assert all(json.loads(e.read_text(encoding="utf-8"))["format"] == extraction.CACHE_FORMAT
-               for e in entries)
+    assert all(
+        json.loads(e.read_text(encoding="utf-8"))["format"] == extraction.CACHE_FORMAT
+        for e in entries
+    )
     extraction._memo.clear()
     from sweep.datasets.readers import pdf as pdf_module
 
     def never(*args, **kwargs):
         raise AssertionError("a cached PDF was parsed again")
+
     monkeypatch.setattr(pdf_module.PypdfReader, "read", never)
     assert load_dataset(folder, cache_dir=cache) == first
 
@@ -129,8 +155,9 @@ def test_unreadable_files_are_listed_together_and_can_be_skipped(tmp_path, caplo
     write_image_only_pdf(docs / "scan.pdf")
     (docs / "broken.docx").write_bytes(corrupt((docs / "travel.docx").read_bytes()))
     (docs / "empty.pdf").write_bytes(b"")
-    (docs / "menu.html").write_text("<html><body><nav><a href='/'>Home</a></nav></body></html>",
-                                    encoding="utf-8")
+    (docs / "menu.html").write_text(
+        "<html><body><nav><a href='/'>Home</a></nav></body></html>", encoding="utf-8"
+    )
     _questions(folder, QUESTIONS + [("q5", "What is secret?", "secret.pdf", "A secret paragraph.")])
     problems = check_dataset(folder, cache_dir="off")
     by_file = {Path(p.path).name: p.message for p in problems}
@@ -149,7 +176,13 @@ def test_unreadable_files_are_listed_together_and_can_be_skipped(tmp_path, caplo
 def test_a_repeated_quote_needs_a_hint_and_a_missing_one_shows_the_closest_passage(tmp_path):
     folder = _folder(tmp_path)
     (folder / "docs" / "notes.md").write_text("# Notes\n\nAsk Ana. Ask Ana.\n", encoding="utf-8")
-    rows = [{"query_id": "q", "query": "Who?", "relevant": [{"doc_id": "notes.md", "quote": "Ask Ana."}]}]
+    rows = [
+        {
+            "query_id": "q",
+            "query": "Who?",
+            "relevant": [{"doc_id": "notes.md", "quote": "Ask Ana."}],
+        }
+    ]
     (folder / "queries.jsonl").write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     (problem,) = check_dataset(folder, cache_dir="off")
     assert problem.line == 1 and "found 2 times" in problem.message
@@ -159,7 +192,10 @@ def test_a_repeated_quote_needs_a_hint_and_a_missing_one_shows_the_closest_passa
     assert (q.relevant[0].start, q.relevant[0].end) == (18, 26)
     _questions(folder, [("q", "Fee?", "manual.pdf", "each further replacement costs €25")])
     (problem,) = check_dataset(folder, cache_dir="off")
-    assert "quote not located in 'manual.pdf'" in problem.message and "closest passage" in problem.message
+    assert (
+        "quote not located in 'manual.pdf'" in problem.message
+        and "closest passage" in problem.message
+    )
 
 
 def test_a_quote_whose_words_the_reader_moved_names_the_other_readers(tmp_path, capsys):
@@ -170,25 +206,37 @@ def test_a_quote_whose_words_the_reader_moved_names_the_other_readers(tmp_path, 
     (folder / "docs" / "build.html").write_text(
         "<html><head><title>Build</title></head><body><article><h1>Build</h1><p>Run the build from the "
         "source folder. The log goes to /var/log/build.log when the build ends.</p></article></body></html>",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (folder / "docs" / "build.md").write_text(
         "# Build\n\nRun the build from the source folder. The log goes to /var/log/build.log.\n",
-        encoding="utf-8")
-    _questions(folder, [("q1", "Where?", "build.html", "Run the build from the folder source"),
-                        ("q2", "Where?", "build.md", "Run the build from the folder source"),
-                        ("q3", "Where?", "build.html", "Run the build from the branch folder")])
+        encoding="utf-8",
+    )
+    _questions(
+        folder,
+        [
+            ("q1", "Where?", "build.html", "Run the build from the folder source"),
+            ("q2", "Where?", "build.md", "Run the build from the folder source"),
+            ("q3", "Where?", "build.html", "Run the build from the branch folder"),
+        ],
+    )
     assert validate_main([str(folder)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith(
         '"Run the build from the source folder"; the text around it has every word of the quote, in '
         "another order; the html reader trafilatura may have moved the text: try "
-        "dataset.reader.html=markitdown (--reader html=markitdown) (dataset.fuzzy=0.9 accepts close matches)")
-    assert err[1].endswith('"Run the build from the source folder"; the text around it has every word of the '
-                           "quote, in another order (dataset.fuzzy=0.9 accepts close matches)")  # (one reader)
+        "dataset.reader.html=markitdown (--reader html=markitdown) (dataset.fuzzy=0.9 accepts close matches)"
+    )
+    assert err[1].endswith(
+        '"Run the build from the source folder"; the text around it has every word of the '
+        "quote, in another order (dataset.fuzzy=0.9 accepts close matches)"
+    )  # (one reader)
     assert "another order" not in err[2]  # ("branch" is not in the text)
     assert validate_main([str(folder), "--reader", "html=markitdown"]) == 1
-    assert ("the html reader markitdown may have moved the text: try dataset.reader.html=trafilatura "
-            "(--reader html=trafilatura)") in capsys.readouterr().err
+    assert (
+        "the html reader markitdown may have moved the text: try dataset.reader.html=trafilatura "
+        "(--reader html=trafilatura)"
+    ) in capsys.readouterr().err
 
 
 def test_a_draft_question_says_how_to_confirm_it(tmp_path):
@@ -199,13 +247,15 @@ def test_a_draft_question_says_how_to_confirm_it(tmp_path):
     assert problem.message.endswith(
         "mark the right passages of 'proposed' with \"keep\": true and run python -m "
         f"sweep.evidence {folder} --accept {folder / 'queries.jsonl'} "
-        f"--out {folder / 'queries.accepted.jsonl'}")
+        f"--out {folder / 'queries.accepted.jsonl'}"
+    )
 
 
 def test_a_web_page_saved_as_text_is_flagged(tmp_path, caplog):
     folder = _folder(tmp_path)
-    (folder / "docs" / "page.txt").write_text("<!DOCTYPE html><html><body><p>Hi</p></body></html>",
-                                              encoding="utf-8")
+    (folder / "docs" / "page.txt").write_text(
+        "<!DOCTYPE html><html><body><p>Hi</p></body></html>", encoding="utf-8"
+    )
     with caplog.at_level(logging.WARNING, logger="sweep.datasets"):
         load_dataset(folder, cache_dir="off")
     assert any("looks like HTML markup" in r.getMessage() for r in caplog.records)
@@ -244,7 +294,7 @@ def test_validate_says_how_each_quote_was_located_and_writes_the_offsets(tmp_pat
     texts = {d.doc_id: d.text for d in load_dataset(folder, cache_dir="off").documents}
     for line in out.read_text(encoding="utf-8").splitlines():
         (item,) = json.loads(line)["relevant"]
-        assert texts[item["doc_id"]][item["start"]:item["end"]] == item["quote"]
+        assert texts[item["doc_id"]][item["start"] : item["end"]] == item["quote"]
     with pytest.raises(SystemExit) as exit_:  # an existing file is never overwritten
         validate_main([str(folder), "--write-offsets", str(out)])
     assert exit_.value.code == 2
@@ -255,28 +305,43 @@ def test_validate_says_how_each_quote_was_located_and_writes_the_offsets(tmp_pat
     assert f"--write-offsets {tmp_path / 'no' / 'such.jsonl'}: no folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("option", "words"), [
-    ({"fuzzy": 1.5}, "dataset.fuzzy must be null or a similarity in (0, 1], got 1.5"),
-    ({"fuzzy": True}, "dataset.fuzzy must be null or a similarity in (0, 1], got True"),
-    ({"skip_unreadable": "yes"}, "dataset.skip_unreadable must be true or false, got 'yes'"),
-    ({"reader": {"odt": "x"}}, "dataset.reader: "),
-])
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ({"fuzzy": 1.5}, "dataset.fuzzy must be null or a similarity in (0, 1], got 1.5"),
+        ({"fuzzy": True}, "dataset.fuzzy must be null or a similarity in (0, 1], got True"),
+        ({"skip_unreadable": "yes"}, "dataset.skip_unreadable must be true or false, got 'yes'"),
+        ({"reader": {"odt": "x"}}, "dataset.reader: "),
+    ],
+)
 def test_a_bad_reading_setting_is_one_line_naming_it(tmp_path, option, words):
     with pytest.raises(DatasetError) as e:
         load_dataset(_folder(tmp_path), cache_dir="off", **option)
     assert words in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize(("judgment", "words"), [
-    ({"quote": "Notes live in the wiki.", "occurrence": 0},
-     "occurrence must be an integer >= 1 (1 is the first place the quote appears), got number 0"),
-    ({"quote": "Notes live in the wiki.", "context": "  "},
-     "context must be a few words near the quote, got string '  '"),
-    ({"occurrence": 1}, "occurrence and context choose among the places a quote appears; give a quote"),
-    ({"start": 9, "end": 32, "quote": "Notes live in the wiki.", "occurrence": 1},
-     "occurrence and context are for a quote without offsets"),
-    ({"quote": "   "}, "quote is empty"),
-])
+@pytest.mark.parametrize(
+    ("judgment", "words"),
+    [
+        (
+            {"quote": "Notes live in the wiki.", "occurrence": 0},
+            "occurrence must be an integer >= 1 (1 is the first place the quote appears), got number 0",
+        ),
+        (
+            {"quote": "Notes live in the wiki.", "context": "  "},
+            "context must be a few words near the quote, got string '  '",
+        ),
+        (
+            {"occurrence": 1},
+            "occurrence and context choose among the places a quote appears; give a quote",
+        ),
+        (
+            {"start": 9, "end": 32, "quote": "Notes live in the wiki.", "occurrence": 1},
+            "occurrence and context are for a quote without offsets",
+        ),
+        ({"quote": "   "}, "quote is empty"),
+    ],
+)
 def test_a_bad_quote_hint_is_a_file_line_error(tmp_path, judgment, words):
     folder = _folder(tmp_path)
     row = {"query_id": "q", "query": "Where?", "relevant": [{"doc_id": "notes.md", **judgment}]}
@@ -287,12 +352,17 @@ def test_a_bad_quote_hint_is_a_file_line_error(tmp_path, judgment, words):
 
 def test_a_malformed_reader_option_is_refused_by_the_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        extract_main([str(_folder(tmp_path / "set")), str(tmp_path / "out"), "--reader", "pdfplumber"])
+        extract_main(
+            [str(_folder(tmp_path / "set")), str(tmp_path / "out"), "--reader", "pdfplumber"]
+        )
     assert exit_.value.code == 2
-    assert "expected FORMAT=READER (e.g. pdf=pdfplumber), got 'pdfplumber'" in capsys.readouterr().err
+    assert (
+        "expected FORMAT=READER (e.g. pdf=pdfplumber), got 'pdfplumber'" in capsys.readouterr().err
+    )
 
 
 # -- links and special files under docs/ ----------------------------------------------------
+
 
 def _linked(root: Path) -> Path:
     """A dataset whose docs/ links to a file and a folder inside it, and to a file and a
@@ -324,18 +394,27 @@ def test_links_inside_the_dataset_folder_are_followed_and_links_out_of_it_refuse
     assert sorted(docs) == ["notes.md", "policy.md", "team/roster.md"]
     assert not any("root:x" in text for text in docs.values())
     (line,) = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
-    assert line == (f"{ds / 'docs'}: skipped 4 files: 2 not a regular file (gone.md, loop); 2 links "
-                    "leaving the dataset folder (passwd.md, private); only text, Markdown, reST, "
-                    "PDF, HTML, DOCX, PPTX or XLSX files are read; dataset.follow_links=true "
-                    "(--follow-links) follows links that leave the dataset folder")
+    assert line == (
+        f"{ds / 'docs'}: skipped 4 files: 2 not a regular file (gone.md, loop); 2 links "
+        "leaving the dataset folder (passwd.md, private); only text, Markdown, reST, "
+        "PDF, HTML, DOCX, PPTX or XLSX files are read; dataset.follow_links=true "
+        "(--follow-links) follows links that leave the dataset folder"
+    )
     # The link up to the dataset folder is not walked: docs/ is not read again through it.
     followed = load_dataset(ds, cache_dir="off", follow_links=True).documents
-    assert sorted(d.doc_id for d in followed) == ["notes.md", "passwd.md", "policy.md",
-                                                  "private/secret.md", "team/roster.md"]
+    assert sorted(d.doc_id for d in followed) == [
+        "notes.md",
+        "passwd.md",
+        "policy.md",
+        "private/secret.md",
+        "team/roster.md",
+    ]
 
 
 def test_follow_links_must_be_true_or_false(tmp_path):
-    with pytest.raises(DatasetError, match=r"dataset.follow_links must be true or false, got 'yes'"):
+    with pytest.raises(
+        DatasetError, match=r"dataset.follow_links must be true or false, got 'yes'"
+    ):
         load_dataset(_linked(tmp_path), follow_links="yes")
 
 
@@ -359,12 +438,18 @@ def test_fifos_sockets_and_devices_under_docs_are_skipped_and_counted_never_open
         special.append("tty.md")
     except PermissionError:
         pass
-    done = subprocess.run([sys.executable, "-m", "sweep.validate", str(ds), "--reader",
-                           "pdf=pypdf"], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    done = subprocess.run(
+        [sys.executable, "-m", "sweep.validate", str(ds), "--reader", "pdf=pypdf"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")),
+    )
     assert done.returncode == 0, done.stderr
-    assert (f"{docs}: skipped {len(special)} files: {len(special)} not a regular file "
-            f"({', '.join(special)}); only") in done.stdout
+    assert (
+        f"{docs}: skipped {len(special)} files: {len(special)} not a regular file "
+        f"({', '.join(special)}); only"
+    ) in done.stdout
     if "tty.md" not in special:
         pytest.skip("os.mknod is not permitted here: the device case was not run")
 
@@ -377,18 +462,35 @@ def test_a_fifo_given_as_the_questions_or_a_run_file_is_refused_without_blocking
     fifo = tmp_path / "questions.jsonl"
     os.mkfifo(fifo)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    for command in (["sweep.evidence", str(ds), "--questions", str(fifo),
-                     "--out", str(tmp_path / "draft.jsonl")],
-                    ["sweep.score", "--corpus", str(ds), "--queries", str(ds / "queries.jsonl"),
-                     "--run", str(fifo)]):
-        done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True,
-                              timeout=120, env=env)
+    for command in (
+        [
+            "sweep.evidence",
+            str(ds),
+            "--questions",
+            str(fifo),
+            "--out",
+            str(tmp_path / "draft.jsonl"),
+        ],
+        [
+            "sweep.score",
+            "--corpus",
+            str(ds),
+            "--queries",
+            str(ds / "queries.jsonl"),
+            "--run",
+            str(fifo),
+        ],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", *command], capture_output=True, text=True, timeout=120, env=env
+        )
         assert done.returncode == 2, (command, done.stderr)
         assert f"{fifo}: " in done.stderr and "is a FIFO, not a regular file" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 # -- sweep.extract writes inside its folder only ----------------------------------------------
+
 
 def test_extract_never_writes_outside_its_folder(tmp_path, capsys):
     # A corpus.jsonl whose doc_ids are paths out of OUT: the trial's "../victim" overwrote
@@ -399,16 +501,25 @@ def test_extract_never_writes_outside_its_folder(tmp_path, capsys):
     (absolute.parent / "absolute.txt").write_text("mine too")
     ds = tmp_path / "set"
     ds.mkdir()
-    (ds / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
-        {"doc_id": "../victim", "text": "pwned"}, {"doc_id": str(absolute), "text": "pwned"},
-        {"doc_id": "fine", "text": "fine"}]))
+    (ds / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in [
+                {"doc_id": "../victim", "text": "pwned"},
+                {"doc_id": str(absolute), "text": "pwned"},
+                {"doc_id": "fine", "text": "fine"},
+            ]
+        )
+    )
     out = tmp_path / "out"
     assert extract_main([str(ds), str(out)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == [f"sweep.extract: error: {ds / 'corpus.jsonl'}:1: doc_id '../victim' has a "
-                   f"'..' segment: {DOC_ID_RULE}",
-                   f"sweep.extract: error: {ds / 'corpus.jsonl'}:2: doc_id '{absolute}' is an "
-                   f"absolute path: {DOC_ID_RULE}"]
+    assert err == [
+        f"sweep.extract: error: {ds / 'corpus.jsonl'}:1: doc_id '../victim' has a "
+        f"'..' segment: {DOC_ID_RULE}",
+        f"sweep.extract: error: {ds / 'corpus.jsonl'}:2: doc_id '{absolute}' is an "
+        f"absolute path: {DOC_ID_RULE}",
+    ]
     assert victim.read_text() == "mine" and (tmp_path / "absolute.txt").read_text() == "mine too"
     assert not out.exists()
 
@@ -475,9 +586,14 @@ def test_file_names_with_line_breaks_and_escapes_are_one_escaped_line_each(tmp_p
     _questions(ds, [("q1", "fine?", "good.md", "Fine text.")])
     assert validate_main([str(ds)]) == 1
     err = capsys.readouterr().err.splitlines()
-    rule = "the file's name holds a control character (NUL, a line break, an escape, ...); rename it"
-    assert err == [f"{ds / 'docs'}/red\\x1b[31m\\u202egpj.md: {rule}",
-                   f"{ds / 'docs'}/two\\nlines.md: {rule}", "2 problems"]
+    rule = (
+        "the file's name holds a control character (NUL, a line break, an escape, ...); rename it"
+    )
+    assert err == [
+        f"{ds / 'docs'}/red\\x1b[31m\\u202egpj.md: {rule}",
+        f"{ds / 'docs'}/two\\nlines.md: {rule}",
+        "2 problems",
+    ]
     assert extract_main([str(ds), str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all("\x1b" not in line and "\u202e" not in line for line in err)
@@ -495,11 +611,18 @@ def test_extract_refuses_a_name_with_a_bidi_control_and_writes_no_file_named_aft
     (ds / "docs" / "report_\u202egpj.md").write_text("# Report\n\ntext\n")
     out = tmp_path / "out"
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-m", "sweep.extract", str(ds), str(out)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "sweep.extract", str(ds), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line == (f"sweep.extract: error: {ds / 'docs'}/report_\\u202egpj.md: the file's name "
-                    "holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
-                    "U+2066-U+2069 or U+061C), which shows a name otherwise than it is; rename it")
+    assert line == (
+        f"sweep.extract: error: {ds / 'docs'}/report_\\u202egpj.md: the file's name "
+        "holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
+        "U+2066-U+2069 or U+061C), which shows a name otherwise than it is; rename it"
+    )
     assert not out.exists() or not any("\u202e" in p.name for p in out.rglob("*"))

@@ -24,12 +24,15 @@ def _folder(root: Path) -> Path:
     docs = root / "docs"
     docs.mkdir(parents=True)
     write_pdf(docs / "manual.pdf", [["# Handbook", "Badges are printed at the front desk."]])
-    write_html(docs / "guide.html", "Office guide", ["# Office guide", "The office opens at 08:00."])
+    write_html(
+        docs / "guide.html", "Office guide", ["# Office guide", "The office opens at 08:00."]
+    )
     write_docx(docs / "travel.docx", ["# Travel", "Book EU flights 14 days ahead."])
     (root / "queries.jsonl").write_text(
         '{"query_id": "q1", "query": "Where are badges printed?", '
         '"relevant": [{"doc_id": "manual.pdf", "quote": "Badges are printed at the front desk."}]}\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return root
 
 
@@ -45,8 +48,10 @@ def test_a_read_only_cache_is_read_and_says_once_it_is_not_written(tmp_path, cap
     cache.mkdir()
     with read_only(cache), caplog.at_level(logging.WARNING):
         first = load_dataset(folder, cache_dir=cache)  # three files to cache, none written
-    assert _warnings(caplog) == [f"extraction cache: cannot write {cache} (Read-only file system); "
-                                 "it is read, not written, for the rest of this run"]
+    assert _warnings(caplog) == [
+        f"extraction cache: cannot write {cache} (Read-only file system); "
+        "it is read, not written, for the rest of this run"
+    ]
     assert list(cache.iterdir()) == []
     # Warm and read-only: every text is read from it, nothing said.
     extraction._memo.clear()
@@ -69,8 +74,10 @@ def test_a_full_cache_says_once_which_folder_and_why(tmp_path, caplog):
         with caplog.at_level(logging.WARNING):
             load_dataset(folder, cache_dir=cache)
         assert not list(cache.rglob("*.tmp"))
-    assert _warnings(caplog) == [f"extraction cache: cannot write {cache} (No space left on "
-                                 "device); it is read, not written, for the rest of this run"]
+    assert _warnings(caplog) == [
+        f"extraction cache: cannot write {cache} (No space left on "
+        "device); it is read, not written, for the rest of this run"
+    ]
 
 
 # --------------------------------------------------------------------------- damaged entries
@@ -116,5 +123,7 @@ def test_lone_surrogates_a_damaged_entry_holds_are_counted_where_they_are(tmp_pa
     with caplog.at_level(logging.WARNING):
         extracted = extraction.extract(data, "note.md", reader, cache)
     assert extracted.headings[0].title == "No\ufffdte"
-    assert _warnings(caplog) == ["note.md: 1 lone surrogate code point (U+D800 to U+DFFF, no character; "
-                                 "a font's broken Unicode map) read as U+FFFD"]
+    assert _warnings(caplog) == [
+        "note.md: 1 lone surrogate code point (U+D800 to U+DFFF, no character; "
+        "a font's broken Unicode map) read as U+FFFD"
+    ]

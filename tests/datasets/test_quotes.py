@@ -11,12 +11,12 @@ import pytest
 import regex
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from paths import ROOT
 
+from paths import ROOT
 from sweep.datasets.quotes import (
-    QuoteLocation,
     NotLocated,
     QuoteIndex,
+    QuoteLocation,
     describe_difference,
     locate,
     normalise,
@@ -34,7 +34,7 @@ POLICY = (
 
 def _span(text: str, found: QuoteLocation | NotLocated) -> str:
     assert isinstance(found, QuoteLocation), found.message()
-    return text[found.start:found.end]
+    return text[found.start : found.end]
 
 
 def check_span(text: str, found: QuoteLocation | NotLocated) -> None:
@@ -44,7 +44,7 @@ def check_span(text: str, found: QuoteLocation | NotLocated) -> None:
     assert 0 <= found.start < found.end <= len(text)
     bounds = cluster_boundaries(text)
     assert {found.start, found.end} <= bounds
-    span = text[found.start:found.end]
+    span = text[found.start : found.end]
     lead, trail = len(span) - len(span.lstrip()), len(span) - len(span.rstrip())
     assert lead == 0 or found.start + lead not in bounds
     assert trail == 0 or found.end - trail not in bounds
@@ -72,7 +72,9 @@ def quoted_strings(message: str) -> list[str]:
 def test_an_exact_quote_gives_its_offsets():
     quote = "The first replacement"
     found = locate(POLICY, quote)
-    assert found == QuoteLocation(POLICY.index(quote), POLICY.index(quote) + len(quote), "exact", 1.0)
+    assert found == QuoteLocation(
+        POLICY.index(quote), POLICY.index(quote) + len(quote), "exact", 1.0
+    )
     assert found.message() == "exact" and found
 
 
@@ -101,15 +103,18 @@ def test_one_exact_match_wins_over_more_normalised_ones():
         ("cafe\u0301 au lait", "café au lait", "cafe\u0301 au lait", ("unicode",)),
         # whitespace: CRLF, NBSP, tabs, runs
         ("one\r\ntwo  three", "one two three", "one\r\ntwo  three", ("whitespace",)),
-        ("costs €15\u00a0per\tyear", "costs €15 per year", "costs €15\u00a0per\tyear",
-         ("whitespace",)),
+        (
+            "costs €15\u00a0per\tyear",
+            "costs €15 per year",
+            "costs €15\u00a0per\tyear",
+            ("whitespace",),
+        ),
         # a word hyphenated at a line end, and the other way round
         ("an exam-\nple here", "an example here", "an exam-\nple here", ("hyphenation",)),
         ("an example here", "an exam-\nple here", "an example here", ("hyphenation",)),
-        ("a well-\n  known fact", "a well-known fact", "a well-\n  known fact",
-         ("hyphenation",)),
+        ("a well-\n  known fact", "a well-known fact", "a well-\n  known fact", ("hyphenation",)),
         # curly quotes and apostrophes, dashes
-        ("it’s “free”", "it's \"free\"", "it’s “free”", ("quotes/dashes",)),
+        ("it’s “free”", 'it\'s "free"', "it’s “free”", ("quotes/dashes",)),
         ("pages 10–20 only", "pages 10-20 only", "pages 10–20 only", ("quotes/dashes",)),
         ("yes — no", "yes - no", "yes — no", ("quotes/dashes",)),
         # case
@@ -126,8 +131,10 @@ def test_each_normalisation_alone(text, quote, span, needed):
 
 
 def test_normalisations_combined():
-    quote = "THE FIRST REPLACEMENT is free; each further replacement in the same calendar " \
-            "year costs €15, deducted"
+    quote = (
+        "THE FIRST REPLACEMENT is free; each further replacement in the same calendar "
+        "year costs €15, deducted"
+    )
     found = locate(POLICY, quote)
     span = _span(POLICY, found)
     assert span.startswith("The first replacement\nis free") and span.endswith("deduc-\nted")
@@ -235,8 +242,11 @@ def test_a_fuzzy_span_is_widened_to_whole_clusters(quote, span):
         # issue 41: "İ" folded to two tokens and was shown twice, "İ İ stanbul"
         ("İstanbul office", "Istanbul ofice", 'a word: quote has "ofice", text has "office"'),
         # "½" folds to "1⁄2", three tokens: shown once, as written
-        ("the dose is ½ a tablet", "the dose is 1/3 a tablet",
-         'words: quote has "1/3", text has "½"'),
+        (
+            "the dose is ½ a tablet",
+            "the dose is 1/3 a tablet",
+            'words: quote has "1/3", text has "½"',
+        ),
         # the words as written, not re-spaced: "€ 15" and a line break stay as they are
         ("costs €15 a\nyear", "costs €15", 'only in the text: "a\\nyear"'),
         ("costs €15 per year", "costs 15 per year", 'only in the text: "€"'),
@@ -261,20 +271,30 @@ def test_a_message_shows_the_text_verbatim_not_its_folded_form():
 def test_any_character_folds_like_its_upper_and_lower_case_and_its_normal_forms():
     # every assigned code point: a case change or a Unicode normal form of a character
     # never makes it fold differently (title case aside: Greek "ᾷ" titles oddly)
-    changes = (str.upper, str.lower, str.casefold, lambda c: unicodedata.normalize("NFKC", c),
-               lambda c: unicodedata.normalize("NFD", c))
-    differ = [(char, changed) for char in map(chr, range(0x110000))
-              if unicodedata.category(char) not in ("Cn", "Co", "Cs")
-              for changed in {change(char) for change in changes} - {char}
-              if normalise(changed) != normalise(char)]
+    changes = (
+        str.upper,
+        str.lower,
+        str.casefold,
+        lambda c: unicodedata.normalize("NFKC", c),
+        lambda c: unicodedata.normalize("NFD", c),
+    )
+    differ = [
+        (char, changed)
+        for char in map(chr, range(0x110000))
+        if unicodedata.category(char) not in ("Cn", "Co", "Cs")
+        for changed in {change(char) for change in changes} - {char}
+        if normalise(changed) != normalise(char)
+    ]
     assert differ == []
 
 
 # --- several matches -------------------------------------------------------------------
 
 
-TWICE = ("Lisbon office: the badge costs 15 euros. "
-         "Denver office: parking is free. The badge costs 15 euros.")
+TWICE = (
+    "Lisbon office: the badge costs 15 euros. "
+    "Denver office: parking is free. The badge costs 15 euros."
+)
 
 
 def test_ambiguous_without_a_hint():
@@ -370,8 +390,9 @@ def test_a_typo_in_the_first_word_keeps_that_word_in_the_span():
 
 
 def test_fuzzy_works_on_the_normalised_text():
-    found = locate(POLICY, "EACH FURTHER REPLACMENT in the same calendar year costs €15, "
-                           "deducted", fuzzy=0.9)
+    found = locate(
+        POLICY, "EACH FURTHER REPLACMENT in the same calendar year costs €15, deducted", fuzzy=0.9
+    )
     assert _span(POLICY, found).endswith("€15, deduc-\nted")
 
 
@@ -382,17 +403,19 @@ def test_not_found_shows_the_closest_passage_verbatim_and_the_number_that_differ
     quote = "each further replacement in the same calendar year costs €25, deducted"
     found = locate(POLICY, quote)
     assert found.reason == "not found"
-    assert found.closest == POLICY[found.closest_start:found.closest_start + len(found.closest)]
-    assert found.closest == ("each further replacement in the same calendar year costs €15, "
-                             "deduc-\nted")
+    assert found.closest == POLICY[found.closest_start : found.closest_start + len(found.closest)]
+    assert found.closest == (
+        "each further replacement in the same calendar year costs €15, deduc-\nted"
+    )
     assert found.differs == 'a number: quote has "25", text has "15"'
     message = found.message()
     assert "\n" not in message
     assert message.startswith("quote not found; closest passage (similarity 0.9")
-    assert message.endswith(': "each further replacement in the same calendar year costs €15, '
-                            'deduc-\\nted"')
+    assert message.endswith(
+        ': "each further replacement in the same calendar year costs €15, deduc-\\nted"'
+    )
     # the quoted passage in the message reads back as the passage itself
-    assert json.loads(message[message.index(': "') + 2:]) == found.closest
+    assert json.loads(message[message.index(': "') + 2 :]) == found.closest
 
 
 def test_not_found_names_the_word_that_differs():
@@ -480,8 +503,11 @@ def test_an_exact_slice_is_found_at_its_first_occurrence(case):
     found = locate(text, quote, occurrence=1)
     # only occurrences that cut no grapheme cluster are exact ones
     bounds = cluster_boundaries(text)
-    starts = [s for s in range(len(text)) if text.startswith(wanted, s)
-              and s in bounds and s + len(wanted) in bounds]
+    starts = [
+        s
+        for s in range(len(text))
+        if text.startswith(wanted, s) and s in bounds and s + len(wanted) in bounds
+    ]
     if not starts:
         assert found.how != "exact"
         if found:
@@ -490,8 +516,11 @@ def test_an_exact_slice_is_found_at_its_first_occurrence(case):
     assert found.how == "exact"
     assert found.start == starts[0] and _span(text, found) == wanted
     check_span(text, found)
-    assert (locate(text, quote) == found) if len(starts) == 1 else (
-        locate(text, quote).reason == "ambiguous")
+    assert (
+        (locate(text, quote) == found)
+        if len(starts) == 1
+        else (locate(text, quote).reason == "ambiguous")
+    )
 
 
 # Letters (with a ligature, ß and a full-width digit), whitespace of several kinds,
@@ -527,7 +556,7 @@ def test_a_disguised_slice_is_found_normalised(data):
     found = locate(text, changed, occurrence=1)
     assert found.how in ("exact", "normalised"), found.message()
     check_span(text, found)
-    assert normalise(text[found.start:found.end]) == normalise(changed)
+    assert normalise(text[found.start : found.end]) == normalise(changed)
 
 
 @settings(max_examples=100, deadline=None)
@@ -540,17 +569,52 @@ def test_whatever_is_asked_the_answer_is_a_span_or_a_one_line_reason(case, quote
         assert found.how != "fuzzy" or found.score >= 0.8
     else:
         assert "\n" not in found.message() and "\r" not in found.message()
-        assert found.closest == text[found.closest_start:found.closest_start + len(found.closest)]
+        assert found.closest == text[found.closest_start : found.closest_start + len(found.closest)]
 
 
 # Pieces that fold or cluster in unusual ways: Turkish i's, ß, a ligature, "½", an accent
 # to combine with the letter before it (NFD), emoji with skin tones, presentation
 # selectors and ZWJ sequences, regional indicators (flags), Hangul jamo and syllables,
 # kana and a voicing mark, a Devanagari vowel sign; plus ASCII, spaces and line breaks.
-TRICKY = ["a", "b", "I", "i", "İ", "ı", "ß", "S", "ﬁ", "½", "e", "\u0301", "\u0308", " ", " ",
-          "\n", "\u00a0", "👍", "\U0001F3FD", "❤", "\ufe0f", "\u200d", "👨", "👩",
-          "\U0001F1E9", "\U0001F1EA", "\U0001F1EB", "\u1112", "\u1161", "\u11ab", "한",
-          "か", "\u3099", "\u0915", "\u093f", "’", "."]
+TRICKY = [
+    "a",
+    "b",
+    "I",
+    "i",
+    "İ",
+    "ı",
+    "ß",
+    "S",
+    "ﬁ",
+    "½",
+    "e",
+    "\u0301",
+    "\u0308",
+    " ",
+    " ",
+    "\n",
+    "\u00a0",
+    "👍",
+    "\U0001f3fd",
+    "❤",
+    "\ufe0f",
+    "\u200d",
+    "👨",
+    "👩",
+    "\U0001f1e9",
+    "\U0001f1ea",
+    "\U0001f1eb",
+    "\u1112",
+    "\u1161",
+    "\u11ab",
+    "한",
+    "か",
+    "\u3099",
+    "\u0915",
+    "\u093f",
+    "’",
+    ".",
+]
 CHANGES = {
     "as is": lambda q: q,
     "upper": str.upper,
@@ -575,15 +639,16 @@ def test_a_changed_slice_is_found_on_whole_clusters_or_reported_verbatim(case, c
     if isinstance(found, QuoteLocation):
         check_span(text, found)
         if found.how == "exact":
-            assert text[found.start:found.end] == quote.strip()
-        assert normalise(text[found.start:found.end]) == wanted
+            assert text[found.start : found.end] == quote.strip()
+        assert normalise(text[found.start : found.end]) == wanted
         return
     # a slice of whole clusters, however its case or form is changed, is always found
     assert not {i + len(piece) - len(piece.lstrip()), i + len(piece.rstrip())} <= bounds, (
-        found.message())
+        found.message()
+    )
     assert found.reason == "not found"
     assert {found.closest_start, found.closest_start + len(found.closest)} <= bounds
-    assert found.closest == text[found.closest_start:found.closest_start + len(found.closest)]
+    assert found.closest == text[found.closest_start : found.closest_start + len(found.closest)]
     message = found.message()
     assert "\n" not in message
     for shown in quoted_strings(message):
@@ -591,8 +656,10 @@ def test_a_changed_slice_is_found_on_whole_clusters_or_reported_verbatim(case, c
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(st.sampled_from(TRICKY), min_size=1, max_size=80),
-       st.text(st.sampled_from(TRICKY), max_size=30))
+@given(
+    st.text(st.sampled_from(TRICKY), min_size=1, max_size=80),
+    st.text(st.sampled_from(TRICKY), max_size=30),
+)
 def test_any_quote_gives_whole_clusters_and_a_verbatim_message(text, quote):
     found = locate(text, quote, fuzzy=0.5)
     if isinstance(found, QuoteLocation):
@@ -602,7 +669,7 @@ def test_any_quote_gives_whole_clusters_and_a_verbatim_message(text, quote):
     assert "\n" not in message
     if found.closest:
         end = found.closest_start + len(found.closest)
-        assert found.closest == text[found.closest_start:end]
+        assert found.closest == text[found.closest_start : end]
         assert {found.closest_start, end} <= cluster_boundaries(text)
     for shown in quoted_strings(message):
         assert shown in text or shown in quote, (shown, message)
@@ -623,19 +690,27 @@ def test_every_kestrel_quote_is_found_exactly_at_its_offsets():
 
 
 # Text a reader garbled: trafilatura moved the <em> placeholders of Sphinx's :file: paths.
-MOVED = ("The preferred interpreter is /usr/bin/python3 or /usr/bin/python3. if it requires Python 3.Y. "
-         "Modules go to Y/usr/lib/python2., where Y is the minor version, and are byte-compiled by "
-         "Y/dist-packagespy3compile at install time.")
+MOVED = (
+    "The preferred interpreter is /usr/bin/python3 or /usr/bin/python3. if it requires Python 3.Y. "
+    "Modules go to Y/usr/lib/python2., where Y is the minor version, and are byte-compiled by "
+    "Y/dist-packagespy3compile at install time."
+)
 
 
-@pytest.mark.parametrize(("quote", "reordered"), [
-    ("The preferred interpreter is /usr/bin/python3 or /usr/bin/python3.Y if it requires Python 3.Y.", True),
-    ("Modules go to /usr/lib/python2.Y/dist-packages, where Y is the minor version", True),
-    ("byte-compiled by py3compile at install time", True),  # (a word glued to a moved one)
-    ("Modules go to /usr/lib/python4.Y/dist-packages, where Y is the minor version", False),
-    ("byte-compiled by pycompile at install time", False),
-    ("it requires Python 3.9", False),
-])
+@pytest.mark.parametrize(
+    ("quote", "reordered"),
+    [
+        (
+            "The preferred interpreter is /usr/bin/python3 or /usr/bin/python3.Y if it requires Python 3.Y.",
+            True,
+        ),
+        ("Modules go to /usr/lib/python2.Y/dist-packages, where Y is the minor version", True),
+        ("byte-compiled by py3compile at install time", True),  # (a word glued to a moved one)
+        ("Modules go to /usr/lib/python4.Y/dist-packages, where Y is the minor version", False),
+        ("byte-compiled by pycompile at install time", False),
+        ("it requires Python 3.9", False),
+    ],
+)
 def test_a_quote_not_found_says_whether_its_words_are_there_in_another_order(quote, reordered):
     found = locate(MOVED, quote)
     assert not found and found.reordered is reordered
@@ -644,16 +719,23 @@ def test_a_quote_not_found_says_whether_its_words_are_there_in_another_order(quo
 
 def test_a_different_number_is_not_a_moved_one():
     text = "Each further replacement in the same calendar year costs €15. Badges are reissued since 2025."
-    assert not locate(text, "each further replacement in the same calendar year costs €25").reordered
+    assert not locate(
+        text, "each further replacement in the same calendar year costs €25"
+    ).reordered
 
 
-@pytest.mark.parametrize(("quote", "reordered"), [
-    ("Платёж проводится в пятницу, если счёт подтверждён.", True),
-    ("ПЛАТЁЖ проводится в пятницу, если СЧЁТ подтверждён.", True),  # Ё folded as ё
-    ("Платёж проводится в субботу, если счёт подтверждён.", False),
-])
+@pytest.mark.parametrize(
+    ("quote", "reordered"),
+    [
+        ("Платёж проводится в пятницу, если счёт подтверждён.", True),
+        ("ПЛАТЁЖ проводится в пятницу, если СЧЁТ подтверждён.", True),  # Ё folded as ё
+        ("Платёж проводится в субботу, если счёт подтверждён.", False),
+    ],
+)
 def test_a_russian_quote_whose_words_were_moved_is_told_so(quote, reordered):
-    text = ("Отчёт сдаётся до пятницы. Платёж проводится в , если счёт подтверждён пятницу. "
-            "Ёлка стоит в зале.")
+    text = (
+        "Отчёт сдаётся до пятницы. Платёж проводится в , если счёт подтверждён пятницу. "
+        "Ёлка стоит в зале."
+    )
     found = locate(text, quote)
     assert not found and found.reordered is reordered

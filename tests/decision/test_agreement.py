@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from sweep.scoring.perquery import PerQueryScores
 from sweep.decision.agreement import agreement, kendall_tau, split_by_source
 from sweep.report.__main__ import main
-from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
+from sweep.reporting.write import write_report
+from sweep.scoring.perquery import PerQueryScores
 from sweepdirs import GRID, make_grid
 
 
@@ -22,8 +22,12 @@ def test_kendall_tau_known_values():
 
 def _scores(means, n, seed):
     rng = np.random.default_rng(seed)
-    return PerQueryScores.from_mapping({j: {f"q{i}": float(v) for i, v in enumerate(rng.random(n) < m)}
-                                        for j, m in enumerate(means)})
+    return PerQueryScores.from_mapping(
+        {
+            j: {f"q{i}": float(v) for i, v in enumerate(rng.random(n) < m)}
+            for j, m in enumerate(means)
+        }
+    )
 
 
 def test_the_same_ranking_on_two_sets_agrees_and_a_reversed_one_does_not():
@@ -44,7 +48,9 @@ def test_split_by_source_needs_both_kinds():
     assert split_by_source(scores, {"a": "synthetic", "b": "synthetic", "c": "synthetic"}) is None
 
 
-def test_a_sweep_on_a_mixed_set_says_whether_synthetic_questions_rank_settings_like_real_ones(tmp_path):
+def test_a_sweep_on_a_mixed_set_says_whether_synthetic_questions_rank_settings_like_real_ones(
+    tmp_path,
+):
     rng = np.random.default_rng(0)
     sources = ["synthetic" if i % 2 else None for i in range(60)]
     scores = {so: (rng.random(60) < 0.3 + 0.1 * i).astype(float) for i, so in enumerate(GRID)}
@@ -60,10 +66,18 @@ def test_a_sweep_on_a_mixed_set_says_whether_synthetic_questions_rank_settings_l
 
 def test_two_sweeps_of_one_grid_on_two_question_sets_report_their_agreement(tmp_path, capsys):
     a, b = tmp_path / "synthetic", tmp_path / "real"
-    make_grid(a, {so: (np.arange(60) % 10 < i).astype(float) for i, so in enumerate(GRID, 2)},
-              dataset="synth", fingerprint="a" * 16)
-    make_grid(b, {so: (np.arange(60) % 10 < i).astype(float) for i, so in enumerate(GRID, 2)},
-              dataset="real", fingerprint="b" * 16)
+    make_grid(
+        a,
+        {so: (np.arange(60) % 10 < i).astype(float) for i, so in enumerate(GRID, 2)},
+        dataset="synth",
+        fingerprint="a" * 16,
+    )
+    make_grid(
+        b,
+        {so: (np.arange(60) % 10 < i).astype(float) for i, so in enumerate(GRID, 2)},
+        dataset="real",
+        fingerprint="b" * 16,
+    )
     assert main([str(a), str(b), "--out", str(tmp_path / "c.html")]) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if "Kendall" in line)

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from sweep.scoring.perquery import PerQueryScores
 from sweep.decision.breakdown import NO_TYPE, type_breakdown, worst_first
 from sweep.reporting.tables import worst_queries_markdown
+from sweep.scoring.perquery import PerQueryScores
 from sweep.store.traces import Evidence, QueryTrace, Retrieved
 
 
@@ -26,11 +26,22 @@ def test_worst_first_orders_by_value_then_by_how_hard_the_query_is_everywhere():
 
 
 def test_worst_queries_markdown_shows_query_gold_and_chunks():
-    t = QueryTrace("q1", "Where | is <it>?", "fact", None, (Evidence("a.md", 2, 10, 20, "0123456789"),),
-                   (Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.9, "x" * 15),
-                    Retrieved(2, "b.md#0", "b.md", 0, 9, 3, 0.8, None)), {"span": (1,)})
+    t = QueryTrace(
+        "q1",
+        "Where | is <it>?",
+        "fact",
+        None,
+        (Evidence("a.md", 2, 10, 20, "0123456789"),),
+        (
+            Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.9, "x" * 15),
+            Retrieved(2, "b.md#0", "b.md", 0, 9, 3, 0.8, None),
+        ),
+        {"span": (1,)},
+    )
     rows = worst_first(PerQueryScores.from_mapping({0: {"q1": 0.0, "q2": 1.0}}), 0, {"q1": t})
-    md = worst_queries_markdown(rows, metric="span recall@5", setting="size=64 overlap=0", details=1)
+    md = worst_queries_markdown(
+        rows, metric="span recall@5", setting="size=64 overlap=0", details=1
+    )
     import re
 
     line = next(line for line in md.splitlines() if line.startswith("| 1 "))
@@ -45,16 +56,24 @@ def test_worst_queries_markdown_shows_query_gold_and_chunks():
 
 
 def test_each_type_on_its_own_metric():
-    from sweep.decision.breakdown import type_metric_breakdown
     from sweep.core.evalconfig import EvalConfig
+    from sweep.decision.breakdown import type_metric_breakdown
     from sweepdirs import score_table
 
-    table = score_table({"recall@5": np.array([1.0, 0.0, 1.0, 0.5]),
-                         "mrr@5": np.array([0.5, 0.25, 1.0, 1.0]),
-                         "complete@5": np.array([1.0, 0.0, 0.0, 0.0])})
+    table = score_table(
+        {
+            "recall@5": np.array([1.0, 0.0, 1.0, 0.5]),
+            "mrr@5": np.array([0.5, 0.25, 1.0, 1.0]),
+            "complete@5": np.array([1.0, 0.0, 0.0, 0.0]),
+        }
+    )
     types = {"q0": "fact", "q1": "fact", "q2": "multi", "q3": None}
     b = type_metric_breakdown({7: table}, [7], types, EvalConfig())
-    assert b.types == ("fact", "multi", NO_TYPE) and b.metrics == ("mrr@5", "complete@5", "recall@5")
+    assert b.types == ("fact", "multi", NO_TYPE) and b.metrics == (
+        "mrr@5",
+        "complete@5",
+        "recall@5",
+    )
     np.testing.assert_allclose(b.means, [[0.375, 0.0, 0.5]])
     assert b.counts == (2, 1, 1)
     assert type_metric_breakdown({7: table}, [7], {"q0": None}, EvalConfig()) is None

@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from sweep.decision.decide import decide, group_rows
 from sweep.core.measures import Primary
+from sweep.decision.decide import decide, group_rows
 from sweep.reporting.frames import per_query_tables
-from sweep.store.row import load_rows
 from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import results_markdown
+from sweep.store.row import load_rows
 from sweepdirs import GRID, base, make_grid, make_job, score_table
 
 
@@ -34,8 +34,10 @@ def test_a_strongly_better_setting_makes_every_other_worse(tmp_path):
     rep = build_report(tmp_path)
     verdicts = {rep.labels[j]: c.verdict for j, c in rep.decision.decisions[0].comparisons.items()}
     assert verdicts.pop("size=128 overlap=16") == "best" and set(verdicts.values()) == {"worse"}
-    assert ("Recommendation: size=128 overlap=16 has the best span recall@5 (1.000) and every "
-            "other setting is significantly worse.") in results_markdown(rep)
+    assert (
+        "Recommendation: size=128 overlap=16 has the best span recall@5 (1.000) and every "
+        "other setting is significantly worse."
+    ) in results_markdown(rep)
 
 
 def test_recommendation_is_the_cheapest_setting_as_good_as_the_best(tmp_path):
@@ -49,8 +51,10 @@ def test_recommendation_is_the_cheapest_setting_as_good_as_the_best(tmp_path):
     text = results_markdown(rep)
     # Best is size=256 (1280 tokens at k=5); size=64 reads 320 tokens and is as good;
     # of the two size=64 rows, overlap=0 has fewer chunks.
-    assert ("Recommendation: size=64 overlap=0 is not distinguishable from the best, "
-            "size=256 overlap=0, on span recall@5") in text
+    assert (
+        "Recommendation: size=64 overlap=0 is not distinguishable from the best, "
+        "size=256 overlap=0, on span recall@5"
+    ) in text
     assert "retrieves 320 tokens per query instead of 1280" in text
     d = rep.decision.decisions[0]
     assert d.recommendation.job == 0 and d.comparisons[4].verdict == "best"
@@ -66,8 +70,10 @@ def test_with_a_budget_primary_the_smaller_index_wins_among_ties(tmp_path):
     assert verdicts["size=256 overlap=0"] == verdicts["size=256 overlap=16"] == "worse"
     # The rest tie and fill the same budget: the smallest index wins (size=128 overlap=0, 78 chunks).
     assert rep.labels[d.recommendation.job] == "size=128 overlap=0"
-    assert "at the same 512 tokens per query needs 78 chunks in the index instead of 156" in \
-        d.recommendation.reason
+    assert (
+        "at the same 512 tokens per query needs 78 chunks in the index instead of 156"
+        in d.recommendation.reason
+    )
 
 
 def test_a_pick_from_few_queries_says_it_is_weak(tmp_path):
@@ -75,7 +81,9 @@ def test_a_pick_from_few_queries_says_it_is_weak(tmp_path):
     d = _decide(tmp_path).decisions[0]
     assert set(d.comparisons) == set(range(6)) and d.n_compared == 10
     text = results_markdown(build_report(tmp_path))
-    assert "Only 10 queries back this: a weak pick." in text and "Only 10 queries are compared" in text
+    assert (
+        "Only 10 queries back this: a weak pick." in text and "Only 10 queries are compared" in text
+    )
 
 
 def test_a_row_without_per_query_scores_is_untested_and_never_called_worse(tmp_path):
@@ -95,12 +103,46 @@ def test_a_row_without_per_query_scores_is_untested_and_never_called_worse(tmp_p
 
 def test_rows_of_two_datasets_are_decided_apart(tmp_path):
     # dataset=tiny,kestrel: each dataset has its own best and its own recommendation.
-    make_job(tmp_path, 0, 64, 0, base(), dataset="tiny", fingerprint="1" * 16, settings={"dataset": "tiny"})
-    make_job(tmp_path, 1, 128, 0, np.ones(60), dataset="tiny", fingerprint="1" * 16, settings={"dataset": "tiny"})
-    make_job(tmp_path, 2, 64, 0, base(seed=3), dataset="kestrel", fingerprint="2" * 16,
-             settings={"dataset": "kestrel"})
-    make_job(tmp_path, 3, 128, 0, base(seed=3), dataset="kestrel", fingerprint="2" * 16,
-             settings={"dataset": "kestrel"})
+    make_job(
+        tmp_path,
+        0,
+        64,
+        0,
+        base(),
+        dataset="tiny",
+        fingerprint="1" * 16,
+        settings={"dataset": "tiny"},
+    )
+    make_job(
+        tmp_path,
+        1,
+        128,
+        0,
+        np.ones(60),
+        dataset="tiny",
+        fingerprint="1" * 16,
+        settings={"dataset": "tiny"},
+    )
+    make_job(
+        tmp_path,
+        2,
+        64,
+        0,
+        base(seed=3),
+        dataset="kestrel",
+        fingerprint="2" * 16,
+        settings={"dataset": "kestrel"},
+    )
+    make_job(
+        tmp_path,
+        3,
+        128,
+        0,
+        base(seed=3),
+        dataset="kestrel",
+        fingerprint="2" * 16,
+        settings={"dataset": "kestrel"},
+    )
     rep = build_report(tmp_path)
     assert [g.jobs for g in group_rows(rep.rows)] == [(0, 1), (2, 3)]
     tiny, kestrel = rep.decision.decisions
@@ -116,8 +158,10 @@ def test_rows_scored_with_different_eval_settings_are_never_tested_together(tmp_
     make_job(tmp_path, 0, 64, 0, base(), min_coverage=0.3, settings={"eval.min_coverage": 0.3})
     make_job(tmp_path, 1, 64, 0, np.ones(60), min_coverage=1.0, settings={"eval.min_coverage": 1.0})
     rep = build_report(tmp_path)
-    assert [d.group.label for d in rep.decision.decisions] == ["eval.min_coverage=0.3",
-                                                              "eval.min_coverage=1.0"]
+    assert [d.group.label for d in rep.decision.decisions] == [
+        "eval.min_coverage=0.3",
+        "eval.min_coverage=1.0",
+    ]
     assert all(len(d.comparisons) == 0 for d in rep.decision.decisions)
     assert "One setting ran" in results_markdown(rep)
 
@@ -140,12 +184,17 @@ def test_ties_say_how_many_questions_would_tell_them_apart(tmp_path):
     (c,) = [c for c in d.comparisons.values() if c.job == 1]
     assert c.verdict == "tie" and c.n_needed is not None
     text = "\n".join(d.needed)
-    assert (f"size=128 overlap=0 vs best: a difference of {abs(c.diff):.3f} would need about "
-            f"{c.n_needed:,} questions; you have 60.") in text
+    assert (
+        f"size=128 overlap=0 vs best: a difference of {abs(c.diff):.3f} would need about "
+        f"{c.n_needed:,} questions; you have 60."
+    ) in text
     assert "size=256 overlap=0 vs best: no difference observed" in text
     assert "normal approximation" in text and "α = 0.05/2" in text
     from sweep.reporting.frames import frame
     from sweep.reporting.tables import terminal_text
+
     df = frame(rep.rows, rep.decision)
-    assert list(df["n_needed"].isna()) == [True, False, True] and df.loc[1, "n_needed"] == c.n_needed
+    assert (
+        list(df["n_needed"].isna()) == [True, False, True] and df.loc[1, "n_needed"] == c.n_needed
+    )
     assert text in terminal_text(rep)

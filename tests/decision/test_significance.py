@@ -1,10 +1,16 @@
-import pytest
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sweep.decision.significance import (
+    Comparison,
+    compare_to_best,
+    holm,
+    paired_randomization_test,
+    recommend,
+)
 from sweep.scoring.perquery import PerQueryScores
-from sweep.decision.significance import Comparison, compare_to_best, holm, paired_randomization_test, recommend
 
 P = PerQueryScores.from_mapping
 
@@ -61,8 +67,11 @@ def test_only_common_queries_are_compared():
 
 
 def test_recommend_picks_the_cheapest_tie():
-    comps = [Comparison(0, 0.80, 0.0, 1.0, 1.0, "best"), Comparison(1, 0.79, -0.01, 0.6, 0.9, "tie"),
-             Comparison(2, 0.50, -0.3, 0.0001, 0.0002, "worse")]
+    comps = [
+        Comparison(0, 0.80, 0.0, 1.0, 1.0, "best"),
+        Comparison(1, 0.79, -0.01, 0.6, 0.9, "tie"),
+        Comparison(2, 0.50, -0.3, 0.0001, 0.0002, "worse"),
+    ]
     cost = {0: (1200.0, 300), 1: (600.0, 700), 2: (100.0, 50)}
     rec = recommend(comps, cost, labels={0: "size=256", 1: "size=128", 2: "size=64"})
     assert rec.job == 1
@@ -112,8 +121,10 @@ def test_questions_needed_is_never_below_what_the_sign_flip_test_can_reach():
     assert questions_needed(diffs, alpha=0.05) == 6
     n = questions_needed(np.full(3, -0.2), alpha=0.05)
     assert paired_randomization_test(np.full(n, -0.2), np.zeros(n), n_perm=10_000, seed=0) <= 0.05
-    assert paired_randomization_test(np.full(n - 1, -0.2), np.zeros(n - 1), n_perm=10_000,
-                                   seed=0) > 0.05
+    assert (
+        paired_randomization_test(np.full(n - 1, -0.2), np.zeros(n - 1), n_perm=10_000, seed=0)
+        > 0.05
+    )
 
 
 def test_ties_get_the_questions_they_would_need_and_others_do_not():
@@ -122,10 +133,20 @@ def test_ties_get_the_questions_they_would_need_and_others_do_not():
     near = base.copy()
     near[np.flatnonzero(base)[:4]] = 0  # a small real difference
     far = np.zeros(200)
-    cmp = {c.job: c for c in compare_to_best(P({0: {str(i): v for i, v in enumerate(base)},
-                                              1: {str(i): v for i, v in enumerate(near)},
-                                              2: {str(i): v for i, v in enumerate(base)},
-                                              3: {str(i): v for i, v in enumerate(far)}}), n_perm=2000)}
+    cmp = {
+        c.job: c
+        for c in compare_to_best(
+            P(
+                {
+                    0: {str(i): v for i, v in enumerate(base)},
+                    1: {str(i): v for i, v in enumerate(near)},
+                    2: {str(i): v for i, v in enumerate(base)},
+                    3: {str(i): v for i, v in enumerate(far)},
+                }
+            ),
+            n_perm=2000,
+        )
+    }
     assert cmp[0].verdict == "best" and cmp[0].n_needed is None
     assert cmp[3].verdict == "worse" and cmp[3].n_needed is None
     assert cmp[1].verdict == "tie" and cmp[1].n_needed > 200 and cmp[1].n_compared == 200

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sweep.embedding import onnx_export
-from sweep.embedding.errors import BackendExportError
-from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
 from paths import ROOT
-from sweep.embedding.embedder import SentenceTransformerEmbedder, EmbedderError
+from sweep.embedding import onnx_export
+from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
+from sweep.embedding.embedder import EmbedderError, SentenceTransformerEmbedder
+from sweep.embedding.errors import BackendExportError
 
 TEXTS = [
     "the pump needs a new seal",
@@ -51,6 +51,7 @@ def one_line(exc: pytest.ExceptionInfo) -> str:
 
 # -- settings, without the model ---------------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["tensorrt", "ONNX", "", None, 3])
 def test_bad_backend_is_a_one_line_error(tmp_path, value):
     with pytest.raises(EmbedderError) as err:
@@ -60,17 +61,24 @@ def test_bad_backend_is_a_one_line_error(tmp_path, value):
     assert repr(value) in msg
 
 
-@pytest.mark.parametrize("missing, backend, extra", [
-    ("onnxruntime", "onnx", "onnx"), ("onnx", "onnx", "onnx"),
-    ("onnxruntime", "onnx-int8", "onnx"), ("onnx", "onnx-int8", "onnx"),
-    ("openvino", "openvino", "openvino"), ("onnx", "openvino", "openvino"),
-])
+@pytest.mark.parametrize(
+    "missing, backend, extra",
+    [
+        ("onnxruntime", "onnx", "onnx"),
+        ("onnx", "onnx", "onnx"),
+        ("onnxruntime", "onnx-int8", "onnx"),
+        ("onnx", "onnx-int8", "onnx"),
+        ("openvino", "openvino", "openvino"),
+        ("onnx", "openvino", "openvino"),
+    ],
+)
 def test_missing_extra_names_the_install_command(tmp_path, monkeypatch, missing, backend, extra):
     monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend=backend)
-    assert one_line(err) == (f"embed.backend={backend} needs the '{missing}' package: "
-                             f'pip install -e ".[{extra}]"')
+    assert one_line(err) == (
+        f"embed.backend={backend} needs the '{missing}' package: pip install -e \".[{extra}]\""
+    )
     # torch does not need the extra.
     assert emb(tmp_path, backend="torch").backend == "torch"
 
@@ -83,13 +91,16 @@ def test_int8_needs_onnx_ir_for_its_weights(tmp_path, monkeypatch):
     assert emb(tmp_path, backend="onnx").backend == "onnx"  # fp32 does not
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"threads": 0}, "embed.threads must be a positive integer or null, got 0"),
-    ({"threads": "2"}, "embed.threads"),
-    ({"threads": True}, "embed.threads"),
-    ({"backend": "onnx", "device": "cuda"}, "embed.backend=onnx runs on the CPU only"),
-    ({"onnx_dir": " "}, "embed.onnx_dir"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"threads": 0}, "embed.threads must be a positive integer or null, got 0"),
+        ({"threads": "2"}, "embed.threads"),
+        ({"threads": True}, "embed.threads"),
+        ({"backend": "onnx", "device": "cuda"}, "embed.backend=onnx runs on the CPU only"),
+        ({"onnx_dir": " "}, "embed.onnx_dir"),
+    ],
+)
 def test_bad_runtime_settings(tmp_path, kw, words):
     with pytest.raises(EmbedderError, match=words):
         emb(tmp_path, **kw)
@@ -99,15 +110,21 @@ def test_backend_is_part_of_the_namespace_and_identity(tmp_path):
     by_backend = {b: emb(tmp_path, backend=b) for b in BACKENDS}
     namespaces = {b: json.loads(e.cache_namespace) for b, e in by_backend.items()}
     # torch's namespace is the one used before backends existed: old caches stay valid.
-    assert namespaces["torch"] == {"format": 1, "weights": namespaces["torch"]["weights"],
-                                   "max_seq_length": 256, "normalize": True}
+    assert namespaces["torch"] == {
+        "format": 1,
+        "weights": namespaces["torch"]["weights"],
+        "max_seq_length": 256,
+        "normalize": True,
+    }
     assert namespaces["onnx"]["backend"] == "onnx"
     assert namespaces["onnx-int8"]["backend"] == "onnx-int8"
     assert namespaces["openvino"]["backend"] == "openvino"
     assert len({e.cache_namespace for e in by_backend.values()}) == len(BACKENDS)
     assert [json.loads(e.identity)["backend"] for e in by_backend.values()] == list(BACKENDS)
-    assert emb(tmp_path, backend="onnx", threads=1).cache_namespace == \
-        by_backend["onnx"].cache_namespace
+    assert (
+        emb(tmp_path, backend="onnx", threads=1).cache_namespace
+        == by_backend["onnx"].cache_namespace
+    )
 
 
 def test_openvino_precision_is_part_of_the_namespace_and_identity(tmp_path, monkeypatch):
@@ -130,15 +147,17 @@ def test_openvino_that_cannot_see_the_cpu_is_a_one_line_error(tmp_path, monkeypa
     from sweep.embedding import encoders, openvino_backend
 
     def broken():
-        raise RuntimeError("Device with \"CPU\" name is not registered\nin the OpenVINO Runtime")
+        raise RuntimeError('Device with "CPU" name is not registered\nin the OpenVINO Runtime')
 
     monkeypatch.setattr(encoders, "openvino_precision", broken)
     openvino_backend.cpu_precision.cache_clear()
     try:
         with pytest.raises(EmbedderError) as err:
             _ = emb(tmp_path, backend="openvino").cache_namespace
-        assert one_line(err) == ('embed.backend=openvino: cannot query OpenVINO\'s CPU device: '
-                                 'Device with "CPU" name is not registered')
+        assert one_line(err) == (
+            "embed.backend=openvino: cannot query OpenVINO's CPU device: "
+            'Device with "CPU" name is not registered'
+        )
     finally:
         openvino_backend.cpu_precision.cache_clear()
 
@@ -157,10 +176,12 @@ def test_export_folder_default_follows_the_cache(tmp_path, monkeypatch):
 
 # -- publishing an export ----------------------------------------------------------------
 
+
 def _build(text: str):
     def build(folder: Path) -> None:
         (folder / "model.onnx").write_text(text)
         (folder / MANIFEST_FILE).write_text("{}")
+
     return build
 
 
@@ -206,13 +227,15 @@ def test_stale_temporaries_are_removed(tmp_path):
 
 # -- the real model ----------------------------------------------------------------------
 
+
 def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("backend, bound", [("onnx", 0.99999), ("onnx-int8", 0.999),
-                                            ("openvino", 0.9999)])
+@pytest.mark.parametrize(
+    "backend, bound", [("onnx", 0.99999), ("onnx-int8", 0.999), ("openvino", 0.9999)]
+)
 @pytest.mark.parametrize("max_seq_length", [None, 16])
 def test_vectors_match_torch(tmp_path, exports, backend, bound, max_seq_length):
     want = emb(tmp_path / "t", max_seq_length=max_seq_length).embed_documents(TEXTS)
@@ -226,10 +249,12 @@ def test_vectors_match_torch(tmp_path, exports, backend, bound, max_seq_length):
     assert cos.min() >= bound, cos
     assert e.stats.embedded == len(TEXTS)
     # MiniLM normalizes inside the model too; normalize=false must still agree.
-    raw = emb(tmp_path / "u", exports, backend=backend, normalize=False,
-              max_seq_length=max_seq_length).embed_documents(TEXTS[:2])
-    raw_torch = emb(tmp_path / "u", normalize=False,
-                    max_seq_length=max_seq_length).embed_documents(TEXTS[:2])
+    raw = emb(
+        tmp_path / "u", exports, backend=backend, normalize=False, max_seq_length=max_seq_length
+    ).embed_documents(TEXTS[:2])
+    raw_torch = emb(tmp_path / "u", normalize=False, max_seq_length=max_seq_length).embed_documents(
+        TEXTS[:2]
+    )
     assert _cosines(raw, raw_torch).min() >= bound
     assert np.allclose(np.linalg.norm(raw, axis=1), np.linalg.norm(raw_torch, axis=1), rtol=0.02)
 
@@ -244,8 +269,9 @@ def test_export_is_checked_and_described(exports, tmp_path):
     assert int8["int8"]["weights"] == "MatMulNBits" and int8["int8"]["bits"] == 8
     assert fp32["graph"] == "fused"  # exact, so the fused graph is the one kept
     assert fp32["dim"] == int8["dim"] == 384 and fp32["max_seq_length"] == 256
-    assert (exports / folders[1] / "model.onnx").stat().st_size < \
-        0.8 * (exports / folders[0] / "model.onnx").stat().st_size
+    assert (exports / folders[1] / "model.onnx").stat().st_size < 0.8 * (
+        exports / folders[0] / "model.onnx"
+    ).stat().st_size
 
 
 @pytest.mark.e2e
@@ -255,7 +281,11 @@ def test_openvino_export_is_the_plain_graph_checked_at_its_precision(exports, tm
     folder = e.export_folder()
     assert folder.name.endswith(f"-openvino-{e.precision}-r1")  # checked at this precision
     assert sorted(p.name for p in folder.iterdir()) == [
-        "manifest.json", "model.bin", "model.xml", "tokenizer.json"]  # raw.onnx is gone
+        "manifest.json",
+        "model.bin",
+        "model.xml",
+        "tokenizer.json",
+    ]  # raw.onnx is gone
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
     assert manifest["graph"] == "plain" and manifest["probe_min_cosine"] >= 0.9999
     assert manifest["probe_precision"] == e.precision in ("bf16", "f32")
@@ -285,14 +315,14 @@ def test_openvino_feeds_only_the_inputs_its_graph_has(tmp_path, exports):
     tokens = ops.convert(ops.reduce_sum(mask, ops.constant(np.array([1])), True), ov.Type.f32)
     tokens.output(0).get_tensor().set_names({"sentence_embedding"})  # the tokens per text
     ov.save_model(ov.Model([tokens], [ids, mask], "count"), str(folder / "model.xml"))
-    got = OpenVinoEncoder(folder).encode(["one", "one two three"], batch_size=2,
-                                         max_seq_length=16, normalize=False)
+    got = OpenVinoEncoder(folder).encode(
+        ["one", "one two three"], batch_size=2, max_seq_length=16, normalize=False
+    )
     assert got[:, 0].tolist() == [3.0, 5.0]  # [CLS] ... [SEP]
 
 
 @pytest.mark.e2e
-def test_a_fused_graph_that_changes_the_vectors_is_replaced_by_the_plain_one(tmp_path,
-                                                                            monkeypatch):
+def test_a_fused_graph_that_changes_the_vectors_is_replaced_by_the_plain_one(tmp_path, monkeypatch):
     import onnx
     from onnx import helper, numpy_helper
 
@@ -306,7 +336,8 @@ def test_a_fused_graph_that_changes_the_vectors_is_replaced_by_the_plain_one(tmp
         for node in model.graph.node:
             node.output[:] = [o + "_pre" if o == out else o for o in node.output]
         model.graph.initializer.append(
-            numpy_helper.from_array(np.full(384, 0.05, dtype=np.float32), "shift"))
+            numpy_helper.from_array(np.full(384, 0.05, dtype=np.float32), "shift")
+        )
         model.graph.node.append(helper.make_node("Add", [out + "_pre", "shift"], [out]))
         onnx.save(model, str(dst))
         return fused
@@ -349,8 +380,9 @@ def test_an_exported_backend_does_not_import_torch(tmp_path, exports, backend):
         assert v.shape == (1, 384) and e.stats.embedded == 1
         assert "torch" not in sys.modules and "sentence_transformers" not in sys.modules
     """)
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
 
 
@@ -359,8 +391,14 @@ def test_export_failure_is_an_embedder_error(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    e = SentenceTransformerEmbedder(str(folder), cache_dir="off", max_seq_length=16, backend="onnx",
-                 onnx_dir=str(tmp_path / "exports"), show_progress=False)
+    e = SentenceTransformerEmbedder(
+        str(folder),
+        cache_dir="off",
+        max_seq_length=16,
+        backend="onnx",
+        onnx_dir=str(tmp_path / "exports"),
+        show_progress=False,
+    )
     with pytest.raises(EmbedderError) as err:
         e.embed_documents(["x"])
     assert one_line(err).startswith("cannot run '") and "embed.backend=onnx: " in str(err.value)
@@ -369,12 +407,21 @@ def test_export_failure_is_an_embedder_error(tmp_path):
 
 # -- a whole sweep ---------------------------------------------------------------------------
 
+
 def _sweep(tmp_path: Path, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
     # No HF_HUB_OFFLINE: the default model must export and load without any network as it is.
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / 'sweep'}", "runtime.show_progress=false", "eval.n_boot=200",
-           *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        "dataset=tiny",
+        f"runtime.cache_dir={tmp_path / 'cache'}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        *overrides,
+    ]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -391,7 +438,8 @@ def test_sweep_with_the_int8_and_openvino_backends(tmp_path, exports):
         assert 0.0 <= float(ok["span.recall@5"]) <= 1.0
     assert bad["status"] == "invalid"
     assert bad["error"].endswith(
-        "embed.backend must be one of torch, onnx, onnx-int8, openvino, got 'bogus'")
+        "embed.backend must be one of torch, onnx, onnx-int8, openvino, got 'bogus'"
+    )
     resolved = (tmp_path / "sweep" / "0" / "resolved_config.yaml").read_text()
     assert "backend: onnx-int8" in resolved
 
@@ -399,13 +447,18 @@ def test_sweep_with_the_int8_and_openvino_backends(tmp_path, exports):
 @pytest.mark.e2e
 def test_the_embedding_command_shows_the_export_and_its_precision(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    res = subprocess.run([sys.executable, "-m", "sweep.embedding", "--backend", "openvino",
-                          "--embed", "the pump"], capture_output=True, text=True, env=env,
-                         timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "sweep.embedding", "--backend", "openvino", "--embed", "the pump"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     lines = dict(line.split(": ", 1) for line in res.stdout.splitlines() if ": " in line)
-    assert lines["export"].startswith(str(tmp_path / "xdg" / "sweep" / "onnx")) \
-        and lines["export"].endswith(f"-openvino-{lines['precision']}-r1")
+    assert lines["export"].startswith(str(tmp_path / "xdg" / "sweep" / "onnx")) and lines[
+        "export"
+    ].endswith(f"-openvino-{lines['precision']}-r1")
     assert lines["precision"] in ("bf16", "f32")
     assert json.loads(lines["identity"])["precision"] == lines["precision"]
     assert "'the pump': [" in res.stdout

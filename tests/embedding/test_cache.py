@@ -34,12 +34,16 @@ DIM = 8
 
 def vector_for(text: str, dim: int = DIM) -> np.ndarray:
     """A deterministic vector per text, so any reader can check what it got."""
-    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+    seed = int.from_bytes(
+        hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little"
+    )
     return np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
 
 
 def vectors_for(texts, dim: int = DIM) -> np.ndarray:
-    return np.stack([vector_for(t, dim) for t in texts]) if texts else np.zeros((0, dim), np.float32)
+    return (
+        np.stack([vector_for(t, dim) for t in texts]) if texts else np.zeros((0, dim), np.float32)
+    )
 
 
 def shard_files(cache: EmbeddingCache, suffix: str) -> list[Path]:
@@ -146,6 +150,7 @@ def test_lone_surrogates_are_keyed_not_crashed_on(tmp_path):
 
 # -- corruption ------------------------------------------------------------------
 
+
 def _one_shard(tmp_path, texts):
     cache = EmbeddingCache(tmp_path, "ns")
     cache.put_many(texts, vectors_for(texts))
@@ -218,11 +223,12 @@ def test_stale_temporaries_are_removed_on_open_fresh_ones_kept(tmp_path):
 
 # -- several processes ---------------------------------------------------------------
 
+
 def _writer(root: str, namespace: str, texts: list[str], rounds: int, batch: int) -> None:
     for _ in range(rounds):
         cache = EmbeddingCache(root, namespace)
         for lo in range(0, len(texts), batch):
-            part = texts[lo:lo + batch]
+            part = texts[lo : lo + batch]
             cache.put_many(part, vectors_for(part))
 
 
@@ -238,8 +244,10 @@ def test_two_processes_writing_same_and_different_keys(tmp_path):
     own_b = [f"only b {i}" for i in range(60)]
     ctx = mp.get_context("spawn")
     # Different interleavings of shared keys, so the writers race on them.
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), "ns", shared + own_a, 3, 7)),
-             ctx.Process(target=_writer, args=(str(tmp_path), "ns", own_b + shared[::-1], 3, 5))]
+    procs = [
+        ctx.Process(target=_writer, args=(str(tmp_path), "ns", shared + own_a, 3, 7)),
+        ctx.Process(target=_writer, args=(str(tmp_path), "ns", own_b + shared[::-1], 3, 5)),
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -287,9 +295,11 @@ def test_writer_killed_mid_write_leaves_a_valid_cache(tmp_path):
 
 # -- info, clear, CLI ------------------------------------------------------------------
 
+
 def test_info_and_clear(tmp_path):
     EmbeddingCache(tmp_path, "ns-a", meta={"model": "model-a"}).put_many(
-        ["a", "b"], vectors_for(["a", "b"]))
+        ["a", "b"], vectors_for(["a", "b"])
+    )
     EmbeddingCache(tmp_path, "ns-b").put_many(["a"], vectors_for(["a"]))
     foreign = tmp_path / "notes.txt"
     foreign.write_text("not ours")
@@ -307,7 +317,12 @@ def test_info_and_clear(tmp_path):
     assert EmbeddingCache(tmp_path, "ns-b").get_many(["a"])[1].all()
 
     clear_cache(tmp_path)
-    assert cache_info(tmp_path) == {"root": str(tmp_path), "entries": 0, "bytes": 0, "namespaces": []}
+    assert cache_info(tmp_path) == {
+        "root": str(tmp_path),
+        "entries": 0,
+        "bytes": 0,
+        "namespaces": [],
+    }
     assert foreign.read_text() == "not ours"
 
 
@@ -328,13 +343,20 @@ def test_resolve_cache_dir(monkeypatch, tmp_path):
 
 
 def _cli(*args, stdin=subprocess.DEVNULL, env=None):
-    return subprocess.run([sys.executable, "-m", "sweep.cache", *args], capture_output=True,
-                          text=True, stdin=stdin, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "sweep.cache", *args],
+        capture_output=True,
+        text=True,
+        stdin=stdin,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_cli_info_and_clear(tmp_path):
     EmbeddingCache(tmp_path, "ns", meta={"model": "my-model"}).put_many(
-        ["a", "b"], vectors_for(["a", "b"]))
+        ["a", "b"], vectors_for(["a", "b"])
+    )
     res = _cli("info", "--dir", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert f"embedding cache: {tmp_path}" in res.stdout
@@ -366,7 +388,8 @@ def test_cli_counts_and_clears_the_report_pictures(tmp_path):
     res = _cli("info", "--dir", str(tmp_path / "cache"))
     assert "report pictures drawn before: 2" in res.stdout, res.stdout
     assert json.loads(_cli("info", "--dir", str(tmp_path / "cache"), "--json").stdout)[
-        "figures"] == {"files": 2, "bytes": 2 * 116}
+        "figures"
+    ] == {"files": 2, "bytes": 2 * 116}
     res = _cli("clear", "--dir", str(tmp_path / "cache"), "--namespace", "x", "--yes")
     assert res.returncode == 2 and len(figures.files()) == 2  # one namespace: pictures stay
     res = _cli("clear", "--dir", str(tmp_path / "cache"), "--yes")
@@ -402,8 +425,9 @@ def test_info_counts_query_encode_times_and_clear_timings_deletes_only_them(tmp_
     legacy = timing_namespace('{"model": "old"}', "cpu", 4)
     CachedEncodeTimes(tmp_path, ns, "my-model").get_or_measure(["q"], lambda text: None)
     # Times an earlier version kept: a one-column namespace of the embedding cache.
-    EmbeddingCache(tmp_path, legacy, dim=1, meta={"model": "old-model", "kind": "query_encode_ms"}
-                   ).put_many(["q"], np.array([[5.0]]))
+    EmbeddingCache(
+        tmp_path, legacy, dim=1, meta={"model": "old-model", "kind": "query_encode_ms"}
+    ).put_many(["q"], np.array([[5.0]]))
     EmbeddingCache(tmp_path, "vectors").put_many(["kept"], vectors_for(["kept"]))
     (old,) = [n for n in cache_info(tmp_path)["namespaces"] if n["dim"] == 1]
     assert describe_namespace(old) == "old-model query encode times (ms) on cpu, 4 thread(s)"
@@ -422,6 +446,7 @@ def test_info_counts_query_encode_times_and_clear_timings_deletes_only_them(tmp_
 # Real filesystems (tests/mounts.py): a tmpfs that fills up, a read-only bind mount. (Imported
 # in the tests: the killed writer above imports this module with only tests/embedding/ on
 # its path.)
+
 
 def _warnings(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
@@ -462,8 +487,9 @@ def test_a_read_only_cache_is_read_and_never_written(tmp_path, caplog):
         assert cache.get_many(["new"])[1].all()  # in memory
         EmbeddingCache(root, "another namespace").put_many(["x"], vectors_for(["x"]))
     (warning,) = _warnings(caplog)
-    assert warning.startswith(f"embedding cache: cannot write {root} (Read-only file system); "
-                              "it is read, not written")
+    assert warning.startswith(
+        f"embedding cache: cannot write {root} (Read-only file system); it is read, not written"
+    )
     assert sorted(p.name for p in cache.dir.iterdir()) == before
 
 
@@ -489,7 +515,8 @@ def test_query_encode_times_of_a_warm_read_only_cache_are_read_without_the_lock(
         assert measured == 0 and times.astype(np.float32).tolist() == first.tolist()
         # A new query is timed now and kept in memory; the warning is the cache's one line.
         times, measured = CachedEncodeTimes(root, ns, "m").get_or_measure(
-            queries + ["a new question"], encode)
+            queries + ["a new question"], encode
+        )
         times = times.ms
         assert measured == 1 and times[:2].astype(np.float32).tolist() == first.tolist()
         assert times[2] > 0

@@ -72,8 +72,11 @@ def test_concurrent_writers_and_a_killed_one_lose_and_corrupt_nothing(tmp_path):
     deadline = time.monotonic() + 120
     partial: list[Path] = []
     while time.monotonic() < deadline and not partial:
-        partial = [p for p in _temporaries(root, victim.pid)
-                   if p.exists() and 0 < p.stat().st_size < 60_000 * DIM * 4]
+        partial = [
+            p
+            for p in _temporaries(root, victim.pid)
+            if p.exists() and 0 < p.stat().st_size < 60_000 * DIM * 4
+        ]
         time.sleep(0.001)
     assert partial, "the big writer never started a shard"
     os.kill(victim.pid, signal.SIGKILL)
@@ -107,7 +110,7 @@ def test_concurrent_writers_and_a_killed_one_lose_and_corrupt_nothing(tmp_path):
     shards = list(root.rglob("*.keys.npy"))
     assert shards
     for keys_file in shards:
-        name = keys_file.name[:-len(".keys.npy")]
+        name = keys_file.name[: -len(".keys.npy")]
         keys = np.load(keys_file, allow_pickle=False)
         vecs = np.load(keys_file.with_name(name + ".vecs.npy"), allow_pickle=False)
         assert _shard_hash(keys, vecs) == name

@@ -36,8 +36,10 @@ def test_only_texts_not_seen_before_reach_the_embedder(tmp_path):
     assert inner.seen == ["a", "bb"] and first.shape == (3, 3)
     assert cached.stats.embedded == 2 and cached.stats.unique == 2
     again = CachedEmbedder(Counting(), cache_dir=str(tmp_path))
-    np.testing.assert_array_equal(again.embed_documents(["bb", "a", "ccc"]),
-                                  np.array([[2, 1, 1], [1, 1, 1], [3, 1, 1]], np.float32))
+    np.testing.assert_array_equal(
+        again.embed_documents(["bb", "a", "ccc"]),
+        np.array([[2, 1, 1], [1, 1, 1], [3, 1, 1]], np.float32),
+    )
     assert again.embedder.seen == ["ccc"] and again.stats.cache_hits == 2
 
 

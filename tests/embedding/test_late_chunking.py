@@ -26,6 +26,7 @@ def chunks_of(doc: Document, parts: list[tuple[int, int]]) -> list[Chunk]:
 
 # -- windows ------------------------------------------------------------------------------
 
+
 @st.composite
 def window_settings(draw) -> tuple[int, int, int]:
     width = draw(st.integers(1, 300))
@@ -49,14 +50,16 @@ def test_windows_cover_every_token_with_the_stated_overlap(setting):
         assert spans == [(0, n)]
 
 
-@pytest.mark.parametrize("n, width, overlap", [(10, 4, 4), (10, 4, 5), (10, 4, -1), (10, 0, 0),
-                                                (-1, 4, 1)])
+@pytest.mark.parametrize(
+    "n, width, overlap", [(10, 4, 4), (10, 4, 5), (10, 4, -1), (10, 0, 0), (-1, 4, 1)]
+)
 def test_windows_reject_bad_settings(n, width, overlap):
     with pytest.raises(ValueError):
         windows(n, width, overlap)
 
 
 # -- assemble -----------------------------------------------------------------------------
+
 
 @given(window_settings())
 @settings(max_examples=60, deadline=None)
@@ -96,6 +99,7 @@ def test_assemble_rejects_a_gap_or_a_misfit():
 
 # -- pool ---------------------------------------------------------------------------------
 
+
 @st.composite
 def tokens_and_spans(draw):
     """Tokens as a tokenizer gives them: in order, non-empty, not overlapping."""
@@ -107,8 +111,13 @@ def tokens_and_spans(draw):
         offsets.append((pos, pos + length))
         pos += length
     end = pos + 3
-    spans = draw(st.lists(st.tuples(st.integers(0, end), st.integers(0, end))
-                          .map(lambda p: (min(p), max(p))), min_size=1, max_size=10))
+    spans = draw(
+        st.lists(
+            st.tuples(st.integers(0, end), st.integers(0, end)).map(lambda p: (min(p), max(p))),
+            min_size=1,
+            max_size=10,
+        )
+    )
     d = draw(st.integers(1, 4))
     vectors = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).normal(size=(n, d))
     return np.array(offsets), vectors.astype(np.float32), spans
@@ -153,6 +162,7 @@ def test_pool_of_spans_no_token_touches_takes_the_nearest():
 
 # -- settings -----------------------------------------------------------------------------
 
+
 def test_late_needs_the_torch_backend(tmp_path):
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, late=True, backend="onnx")
@@ -160,12 +170,15 @@ def test_late_needs_the_torch_backend(tmp_path):
     assert not emb(tmp_path, backend="onnx").late  # off, any backend will do
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"late": "yes"}, "embed.late must"),
-    ({"late_overlap": -1}, "embed.late_overlap"),
-    ({"late_overlap": 1.5}, "embed.late_overlap"),
-    ({"late_overlap": True}, "embed.late_overlap"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"late": "yes"}, "embed.late must"),
+        ({"late_overlap": -1}, "embed.late_overlap"),
+        ({"late_overlap": 1.5}, "embed.late_overlap"),
+        ({"late_overlap": True}, "embed.late_overlap"),
+    ],
+)
 def test_bad_late_settings(tmp_path, kw, words):
     with pytest.raises(EmbedderError, match=words):
         emb(tmp_path, **kw)
@@ -190,15 +203,22 @@ def test_identity_says_late_only_when_on(tmp_path):
 
 # -- the real model -----------------------------------------------------------------------
 
-SHORT = Document("short", "The pump in hall B failed on Monday. It needs a new seal, "
-                          "said the technician who inspected it.")
+SHORT = Document(
+    "short",
+    "The pump in hall B failed on Monday. It needs a new seal, "
+    "said the technician who inspected it.",
+)
 SHORT_PARTS = [(0, 36), (37, 95)]
 
-LONG = Document("long", " ".join(
-    f"Report {i}: the {['pump', 'valve', 'boiler', 'fan', 'heater'][i % 5]} in building "
-    f"{chr(65 + i % 7)} was checked by {['Ana', 'Bo', 'Cy'][i % 3]}, who found "
-    f"{['no fault', 'a worn seal', 'a loose bolt', 'rust'][i % 4]} on day {i}."
-    for i in range(45)))
+LONG = Document(
+    "long",
+    " ".join(
+        f"Report {i}: the {['pump', 'valve', 'boiler', 'fan', 'heater'][i % 5]} in building "
+        f"{chr(65 + i % 7)} was checked by {['Ana', 'Bo', 'Cy'][i % 3]}, who found "
+        f"{['no fault', 'a worn seal', 'a loose bolt', 'rust'][i % 4]} on day {i}."
+        for i in range(45)
+    ),
+)
 
 
 @pytest.mark.e2e
@@ -223,12 +243,16 @@ def test_document_prefix_is_read_but_not_pooled(tmp_path):
     got = e.embed_late([SHORT], chunks_of(SHORT, SHORT_PARTS))
     model = e._ensure_model()
     tokens = np.asarray(model.encode(prefix + SHORT.text, output_value="token_embeddings"))[1:-1]
-    enc = model.tokenizer(prefix + SHORT.text, add_special_tokens=False, return_offsets_mapping=True)
+    enc = model.tokenizer(
+        prefix + SHORT.text, add_special_tokens=False, return_offsets_mapping=True
+    )
     offsets = np.array(enc["offset_mapping"]) - len(prefix)
     for (s, t), row in zip(SHORT_PARTS, got):
         inside = (offsets[:, 0] < t) & (offsets[:, 1] > s)
         assert np.allclose(row, tokens[inside].mean(axis=0), atol=1e-4)
-    plain = emb(tmp_path, late=True, normalize=False).embed_late([SHORT], chunks_of(SHORT, SHORT_PARTS))
+    plain = emb(tmp_path, late=True, normalize=False).embed_late(
+        [SHORT], chunks_of(SHORT, SHORT_PARTS)
+    )
     assert not np.allclose(plain, got, atol=1e-3)
 
 
@@ -258,8 +282,11 @@ def test_late_vector_differs_from_the_plain_one_yet_is_close(tmp_path):
 @pytest.mark.e2e
 def test_warm_rerun_embeds_nothing_and_returns_the_same_vectors(tmp_path):
     docs = [SHORT, LONG, Document("blank", "   \n  ")]
-    chunks = (chunks_of(SHORT, SHORT_PARTS) + chunks_of(LONG, [(0, 120), (2000, 2300)])
-              + chunks_of(docs[2], [(0, 6)]))
+    chunks = (
+        chunks_of(SHORT, SHORT_PARTS)
+        + chunks_of(LONG, [(0, 120), (2000, 2300)])
+        + chunks_of(docs[2], [(0, 6)])
+    )
     first = emb(tmp_path, late=True)
     v1 = first.embed_late(docs, chunks + chunks[:2])  # repeats are embedded once
     s = first.stats
@@ -297,12 +324,18 @@ def test_a_model_that_is_not_mean_pooled_is_refused_in_one_line(tmp_path):
 
     transformer = models.Transformer(resolve_model("sentence-transformers/all-MiniLM-L6-v2"))
     dim = transformer.get_word_embedding_dimension()
-    mean = SentenceTransformer(modules=[transformer, models.Pooling(dim, pooling_mode="mean"),
-                                        models.Normalize()], device="cpu")
+    mean = SentenceTransformer(
+        modules=[transformer, models.Pooling(dim, pooling_mode="mean"), models.Normalize()],
+        device="cpu",
+    )
     _check_mean_pooled(mean, "mean")  # the bundled model's own shape: fine
-    for modules, says in (([models.Pooling(dim, pooling_mode="cls")], "without mean pooling"),
-                          ([models.Pooling(dim, pooling_mode="mean"),
-                            models.Dense(dim, 16)], "Transformer -> Pooling -> Dense")):
+    for modules, says in (
+        ([models.Pooling(dim, pooling_mode="cls")], "without mean pooling"),
+        (
+            [models.Pooling(dim, pooling_mode="mean"), models.Dense(dim, 16)],
+            "Transformer -> Pooling -> Dense",
+        ),
+    ):
         model = SentenceTransformer(modules=[transformer, *modules], device="cpu")
         with pytest.raises(LateChunkingUnsupported) as e:
             _check_mean_pooled(model, "odd")

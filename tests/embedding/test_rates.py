@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sweep.embedding.rates import RATES_NAME, EmbedRate, EmbedRates
 
@@ -39,8 +40,13 @@ def test_an_estimate_counts_tokens_when_both_sides_know_them():
     assert EmbedRate(texts=100, seconds=10.0).seconds_for(50, 10_000) == 5.0
 
 
-@given(st.lists(st.tuples(st.integers(1, 5000), st.integers(1, 10**6),
-                          st.floats(0.01, 1000)), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 5000), st.integers(1, 10**6), st.floats(0.01, 1000)),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_summed_measurements_keep_the_mean_speed_and_stay_bounded(runs):
     rate = EmbedRate()
     for texts, tokens, seconds in runs:

@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweep.core.text.headings import parse_headings
+from sweep.core.text.passages import MAX_WORDS, MIN_WORDS, passages_of, sentences_of, split_passages
 from sweep.core.types import Document
-from sweep.core.text.passages import (MAX_WORDS, MIN_WORDS, passages_of, sentences_of,
-                                     split_passages)
 
 MANUAL = """# AQ-200 Manual
 
@@ -52,7 +51,7 @@ def test_passages_are_exact_slices_under_their_headings():
     passages = passages_of(Document("manual.md", MANUAL, title="AQ-200 Manual"))
     check(MANUAL)
     for p in passages:
-        assert MANUAL[p.start:p.end] == p.text and p.text.strip()
+        assert MANUAL[p.start : p.end] == p.text and p.text.strip()
         assert not p.text.lstrip().startswith("#")
     assert [p.index for p in passages] == list(range(len(passages)))
     texts = [p.text for p in passages]
@@ -80,11 +79,15 @@ def test_a_short_last_block_joins_the_passage_before_it():
 
 
 def test_a_lead_in_ending_with_a_colon_joins_what_it_introduces():
-    lead = "Payment fraud most often starts with a convincing email asking us to update a " \
-           "supplier's bank account, so every change is checked twice. Therefore:"
+    lead = (
+        "Payment fraud most often starts with a convincing email asking us to update a "
+        "supplier's bank account, so every change is checked twice. Therefore:"
+    )
     items = "- Changes are accepted only through the supplier portal.\n- Never by email."
-    text = f"{lead}\n\n{items}\n\nAn unrelated paragraph that is long enough to stand on its own " \
-           "as a passage of evidence, with more than twenty words in it, for sure."
+    text = (
+        f"{lead}\n\n{items}\n\nAn unrelated paragraph that is long enough to stand on its own "
+        "as a passage of evidence, with more than twenty words in it, for sure."
+    )
     pieces = [text[s:e] for s, e in check(text)]
     assert pieces[0] == f"{lead}\n\n{items}" and len(pieces) == 2
     long_list = "\n".join(f"- step {i} of the procedure is done." for i in range(30))  # 240 words
@@ -115,7 +118,9 @@ def test_a_list_of_one_line_items_is_kept_together_until_it_has_enough_words():
 
 
 def test_crlf_a_byte_order_mark_and_fenced_code():
-    text = "\ufeff# Title\r\n\r\nFirst paragraph.\r\n\r\n```\r\n# a comment, not a heading\r\n```\r\n"
+    text = (
+        "\ufeff# Title\r\n\r\nFirst paragraph.\r\n\r\n```\r\n# a comment, not a heading\r\n```\r\n"
+    )
     pieces = [text[s:e] for s, e in check(text)]
     assert pieces == ["First paragraph.\r\n\r\n```\r\n# a comment, not a heading\r\n```"]
 
@@ -125,9 +130,34 @@ def test_a_text_of_headings_and_blanks_has_no_passages():
     assert check("") == ()
 
 
-_ALPHABET = st.sampled_from(["a", "b", "Word", " ", "  ", "\n", "\n\n", "\r\n", "\t", ".", "!",
-                             "# ", "## ", "#", "```", "~~~", "-", "\ufeff", "é", "\u00a0",
-                             "\r", "\u2028", "\x0c", "\x85"])
+_ALPHABET = st.sampled_from(
+    [
+        "a",
+        "b",
+        "Word",
+        " ",
+        "  ",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\t",
+        ".",
+        "!",
+        "# ",
+        "## ",
+        "#",
+        "```",
+        "~~~",
+        "-",
+        "\ufeff",
+        "é",
+        "\u00a0",
+        "\r",
+        "\u2028",
+        "\x0c",
+        "\x85",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -137,26 +167,40 @@ def test_any_text_splits_into_ordered_exact_slices_covering_it(text):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(["alpha", "beta.", "gamma!", " ", "\n", "\n\n", "## H\n"]),
-                min_size=100, max_size=600).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(["alpha", "beta.", "gamma!", " ", "\n", "\n\n", "## H\n"]),
+        min_size=100,
+        max_size=600,
+    ).map("".join)
+)
 def test_long_texts_keep_windows_within_the_limit(text):
     for s, e in check(text):
         assert len(re.findall(r"[^\s\ufeff]+", text[s:e])) <= MAX_WORDS
 
 
 def test_sentences_end_at_japanese_and_russian_stops_and_stay_exact_slices():
-    text = ("# 保証\n\n保証期間は購入日から二年間です。ファンも対象です！交換は無料ですか？はい。\n\n"
-            "# Гарантия\n\nГарантия действует два года. Вентилятор тоже покрыт! Замена бесплатна? "
-            "Да, т.е. без доплаты.\n")
+    text = (
+        "# 保証\n\n保証期間は購入日から二年間です。ファンも対象です！交換は無料ですか？はい。\n\n"
+        "# Гарантия\n\nГарантия действует два года. Вентилятор тоже покрыт! Замена бесплатна? "
+        "Да, т.е. без доплаты.\n"
+    )
     japanese, russian = passages_of(Document("doc.md", text))
     assert [s.text for s in sentences_of(japanese, text)] == [
-        "保証期間は購入日から二年間です。", "ファンも対象です！", "交換は無料ですか？", "はい。"]
+        "保証期間は購入日から二年間です。",
+        "ファンも対象です！",
+        "交換は無料ですか？",
+        "はい。",
+    ]
     # "т.е. без": a stop before a lowercase letter is an abbreviation, not a sentence end.
     assert [s.text for s in sentences_of(russian, text)] == [
-        "Гарантия действует два года.", "Вентилятор тоже покрыт!", "Замена бесплатна?",
-        "Да, т.е. без доплаты."]
+        "Гарантия действует два года.",
+        "Вентилятор тоже покрыт!",
+        "Замена бесплатна?",
+        "Да, т.е. без доплаты.",
+    ]
     for s in (*sentences_of(japanese, text), *sentences_of(russian, text)):
-        assert text[s.start:s.end] == s.text and s.headings in (("保証",), ("Гарантия",))
+        assert text[s.start : s.end] == s.text and s.headings in (("保証",), ("Гарантия",))
 
 
 def test_a_passage_of_one_sentence_is_its_own_sentence():
@@ -174,30 +218,35 @@ def test_long_japanese_is_windowed_at_its_full_stops():
     # halves of 45 words each cut inside the second sentence.
     first = _words(29, "フィルター") + " 掃除します。"
     text = f"{first} {_words(59, '交換')} です。"
-    assert [text[s:e] for s, e in check(text)] == [first, text[len(first) + 1:]]
+    assert [text[s:e] for s, e in check(text)] == [first, text[len(first) + 1 :]]
 
 
 def test_long_russian_is_windowed_at_whole_sentences():
     # "т. е." (an abbreviation: a lowercase letter follows) ends no window ...
     sentence = f"{_words(55, 'слово')} т. е. {_words(20, 'слово')} конец."
     text = f"{sentence} Дальше {_words(30, 'слово')} всё."
-    assert [text[s:e] for s, e in check(text)][0] == sentence
+    assert next(text[s:e] for s, e in check(text)) == sentence
     # ... and a sentence closed by a guillemet ends where the guillemet does.
     quoted = f"{_words(45, 'слово')} сказал: «Замените фильтр.»"
     text = f"{quoted} Потом {_words(40, 'слово')} конец."
-    assert [text[s:e] for s, e in check(text)] == [quoted, text[len(quoted) + 1:]]
+    assert [text[s:e] for s, e in check(text)] == [quoted, text[len(quoted) + 1 :]]
 
 
 def test_an_english_abbreviation_ends_no_window():
     sentence = f"{_words(55, 'word')} e.g. {_words(20, 'word')} end."
     text = f"{sentence} Then {_words(30, 'word')} done."
-    assert [text[s:e] for s, e in check(text)] == [sentence, text[len(sentence) + 1:]]
+    assert [text[s:e] for s, e in check(text)] == [sentence, text[len(sentence) + 1 :]]
 
 
 def test_setext_and_untitled_headings_end_passages_and_are_no_text():
-    text = "Intro\n=====\n\nBody text here.\n\nA line above a rule\n---\n\nMore text.\n\n####\n\nLast."
+    text = (
+        "Intro\n=====\n\nBody text here.\n\nA line above a rule\n---\n\nMore text.\n\n####\n\nLast."
+    )
     passages = passages_of(Document("d.md", text))
     assert [p.text for p in passages] == ["Body text here.", "More text.", "Last."]
     # (an untitled heading ends a section but adds no title to the path)
-    assert [p.headings for p in passages] == [("Intro",), ("Intro", "A line above a rule"),
-                                              ("Intro", "A line above a rule")]
+    assert [p.headings for p in passages] == [
+        ("Intro",),
+        ("Intro", "A line above a rule"),
+        ("Intro", "A line above a rule"),
+    ]

@@ -35,21 +35,28 @@ The warranty lasts two years from the date of purchase and covers the sensor and
 You can return the device within 30 days if it is unused and in its box.
 """
 
-DOCUMENTS = (Document("manual.md", MANUAL, title="AQ-200 Manual"),
-             Document("faq.md", FAQ, title="Frequently asked questions"))
+DOCUMENTS = (
+    Document("manual.md", MANUAL, title="AQ-200 Manual"),
+    Document("faq.md", FAQ, title="Frequently asked questions"),
+)
 
 
 def ask(*texts: str) -> list[Question]:
-    return [Question(f"q{i}", text, {"query_id": f"q{i}", "query": text}, i)
-            for i, text in enumerate(texts, 1)]
+    return [
+        Question(f"q{i}", text, {"query_id": f"q{i}", "query": text}, i)
+        for i, text in enumerate(texts, 1)
+    ]
 
 
-@pytest.mark.parametrize(("question", "doc_id", "answer"), [
-    ("How often should I calibrate the CO2 sensor?", "manual.md", "every six months"),
-    ("How long is the warranty?", "faq.md", "two years"),
-    ("When do I replace the filter?", "manual.md", "Replace the filter every year"),
-    ("Can I send the device back?", "faq.md", "return the device within 30 days"),
-])
+@pytest.mark.parametrize(
+    ("question", "doc_id", "answer"),
+    [
+        ("How often should I calibrate the CO2 sensor?", "manual.md", "every six months"),
+        ("How long is the warranty?", "faq.md", "two years"),
+        ("When do I replace the filter?", "manual.md", "Replace the filter every year"),
+        ("Can I send the device back?", "faq.md", "return the device within 30 days"),
+    ],
+)
 def test_the_passage_holding_the_answer_ranks_first(question, doc_id, answer):
     [proposal] = propose(DOCUMENTS, ask(question), top=3)
     best = proposal.candidates[0].passage
@@ -57,7 +64,7 @@ def test_the_passage_holding_the_answer_ranks_first(question, doc_id, answer):
     scores = [c.score for c in proposal.candidates]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
     text = {d.doc_id: d.text for d in DOCUMENTS}[best.doc_id]
-    assert text[best.start:best.end] == best.text
+    assert text[best.start : best.end] == best.text
 
 
 def test_candidates_are_json_judgments_with_a_rounded_score():
@@ -79,8 +86,11 @@ def test_top_n_distinct_passages_and_none_that_share_no_word():
 
 def test_the_same_paragraph_in_two_documents_is_proposed_once():
     para = "Keep the receipt: the warranty needs it."
-    docs = (Document("a.txt", para), Document("b.txt", para),
-            Document("c.txt", "A warranty claim is made in the app."))
+    docs = (
+        Document("a.txt", para),
+        Document("b.txt", para),
+        Document("c.txt", "A warranty claim is made in the app."),
+    )
     [proposal] = propose(docs, ask("warranty receipt"), top=3)
     assert [c.passage.doc_id for c in proposal.candidates] == ["a.txt", "c.txt"]
 
@@ -90,22 +100,29 @@ def test_top_must_be_positive():
         propose(DOCUMENTS, ask("x"), top=0)
 
 
-@pytest.mark.parametrize(("question", "sentence"), [
-    # "filter" is in both sentences of the Maintenance passage, "clean" only in the first.
-    ("How do I clean the filter?", "Clean the filter weekly with a soft brush."),
-    ("How often do I calibrate the CO2 sensor?",
-     "Calibrate the carbon dioxide sensor every six months outdoors, in fresh air, for ten\n"
-     "minutes."),
-])
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        # "filter" is in both sentences of the Maintenance passage, "clean" only in the first.
+        ("How do I clean the filter?", "Clean the filter weekly with a soft brush."),
+        (
+            "How often do I calibrate the CO2 sensor?",
+            "Calibrate the carbon dioxide sensor every six months outdoors, in fresh air, for ten\n"
+            "minutes.",
+        ),
+    ],
+)
 def test_the_sentence_that_carries_the_match_is_proposed_not_its_passage(question, sentence):
     [proposal] = propose(DOCUMENTS, ask(question), top=1)
     best = proposal.candidates[0].passage
-    assert best.text == sentence and MANUAL[best.start:best.end] == sentence
+    assert best.text == sentence and MANUAL[best.start : best.end] == sentence
 
 
 def test_a_russian_answer_sentence_is_proposed_and_spread_terms_keep_the_passage():
-    text = ("Гарантия действует два года с даты покупки. Вентилятор тоже покрыт. "
-            "Ремонт делает сервис.\n")
+    text = (
+        "Гарантия действует два года с даты покупки. Вентилятор тоже покрыт. "
+        "Ремонт делает сервис.\n"
+    )
     docs = (Document("ru.txt", text),)
     [sentence] = propose(docs, ask("Сколько действует гарантия?"), top=1)
     assert sentence.candidates[0].passage.text == "Гарантия действует два года с даты покупки."

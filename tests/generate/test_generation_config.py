@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sweep.generate.config import KINDS, GenerateConfigError, GenerateConfig
+from sweep.generate.config import KINDS, GenerateConfig, GenerateConfigError
 
 
 def make(**kw):
@@ -18,29 +18,35 @@ def test_defaults_split_n_by_the_default_shares():
     assert s.counts() == {"fact": 40, "adversarial": 30, "multi": 20, "unanswerable": 10}
 
 
-@pytest.mark.parametrize("kw, needle", [
-    ({"n": 0}, "generate.n must be an integer"),
-    ({"n": -5}, "generate.n must be an integer"),
-    ({"n": 2.5}, "generate.n must be an integer"),
-    ({"window_tokens": 0}, "generate.window_tokens"),
-    ({"window_tokens": -300}, "generate.window_tokens"),
-    ({"kinds": {"fact": 0.5, "adversarial": 0.3}}, "must sum to 1, got 0.8"),
-    ({"kinds": {"fact": 1.0, "trivia": 0.0}}, "unknown kind 'trivia'; valid kinds: fact, adversarial"),
-    ({"kinds": {"fact": 1.5, "multi": -0.5}}, "generate.kinds.multi must be a share >= 0"),
-    ({"kinds": {"fact": "all"}}, "generate.kinds.fact must be a share"),
-    ({"kinds": {}}, "generate.kinds must map kinds"),
-    ({"kinds": ["fact"]}, "generate.kinds must map kinds"),
-    ({"min_realism": 6}, "generate.min_realism"),
-    ({"dedup_threshold": 0}, "generate.dedup_threshold"),
-    ({"dedup_threshold": 1.5}, "generate.dedup_threshold"),
-    ({"copy_run_words": -1}, "generate.copy_run_words"),
-    ({"check_k": 0}, "generate.check_k"),
-    ({"max_attempts": 0.5}, "generate.max_attempts"),
-    ({"seed": -1}, "generate.seed"),
-    ({"dry_run": "yes"}, "generate.dry_run must be true or false"),
-    ({"out": None}, "generate.out is required"),
-    ({"out": " "}, "generate.out must be a folder path"),
-])
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        ({"n": 0}, "generate.n must be an integer"),
+        ({"n": -5}, "generate.n must be an integer"),
+        ({"n": 2.5}, "generate.n must be an integer"),
+        ({"window_tokens": 0}, "generate.window_tokens"),
+        ({"window_tokens": -300}, "generate.window_tokens"),
+        ({"kinds": {"fact": 0.5, "adversarial": 0.3}}, "must sum to 1, got 0.8"),
+        (
+            {"kinds": {"fact": 1.0, "trivia": 0.0}},
+            "unknown kind 'trivia'; valid kinds: fact, adversarial",
+        ),
+        ({"kinds": {"fact": 1.5, "multi": -0.5}}, "generate.kinds.multi must be a share >= 0"),
+        ({"kinds": {"fact": "all"}}, "generate.kinds.fact must be a share"),
+        ({"kinds": {}}, "generate.kinds must map kinds"),
+        ({"kinds": ["fact"]}, "generate.kinds must map kinds"),
+        ({"min_realism": 6}, "generate.min_realism"),
+        ({"dedup_threshold": 0}, "generate.dedup_threshold"),
+        ({"dedup_threshold": 1.5}, "generate.dedup_threshold"),
+        ({"copy_run_words": -1}, "generate.copy_run_words"),
+        ({"check_k": 0}, "generate.check_k"),
+        ({"max_attempts": 0.5}, "generate.max_attempts"),
+        ({"seed": -1}, "generate.seed"),
+        ({"dry_run": "yes"}, "generate.dry_run must be true or false"),
+        ({"out": None}, "generate.out is required"),
+        ({"out": " "}, "generate.out must be a folder path"),
+    ],
+)
 def test_bad_values(kw, needle):
     with pytest.raises(GenerateConfigError) as e:
         make(**kw)

@@ -15,7 +15,9 @@ def test_copied_run_counts_consecutive_shared_words_ignoring_case_and_punctuatio
     assert longest_copied_run("What is the meal allowance in Portugal?", PASSAGE) == 1
     assert longest_copied_run("Is the daily allowance for meals higher abroad?", PASSAGE) == 5
     # "€45" is the word "45"
-    assert longest_copied_run("the DAILY allowance, for meals is €45 within Portugal!", PASSAGE) == 9
+    assert (
+        longest_copied_run("the DAILY allowance, for meals is €45 within Portugal!", PASSAGE) == 9
+    )
     assert longest_copied_run("", PASSAGE) == 0
 
 

@@ -12,8 +12,16 @@ from sweep.generate.passages import SentenceWindow
 
 
 def passage(i: int, doc: str, position: int, text: str) -> SentenceWindow:
-    return SentenceWindow(index=i, doc_id=doc, title=doc, position=position, start=0, end=len(text),
-                   text=text, n_tokens=len(text.split()))
+    return SentenceWindow(
+        index=i,
+        doc_id=doc,
+        title=doc,
+        position=position,
+        start=0,
+        end=len(text),
+        text=text,
+        n_tokens=len(text.split()),
+    )
 
 
 def unit(rows) -> np.ndarray:
@@ -74,8 +82,9 @@ def test_fact_tasks_cycle_with_variants_up_to_the_limit():
 
 def test_multi_source_runs_dry_with_a_reason_when_nothing_pairs():
     lonely = [passage(0, "a.md", 0, "Nothing named here."), passage(1, "b.md", 0, "Nor here.")]
-    source = TaskSource("multi", lonely, [0, 1], unit([[1, 0], [0, 1]]),
-                        neighbours.term_frequencies(lonely))
+    source = TaskSource(
+        "multi", lonely, [0, 1], unit([[1, 0], [0, 1]]), neighbours.term_frequencies(lonely)
+    )
     assert source.take(5) == [] and "share a specific name" in source.note
 
 
@@ -89,9 +98,18 @@ def test_adversarial_and_unanswerable_tasks_carry_two_neighbours():
 
 
 def test_every_prompt_starts_with_its_task_line_and_holds_its_passages():
-    tasks = [Task("fact", (0,)), Task("adversarial", (0, 1, 2), 1), Task("multi", (0, 2), 0, "AQ-200"),
-             Task("unanswerable", (3, 4, 0))]
-    expected = ["fact-question", "adversarial-question", "multi-hop-question", "unanswerable-question"]
+    tasks = [
+        Task("fact", (0,)),
+        Task("adversarial", (0, 1, 2), 1),
+        Task("multi", (0, 2), 0, "AQ-200"),
+        Task("unanswerable", (3, 4, 0)),
+    ]
+    expected = [
+        "fact-question",
+        "adversarial-question",
+        "multi-hop-question",
+        "unanswerable-question",
+    ]
     for task, kind in zip(tasks, expected):
         system, user = task.messages(POOL)
         assert system["content"].startswith(f"Task: {kind}\n") and "JSON" in system["content"]

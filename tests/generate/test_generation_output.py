@@ -7,34 +7,61 @@ import json
 import pytest
 
 from sweep.core.types import Document, Judgment, Query
+from sweep.datasets.loading import load_dataset
 from sweep.generate.output import OutputError, check_output_dir, write_output
 from sweep.generate.runreport import TOOL, GenerationReport
-from sweep.datasets.loading import load_dataset
 
 
 def report(**kw) -> GenerationReport:
-    base = dict(dataset="corpora/tiny", generator="stand-in", endpoint="http://127.0.0.1:1/v1",
-                prompt_version="1", settings={"seed": 0, "window_tokens": 300}, n_documents=2,
-                n_passages=5, requested={"fact": 2, "unanswerable": 1},
-                attempted={"fact": 4, "unanswerable": 1}, kept={"fact": 2, "unanswerable": 1},
-                rejections=(("draft", "quote_not_found", "fact", 1),
-                            ("realism", "unrealistic", "fact", 1)),
-                requests={"sent": 11, "cached": 3, "failed": 0, "retries": 2, "prompt_tokens": 1234,
-                          "completion_tokens": 56, "cached_prompt_tokens": 300,
-                          "cached_completion_tokens": 9},
-                quotes={"exact": 1, "normalised": 1}, realism={5: 2, 4: 1}, rounds=2, seconds=1.5)
+    base = dict(
+        dataset="corpora/tiny",
+        generator="stand-in",
+        endpoint="http://127.0.0.1:1/v1",
+        prompt_version="1",
+        settings={"seed": 0, "window_tokens": 300},
+        n_documents=2,
+        n_passages=5,
+        requested={"fact": 2, "unanswerable": 1},
+        attempted={"fact": 4, "unanswerable": 1},
+        kept={"fact": 2, "unanswerable": 1},
+        rejections=(("draft", "quote_not_found", "fact", 1), ("realism", "unrealistic", "fact", 1)),
+        requests={
+            "sent": 11,
+            "cached": 3,
+            "failed": 0,
+            "retries": 2,
+            "prompt_tokens": 1234,
+            "completion_tokens": 56,
+            "cached_prompt_tokens": 300,
+            "cached_completion_tokens": 9,
+        },
+        quotes={"exact": 1, "normalised": 1},
+        realism={5: 2, 4: 1},
+        rounds=2,
+        seconds=1.5,
+    )
     return GenerationReport(**{**base, **kw})
 
 
-DOCS = (Document("a.md", "# A\r\n\r\nCafé prices rose by 5%.\r\nThey fell later.", "A",
-                 {"lang": "pt"}),
-        Document("b.md", "Second document text.", "B"))
+DOCS = (
+    Document("a.md", "# A\r\n\r\nCafé prices rose by 5%.\r\nThey fell later.", "A", {"lang": "pt"}),
+    Document("b.md", "Second document text.", "B"),
+)
 QUERIES = (
-    Query("syn-fact-001", "How much did café prices rise?",
-          (Judgment("a.md", 7, 30, 1, "Café prices rose by 5%."),), "fact",
-          {"source": "synthetic", "generator": "stand-in", "prompt_version": "1", "realism": 5}),
-    Query("syn-unanswerable-001", "Is there a gym?", (), "unanswerable",
-          {"source": "synthetic", "generator": "stand-in", "prompt_version": "1", "realism": 4}),
+    Query(
+        "syn-fact-001",
+        "How much did café prices rise?",
+        (Judgment("a.md", 7, 30, 1, "Café prices rose by 5%."),),
+        "fact",
+        {"source": "synthetic", "generator": "stand-in", "prompt_version": "1", "realism": 5},
+    ),
+    Query(
+        "syn-unanswerable-001",
+        "Is there a gym?",
+        (),
+        "unanswerable",
+        {"source": "synthetic", "generator": "stand-in", "prompt_version": "1", "realism": 4},
+    ),
 )
 
 
@@ -43,8 +70,9 @@ def test_written_set_loads_and_keeps_documents_exactly(tmp_path):
     out = tmp_path / "set"
     write_output(out, DOCS, QUERIES, report())
     dataset = load_dataset(out)
-    assert [(d.doc_id, d.text, d.title) for d in dataset.documents] == \
-        [(d.doc_id, d.text, d.title) for d in DOCS]
+    assert [(d.doc_id, d.text, d.title) for d in dataset.documents] == [
+        (d.doc_id, d.text, d.title) for d in DOCS
+    ]
     assert dataset.documents[0].metadata == {"lang": "pt"}
     fact, unanswerable = dataset.queries
     assert fact.type == "fact" and fact.relevant[0].quote == "Café prices rose by 5%."
@@ -67,7 +95,9 @@ def test_new_empty_and_earlier_generation_folders_are_accepted(tmp_path):
 def test_a_foreign_non_empty_folder_needs_overwrite(tmp_path):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "queries.jsonl").write_text("{}\n")
-    with pytest.raises(OutputError, match="not empty and holds no earlier generation.*overwrite=true"):
+    with pytest.raises(
+        OutputError, match="not empty and holds no earlier generation.*overwrite=true"
+    ):
         check_output_dir(tmp_path / "x", None, False)
     assert check_output_dir(tmp_path / "x", None, True) == tmp_path / "x"
 
@@ -99,10 +129,17 @@ def test_report_markdown_names_every_count():
 
 def short(**kw) -> GenerationReport:
     """A run left short by requests that got no answer: 1 of 3 kept, 4 failed."""
-    return report(**{"kept": {"fact": 1, "unanswerable": 0},
-                     "rejections": (("draft", "request_failed", "fact", 1),
-                                    ("check", "request_failed", "unanswerable", 1)),
-                     "requests": {"sent": 11, "cached": 0, "failed": 4, "retries": 0}, **kw})
+    return report(
+        **{
+            "kept": {"fact": 1, "unanswerable": 0},
+            "rejections": (
+                ("draft", "request_failed", "fact", 1),
+                ("check", "request_failed", "unanswerable", 1),
+            ),
+            "requests": {"sent": 11, "cached": 0, "failed": 4, "retries": 0},
+            **kw,
+        }
+    )
 
 
 def test_a_run_short_of_failed_requests_is_marked_incomplete():
@@ -121,10 +158,14 @@ def test_an_incomplete_run_is_not_a_dataset_and_leaves_a_finished_set_whole(tmp_
     out = tmp_path / "set"
     write_output(out, DOCS, QUERIES[:1], short())
     assert sorted(p.name for p in out.iterdir()) == [
-        "generation_report.incomplete.json", "generation_report.incomplete.md",
-        "queries.incomplete.jsonl"]
-    assert json.loads((out / "generation_report.incomplete.json").read_text())["status"] == \
-        "incomplete"
+        "generation_report.incomplete.json",
+        "generation_report.incomplete.md",
+        "queries.incomplete.jsonl",
+    ]
+    assert (
+        json.loads((out / "generation_report.incomplete.json").read_text())["status"]
+        == "incomplete"
+    )
     assert len((out / "queries.incomplete.jsonl").read_text().splitlines()) == 1
     with pytest.raises(ValueError):  # no sweep reads it as a finished set
         load_dataset(out)
@@ -132,7 +173,11 @@ def test_an_incomplete_run_is_not_a_dataset_and_leaves_a_finished_set_whole(tmp_
 
     write_output(out, DOCS, QUERIES, report())  # the rerun finishes: the leftovers go
     assert sorted(p.name for p in out.iterdir()) == [
-        "corpus.jsonl", "generation_report.json", "generation_report.md", "queries.jsonl"]
+        "corpus.jsonl",
+        "generation_report.json",
+        "generation_report.md",
+        "queries.jsonl",
+    ]
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     write_output(out, DOCS, QUERIES[:1], short())  # a later short run: the set stays whole
     assert {n: (out / n).read_bytes() for n in before} == before

@@ -8,10 +8,10 @@ from itertools import pairwise
 import pytest
 
 from paths import ROOT
-from sweep.core.types import Document
-from sweep.generate.passages import cut_passages, sampling_order
-from sweep.datasets.loading import load_corpus
 from sweep.core.tokenization import count_tokens
+from sweep.core.types import Document
+from sweep.datasets.loading import load_corpus
+from sweep.generate.passages import cut_passages, sampling_order
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_windows_are_exact_slices_within_the_size(kestrel):
     assert len(passages) > len(kestrel)
     for i, p in enumerate(passages):
         assert p.index == i
-        assert docs[p.doc_id].text[p.start:p.end] == p.text
+        assert docs[p.doc_id].text[p.start : p.end] == p.text
         assert p.n_tokens == count_tokens("cl100k_base", p.text) <= 300
     # Windows of one document do not overlap and keep reading order.
     by_doc: dict[str, list] = {}
@@ -60,8 +60,10 @@ def test_order_is_reproducible_and_differs_by_seed_and_kind(kestrel):
 
 
 def test_documents_are_sampled_in_proportion_to_their_length():
-    docs = [Document("long.md", "This is one sentence of the long one. " * 600),
-            Document("short.md", "This is one sentence of the short one. " * 150)]
+    docs = [
+        Document("long.md", "This is one sentence of the long one. " * 600),
+        Document("short.md", "This is one sentence of the short one. " * 150),
+    ]
     passages = cut_passages(docs, 100)
     tokens = Counter()
     for p in passages:

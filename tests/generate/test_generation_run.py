@@ -9,17 +9,17 @@ import json
 import re
 
 import pytest
-from llm_server import Fault, GenerationResponders, StandInLLM
 
+from llm_server import Fault, GenerationResponders, StandInLLM
 from paths import ROOT
 from sweep.core.types import Document
+from sweep.datasets.loading import load_corpus, load_dataset
 from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.generate.config import GenerateConfig
 from sweep.generate.output import write_output
 from sweep.generate.run import generate
-from sweep.generate.config import GenerateConfig
 from sweep.generate.spans import normalize
 from sweep.llm import LLMClient, LLMConfig, ResponseCache
-from sweep.datasets.loading import load_corpus, load_dataset
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +28,9 @@ TINY = load_corpus(ROOT / "corpora" / "tiny" / "docs")
 
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory):
-    return SentenceTransformerEmbedder(cache_dir=str(tmp_path_factory.mktemp("embeddings")), show_progress=False)
+    return SentenceTransformerEmbedder(
+        cache_dir=str(tmp_path_factory.mktemp("embeddings")), show_progress=False
+    )
 
 
 @pytest.fixture
@@ -44,12 +46,22 @@ def behaving(**faults) -> GenerationResponders:
 
 
 def run(server, tmp_path, embedder, documents=TINY, dry_run=False, llm=None, **settings):
-    settings = GenerateConfig(**{"n": 6, "window_tokens": 60, "out": "unused",
-                                   "show_progress": False, "dry_run": dry_run, **settings})
-    config = LLMConfig(base_url=server.url, model="stand-in", backoff_s=0.01, max_retries=1,
-                       **(llm or {}))
-    client = LLMClient(config, None, ResponseCache(tmp_path / "llm"), dry_run=dry_run,
-                       show_progress=False)
+    settings = GenerateConfig(
+        **{
+            "n": 6,
+            "window_tokens": 60,
+            "out": "unused",
+            "show_progress": False,
+            "dry_run": dry_run,
+            **settings,
+        }
+    )
+    config = LLMConfig(
+        base_url=server.url, model="stand-in", backoff_s=0.01, max_retries=1, **(llm or {})
+    )
+    client = LLMClient(
+        config, None, ResponseCache(tmp_path / "llm"), dry_run=dry_run, show_progress=False
+    )
     return generate(documents, settings, client, embedder, dataset="tiny")
 
 
@@ -61,15 +73,16 @@ def test_every_kind_with_exact_spans_and_metadata(server, tmp_path, embedder):
     result = run(server, tmp_path, embedder, n=12)
     texts = {d.doc_id: d.text for d in TINY}
     queries = result.queries
-    assert [q.type for q in queries] == ["fact"] * 5 + ["adversarial"] * 4 + ["multi"] * 2 + \
-        ["unanswerable"]
+    assert [q.type for q in queries] == ["fact"] * 5 + ["adversarial"] * 4 + ["multi"] * 2 + [
+        "unanswerable"
+    ]
     assert len({q.query_id for q in queries}) == 12 and queries[0].query_id == "syn-fact-001"
     for q in queries:
         meta = q.metadata
         assert meta["source"] == "synthetic" and meta["generator"] == "stand-in"
         assert meta["prompt_version"] == "1" and meta["realism"] >= 4
         for j in q.relevant:
-            assert texts[j.doc_id][j.start:j.end] == j.quote and j.grade == 1
+            assert texts[j.doc_id][j.start : j.end] == j.quote and j.grade == 1
     for q in queries:
         if q.type == "adversarial":
             assert len(q.relevant) == 1 and len(meta_of(q, "distractors")) == 2
@@ -81,8 +94,11 @@ def test_every_kind_with_exact_spans_and_metadata(server, tmp_path, embedder):
         if q.type == "unanswerable":
             assert q.relevant == () and len(meta_of(q, "checked")) == 5
     report = result.report
-    assert report.kept == report.requested == {"fact": 5, "adversarial": 4, "multi": 2,
-                                               "unanswerable": 1}
+    assert (
+        report.kept
+        == report.requested
+        == {"fact": 5, "adversarial": 4, "multi": 2, "unanswerable": 1}
+    )
     r = report.requests
     tried = sum(report.attempted.values())
     assert r["sent"] == len(server.requests) and r["cached"] == 0 and r["failed"] == 0
@@ -145,17 +161,20 @@ def test_reflowed_quotes_are_found_and_stored_exactly(server, tmp_path, embedder
     assert len(result.queries) == 4 and result.report.quotes == {"exact": 0, "normalised": 4}
     for q in result.queries:
         (j,) = q.relevant
-        assert j.quote == texts[j.doc_id][j.start:j.end]
+        assert j.quote == texts[j.doc_id][j.start : j.end]
         assert j.quote != j.quote.upper()  # the document's casing, not the model's
 
 
-@pytest.mark.parametrize("responders, reason", [
-    (behaving(malformed={"fact-question"}), "bad_json"),
-    (behaving(wrong_shape={"fact-question"}), "bad_shape"),
-    (behaving(copy_passage=True), "copies_passage"),
-    (behaving(realism=lambda q: 3), "unrealistic"),
-    (behaving(answerable=False), "not_answerable"),
-])
+@pytest.mark.parametrize(
+    "responders, reason",
+    [
+        (behaving(malformed={"fact-question"}), "bad_json"),
+        (behaving(wrong_shape={"fact-question"}), "bad_shape"),
+        (behaving(copy_passage=True), "copies_passage"),
+        (behaving(realism=lambda q: 3), "unrealistic"),
+        (behaving(answerable=False), "not_answerable"),
+    ],
+)
 def test_each_rejection_reason_of_fact_questions(server, tmp_path, embedder, responders, reason):
     responders.install(server)
     result = run(server, tmp_path, embedder, n=2, kinds=only("fact"), max_attempts=1)
@@ -202,20 +221,25 @@ SHARED = "Every request goes through the service desk before noon."
 
 
 def test_an_adversarial_answer_also_in_a_distractor_is_rejected(server, tmp_path, embedder):
-    docs = [Document(f"{topic}.md", f"{SHARED} {body}", topic) for topic, body in [
-        ("travel", "Flights are booked in economy class for trips under six hours."),
-        ("hardware", "Laptops are replaced every four years by the IT team."),
-        ("payroll", "Salaries are paid on the last working day of each month."),
-        ("security", "Badges must be worn visibly inside every office building."),
-    ]]
+    docs = [
+        Document(f"{topic}.md", f"{SHARED} {body}", topic)
+        for topic, body in [
+            ("travel", "Flights are booked in economy class for trips under six hours."),
+            ("hardware", "Laptops are replaced every four years by the IT team."),
+            ("payroll", "Salaries are paid on the last working day of each month."),
+            ("security", "Badges must be worn visibly inside every office building."),
+        ]
+    ]
 
     def quote_the_shared_sentence(req):
-        return json.dumps({"question": "Which of these needs the service desk first?",
-                           "quote": SHARED})
+        return json.dumps(
+            {"question": "Which of these needs the service desk first?", "quote": SHARED}
+        )
 
     server.responders["adversarial-question"] = quote_the_shared_sentence
-    result = run(server, tmp_path, embedder, documents=docs, n=2, kinds=only("adversarial"),
-                 max_attempts=1)
+    result = run(
+        server, tmp_path, embedder, documents=docs, n=2, kinds=only("adversarial"), max_attempts=1
+    )
     assert rejected(result) == {"distractor_has_answer": 2}
 
 
@@ -223,8 +247,12 @@ def test_a_multi_hop_question_from_one_passage_is_rejected(server, tmp_path, emb
     def both_from_the_first(req):
         first = re.findall(r"<passage[^>]*>\n(.*?)\n</passage>", req.text("user"), re.DOTALL)[0]
         words = first.split()
-        return json.dumps({"question": "How do these two facts relate?",
-                           "quotes": [" ".join(words[:4]), " ".join(words[-4:])]})
+        return json.dumps(
+            {
+                "question": "How do these two facts relate?",
+                "quotes": [" ".join(words[:4]), " ".join(words[-4:])],
+            }
+        )
 
     server.responders["multi-hop-question"] = both_from_the_first
     result = run(server, tmp_path, embedder, n=2, kinds=only("multi"), max_attempts=1)
@@ -232,8 +260,10 @@ def test_a_multi_hop_question_from_one_passage_is_rejected(server, tmp_path, emb
 
 
 def test_multi_hop_runs_dry_with_a_note_when_no_passages_share_a_name(server, tmp_path, embedder):
-    docs = [Document("a.md", "bread is baked every morning in the small oven downstairs."),
-            Document("b.md", "the river floods after long rain in the early spring months.")]
+    docs = [
+        Document("a.md", "bread is baked every morning in the small oven downstairs."),
+        Document("b.md", "the river floods after long rain in the early spring months."),
+    ]
     result = run(server, tmp_path, embedder, documents=docs, n=2, kinds=only("multi"))
     assert result.queries == () and not server.requests
     assert "share a specific name" in result.report.notes[0]
@@ -242,4 +272,6 @@ def test_multi_hop_runs_dry_with_a_note_when_no_passages_share_a_name(server, tm
 def test_distractor_answers_are_checked_normalised():
     # The check compares normalised text, so a distractor that states the
     # answer with other line breaks or capitals still counts.
-    assert normalize(SHARED) in normalize("EVERY request goes\nthrough the service desk before noon.")
+    assert normalize(SHARED) in normalize(
+        "EVERY request goes\nthrough the service desk before noon."
+    )

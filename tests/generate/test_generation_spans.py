@@ -7,29 +7,37 @@ from hypothesis import strategies as st
 
 from sweep.generate.spans import match_span, normalize
 
-TEXT = ("# Travel\n\nThe daily allowance for meals is €45 within Portugal\nand €60 elsewhere.\n\n"
-        "IT emails you about **eight weeks before your refresh date** with a link.\n"
-        "Staff say “don’t book late” – it costs more.\n")
+TEXT = (
+    "# Travel\n\nThe daily allowance for meals is €45 within Portugal\nand €60 elsewhere.\n\n"
+    "IT emails you about **eight weeks before your refresh date** with a link.\n"
+    "Staff say “don’t book late” – it costs more.\n"
+)
 
 
 def test_exact_quote():
     quote = "The daily allowance for meals is €45"
     found = match_span(quote, TEXT)
-    assert found.exact and TEXT[found.start:found.end] == quote
+    assert found.exact and TEXT[found.start : found.end] == quote
 
 
 def test_line_breaks_and_case_are_normalised_and_mapped_back():
-    found = match_span("the DAILY allowance for meals is €45 within portugal and €60 elsewhere.", TEXT)
+    found = match_span(
+        "the DAILY allowance for meals is €45 within portugal and €60 elsewhere.", TEXT
+    )
     assert found is not None and not found.exact
-    assert TEXT[found.start:found.end] == ("The daily allowance for meals is €45 within Portugal\n"
-                                           "and €60 elsewhere.")
+    assert TEXT[found.start : found.end] == (
+        "The daily allowance for meals is €45 within Portugal\nand €60 elsewhere."
+    )
 
 
 def test_markdown_emphasis_and_typographic_marks():
     found = match_span("IT emails you about eight weeks before your refresh date", TEXT)
-    assert TEXT[found.start:found.end] == "IT emails you about **eight weeks before your refresh date"
+    assert (
+        TEXT[found.start : found.end]
+        == "IT emails you about **eight weeks before your refresh date"
+    )
     found = match_span('Staff say "don\'t book late" - it costs more.', TEXT)
-    assert TEXT[found.start:found.end] == "Staff say “don’t book late” – it costs more."
+    assert TEXT[found.start : found.end] == "Staff say “don’t book late” – it costs more."
 
 
 def test_a_quote_not_in_the_text_is_not_found():
@@ -68,15 +76,18 @@ def test_offsets_always_map_back_to_text_that_normalises_to_the_quote(text, data
     found = match_span(quote, text)
     if found is not None:
         assert 0 <= found.start < found.end <= len(text)
-        span = text[found.start:found.end]
+        span = text[found.start : found.end]
         assert normalize(span) == normalize(quote)
         if found.exact:
             assert span == quote.strip()
 
 
-@given(prefix=st.text(st.sampled_from("ab \n."), max_size=20),
-       words=st.lists(st.sampled_from(["alpha", "Beta", "gamma", "delta"]), min_size=1, max_size=6),
-       suffix=st.text(st.sampled_from("ab \n."), max_size=20), data=st.data())
+@given(
+    prefix=st.text(st.sampled_from("ab \n."), max_size=20),
+    words=st.lists(st.sampled_from(["alpha", "Beta", "gamma", "delta"]), min_size=1, max_size=6),
+    suffix=st.text(st.sampled_from("ab \n."), max_size=20),
+    data=st.data(),
+)
 def test_a_reflowed_quote_of_words_is_always_found(prefix, words, suffix, data):
     seps = [data.draw(st.sampled_from([" ", "  ", "\n", " \n\t"])) for _ in words[1:]]
     original = words[0] + "".join(s + w for s, w in zip(seps, words[1:]))
@@ -85,4 +96,4 @@ def test_a_reflowed_quote_of_words_is_always_found(prefix, words, suffix, data):
     assume(quote.strip())
     found = match_span(quote, text)
     assert found is not None
-    assert normalize(text[found.start:found.end]) == normalize(quote)
+    assert normalize(text[found.start : found.end]) == normalize(quote)

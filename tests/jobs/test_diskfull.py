@@ -25,9 +25,17 @@ NO_SPACE = "No space left on device"
 
 
 def _sweep(tmp_path: Path, folder: Path, *overrides: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "sweep", f"runtime.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={folder}", "runtime.show_progress=false", "eval.n_boot=50",
-           "retrieve=bm25", *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        f"runtime.cache_dir={tmp_path / 'cache'}",
+        f"hydra.sweep.dir={folder}",
+        "runtime.show_progress=false",
+        "eval.n_boot=50",
+        "retrieve=bm25",
+        *overrides,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
@@ -42,11 +50,14 @@ def _jobs_in(results_csv: Path) -> list[str]:
 
 
 def _no_traceback(proc: subprocess.CompletedProcess) -> None:
-    assert "Traceback" not in proc.stderr and "Logging error" not in proc.stderr, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "Logging error" not in proc.stderr, proc.stderr[
+        -3000:
+    ]
 
 
 def test_a_job_that_finds_the_disk_full_stops_the_sweep_and_the_finished_rows_get_their_report(
-        tmp_path):
+    tmp_path,
+):
     # Job 0 (64-token chunks) and its tables fit in 7 MB; job 1 (512) writes a 4.5 MB
     # hits.jsonl that does not, and job 2 would not either. The trial's sweep printed Hydra's
     # traceback here and wrote no report.html.
@@ -57,9 +68,11 @@ def test_a_job_that_finds_the_disk_full_stops_the_sweep_and_the_finished_rows_ge
         assert proc.returncode == 1
         said = _said(proc)
         assert said[0] == f"sweep: error: cannot write {sweep / '1' / 'hits.jsonl'}: {NO_SPACE}"
-        assert said[1:] == [f"sweep: 1 setting(s): 1 ok finished before the disk filled; they "
-                            f"are kept in {sweep}/ (results.md and results.csv, report.html, "
-                            "<job>/row.json)"]
+        assert said[1:] == [
+            f"sweep: 1 setting(s): 1 ok finished before the disk filled; they "
+            f"are kept in {sweep}/ (results.md and results.csv, report.html, "
+            "<job>/row.json)"
+        ]
         assert json.loads((sweep / "0" / "row.json").read_text())["status"] == "ok"
         # The job that found the disk full left no row and no half file; job 2 never ran.
         assert not (sweep / "1" / "row.json").exists() and not (sweep / "1" / "hits.jsonl").exists()
@@ -80,7 +93,8 @@ def test_a_full_disk_in_hydras_job_setup_is_one_line(tmp_path):
         assert proc.returncode == 1
         assert _said(proc) == [
             f"sweep: error: cannot write {sweep / '0' / '.hydra' / 'config.yaml'}: {NO_SPACE}",
-            f"sweep: no setting had finished; nothing to report in {sweep}"]
+            f"sweep: no setting had finished; nothing to report in {sweep}",
+        ]
 
 
 def test_a_full_disk_in_a_joblib_workers_job_setup_is_one_line(tmp_path):
@@ -93,13 +107,22 @@ def test_a_full_disk_in_a_joblib_workers_job_setup_is_one_line(tmp_path):
     with tmpfs(tmp_path / "disk", "64k") as disk:
         sweep = disk / "sweep"
         fill(disk, leave=12288)  # multirun.yaml and prewarm.json fit, a job's config not
-        proc = _sweep(tmp_path, sweep, "dataset=tiny", "chunk.size=32,64",
-                      "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+        proc = _sweep(
+            tmp_path,
+            sweep,
+            "dataset=tiny",
+            "chunk.size=32,64",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+        )
         _no_traceback(proc)
         assert proc.returncode == 1
         said = [line for line in _said(proc) if line.startswith("sweep:")]
-        assert re.fullmatch(f"sweep: error: cannot write {re.escape(str(sweep))}/[01]/.hydra/"
-                            f"config.yaml: {NO_SPACE}", said[0]), said
+        assert re.fullmatch(
+            f"sweep: error: cannot write {re.escape(str(sweep))}/[01]/.hydra/"
+            f"config.yaml: {NO_SPACE}",
+            said[0],
+        ), said
         assert said[1:] == [f"sweep: no setting had finished; nothing to report in {sweep}"]
 
 
@@ -121,9 +144,12 @@ def test_a_disk_that_fills_while_the_pictures_are_drawn_keeps_every_row_and_the_
         _no_traceback(proc)
         assert proc.returncode == 1
         said = _said(proc)
-        assert said[0].startswith(f"sweep: error: cannot write {sweep}/") and said[0].endswith(NO_SPACE)
-        assert said[1].startswith(f"sweep: 2 setting(s): 2 ok finished before the disk filled; "
-                                  f"they are kept in {sweep}/")
+        assert said[0].startswith(f"sweep: error: cannot write {sweep}/") and said[0].endswith(
+            NO_SPACE
+        )
+        assert said[1].startswith(
+            f"sweep: 2 setting(s): 2 ok finished before the disk filled; they are kept in {sweep}/"
+        )
         assert "report.html could not be written" in said[1] and NO_SPACE in said[1]
         assert len(said) == 2
         assert _jobs_in(sweep / "results.csv") == ["0", "1"]  # written before the pictures
@@ -133,13 +159,25 @@ def test_a_disk_that_fills_while_the_pictures_are_drawn_keeps_every_row_and_the_
 
 def test_a_job_log_that_cannot_be_written_says_so_once_per_job(tmp_path):
     # Every line of a log on a full disk gave a "--- Logging error ---" traceback.
-    proc = _sweep(tmp_path, tmp_path / "sweep", "dataset=tiny", "chunk.size=32,64",
-                  "hydra.job_logging.handlers.file.filename=/dev/full")
+    proc = _sweep(
+        tmp_path,
+        tmp_path / "sweep",
+        "dataset=tiny",
+        "chunk.size=32,64",
+        "hydra.job_logging.handlers.file.filename=/dev/full",
+    )
     _no_traceback(proc)
     assert proc.returncode == 0
     warned = [line for line in proc.stderr.splitlines() if "cannot write the log" in line]
-    assert warned == [f"[{w[1:9]}][WARNING] cannot write the log /dev/full ({NO_SPACE}); it goes "
-                      "on on the terminal only" for w in warned] and len(warned) == 2
+    assert (
+        warned
+        == [
+            f"[{w[1:9]}][WARNING] cannot write the log /dev/full ({NO_SPACE}); it goes "
+            "on on the terminal only"
+            for w in warned
+        ]
+        and len(warned) == 2
+    )
     assert _jobs_in(tmp_path / "sweep" / "results.csv") == ["0", "1"]
 
 
@@ -157,13 +195,15 @@ def test_the_job_log_file_goes_quiet_after_one_warning(caplog, capsys):
         logger.removeHandler(handler)
         handler.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [f"cannot write the log /dev/full ({NO_SPACE}); it goes on on the "
-                        "terminal only"]
+    assert warnings == [
+        f"cannot write the log /dev/full ({NO_SPACE}); it goes on on the terminal only"
+    ]
     assert "Logging error" not in capsys.readouterr().err
 
 
 def test_hydras_job_setup_on_a_full_disk_raises_disk_full_naming_the_file(tmp_path):
     import hydra.core.utils as hydra_utils
+
     from sweep.jobs.diskfull import DiskFull, guard_job_setup
 
     guard_job_setup()
@@ -180,6 +220,7 @@ def test_hydras_job_setup_on_a_full_disk_raises_disk_full_naming_the_file(tmp_pa
 
 def test_other_errors_of_hydras_job_setup_are_left_alone(tmp_path):
     import hydra.core.utils as hydra_utils
+
     from sweep.jobs.diskfull import DiskFull, guard_job_setup
 
     guard_job_setup()
@@ -194,6 +235,7 @@ def test_the_guard_passes_every_argument_of_another_hydras_job_setup(tmp_path, m
     # A Hydra whose _save_config takes another argument still gets it (and its result);
     # a Hydra without one is left as it is.
     import hydra.core.utils as hydra_utils
+
     from sweep.jobs.diskfull import DiskFull, guard_job_setup
 
     seen = []

@@ -38,12 +38,16 @@ def _broken_drawing(rep):
     raise ValueError("no fonts")
 
 
-@pytest.mark.parametrize("draw,says", [
-    (_second_ctrl_c_in_a_c_extension, "interrupted again: pictures and report.html skipped"),
-    (_broken_drawing, "could not draw the pictures and report.html (ValueError: no fonts)"),
-])
+@pytest.mark.parametrize(
+    "draw,says",
+    [
+        (_second_ctrl_c_in_a_c_extension, "interrupted again: pictures and report.html skipped"),
+        (_broken_drawing, "could not draw the pictures and report.html (ValueError: no fonts)"),
+    ],
+)
 def test_the_tables_are_printed_and_the_exit_is_130_whatever_the_pictures_do(
-        interrupted, monkeypatch, capsys, draw, says):
+    interrupted, monkeypatch, capsys, draw, says
+):
     monkeypatch.setattr(entry, "write_html", draw)
     with pytest.raises(SystemExit) as e:
         entry.on_interrupt(interrupted)

@@ -14,12 +14,21 @@ from omegaconf import OmegaConf
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query
-from sweep.jobs import job as jobmod
 from sweep.hydrakit.config import CONF_DIR, embedder_node, register
 from sweep.hydrakit.devices import Launch
+from sweep.jobs import job as jobmod
+from sweep.jobs.job import (
+    ConfigError,
+    build_eval,
+    build_stages,
+    embedder_node,
+    load_job_dataset,
+    retime_wanted,
+    run_job,
+    save_failed_row,
+    scoring_config,
+)
 from sweep.pipeline.latency import encode_times_for
-from sweep.jobs.job import (ConfigError, build_eval, build_stages, embedder_node, load_job_dataset,
-                            retime_wanted, run_job, save_failed_row, scoring_config)
 from sweep.store.row import Row
 from sweep.store.traces import read_traces
 
@@ -34,7 +43,7 @@ class _Stats:
 
 
 #: Every embedder built by a test, to look at what the job did with it.
-BUILT: list["HashEmbedder"] = []
+BUILT: list[HashEmbedder] = []
 
 
 class HashEmbedder:
@@ -43,8 +52,14 @@ class HashEmbedder:
 
     max_seq_length = 512
 
-    def __init__(self, *, device: str = "cpu", fail: str | None = None, identity: str | None = None,
-                 **_: object) -> None:
+    def __init__(
+        self,
+        *,
+        device: str = "cpu",
+        fail: str | None = None,
+        identity: str | None = None,
+        **_: object,
+    ) -> None:
         self.device = device
         self.fail = fail
         if identity:
@@ -133,10 +148,13 @@ def test_build_stages_hands_the_chunker_the_embedders_sentence_embedding():
     stages = build_stages(_tiny("chunk=semantic", "chunk.size=32"))
     (emb,) = BUILT
     assert stages.embedder is emb and stages.reranker is None  # rerank=none
-    doc = Document("a.md", "Rail travel is preferred. Meals cost money. "
-                           "Sensors need calibration every year. Batteries last long.")
+    doc = Document(
+        "a.md",
+        "Rail travel is preferred. Meals cost money. "
+        "Sensors need calibration every year. Batteries last long.",
+    )
     chunks = stages.chunker.chunk_documents([doc])
-    assert chunks and all(doc.text[c.start:c.end] == c.text for c in chunks)
+    assert chunks and all(doc.text[c.start : c.end] == c.text for c in chunks)
     assert emb.whats and set(emb.whats) == {"sentences"}  # embed_fn is embed_documents(what=...)
 
 
@@ -144,14 +162,16 @@ def test_a_chunker_with_only_chunk_is_wrapped_and_keeps_its_notes():
     stages = build_stages(_tiny(f"chunk._target_={__name__}.WholeDocument"))
     docs = [Document("a", "one two"), Document("b", "three"), Document("c", "four five six")]
     chunks = stages.chunker.chunk_documents(docs)
-    assert [(c.doc_id, c.text) for c in chunks] == [("a", "one two"), ("b", "three"),
-                                                   ("c", "four five six")]
+    assert [(c.doc_id, c.text) for c in chunks] == [
+        ("a", "one two"),
+        ("b", "three"),
+        ("c", "four five six"),
+    ]
     assert stages.chunker.notes == ("whole documents only",)
 
 
 def test_build_stages_hands_the_retriever_the_index_group():
     from sweep.retrieval.index import HNSWIndex
-
     from sweep.retrieval.lexical import BM25Retriever
 
     stages = build_stages(_tiny("index=hnsw", "retrieve.depth=7"))
@@ -184,8 +204,9 @@ def test_build_eval_refuses_a_target_that_is_not_an_eval_config():
 
 def _dataset(*relevant: tuple[Judgment, ...]) -> Dataset:
     docs = (Document("a.md", "alpha beta gamma delta " * 5),)
-    return Dataset("mini", docs, tuple(Query(f"q{i}", f"question {i}", r)
-                                       for i, r in enumerate(relevant)))
+    return Dataset(
+        "mini", docs, tuple(Query(f"q{i}", f"question {i}", r) for i, r in enumerate(relevant))
+    )
 
 
 def test_a_span_primary_falls_back_to_the_document_level_without_spans(caplog):
@@ -239,8 +260,9 @@ def test_a_jobs_encode_times_are_measured_once_per_sweep_folder_with_the_cache_o
     assert got.shape == (2,) and np.all(got >= 0)
     n = len(emb.encoded)
     assert n >= 2 and {"a question", "another one"} <= set(emb.encoded)
-    again = encode_times_for(HashEmbedder(identity="fake-1"), tmp_path)(["a question",
-                                                                        "another one"]).ms
+    again = encode_times_for(HashEmbedder(identity="fake-1"), tmp_path)(
+        ["a question", "another one"]
+    ).ms
     np.testing.assert_allclose(again, got, atol=1e-3)  # read back, not measured again
     assert BUILT[-1].encoded == []
     other = HashEmbedder(identity="fake-2")
@@ -265,8 +287,10 @@ def test_an_ok_job_saves_its_config_scores_traces_and_row(tmp_path):
     assert row.ok and row.job == 3 and row.error is None
     saved = Row.from_json((d / "row.json").read_text(), path=d)
     assert saved.status == "ok" and saved.settings["chunk.size"] == 64
-    assert saved.settings["chunk.overlap"] == 8 and saved.overrides == ("chunk.size=64",
-                                                                       "chunk.overlap=8")
+    assert saved.settings["chunk.overlap"] == 8 and saved.overrides == (
+        "chunk.size=64",
+        "chunk.overlap=8",
+    )
     assert saved.dataset.fingerprint == load_job_dataset(cfg.dataset).fingerprint()
     assert saved.stats.total_s > 0 and saved.stats.n_chunks == row.stats.n_chunks > 0
     resolved = OmegaConf.load(d / "resolved_config.yaml")
@@ -278,9 +302,13 @@ def test_an_ok_job_saves_its_config_scores_traces_and_row(tmp_path):
     # The primary metric in the row is the mean of what the per-query file holds.
     p = row.eval.primary_metric
     m = row.interval(p.level, p.metric)
-    values = [float(v) for _, level, metric, v in
-              (line.split(",") for line in (d / "per_query.csv").read_text().splitlines()[1:])
-              if (level, metric) == (p.level, p.metric)]
+    values = [
+        float(v)
+        for _, level, metric, v in (
+            line.split(",") for line in (d / "per_query.csv").read_text().splitlines()[1:]
+        )
+        if (level, metric) == (p.level, p.metric)
+    ]
     scored = [t for t in traces.values() if t.credits.get(p.level)]  # unanswerable ones are not
     assert 0 < len(values) == len(scored) < 7 and m.mean == pytest.approx(np.mean(values))
     assert 0.0 <= m.ci_low <= m.mean <= m.ci_high <= 1.0
@@ -345,8 +373,14 @@ def test_device_auto_is_resolved_and_the_cpu_split_between_parallel_jobs(tmp_pat
     threads = []
     monkeypatch.setattr(jobmod.devices, "apply_threads", threads.append)
     monkeypatch.setattr(jobmod.devices, "machine", lambda probe_gpus: jobmod.devices.Machine(4))
-    row = run_job(_tiny("embed.device=auto"), tmp_path / "0", 0, [], {},
-                  Launch("joblib", {"n_jobs": 2}, n_jobs=4))
+    row = run_job(
+        _tiny("embed.device=auto"),
+        tmp_path / "0",
+        0,
+        [],
+        {},
+        Launch("joblib", {"n_jobs": 2}, n_jobs=4),
+    )
     assert row.ok and BUILT[0].device == "cpu" and threads == [2]  # 4 cores, 2 at a time
     run_job(_tiny("embed.device=cuda:3"), tmp_path / "1", 1, [], {})
     assert BUILT[-1].device == "cuda:3" and threads[-1] is None  # kept; basic: all cores
@@ -355,8 +389,9 @@ def test_device_auto_is_resolved_and_the_cpu_split_between_parallel_jobs(tmp_pat
 def test_save_failed_row_records_a_dead_worker(tmp_path):
     cfg = _tiny("chunk.size=48")
     d = tmp_path / "5"
-    row = save_failed_row(cfg, d, 5, ["chunk.size=48"], {},
-                          "its worker process died (exit code 137)")
+    row = save_failed_row(
+        cfg, d, 5, ["chunk.size=48"], {}, "its worker process died (exit code 137)"
+    )
     assert row.status == "failed" and row.summary is None
     saved = Row.from_json((d / "row.json").read_text())
     assert saved.error == "its worker process died (exit code 137)"

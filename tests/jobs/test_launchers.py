@@ -34,9 +34,17 @@ LOADED = "Loading SentenceTransformer model"
 
 
 def _cmd(tmp: Path, name: str, *overrides: str) -> list[str]:
-    return [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp / (name + '-cache')}",
-            f"hydra.sweep.dir={tmp / name}", "runtime.show_progress=false", "eval.n_boot=200",
-            *overrides]
+    return [
+        sys.executable,
+        "-m",
+        "sweep",
+        "dataset=tiny",
+        f"runtime.cache_dir={tmp / (name + '-cache')}",
+        f"hydra.sweep.dir={tmp / name}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        *overrides,
+    ]
 
 
 def _env() -> dict[str, str]:
@@ -45,9 +53,17 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _sweep(tmp: Path, name: str, *overrides: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(_cmd(tmp, name, *overrides), cwd=ROOT, env=_env(), capture_output=True,
-                          text=True, timeout=timeout)
+def _sweep(
+    tmp: Path, name: str, *overrides: str, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        _cmd(tmp, name, *overrides),
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _frame(folder: Path) -> pd.DataFrame:
@@ -57,11 +73,15 @@ def _frame(folder: Path) -> pd.DataFrame:
 #: Where the runs may differ: wall times and latencies (and when and under what load they
 #: were taken), memory peaks, the command line (cache folder), and what was cached before
 #: (a parallel sweep's jobs find every vector prewarmed).
-_NOT_COMPARED = re.compile(r"(_s$|_ms$|_mb$|^latency_(measured_at|load|cpus)$|^overrides$|"
-                           r"^embedded$|^cache_hits$|^cache_misses$)")
+_NOT_COMPARED = re.compile(
+    r"(_s$|_ms$|_mb$|^latency_(measured_at|load|cpus)$|^overrides$|"
+    r"^embedded$|^cache_hits$|^cache_misses$)"
+)
 #: Rank-based numbers: equal to the last digit.
-_EXACT = re.compile(r"^(doc|span)\.|^(status|error|vs_best|diff_from_best|p_value|p_holm|"
-                    r"n_needed|n_chunks|n_vectors|notes)$")
+_EXACT = re.compile(
+    r"^(doc|span)\.|^(status|error|vs_best|diff_from_best|p_value|p_holm|"
+    r"n_needed|n_chunks|n_vectors|notes)$"
+)
 
 
 def assert_same_rows(got: pd.DataFrame, want: pd.DataFrame) -> None:
@@ -77,8 +97,9 @@ def assert_same_rows(got: pd.DataFrame, want: pd.DataFrame) -> None:
         if _EXACT.search(col) or not pd.api.types.is_float_dtype(b):
             pd.testing.assert_series_equal(a, b, check_names=False, obj=col)
         else:
-            np.testing.assert_allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-5,
-                                       atol=1e-6, err_msg=col)
+            np.testing.assert_allclose(
+                a.to_numpy(float), b.to_numpy(float), rtol=1e-5, atol=1e-6, err_msg=col
+            )
 
 
 @pytest.fixture(scope="module")
@@ -95,32 +116,52 @@ def _has(module: str) -> bool:
 
 
 LAUNCHERS = [
-    pytest.param(("hydra/launcher=joblib", "hydra.launcher.n_jobs=2"), id="joblib",
-                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_joblib_launcher"),
-                                          reason="pip install -e '.[joblib]'")),
-    pytest.param(("hydra/launcher=submitit_local",), id="submitit_local",
-                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_submitit_launcher"),
-                                          reason="pip install -e '.[slurm]'")),
-    pytest.param(("hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2",
-                  "+hydra.launcher.ray.init.include_dashboard=false"), id="ray",
-                 marks=pytest.mark.skipif(not _has("hydra_plugins.hydra_ray_launcher"),
-                                          reason="pip install -e '.[ray]'")),
+    pytest.param(
+        ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2"),
+        id="joblib",
+        marks=pytest.mark.skipif(
+            not _has("hydra_plugins.hydra_joblib_launcher"), reason="pip install -e '.[joblib]'"
+        ),
+    ),
+    pytest.param(
+        ("hydra/launcher=submitit_local",),
+        id="submitit_local",
+        marks=pytest.mark.skipif(
+            not _has("hydra_plugins.hydra_submitit_launcher"), reason="pip install -e '.[slurm]'"
+        ),
+    ),
+    pytest.param(
+        (
+            "hydra/launcher=ray",
+            "+hydra.launcher.ray.init.num_cpus=2",
+            "+hydra.launcher.ray.init.include_dashboard=false",
+        ),
+        id="ray",
+        marks=pytest.mark.skipif(
+            not _has("hydra_plugins.hydra_ray_launcher"), reason="pip install -e '.[ray]'"
+        ),
+    ),
 ]
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_every_launcher_gives_the_serial_table_and_embeds_each_text_once(tmp_path, serial,
-                                                                         launcher):
+def test_every_launcher_gives_the_serial_table_and_embeds_each_text_once(
+    tmp_path, serial, launcher
+):
     proc = _sweep(tmp_path, "parallel", *GRID, *launcher)
     assert proc.returncode == 0, proc.stderr[-3000:]
     folder = tmp_path / "parallel"
     got, want = _frame(folder), _frame(serial)
     assert list(got["status"]) == ["ok", "invalid", "ok", "ok"]
     assert_same_rows(got, want)
-    assert (folder / "results.md").read_text().count("\n| ") == (serial / "results.md").read_text().count("\n| ")
+    assert (folder / "results.md").read_text().count("\n| ") == (
+        serial / "results.md"
+    ).read_text().count("\n| ")
     pq, pq_serial = pd.read_csv(folder / "per_query.csv"), pd.read_csv(serial / "per_query.csv")
-    pd.testing.assert_frame_equal(pq[["job", "query_id", "level", "metric"]],
-                                  pq_serial[["job", "query_id", "level", "metric"]])
+    pd.testing.assert_frame_equal(
+        pq[["job", "query_id", "level", "metric"]],
+        pq_serial[["job", "query_id", "level", "metric"]],
+    )
     # Prewarm (on by default under a parallel launcher): the grid's distinct texts were
     # embedded once, before the jobs, with one model load; the jobs only read the cache.
     report = json.loads((folder / "prewarm.json").read_text())
@@ -138,8 +179,9 @@ def test_every_launcher_gives_the_serial_table_and_embeds_each_text_once(tmp_pat
 
 
 def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
-    first = _sweep(tmp_path, "a", "chunk.size=32,64", "hydra/launcher=joblib",
-                   "hydra.launcher.n_jobs=2")
+    first = _sweep(
+        tmp_path, "a", "chunk.size=32,64", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"
+    )
     assert first.returncode == 0, first.stderr[-3000:]
     # The query encodes for the latency columns were timed once, by the prewarm pass with
     # the model it had loaded, and kept in the cache; no job loaded the model.
@@ -148,10 +190,22 @@ def test_a_warm_prewarm_embeds_nothing_and_loads_no_model(tmp_path):
     assert _frame(tmp_path / "a")["latency_p50_ms"].gt(0).all()
     # Warm, latency columns included, nothing needs the model at all (retime=false: the
     # machine's load may have changed since, and a time kept under load would be retimed).
-    again = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "hydra/launcher=joblib",
-                                "hydra.launcher.n_jobs=2", "runtime.retime=false") + [
-        f"runtime.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT,
-        env=_env(), capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        _cmd(
+            tmp_path,
+            "b",
+            "chunk.size=32,64",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "runtime.retime=false",
+        )
+        + [f"runtime.cache_dir={tmp_path / 'a-cache'}"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     (group,) = json.loads((tmp_path / "b" / "prewarm.json").read_text())["groups"]
     assert group["embedded"] == 0 and group["cached"] == group["texts"] > 0
@@ -165,30 +219,45 @@ def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
     assert "an embedding model was loaded 1 time(s)" in cold.stderr, cold.stderr[-3000:]
     inodes = [p.stat().st_ino for p in sorted((tmp_path / "a-cache" / "figures").iterdir())]
     # retime=false: a time the cold run kept under load is not retimed if the load fell.
-    warm = subprocess.run(_cmd(tmp_path, "b", "chunk.size=32,64", "runtime.retime=false") + [
-        f"runtime.cache_dir={tmp_path / 'a-cache'}"], cwd=ROOT, env=_env(), capture_output=True,
-        text=True, timeout=600)
+    warm = subprocess.run(
+        _cmd(tmp_path, "b", "chunk.size=32,64", "runtime.retime=false")
+        + [f"runtime.cache_dir={tmp_path / 'a-cache'}"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert warm.returncode == 0, warm.stderr[-3000:]
     log = warm.stdout + warm.stderr
     assert LOADED not in log and "query encode" not in log
-    assert ("embedding: 0 text(s) embedded; no embedding model loaded (vectors and query "
-            "timings came from the cache)") in log
+    assert (
+        "embedding: 0 text(s) embedded; no embedding model loaded (vectors and query "
+        "timings came from the cache)"
+    ) in log
     a, b = _frame(tmp_path / "a"), _frame(tmp_path / "b")
     assert (b["embedded"] == 0).all() and (b["model_load_s"] == 0).all()
     assert b["latency_p50_ms"].gt(0).all()
     pd.testing.assert_series_equal(a["span.recall@5"], b["span.recall@5"])
     # The report's pictures show the same values: copied from the cache, not drawn again
     # (a picture drawn again would be kept again, as a new file).
-    assert {p.name: p.read_bytes() for p in (tmp_path / "a" / "plots").iterdir()} == \
-        {p.name: p.read_bytes() for p in (tmp_path / "b" / "plots").iterdir()}
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a" / "plots").iterdir()} == {
+        p.name: p.read_bytes() for p in (tmp_path / "b" / "plots").iterdir()
+    }
     kept = sorted((tmp_path / "a-cache" / "figures").iterdir())
     assert len(kept) == len(list((tmp_path / "a" / "plots").iterdir())) >= 5
     assert [p.stat().st_ino for p in kept] == inodes
 
 
 def test_prewarm_can_be_turned_off_and_on(tmp_path):
-    off = _sweep(tmp_path, "off", "chunk.size=32,64", "hydra/launcher=joblib",
-                 "hydra.launcher.n_jobs=2", "runtime.prewarm=false")
+    off = _sweep(
+        tmp_path,
+        "off",
+        "chunk.size=32,64",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "runtime.prewarm=false",
+    )
     assert off.returncode == 0, off.stderr[-3000:]
     assert not (tmp_path / "off" / "prewarm.json").exists()
     assert "runtime.prewarm" not in _frame(tmp_path / "off").columns  # not a setting
@@ -201,7 +270,9 @@ def test_prewarm_can_be_turned_off_and_on(tmp_path):
 def test_a_bad_prewarm_value_stops_the_sweep_with_one_line(tmp_path):
     proc = _sweep(tmp_path, "bad", "chunk.size=32,64", "runtime.prewarm=sometimes", timeout=120)
     assert proc.returncode == 2
-    assert "sweep: error: runtime.prewarm must be true, false or auto, got 'sometimes'" in proc.stderr
+    assert (
+        "sweep: error: runtime.prewarm must be true, false or auto, got 'sometimes'" in proc.stderr
+    )
     assert "Traceback" not in proc.stderr and not (tmp_path / "bad").exists()
 
 
@@ -227,10 +298,17 @@ def _loky_workers(pid: int) -> list[int]:
 
 def _start_long_joblib_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     folder = tmp_path / "long"
-    cmd = _cmd(tmp_path, "long", "chunk.size=16,24,32,40,48,56,64,96", "chunk.overlap=0,8",
-               "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    cmd = _cmd(
+        tmp_path,
+        "long",
+        "chunk.size=16,24,32,40,48,56,64,96",
+        "chunk.overlap=0,8",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+    )
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
     while len(list(folder.glob("*/row.json"))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
@@ -279,11 +357,19 @@ def test_a_killed_worker_fails_only_its_own_job(tmp_path):
 
 
 def test_a_job_whose_process_dies_gets_a_failed_row_and_the_others_run(tmp_path):
-    env = dict(_env(), PYTHONPATH=os.pathsep.join([str(ROOT / "tests"),
-                                                   os.environ.get("PYTHONPATH", "")]))
-    cmd = _cmd(tmp_path, "dies", "chunk.size=32,48,64,96", "hydra/launcher=joblib",
-               "hydra.launcher.n_jobs=2", "chunk._target_=dying.build_dying_chunker",
-               "+chunk.die_at=48", "runtime.prewarm=false")
+    env = dict(
+        _env(), PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    )
+    cmd = _cmd(
+        tmp_path,
+        "dies",
+        "chunk.size=32,48,64,96",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "chunk._target_=dying.build_dying_chunker",
+        "+chunk.die_at=48",
+        "runtime.prewarm=false",
+    )
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr

@@ -1,10 +1,10 @@
 """``sweep.jobs.preflight``: the grid, the folder, and the checks before the first job."""
 
+import pytest
+
+from sweep.core.progress import job_label, set_total
 from sweep.jobs import preflight
 from sweep.jobs.job import ConfigError
-from sweep.core.progress import job_label, set_total
-
-import pytest
 
 
 def test_job_label():
@@ -63,5 +63,7 @@ def test_fresh_dir_never_hands_out_a_folder_twice(tmp_path):
     base = tmp_path / "outputs" / "sweep" / "2026-12-01_10-00-00"
     got = [fresh_dir(str(base)) for _ in range(3)]
     assert got == [str(base), f"{base}-2", f"{base}-3"]
-    assert all((tmp_path / "outputs" / "sweep" / p).is_dir() for p in
-               ("2026-12-01_10-00-00", "2026-12-01_10-00-00-2", "2026-12-01_10-00-00-3"))
+    assert all(
+        (tmp_path / "outputs" / "sweep" / p).is_dir()
+        for p in ("2026-12-01_10-00-00", "2026-12-01_10-00-00-2", "2026-12-01_10-00-00-3")
+    )

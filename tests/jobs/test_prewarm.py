@@ -7,29 +7,41 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
+from sweep.embedding.rates import RATES_NAME, EmbedRate
 from sweep.hydrakit.config import CONF_DIR, register
 from sweep.hydrakit.devices import Launch, Machine
 from sweep.jobs.job import ConfigError, build_stages, embedder_node, load_job_dataset, run_job
-from sweep.embedding.rates import RATES_NAME
-from sweep.jobs.prewarm import (GroupPlan, Plan, PrewarmReport, GroupReport, collect_grid, duration,
-                                embed_spread, plan_of, prewarm_grid, wanted)
-from sweep.embedding.rates import EmbedRate
+from sweep.jobs.prewarm import (
+    GroupPlan,
+    GroupReport,
+    Plan,
+    PrewarmReport,
+    collect_grid,
+    duration,
+    embed_spread,
+    plan_of,
+    prewarm_grid,
+    wanted,
+)
 
 register()
 PARALLEL = Launch("joblib", {"n_jobs": 2}, 4)
 
 
-@pytest.mark.parametrize("value,launch,expected", [
-    ("auto", Launch(), False),
-    ("auto", PARALLEL, True),
-    ("auto", Launch("joblib", {"n_jobs": 1}, 4), False),
-    ("auto", Launch("submitit_slurm", {}, 4), True),
-    (None, PARALLEL, True),
-    (True, Launch(), True),
-    ("true", Launch(), True),
-    (False, PARALLEL, False),
-    ("off", PARALLEL, False),
-])
+@pytest.mark.parametrize(
+    "value,launch,expected",
+    [
+        ("auto", Launch(), False),
+        ("auto", PARALLEL, True),
+        ("auto", Launch("joblib", {"n_jobs": 1}, 4), False),
+        ("auto", Launch("submitit_slurm", {}, 4), True),
+        (None, PARALLEL, True),
+        (True, Launch(), True),
+        ("true", Launch(), True),
+        (False, PARALLEL, False),
+        ("off", PARALLEL, False),
+    ],
+)
 def test_when_prewarm_is_on(value, launch, expected):
     assert wanted(value, launch, cores=2) is expected
 
@@ -41,8 +53,16 @@ def test_a_bad_prewarm_value_is_a_config_error(value):
 
 
 def test_the_report_adds_up():
-    rep = PrewarmReport(4, (GroupReport("m", "cpu", 3, 40, 10, 30, 5, 1, 2.0, 3.0),
-                            GroupReport("n", "cpu", 1, 7, 7, 0)), {3: "invalid"}, 0.1, 5.0)
+    rep = PrewarmReport(
+        4,
+        (
+            GroupReport("m", "cpu", 3, 40, 10, 30, 5, 1, 2.0, 3.0),
+            GroupReport("n", "cpu", 1, 7, 7, 0),
+        ),
+        {3: "invalid"},
+        0.1,
+        5.0,
+    )
     assert rep.texts == 47 and rep.embedded == 35
     body = json.loads(rep.to_json())
     assert body["texts"] == 47 and body["skipped"] == {"3": "invalid"}
@@ -52,28 +72,41 @@ def test_the_report_adds_up():
 def test_an_estimate_needs_a_measured_speed_and_says_how_long():
     unknown = GroupPlan("m", "torch", "cpu", 6, texts=1000, cached=250)
     assert unknown.missing == 750 and unknown.estimate_s is None
-    known = GroupPlan("m", "torch", "cpu", 6, 1000, 250, 30_000,
-                      EmbedRate(texts=100, tokens=4000, seconds=2.0, load_s=10.0))
+    known = GroupPlan(
+        "m",
+        "torch",
+        "cpu",
+        6,
+        1000,
+        250,
+        30_000,
+        EmbedRate(texts=100, tokens=4000, seconds=2.0, load_s=10.0),
+    )
     assert known.estimate_s == pytest.approx(30_000 / 2000 + 10.0)
     done = GroupPlan("m", "torch", "cpu", 6, 1000, 1000)
     assert done.estimate_s == 0.0
     lines = Plan(6, ("kestrel",), ("dataset.path=/d",), (unknown, known, done)).lines()
     assert lines[0] == "plan: 6 job(s) on kestrel; every job with dataset.path=/d"
     assert "1000 distinct texts to embed, 25% cached; no time estimate yet" in lines[1]
-    assert lines[2].endswith("cached; embedding them should take about 25 s (50 texts/s "
-                             "measured here before, a model load of 10 s included)")
+    assert lines[2].endswith(
+        "cached; embedding them should take about 25 s (50 texts/s "
+        "measured here before, a model load of 10 s included)"
+    )
     assert lines[3].endswith("100% cached; nothing to embed")
 
 
-@pytest.mark.parametrize("seconds,text", [(0.4, "0 s"), (45, "45 s"), (200, "3 min 20 s"),
-                                          (3900, "1 h 05 min")])
+@pytest.mark.parametrize(
+    "seconds,text", [(0.4, "0 s"), (45, "45 s"), (200, "3 min 20 s"), (3900, "1 h 05 min")]
+)
 def test_durations_read_as_people_say_them(seconds, text):
     assert duration(seconds) == text
 
 
 def _jobs(cache, *extra):
-    return [["dataset=tiny", f"runtime.cache_dir={cache}", "runtime.show_progress=false", *extra, o]
-            for o in ("chunk.size=48", "chunk.size=96")]
+    return [
+        ["dataset=tiny", f"runtime.cache_dir={cache}", "runtime.show_progress=false", *extra, o]
+        for o in ("chunk.size=48", "chunk.size=96")
+    ]
 
 
 @pytest.mark.e2e
@@ -86,8 +119,12 @@ def test_semantic_chunking_is_prewarmed_too(tmp_path):
         (group,) = rep.groups
         assert group.settings == 2 and group.sentences_embedded > 0
         assert group.embedded == group.texts - group.cached > 0
-        assert json.loads((tmp_path / "sweep" / "prewarm.json").read_text())["groups"][0][
-            "sentences_embedded"] == group.sentences_embedded
+        assert (
+            json.loads((tmp_path / "sweep" / "prewarm.json").read_text())["groups"][0][
+                "sentences_embedded"
+            ]
+            == group.sentences_embedded
+        )
         for num, overrides in enumerate(jobs):
             cfg = compose("config", overrides=overrides)
             row = run_job(cfg, tmp_path / "sweep" / str(num), num, overrides, {})
@@ -122,8 +159,11 @@ def test_prewarm_spreads_over_worker_processes(tmp_path):
         cfg = compose("config", overrides=_jobs(cache)[0])
         stages = build_stages(cfg)
         dataset = load_job_dataset(cfg.dataset)
-        docs = list(dict.fromkeys(c.embedding_input
-                                  for c in stages.chunker.chunk_documents(dataset.documents)))
+        docs = list(
+            dict.fromkeys(
+                c.embedding_input for c in stages.chunker.chunk_documents(dataset.documents)
+            )
+        )
         queries = list(dict.fromkeys(q.query for q in dataset.queries))
         node = embedder_node(cfg)
         parts = embed_spread(node, docs, queries, ["cpu", "cpu"])
@@ -144,8 +184,10 @@ def test_the_plan_counts_the_grids_texts_and_estimates_only_from_a_measured_spee
         for overrides in jobs:  # the grid's texts, counted here independently
             cfg = compose("config", overrides=overrides)
             dataset = load_job_dataset(cfg.dataset)
-            texts = {c.embedding_input for c in build_stages(cfg).chunker.chunk_documents(
-                dataset.documents)} | {q.query for q in dataset.queries}
+            texts = {
+                c.embedding_input
+                for c in build_stages(cfg).chunker.chunk_documents(dataset.documents)
+            } | {q.query for q in dataset.queries}
             wanted_texts |= texts
             first_job = first_job or texts
         plan = plan_of(collect_grid("config", jobs, Launch(), machine=Machine(2)))
@@ -181,7 +223,8 @@ def _recording_chunker(**options):
 
 @pytest.mark.parametrize("prewarm, runs_here", [("auto", False), ("false", False), ("true", True)])
 def test_a_chunker_of_ones_own_runs_ahead_of_its_job_only_when_prewarming_is_asked(
-        tmp_path, prewarm, runs_here):
+    tmp_path, prewarm, runs_here
+):
     # A crash, a hang or a mishandled Ctrl-C in it would otherwise stop the whole sweep
     # before its first job; sweep's own chunkers are counted in the plan either way.
     CALLED.clear()
@@ -190,6 +233,12 @@ def test_a_chunker_of_ones_own_runs_ahead_of_its_job_only_when_prewarming_is_ask
         grid = collect_grid("config", _jobs(tmp_path / "cache", *own), Launch(), machine=Machine(2))
         assert bool(CALLED) == runs_here
         assert len(grid.unplanned) == (0 if runs_here else 2)
-        plan = plan_of(collect_grid("config", _jobs(tmp_path / "cache", f"runtime.prewarm={prewarm}"),
-                                    Launch(), machine=Machine(2)))
+        plan = plan_of(
+            collect_grid(
+                "config",
+                _jobs(tmp_path / "cache", f"runtime.prewarm={prewarm}"),
+                Launch(),
+                machine=Machine(2),
+            )
+        )
         assert plan.groups[0].settings == 2 and plan.unplanned == 0

@@ -8,23 +8,38 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_server import ContextResponders, Fault, StandInLLM
 
+from llm_server import ContextResponders, Fault, StandInLLM
 from paths import ROOT
 
 pytestmark = pytest.mark.e2e
 
 
 def _sweep(tmp: Path, name: str, *overrides: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp / 'cache'}",
-           f"hydra.sweep.dir={tmp / name}", "runtime.show_progress=false", "eval.n_boot=200",
-           "chunk.size=48", *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        "dataset=tiny",
+        f"runtime.cache_dir={tmp / 'cache'}",
+        f"hydra.sweep.dir={tmp / name}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        "chunk.size=48",
+        *overrides,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def _llm(server: StandInLLM, tmp: Path) -> list[str]:
-    return [f"llm.base_url={server.url}", "llm.model=stand-in", "llm.api_key_env=null",
-            f"llm.cache_dir={tmp / 'llm'}", "llm.max_retries=0", "llm.backoff_s=0"]
+    return [
+        f"llm.base_url={server.url}",
+        "llm.model=stand-in",
+        "llm.api_key_env=null",
+        f"llm.cache_dir={tmp / 'llm'}",
+        "llm.max_retries=0",
+        "llm.backoff_s=0",
+    ]
 
 
 def _rows(folder: Path) -> pd.DataFrame:
@@ -61,8 +76,9 @@ def test_a_contextual_sweep_is_compared_paired_and_a_rerun_sends_nothing(server,
 
 
 def test_more_requests_than_allowed_stop_the_sweep_before_any_is_sent(server, tmp_path):
-    run = _sweep(tmp_path, "a", "context.mode=llm", "context.confirm_above=2",
-                 *_llm(server, tmp_path))
+    run = _sweep(
+        tmp_path, "a", "context.mode=llm", "context.confirm_above=2", *_llm(server, tmp_path)
+    )
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]
     assert "context.confirm=true" in last and "requests to stand-in" in last
@@ -80,8 +96,9 @@ def test_failed_contexts_fail_that_setting_only(server, tmp_path):
 
 
 def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
-    run = _sweep(tmp_path, "a", "parent.mode=none,section,window", "parent.size=96",
-                 "chunk.size=32")
+    run = _sweep(
+        tmp_path, "a", "parent.mode=none,section,window", "parent.size=96", "chunk.size=32"
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     none, section, window = _rows(tmp_path / "a").to_dict("records")
     assert [r["retrieve.parent"] for r in (none, section, window)] == ["none", "section", "window"]
@@ -93,9 +110,23 @@ def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
     md = (tmp_path / "a" / "results.md").read_text()
     assert "child span recall@5" in md and "parent retrieval (retrieve.parent)" in md
     # The export carries the chunks only, and says so.
-    out = subprocess.run([sys.executable, "-m", "sweep.export", str(tmp_path / "a"), "--job", "1",
-                          "--to", "chunks", str(tmp_path / "chunks.jsonl")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sweep.export",
+            str(tmp_path / "a"),
+            "--job",
+            "1",
+            "--to",
+            "chunks",
+            str(tmp_path / "chunks.jsonl"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "handed the LLM each hit's parent (section" in out.stderr
 
@@ -120,11 +151,14 @@ def test_late_chunking_rows_embed_documents_whole_and_rerun_from_the_cache(tmp_p
     assert rows[1]["status"] == "ok"
 
 
-@pytest.mark.parametrize("overrides,says", [
-    (("context.mode=llm", "llm=local"), "context.mode=llm: llm.model is required"),
-    (("parent.mode=sectoin",), "parent.mode must be one of none, section, window"),
-    (("context.mode=gpt",), "context.mode must be one of none, llm"),
-])
+@pytest.mark.parametrize(
+    "overrides,says",
+    [
+        (("context.mode=llm", "llm=local"), "context.mode=llm: llm.model is required"),
+        (("parent.mode=sectoin",), "parent.mode must be one of none, section, window"),
+        (("context.mode=gpt",), "context.mode must be one of none, llm"),
+    ],
+)
 def test_a_design_setting_no_cell_can_run_stops_the_sweep_in_one_line(tmp_path, overrides, says):
     run = _sweep(tmp_path, "a", *overrides)
     assert run.returncode == 2, run.stderr[-2000:]
@@ -141,8 +175,9 @@ def test_contexts_a_dense_late_row_never_reads_are_said_in_its_notes():
     from sweep.retrieval.lexical import BM25Retriever
 
     late = SimpleNamespace(late_chunker=object())  # what MayChunkLate asks of a late embedder
-    dense = SimpleNamespace(embedder=late, retriever=DenseRetriever(FlatIPIndex()),
-                            contexts=object(), reranker=None)
+    dense = SimpleNamespace(
+        embedder=late, retriever=DenseRetriever(FlatIPIndex()), contexts=object(), reranker=None
+    )
     assert "pays for contexts it never reads" in design_notes(dense)[0]
     assert design_notes(SimpleNamespace(**{**vars(dense), "retriever": BM25Retriever()})) == ()
     assert design_notes(SimpleNamespace(**{**vars(dense), "contexts": None})) == ()

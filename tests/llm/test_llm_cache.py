@@ -10,12 +10,15 @@ import textwrap
 import threading
 import time
 
-import pytest
-
 from sweep.llm.cache import ResponseCache, Usage, request_key
 
-REQUEST = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.0,
-           "max_tokens": 10, "response_format": {"type": "json_object"}}
+REQUEST = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "Hi"}],
+    "temperature": 0.0,
+    "max_tokens": 10,
+    "response_format": {"type": "json_object"},
+}
 
 
 def test_put_then_get_returns_text_and_usage(tmp_path):
@@ -155,8 +158,10 @@ def test_a_read_only_cache_is_read_and_said_once_never_an_error(tmp_path, caplog
             assert cache.get(request_key(request)) is None
         assert cache.get(kept).text == "kept"
     said = [r.getMessage() for r in caplog.records if "cannot write" in r.getMessage()]
-    assert said == [f"LLM cache: cannot write {tmp_path / 'llm'} (Read-only file system); it is "
-                    "read, not written, for the rest of this run"]
+    assert said == [
+        f"LLM cache: cannot write {tmp_path / 'llm'} (Read-only file system); it is "
+        "read, not written, for the rest of this run"
+    ]
 
 
 def test_an_entry_nested_too_deeply_is_a_miss(tmp_path):

@@ -9,10 +9,19 @@ import socket
 from urllib.parse import quote
 
 import pytest
-from llm_server import SSE_BODY, Fault, StandInLLM, echo_forms
 
-from sweep.llm import (PENDING, Completion, LLMClient, LLMConfig, LLMConfigError, LLMError,
-                       RequestFailed, ResponseCache, resolve_api_key)
+from llm_server import SSE_BODY, Fault, StandInLLM, echo_forms
+from sweep.llm import (
+    PENDING,
+    Completion,
+    LLMClient,
+    LLMConfig,
+    LLMConfigError,
+    LLMError,
+    RequestFailed,
+    ResponseCache,
+    resolve_api_key,
+)
 from sweep.llm.cache import Usage, request_key
 
 KEY = "sk-sweep-test-7f3a9c2e1b4d"
@@ -29,8 +38,11 @@ def server():
 
 
 def client_for(server: StandInLLM, tmp_path=None, key: str | None = None, sleeps=None, **cfg):
-    config = LLMConfig(base_url=server.url, model=cfg.pop("model", "stand-in"),
-                       **{"backoff_s": 0.01, "max_retries": 2, **cfg})
+    config = LLMConfig(
+        base_url=server.url,
+        model=cfg.pop("model", "stand-in"),
+        **{"backoff_s": 0.01, "max_retries": 2, **cfg},
+    )
     cache = ResponseCache(tmp_path / "cache") if tmp_path is not None else None
     sleep = sleeps.append if sleeps is not None else (lambda s: None)
     return LLMClient(config, key, cache, show_progress=False, sleep=sleep)
@@ -131,42 +143,61 @@ def test_always_too_slow_fails_with_the_timeout_as_reason(server):
 
 
 def _completion(**changes) -> str:
-    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "stand-in",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "{}"}}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stand-in",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{}"}}
+        ],
+    }
     choice = {**body["choices"][0], **changes.pop("choice", {})}
     return json.dumps({**body, "choices": [choice], **changes})
 
 
 #: HTTP 200 answers that hold no answer, and the words the failure names them with.
 NOT_COMPLETIONS = {
-    "html page": (Fault(body="<html><body>502 Bad Gateway</body></html>",
-                        content_type="text/html"), "an HTML page"),
+    "html page": (
+        Fault(body="<html><body>502 Bad Gateway</body></html>", content_type="text/html"),
+        "an HTML page",
+    ),
     "html sent as json": (Fault(body="<!DOCTYPE html><html>oops</html>"), "an HTML page"),
     "empty body": (Fault(body=""), "an empty body"),
     "empty object": (Fault(body="{}"), "an empty JSON object"),
     "json list": (Fault(body='[{"choices": []}]'), "a JSON list"),
     "no choices": (Fault(body=_completion(choices=[])), "no choices"),
-    "null content": (Fault(body=_completion(choice={"message": {"role": "assistant",
-                                                                "content": None},
-                                                    "finish_reason": "content_filter"})),
-                     "no message content, finish_reason content_filter"),
+    "null content": (
+        Fault(
+            body=_completion(
+                choice={
+                    "message": {"role": "assistant", "content": None},
+                    "finish_reason": "content_filter",
+                }
+            )
+        ),
+        "no message content, finish_reason content_filter",
+    ),
     "empty content": (Fault(content=""), "an empty message"),
-    "streamed": (Fault(body=SSE_BODY, content_type="text/event-stream"),
-                 "a stream of server-sent events, which was not asked for"),
+    "streamed": (
+        Fault(body=SSE_BODY, content_type="text/event-stream"),
+        "a stream of server-sent events, which was not asked for",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", NOT_COMPLETIONS)
 def test_an_answer_that_is_not_a_completion_is_a_failure_and_a_rerun_asks_again(
-        server, tmp_path, name):
+    server, tmp_path, name
+):
     fault, words = NOT_COMPLETIONS[name]
     server.add_faults(fault)
     client = client_for(server, tmp_path, max_retries=0)
     answer = client.complete(ask("x"))
     assert isinstance(answer, RequestFailed)
-    assert answer.reason == f"the server's answer is not a chat completion ({words}) " \
-                            "(after 0 retries)"
+    assert (
+        answer.reason == f"the server's answer is not a chat completion ({words}) (after 0 retries)"
+    )
     assert client.stats.failed == 1 and client.stats.sent == 1
     assert ResponseCache(tmp_path / "cache").entries() == 0
     # The server is healthy again: the next run asks again and caches the answer.
@@ -190,21 +221,28 @@ def test_an_empty_answer_cached_by_an_earlier_version_is_asked_again(server, tmp
     key = request_key(client.request(ask("x")))
     path = ResponseCache(tmp_path / "cache").path(key)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"format": 1, "key": key, "request": {}, "text": "",
-                                "usage": {}}))
+    path.write_text(json.dumps({"format": 1, "key": key, "request": {}, "text": "", "usage": {}}))
     assert not client.is_cached(ask("x"))
     assert isinstance(client.complete(ask("x")), Completion) and client.stats.sent == 1
     assert json.loads(json.loads(path.read_text())["text"]) == {"said": "x"}
 
 
 def test_missing_usage_is_counted(server):
-    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "stand-in",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": "{}"}}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "stand-in",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{}"}}
+        ],
+    }
     server.add_faults(Fault(body=json.dumps(body)))
     client = client_for(server)
     answer = client.complete(ask("x"))
-    assert answer.text == "{}" and client.stats.usage_missing == 1 and client.stats.prompt_tokens == 0
+    assert (
+        answer.text == "{}" and client.stats.usage_missing == 1 and client.stats.prompt_tokens == 0
+    )
 
 
 def test_rejected_key_is_one_line_without_the_key(tmp_path):
@@ -227,7 +265,9 @@ def test_rejected_key_is_one_line_without_the_key(tmp_path):
 def test_an_endpoint_that_wants_a_key_when_none_is_set():
     with StandInLLM(api_key=KEY) as server:
         client = client_for(server, key=None, api_key_env="MY_LLM_KEY")
-        with pytest.raises(LLMError, match=r"requires an API key \(HTTP 401\) and \$MY_LLM_KEY is not set"):
+        with pytest.raises(
+            LLMError, match=r"requires an API key \(HTTP 401\) and \$MY_LLM_KEY is not set"
+        ):
             client.complete(ask("x"))
         assert server.requests[0].authorization == "Bearer not-needed"
 
@@ -250,8 +290,9 @@ def test_an_unreachable_endpoint_is_one_line():
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1,
-                       backoff_s=0.01)
+    config = LLMConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1, backoff_s=0.01
+    )
     client = LLMClient(config, None, None, show_progress=False)
     with pytest.raises(LLMError) as e:
         client.complete(ask("x"))
@@ -266,9 +307,14 @@ def test_a_fatal_error_stops_a_batch(server):
 
 def test_dry_run_sends_nothing_and_counts_what_it_would_send(server, tmp_path):
     client_for(server, tmp_path).complete(ask("known"))
-    dry = LLMClient(LLMConfig(base_url=server.url, model="stand-in"), None,
-                    ResponseCache(tmp_path / "cache"), dry_run=True, show_progress=False,
-                    count_tokens=lambda text: len(text.split()))
+    dry = LLMClient(
+        LLMConfig(base_url=server.url, model="stand-in"),
+        None,
+        ResponseCache(tmp_path / "cache"),
+        dry_run=True,
+        show_progress=False,
+        count_tokens=lambda text: len(text.split()),
+    )
     answers = dry.complete_many([ask("known"), ask("new one"), ask("another new one")])
     assert isinstance(answers[0], Completion) and answers[1] is PENDING and answers[2] is PENDING
     assert len(server.requests) == 1  # only the first, non-dry client's
@@ -304,8 +350,10 @@ def test_a_key_quoted_back_in_an_answer_is_masked_before_it_is_cached(tmp_path, 
 def test_a_short_key_is_masked_in_an_answer_where_it_is_quoted_as_a_credential(server):
     # A placeholder key ("x", "4", "ollama") is also a word of ordinary answers: masked
     # only where the server quotes it as a credential, so {"score": 4} stays valid JSON.
-    server.add_faults(Fault(echo="next x, then {authorization}; x-ray"),
-                      Fault(content='{"score": 4, "reason": "4 of 5"}'))
+    server.add_faults(
+        Fault(echo="next x, then {authorization}; x-ray"),
+        Fault(content='{"score": 4, "reason": "4 of 5"}'),
+    )
     client = client_for(server, key="x")
     assert client.complete(ask("x")).text == "next x, then Bearer ***; x-ray"
     four = client_for(server, key="4").complete(ask("y"))
@@ -316,8 +364,9 @@ def test_a_key_cached_by_an_earlier_version_is_masked_when_read(server, tmp_path
     client = client_for(server, tmp_path, key=KEY)
     key = request_key(client.request(ask("x")))
     ResponseCache(tmp_path / "cache").put(key, {}, f"Bearer {KEY}", Usage())
-    dry = LLMClient(client.config, KEY, ResponseCache(tmp_path / "cache"), dry_run=True,
-                    show_progress=False)
+    dry = LLMClient(
+        client.config, KEY, ResponseCache(tmp_path / "cache"), dry_run=True, show_progress=False
+    )
     assert dry.complete(ask("x")).text == "Bearer ***"
     assert KEY in files_text(tmp_path / "cache")  # a dry run writes nothing
     answer = client.complete(ask("x"))
@@ -351,8 +400,9 @@ def test_a_password_in_the_url_is_used_but_never_shown(server, tmp_path, caplog)
     token = base64.b64encode(f"me:{password}".encode()).decode()
     assert server.requests[0].authorization == f"Basic {token}"  # the URL's credentials, used
     assert answer.text == "Basic *** ***"
-    wrong = LLMClient(LLMConfig(base_url=url, model="gpt-7", max_retries=0), None, None,
-                      show_progress=False)
+    wrong = LLMClient(
+        LLMConfig(base_url=url, model="gpt-7", max_retries=0), None, None, show_progress=False
+    )
     with pytest.raises(LLMError) as e:
         wrong.complete(ask("x"))
     shown = str(e.value) + caplog.text + files_text(tmp_path / "cache")
@@ -385,14 +435,18 @@ def test_a_connection_closed_without_an_answer_is_retried(server, tmp_path):
 ISSUE_KEY = "sk-proj-AAAA1111\nBBBB2222CCCC"
 
 
-@pytest.mark.parametrize("key,what", [(ISSUE_KEY, "a line break at character 17 of 29"),
-                                      ("sk-proj-AAAA1111\tBBBB2222", "a tab"),
-                                      ("sk-proj-AAAA1111\x00BBBB2222", "a control character"),
-                                      ("sk-proj-AAAA1111\x7fBBBB2222", "a control character"),
-                                      ("sk-proj-AAAA1111éBBBB2222", "a character beyond ASCII"),
-                                      ("sk-proj-AAAA1111\u2028BBBB", "a line break")])
-def test_a_key_no_http_header_can_carry_is_refused_before_any_request(
-        server, tmp_path, key, what):
+@pytest.mark.parametrize(
+    "key,what",
+    [
+        (ISSUE_KEY, "a line break at character 17 of 29"),
+        ("sk-proj-AAAA1111\tBBBB2222", "a tab"),
+        ("sk-proj-AAAA1111\x00BBBB2222", "a control character"),
+        ("sk-proj-AAAA1111\x7fBBBB2222", "a control character"),
+        ("sk-proj-AAAA1111éBBBB2222", "a character beyond ASCII"),
+        ("sk-proj-AAAA1111\u2028BBBB", "a line break"),
+    ],
+)
+def test_a_key_no_http_header_can_carry_is_refused_before_any_request(server, tmp_path, key, what):
     config = LLMConfig(base_url=server.url, model="stand-in", api_key_env="MY_LLM_KEY")
     with pytest.raises(LLMConfigError) as e:
         resolve_api_key(config, {"MY_LLM_KEY": f"  {key}\n"})
@@ -406,27 +460,43 @@ def test_a_key_no_http_header_can_carry_is_refused_before_any_request(
 
 def test_the_issue_key_in_the_environment_stops_the_client_at_open(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", ISSUE_KEY)
-    with pytest.raises(LLMConfigError, match="environment variable OPENAI_API_KEY has a line "
-                                             "break at character 17 of 29"):
+    with pytest.raises(
+        LLMConfigError,
+        match="environment variable OPENAI_API_KEY has a line break at character 17 of 29",
+    ):
         LLMClient.open(LLMConfig(base_url=server.url, model="stand-in", cache_dir="off"))
     assert server.requests == []
 
 
 #: What each form of the key looks like, for the assertion that none is left anywhere.
-SERVER_FORMS = ["key_base64", "key_base64_url", "basic_base64", "key_hex", "key_upper",
-                "key_lower", "key_split", "key_prefix", "key_repr", "key_json", "key_percent"]
+SERVER_FORMS = [
+    "key_base64",
+    "key_base64_url",
+    "basic_base64",
+    "key_hex",
+    "key_upper",
+    "key_lower",
+    "key_split",
+    "key_prefix",
+    "key_repr",
+    "key_json",
+    "key_percent",
+]
 
 
 @pytest.mark.parametrize("form", SERVER_FORMS)
 def test_a_key_a_server_echoes_in_any_form_is_masked_in_answers_errors_and_the_cache(
-        tmp_path, form, caplog):
+    tmp_path, form, caplog
+):
     # Quotes, a backslash, / + = : every escaping form differs from the key as typed.
     key = 'sk-proj-Ab3x/Y9q+Z7w"2Kp5\\Lm8=Nq4Rt6Vx'
     forms = echo_forms(f"Bearer {key}")
     assert key not in [forms[name] for name in SERVER_FORMS]
     with StandInLLM(api_key=key, responders={"echo": lambda r: "{}"}) as server:
-        server.add_faults(Fault(echo=f"you sent {{{form}}}."),
-                          Fault(status=400, echo="x" * 280 + f" you sent {{{form}}} and more"))
+        server.add_faults(
+            Fault(echo=f"you sent {{{form}}}."),
+            Fault(status=400, echo="x" * 280 + f" you sent {{{form}}} and more"),
+        )
         client = client_for(server, tmp_path, key=key)
         answer = client.complete(ask("x"))
         # Quotes around a repr or JSON form stay: b'***', "\"***\"".

@@ -16,26 +16,29 @@ def test_defaults_are_valid_for_a_url_and_model():
     assert cfg.endpoint == REMOTE and cfg.max_retries == 4 and cfg.json_mode
 
 
-@pytest.mark.parametrize("kwargs, key", [
-    ({"model": None}, "llm.model is required"),
-    ({"model": "  "}, "llm.model is required"),
-    ({"base_url": None}, "llm.base_url is required"),
-    ({"base_url": "localhost:11434"}, "llm.base_url must be an http"),
-    ({"base_url": "ftp://host/v1"}, "llm.base_url must be an http"),
-    ({"temperature": -0.1}, "llm.temperature"),
-    ({"temperature": float("nan")}, "llm.temperature"),
-    ({"max_concurrency": 0}, "llm.max_concurrency"),
-    ({"max_concurrency": True}, "llm.max_concurrency"),
-    ({"timeout_s": 0}, "llm.timeout_s"),
-    ({"max_retries": -1}, "llm.max_retries"),
-    ({"max_retries": 2.5}, "llm.max_retries"),
-    ({"backoff_s": -1}, "llm.backoff_s"),
-    ({"max_tokens": 0}, "llm.max_tokens"),
-    ({"json_mode": "yes"}, "llm.json_mode"),
-    ({"input_price": -0.15}, "llm.input_price"),
-    ({"output_price": "0.60"}, "llm.output_price"),
-    ({"output_price": float("inf")}, "llm.output_price"),
-])
+@pytest.mark.parametrize(
+    "kwargs, key",
+    [
+        ({"model": None}, "llm.model is required"),
+        ({"model": "  "}, "llm.model is required"),
+        ({"base_url": None}, "llm.base_url is required"),
+        ({"base_url": "localhost:11434"}, "llm.base_url must be an http"),
+        ({"base_url": "ftp://host/v1"}, "llm.base_url must be an http"),
+        ({"temperature": -0.1}, "llm.temperature"),
+        ({"temperature": float("nan")}, "llm.temperature"),
+        ({"max_concurrency": 0}, "llm.max_concurrency"),
+        ({"max_concurrency": True}, "llm.max_concurrency"),
+        ({"timeout_s": 0}, "llm.timeout_s"),
+        ({"max_retries": -1}, "llm.max_retries"),
+        ({"max_retries": 2.5}, "llm.max_retries"),
+        ({"backoff_s": -1}, "llm.backoff_s"),
+        ({"max_tokens": 0}, "llm.max_tokens"),
+        ({"json_mode": "yes"}, "llm.json_mode"),
+        ({"input_price": -0.15}, "llm.input_price"),
+        ({"output_price": "0.60"}, "llm.output_price"),
+        ({"output_price": float("inf")}, "llm.output_price"),
+    ],
+)
 def test_bad_values_fail_with_one_line_naming_the_key(kwargs, key):
     args = {"base_url": REMOTE, "model": "m", **kwargs}
     with pytest.raises(LLMConfigError) as e:
@@ -106,12 +109,15 @@ def test_a_set_lowercase_variable_still_gives_its_key():
     assert resolve_api_key(cfg, {"my_key": "secret-value"}) == "secret-value"
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("http://user:hunter2@host:8000/v1/", "http://host:8000/v1"),
-    ("https://:hunter2%40x@api.example.com/v1", "https://api.example.com/v1"),
-    ("http://a@b:hunter2@x@host/v1", "http://host/v1"),
-    ("http://host/v1?next=a@b", "http://host/v1?next=a@b"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://user:hunter2@host:8000/v1/", "http://host:8000/v1"),
+        ("https://:hunter2%40x@api.example.com/v1", "https://api.example.com/v1"),
+        ("http://a@b:hunter2@x@host/v1", "http://host/v1"),
+        ("http://host/v1?next=a@b", "http://host/v1?next=a@b"),
+    ],
+)
 def test_userinfo_is_never_in_the_url_shown_or_saved(url, shown):
     cfg = LLMConfig(base_url=url, model="m")
     assert cfg.endpoint == shown and cfg.describe()["base_url"] == shown
@@ -130,9 +136,14 @@ def test_a_bad_url_with_a_password_is_refused_without_it(url):
     assert "hunter2" not in str(e.value) and "llm.base_url must be an http" in str(e.value)
 
 
-@pytest.mark.parametrize("url", ["https://bob:pa#ss@api.example.com/v1",
-                                 "https://bob:pa?ss@api.example.com/v1",
-                                 "https://bob:pa/ss@api.example.com/v1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://bob:pa#ss@api.example.com/v1",
+        "https://bob:pa?ss@api.example.com/v1",
+        "https://bob:pa/ss@api.example.com/v1",
+    ],
+)
 def test_a_password_with_an_unencoded_separator_is_refused_without_showing_it(url):
     # urlsplit would read "bob" as the host and keep the password in what is shown.
     with pytest.raises(LLMConfigError) as err:
@@ -148,12 +159,15 @@ def test_a_node_to_be_saved_holding_a_secret_is_refused_without_showing_it():
     from sweep.llm.config import check_saved
 
     check_saved("OPENAI_API_KEY", "https://api.openai.com/v1", environ={})
-    check_saved("my_key", "http://me@localhost:8000/v1", environ={"my_key": "x"})  # a user, no password
+    check_saved(
+        "my_key", "http://me@localhost:8000/v1", environ={"my_key": "x"}
+    )  # a user, no password
     check_saved(None, None, environ={})
     for api_key_env, base_url, environ in (
-            ("OPENAI_API_KEY", "https://me:s3cr3t-pw@host/v1", {}),
-            ("sk-proj-abc123", "https://host/v1", {}),
-            ("gsk_abc123", "https://host/v1", {})):
+        ("OPENAI_API_KEY", "https://me:s3cr3t-pw@host/v1", {}),
+        ("sk-proj-abc123", "https://host/v1", {}),
+        ("gsk_abc123", "https://host/v1", {}),
+    ):
         with pytest.raises(LLMConfigError) as e:
             check_saved(api_key_env, base_url, environ=environ)
         assert "s3cr3t" not in str(e.value) and "abc123" not in str(e.value)

@@ -24,7 +24,7 @@ filler = st.text(st.sampled_from(" \n\t,;:!?()[]{}'\"/=é"), min_size=1, max_siz
 @settings(max_examples=300)
 @given(key=long_keys, text=st.text(max_size=300), limit=st.integers(1, 400))
 def test_a_long_key_never_survives_in_any_text(key, text, limit):
-    texted = text[: len(text) // 2] + key + text[len(text) // 2:]
+    texted = text[: len(text) // 2] + key + text[len(text) // 2 :]
     assert key not in mask(texted, [key])
     assert key not in clean(texted, [key])
     assert key not in clean(texted, [key], limit)
@@ -49,8 +49,10 @@ def test_every_quoted_occurrence_of_any_key_is_masked(key, parts):
 
 def test_the_issue_example_and_a_cut_after_the_key_started():
     key = "Ab3xY9q"
-    assert clean("you sent Authorization: Bearer Ab3xY9q", [key]) == \
-        "you sent Authorization: Bearer ***"
+    assert (
+        clean("you sent Authorization: Bearer Ab3xY9q", [key])
+        == "you sent Authorization: Bearer ***"
+    )
     text = "x" * 275 + " Bearer sk-live-0123456789abcdef0123 rest"
     shown = clean(text, ["sk-live-0123456789abcdef0123"], 300)
     assert "sk-" not in shown and shown.endswith("Bearer *** rest")
@@ -78,8 +80,9 @@ def test_nothing_to_mask_and_one_line():
 
 #: Key characters: any ASCII (control characters too) and a few beyond it. No "*", whose
 #: runs the masks themselves are made of.
-SPECIAL_KEY_CHARS = st.one_of(st.characters(codec="ascii", exclude_characters="*"),
-                              st.sampled_from("é€😀\u2028\u00a0"))
+SPECIAL_KEY_CHARS = st.one_of(
+    st.characters(codec="ascii", exclude_characters="*"), st.sampled_from("é€😀\u2028\u00a0")
+)
 any_long_keys = st.one_of(long_keys, st.text(SPECIAL_KEY_CHARS, min_size=8, max_size=80))
 
 
@@ -87,17 +90,23 @@ def written_forms(key: str) -> dict[str, str]:
     """The key as servers, proxies, HTTP libraries and logs have written it."""
     raw = key.encode("utf-8")
     forms = {
-        "as is": key, "repr": repr(key), "bytes repr": repr(raw),
-        "json": json.dumps(key), "json, not ascii": json.dumps(key, ensure_ascii=False),
-        "json of json": json.dumps(json.dumps(key)), "percent": quote(key, safe=""),
-        "form": quote_plus(key), "html": html.escape(key),
+        "as is": key,
+        "repr": repr(key),
+        "bytes repr": repr(raw),
+        "json": json.dumps(key),
+        "json, not ascii": json.dumps(key, ensure_ascii=False),
+        "json of json": json.dumps(json.dumps(key)),
+        "percent": quote(key, safe=""),
+        "form": quote_plus(key),
+        "html": html.escape(key),
         "base64": base64.b64encode(raw).decode(),
         "base64 url": base64.urlsafe_b64encode(raw).decode(),
         "basic auth": base64.b64encode(b"me:" + raw).decode(),
         "bearer in base64": base64.b64encode(b"Bearer " + raw).decode(),
-        "hex": raw.hex(), "HEX": raw.hex().upper(),
-        "split": "\n".join(key[i:i + 7] for i in range(0, len(key), 7)),
-        "split, json": json.dumps(" \n ".join(key[i:i + 5] for i in range(0, len(key), 5))),
+        "hex": raw.hex(),
+        "HEX": raw.hex().upper(),
+        "split": "\n".join(key[i : i + 7] for i in range(0, len(key), 7)),
+        "split, json": json.dumps(" \n ".join(key[i : i + 5] for i in range(0, len(key), 5))),
         "header error": f"Illegal header value {('Bearer ' + key).encode()!r}",
     }
     if len(key.upper()) == len(key) == len(key.lower()):
@@ -109,15 +118,23 @@ def written_forms(key: str) -> dict[str, str]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(key=any_long_keys, before=st.text(max_size=200), after=st.text(max_size=200),
-       limit=st.integers(1, 600), form=st.sampled_from(sorted(written_forms("k" * 18))))
-def test_no_written_form_of_a_long_key_survives_clean_at_any_cut(key, before, after, limit,
-                                                                  form):
+@given(
+    key=any_long_keys,
+    before=st.text(max_size=200),
+    after=st.text(max_size=200),
+    limit=st.integers(1, 600),
+    form=st.sampled_from(sorted(written_forms("k" * 18))),
+)
+def test_no_written_form_of_a_long_key_survives_clean_at_any_cut(key, before, after, limit, form):
     forms = written_forms(key)
     assume(form in forms)
     text = before + forms[form] + after
-    for shown in (clean(text, [key]), clean(text, [key], limit),
-                  str(LLMError(text, secrets=[key])), mask(text, [key], short="credential")):
+    for shown in (
+        clean(text, [key]),
+        clean(text, [key], limit),
+        str(LLMError(text, secrets=[key])),
+        mask(text, [key], short="credential"),
+    ):
         left = [name for name, f in forms.items() if f.strip() and f in shown]
         assert not left, (form, left, shown)
 
@@ -136,8 +153,10 @@ def test_a_short_key_keeps_its_narrow_rules_in_every_form():
     # A key under 8 characters is masked as typed and standing alone, never its other
     # forms: "x" in upper case, base64 or hex is an ordinary piece of text or JSON.
     for key in ("x", "ollama", "k1"):
-        text = (f'{{"a": "{key.upper()}", "b": "{base64.b64encode(key.encode()).decode()}", '
-                f'"c": "{key.encode().hex()}"}}')
+        text = (
+            f'{{"a": "{key.upper()}", "b": "{base64.b64encode(key.encode()).decode()}", '
+            f'"c": "{key.encode().hex()}"}}'
+        )
         assert mask(text, [key]) == text and mask(text, [key], short="credential") == text
 
 

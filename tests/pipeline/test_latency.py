@@ -9,13 +9,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from sweep.core.timing import TIMING_LINE, Conditions, needs_retime
 from sweep.core.types import Ranking
 from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
-from sweep.pipeline.latency import (ENCODE_TIMES_NAME, EncodeTimes, Latency, encode_times,
-                                    encode_times_for, latency_sample, search_times)
+from sweep.pipeline.latency import (
+    ENCODE_TIMES_NAME,
+    EncodeTimes,
+    Latency,
+    encode_times,
+    encode_times_for,
+    latency_sample,
+    search_times,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +52,12 @@ def test_each_query_is_searched_on_its_own_with_its_own_vector_after_a_warm_up()
     retriever = CountingRetriever()
     vecs = np.arange(8, dtype=np.float32).reshape(4, 2)
     ms = search_times(["a", "b", "c"], vecs[:3], retriever, 7)
-    assert retriever.calls == [(["a"], [[0, 1]], 7), (["a"], [[0, 1]], 7), (["b"], [[2, 3]], 7),
-                               (["c"], [[4, 5]], 7)]
+    assert retriever.calls == [
+        (["a"], [[0, 1]], 7),
+        (["a"], [[0, 1]], 7),
+        (["b"], [[2, 3]], 7),
+        (["c"], [[4, 5]], 7),
+    ]
     assert ms.shape == (3,) and (ms > 0).all()
 
 
@@ -68,7 +80,9 @@ def test_nothing_to_time_is_nan_not_an_error(queries, limit):
     retriever = CountingRetriever()
     sample = [queries[i] for i in latency_sample(len(queries), limit)]
     out = Latency.of_ms(search_times(sample, None, retriever, 3))
-    assert out.n == 0 and math.isnan(out.p50_ms) and math.isnan(out.p95_ms) and retriever.calls == []
+    assert (
+        out.n == 0 and math.isnan(out.p50_ms) and math.isnan(out.p95_ms) and retriever.calls == []
+    )
 
 
 @given(st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=50))
@@ -121,8 +135,11 @@ def _measured_by_four_jobs_at_once(measure) -> list[str]:
 
 def test_concurrent_jobs_measure_once(tmp_path):
     results = []
-    calls = _measured_by_four_jobs_at_once(lambda encode: results.append(
-        EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], _per_text(encode))))
+    calls = _measured_by_four_jobs_at_once(
+        lambda encode: results.append(
+            EncodeTimes(tmp_path).get_or_measure("m", ["a", "b"], _per_text(encode))
+        )
+    )
     assert calls == ["a", "a", "b"] and len(results) == 4
 
 
@@ -150,26 +167,30 @@ def test_a_sample_of_a_dataset_sorted_by_type_takes_every_type():
 
 
 def _namespace(**kw):
-    return timing_namespace(kw.get("identity", "model-a"), kw.get("device", "cpu"),
-                            kw.get("threads", 2))
+    return timing_namespace(
+        kw.get("identity", "model-a"), kw.get("device", "cpu"), kw.get("threads", 2)
+    )
 
 
 def test_cached_times_are_measured_once_and_read_back_by_a_later_run(tmp_path, caplog):
     caplog.set_level("INFO")
     encoded = []
     first, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
-        ["q1", "q2"], encoded.append)
+        ["q1", "q2"], encoded.append
+    )
     assert measured == 2 and encoded == ["q1", "q1", "q2"] and (first.ms > 0).all()
     # Said as it starts: timing takes a while with nothing else to show.
     assert caplog.messages == [TIMING_LINE % 2]
     # A later run (a new object, as a new process would build): read, not measured.
     again, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
-        ["q2", "q1"], encoded.append)
+        ["q2", "q1"], encoded.append
+    )
     assert measured == 0 and len(encoded) == 3
     np.testing.assert_allclose(again.ms, first.ms[::-1], rtol=1e-6)
     # Only a new query is timed (after its own warm-up call).
     _, measured = CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
-        ["q1", "q3"], encoded.append)
+        ["q1", "q3"], encoded.append
+    )
     assert measured == 1 and encoded[3:] == ["q3", "q3"]
 
 
@@ -178,7 +199,8 @@ def test_times_of_another_embedder_device_or_thread_count_are_measured_anew(tmp_
     encoded = []
     CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(["q"], encoded.append)
     _, measured = CachedEncodeTimes(tmp_path, _namespace(**other), "m").get_or_measure(
-        ["q"], encoded.append)
+        ["q"], encoded.append
+    )
     assert measured == 1 and len(encoded) == 4
 
 
@@ -190,8 +212,11 @@ def test_the_namespace_names_the_machine_and_the_configured_thread_count(monkeyp
 
 
 def test_concurrent_jobs_time_each_query_once_in_the_cache(tmp_path):
-    calls = _measured_by_four_jobs_at_once(lambda encode: CachedEncodeTimes(
-        tmp_path, _namespace(), "m").get_or_measure(["a", "b"], encode))
+    calls = _measured_by_four_jobs_at_once(
+        lambda encode: CachedEncodeTimes(tmp_path, _namespace(), "m").get_or_measure(
+            ["a", "b"], encode
+        )
+    )
     assert calls == ["a", "a", "b"]
 
 
@@ -207,8 +232,9 @@ class TimingEmbedder:
     def query_encode_ms(self, texts, *, retime=None):
         if self.root is None:
             return None
-        return CachedEncodeTimes(self.root, _namespace(identity=self.identity), "m"
-                                 ).get_or_measure(texts, self.encode_query, retime=retime)[0]
+        return CachedEncodeTimes(self.root, _namespace(identity=self.identity), "m").get_or_measure(
+            texts, self.encode_query, retime=retime
+        )[0]
 
 
 def test_a_sweep_takes_the_embedders_cached_times_and_writes_nothing_in_its_folder(tmp_path):
@@ -244,25 +270,31 @@ BUSY = Conditions("2026-12-05T12:00:00+00:00", 8.0, 2)
 UNKNOWN = Conditions()
 
 
-@pytest.mark.parametrize("kept,now,retime,expected", [
-    (BUSY, IDLE, None, True),  # measured under load, idle now: measured again
-    (IDLE, IDLE, None, False),  # measured idle: kept
-    (IDLE, BUSY, None, False),
-    (BUSY, BUSY, None, False),  # a busy machine now would only give another slow figure
-    (UNKNOWN, IDLE, None, True),  # kept before the load was recorded: it may have been busy
-    (UNKNOWN, BUSY, None, False),
-    (IDLE, IDLE, True, True),  # runtime.retime=true
-    (IDLE, BUSY, True, True),
-    (BUSY, IDLE, False, False),  # runtime.retime=false: a warm rerun loads no model
-    (UNKNOWN, IDLE, False, False),
-])
+@pytest.mark.parametrize(
+    "kept,now,retime,expected",
+    [
+        (BUSY, IDLE, None, True),  # measured under load, idle now: measured again
+        (IDLE, IDLE, None, False),  # measured idle: kept
+        (IDLE, BUSY, None, False),
+        (BUSY, BUSY, None, False),  # a busy machine now would only give another slow figure
+        (UNKNOWN, IDLE, None, True),  # kept before the load was recorded: it may have been busy
+        (UNKNOWN, BUSY, None, False),
+        (IDLE, IDLE, True, True),  # runtime.retime=true
+        (IDLE, BUSY, True, True),
+        (BUSY, IDLE, False, False),  # runtime.retime=false: a warm rerun loads no model
+        (UNKNOWN, IDLE, False, False),
+    ],
+)
 def test_the_retime_rule(kept, now, retime, expected):
     assert needs_retime(kept, now, retime) is expected
 
 
 @given(st.floats(0, 100), st.integers(1, 256), st.floats(0, 100), st.integers(1, 256))
 def test_a_figure_measured_idle_is_never_retimed_unasked(load, cpus, load_now, cpus_now):
-    kept, now = Conditions("2026-01-01T00:00:00+00:00", load, cpus), Conditions("x", load_now, cpus_now)
+    kept, now = (
+        Conditions("2026-01-01T00:00:00+00:00", load, cpus),
+        Conditions("x", load_now, cpus_now),
+    )
     assume(not kept.busy)
     assert not needs_retime(kept, now) and needs_retime(kept, now, retime=True)
 
@@ -312,16 +344,19 @@ def test_a_cached_time_kept_before_conditions_were_recorded_still_reads(tmp_path
     from sweep.embedding.cache import EmbeddingCache
 
     # As an earlier version kept them: one column of the embedding cache, nothing else.
-    EmbeddingCache(tmp_path, _namespace(), dim=1).put_many(["q1", "q2"],
-                                                          np.array([[817.0], [805.0]]))
+    EmbeddingCache(tmp_path, _namespace(), dim=1).put_many(
+        ["q1", "q2"], np.array([[817.0], [805.0]])
+    )
     encoded = []
-    timed, measured = CachedEncodeTimes(tmp_path, _namespace(), "m", now=Clock(BUSY)
-                                        ).get_or_measure(["q1", "q2"], encoded.append)
+    timed, measured = CachedEncodeTimes(
+        tmp_path, _namespace(), "m", now=Clock(BUSY)
+    ).get_or_measure(["q1", "q2"], encoded.append)
     assert measured == 0 and timed.ms.tolist() == [817.0, 805.0] and encoded == []
     assert timed.conditions.describe() == "measured at an unknown time"
     # An idle machine measures them again, and says when.
-    timed, measured = CachedEncodeTimes(tmp_path, _namespace(), "m", now=Clock(IDLE)
-                                        ).get_or_measure(["q1", "q2"], encoded.append)
+    timed, measured = CachedEncodeTimes(
+        tmp_path, _namespace(), "m", now=Clock(IDLE)
+    ).get_or_measure(["q1", "q2"], encoded.append)
     assert measured == 2 and timed.ms.max() < 817.0 and timed.conditions == IDLE
 
 

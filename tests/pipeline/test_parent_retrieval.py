@@ -20,9 +20,11 @@ SECTIONS = {
 }
 TEXT = "\n\n".join(f"## {head}\n\n{body}" for head, body in SECTIONS.items())
 DOC = Document("policy", TEXT)
-QUESTIONS = {"q1": ("meal allowance abroad", "The meal allowance is 45 euros"),
-             "q2": ("how often are sensors calibrated", "Sensors are calibrated once a year"),
-             "q3": ("battery replacement", "A battery lasts five years")}
+QUESTIONS = {
+    "q1": ("meal allowance abroad", "The meal allowance is 45 euros"),
+    "q2": ("how often are sensors calibrated", "Sensors are calibrated once a year"),
+    "q3": ("battery replacement", "A battery lasts five years"),
+}
 
 
 def queries():
@@ -36,10 +38,12 @@ def queries():
 def run(parents):
     embedder = SentenceTransformerEmbedder(cache_dir="off", show_progress=False)
     chunker = build_chunker(strategy="token", size=24, overlap=0)
-    config = EvalConfig(k=(1, 3), budgets=(64,), table_k=(3,), primary="span/recall@3", n_boot=50,
-                        latency_queries=0)
-    return evaluate_setting([DOC], queries(), chunker, embedder, BM25Retriever(), config,
-                            parents=parents)
+    config = EvalConfig(
+        k=(1, 3), budgets=(64,), table_k=(3,), primary="span/recall@3", n_boot=50, latency_queries=0
+    )
+    return evaluate_setting(
+        [DOC], queries(), chunker, embedder, BM25Retriever(), config, parents=parents
+    )
 
 
 def test_parents_are_scored_and_their_tokens_counted_with_the_chunks_kept_beside():
@@ -48,7 +52,10 @@ def test_parents_are_scored_and_their_tokens_counted_with_the_chunks_kept_beside
     assert plain.child is None and plain.passages == plain.chunks
     assert lifted.stats.n_parents == len(lifted.passages) < len(lifted.chunks)
     # The children's own scores are the plain setting's.
-    assert lifted.child.interval("span", "recall@1").mean == plain.summary.interval("span", "recall@1").mean
+    assert (
+        lifted.child.interval("span", "recall@1").mean
+        == plain.summary.interval("span", "recall@1").mean
+    )
     # What an LLM reads is parent text: tok@k sums the distinct parents of the top k.
     n_tokens = np.array([p.n_tokens for p in lifted.passages])
     for k in (1, 3):

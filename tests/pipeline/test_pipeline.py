@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from sweep.core.types import Chunk, Document, Judgment, Query
 from sweep.core.evalconfig import EvalConfig
-from sweep.retrieval.index import FlatIPIndex
+from sweep.core.protocols import Chunker, Embedder, FullEmbedder, Retriever, SearchIndex
+from sweep.core.types import Chunk, Document, Judgment, Query
 from sweep.pipeline.evaluate import evaluate_setting
 from sweep.pipeline.steps import retrieval_depth
-from sweep.store.stats import Stats
 from sweep.retrieval.dense import DenseRetriever
-from sweep.core.protocols import Chunker, Embedder, FullEmbedder, Retriever, SearchIndex
+from sweep.retrieval.index import FlatIPIndex
+from sweep.store.stats import Stats
 
 
 def _chunks(lengths):
@@ -32,7 +32,11 @@ def test_depth_is_capped_by_the_index_and_can_be_raised_but_never_cuts():
         index = FlatIPIndex()
         index.build(np.random.default_rng(0).random((n_chunks, 4), dtype=np.float32))
         k = retrieval_depth(_chunks([10] * n_chunks), ks=ks, budgets=budgets)
-        return DenseRetriever(index, depth=depth).retrieve(["q"], np.ones((1, 4), dtype=np.float32), k).depth
+        return (
+            DenseRetriever(index, depth=depth)
+            .retrieve(["q"], np.ones((1, 4), dtype=np.float32), k)
+            .depth
+        )
 
     assert retrieval_depth(_chunks([10] * 4), ks=[10], budgets=[1024]) == 4
     assert ranked_lengths(400, ks=[10], budgets=[], depth=50) == 50
@@ -57,7 +61,9 @@ class WordChunker:
             start = 0
             for i, piece in enumerate(doc.text.split(". ")):
                 end = start + len(piece)
-                out.append(Chunk(doc.doc_id, i, start, end, doc.text[start:end], len(piece.split())))
+                out.append(
+                    Chunk(doc.doc_id, i, start, end, doc.text[start:end], len(piece.split()))
+                )
                 start = end + 2
         return out
 
@@ -123,14 +129,25 @@ def test_fakes_satisfy_the_stage_protocols():
 
 def test_a_setting_end_to_end_with_fake_stages():
     doc = Document("d", TEXT)
-    queries = (Query("q1", "what about rail?", (Judgment("d", TEXT.index("rail"), TEXT.index("preferred") + 9),)),
-               Query("q2", "the battery?", (Judgment("d", TEXT.index("battery"), len(TEXT)),)),
-               Query("q3", "unanswerable", ()))
+    queries = (
+        Query(
+            "q1",
+            "what about rail?",
+            (Judgment("d", TEXT.index("rail"), TEXT.index("preferred") + 9),),
+        ),
+        Query("q2", "the battery?", (Judgment("d", TEXT.index("battery"), len(TEXT)),)),
+        Query("q3", "unanswerable", ()),
+    )
     emb = BagOfWordsEmbedder()
     ev = EvalConfig(k=(1, 3), budgets=(8,), table_k=(1,), primary="span/recall@1", n_boot=50)
     result = evaluate_setting([doc], queries, WordChunker(), emb, DenseRetriever(FlatIPIndex()), ev)
-    assert [c.text for c in result.chunks][:2] == ["meal allowance is 45 euros", "rail is preferred"]
-    assert result.ranking.ids[0, 0] == 1 and result.ranking.ids[1, 0] == 3  # each finds its sentence
+    assert [c.text for c in result.chunks][:2] == [
+        "meal allowance is 45 euros",
+        "rail is preferred",
+    ]
+    assert (
+        result.ranking.ids[0, 0] == 1 and result.ranking.ids[1, 0] == 3
+    )  # each finds its sentence
     assert result.summary.interval("span", "recall@1").mean == 1.0
     assert result.credits.ranks["span"] == {"q1": (1,), "q2": (1,)}
     st = result.stats
@@ -148,21 +165,25 @@ def test_an_embedder_with_three_members_runs_a_setting():
     emb = ThreeMemberEmbedder()
     ev = EvalConfig(k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20)
     q = (Query("q1", "rail?", (Judgment("d", 0, 4),)), Query("q2", "battery?", ()))
-    st = evaluate_setting([Document("d", TEXT)], q, WordChunker(), emb,
-                          DenseRetriever(FlatIPIndex()), ev).stats
+    st = evaluate_setting(
+        [Document("d", TEXT)], q, WordChunker(), emb, DenseRetriever(FlatIPIndex()), ev
+    ).stats
     assert emb.calls[:2] == [("documents", TEXT.split(". ")), ("queries", ["rail?", "battery?"])]
     # The latency columns time embed_queries of one query at a time.
-    assert ("queries", ["rail?"]) in emb.calls[2:] and 0 < st.latency_p50_ms
+    assert ("queries", ["rail?"]) in emb.calls[2:] and st.latency_p50_ms > 0
     assert st.embedded == 4 + 2 and st.cache_hits == 0 and st.model_load_s == 0.0
     assert st.max_seq_length == 0 and st.truncated_share == 0.0
 
 
 def test_latency_can_be_switched_off():
     emb = BagOfWordsEmbedder()
-    ev = EvalConfig(k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20, latency_queries=0)
+    ev = EvalConfig(
+        k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20, latency_queries=0
+    )
     q = (Query("q1", "rail?", (Judgment("d", 0, 4),)),)
-    st = evaluate_setting([Document("d", TEXT)], q, WordChunker(), emb,
-                          DenseRetriever(FlatIPIndex()), ev).stats
+    st = evaluate_setting(
+        [Document("d", TEXT)], q, WordChunker(), emb, DenseRetriever(FlatIPIndex()), ev
+    ).stats
     assert emb.encoded == [] and st.latency_p50_ms is None and st.latency_p95_ms is None
 
 
@@ -174,5 +195,11 @@ def test_a_chunker_that_makes_no_chunks_is_an_error():
             return []
 
     with pytest.raises(ValueError, match="no chunks"):
-        evaluate_setting([Document("d", "x")], (), Nothing(), BagOfWordsEmbedder(),
-                         DenseRetriever(), EvalConfig())
+        evaluate_setting(
+            [Document("d", "x")],
+            (),
+            Nothing(),
+            BagOfWordsEmbedder(),
+            DenseRetriever(),
+            EvalConfig(),
+        )

@@ -6,22 +6,32 @@ from __future__ import annotations
 import re
 from html import unescape
 
+import pytest
+
+from sweep.chunking import build_chunker
 from sweep.core.tokenization import get_encoding
 from sweep.core.types import Document, Judgment, Query
-from sweep.chunking import build_chunker
 from sweep.reporting import htmlkit
 from sweep.reporting.html import render_html
 from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import results_markdown
 from sweep.reporting.write import write_report
-from sweep.store.boundaries import (BOUNDARIES_NAME, LIMIT, boundary_view, read_boundary_view,
-                                    showcase_document, write_boundary_view)
-from sweep.store.chunkfile import (CHUNKS_NAME, ChunkFileError, read_chunk_offsets,
-                                   write_chunk_offsets)
+from sweep.store.boundaries import (
+    BOUNDARIES_NAME,
+    LIMIT,
+    boundary_view,
+    read_boundary_view,
+    showcase_document,
+    write_boundary_view,
+)
+from sweep.store.chunkfile import (
+    CHUNKS_NAME,
+    ChunkFileError,
+    read_chunk_offsets,
+    write_chunk_offsets,
+)
 from sweep.store.row import load_rows
 from sweepdirs import base, make_grid
-
-import pytest
 
 TEXT = "# Title\n\nFirst sentence here. Second sentence there.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
 DOC = Document("d.md", TEXT)
@@ -35,8 +45,12 @@ def _grid(tmp_path):
         chunks = build_chunker("token", size=size).chunk(DOC)
         write_chunk_offsets(row.path / CHUNKS_NAME, chunks)
         write_boundary_view(row.path / BOUNDARIES_NAME, boundary_view(DOC, chunks, QUERIES))
-        row.with_stats(tiny_share=0.25, midsentence_share=0.5, n_blocks=2,
-                       blocks_cut_share=0.5 if size == 8 else 0.0).save(row.path)
+        row.with_stats(
+            tiny_share=0.25,
+            midsentence_share=0.5,
+            n_blocks=2,
+            blocks_cut_share=0.5 if size == 8 else 0.0,
+        ).save(row.path)
     return build_report(tmp_path)
 
 
@@ -54,7 +68,8 @@ def test_the_health_table_and_every_settings_cut_of_the_same_document(tmp_path):
     assert (tmp_path / "plots" / "chunk_tokens.png").stat().st_size > 1000
     page = (tmp_path / "report.html").read_text()
     assert "How long each setting" in page and page.index("Chunk health") < page.index(
-        "How long each setting") < page.index("Where each setting cuts")
+        "How long each setting"
+    ) < page.index("Where each setting cuts")
 
 
 def test_rows_without_health_columns_get_no_section(tmp_path):
@@ -65,7 +80,7 @@ def test_rows_without_health_columns_get_no_section(tmp_path):
 def test_boundary_html_draws_chunks_overlaps_gaps_starts_and_evidence():
     html = htmlkit.boundary_html("abcdefghij", [(0, 4), (3, 7)], [(1, 2)])
     assert html.count('class="cut"') == 2
-    assert '<span class="k0">a</span>' in html and '<u>b</u>' in html
+    assert '<span class="k0">a</span>' in html and "<u>b</u>" in html
     assert '<span class="ov">d</span>' in html and '<span class="k1">efg</span>' in html
     assert '<span class="gap">hij</span>' in html
     assert "&lt;" in htmlkit.boundary_html("<b>", [(0, 3)])
@@ -76,7 +91,8 @@ def test_chunk_offsets_round_trip_and_a_damaged_file_is_named_with_its_line(tmp_
     path = write_chunk_offsets(tmp_path / CHUNKS_NAME, chunks)
     back = read_chunk_offsets(path)
     assert [(c.chunk_id, c.doc_id, c.start, c.end, c.n_tokens) for c in back] == [
-        (c.chunk_id, c.doc_id, c.start, c.end, c.n_tokens) for c in chunks]
+        (c.chunk_id, c.doc_id, c.start, c.end, c.n_tokens) for c in chunks
+    ]
     path.write_text(path.read_text() + "x,y,1,notanumber,3\n")
     with pytest.raises(ChunkFileError, match=rf"{CHUNKS_NAME}:{len(chunks) + 2}: malformed"):
         read_chunk_offsets(path)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sweep.reporting import drawing, figurecache
 from sweep.reporting.drawing import Cell, heatmap, length_histograms, rank_histograms
@@ -15,8 +17,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _grid(shift: float = 0.0) -> list[Cell]:
-    return [Cell("", s, o, 0.4 + 0.1 * i + 0.02 * j + shift, 0.3, 0.9)
-            for i, s in enumerate((128, 256, 512)) for j, o in enumerate((0, 64))]
+    return [
+        Cell("", s, o, 0.4 + 0.1 * i + 0.02 * j + shift, 0.3, 0.9)
+        for i, s in enumerate((128, 256, 512))
+        for j, o in enumerate((0, 64))
+    ]
 
 
 def _count_draws(monkeypatch) -> list[str]:
@@ -33,22 +38,37 @@ def _count_draws(monkeypatch) -> list[str]:
 
 # -- the hash ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("a, b", [
-    (1, 1.0), (1, "1"), (1, True), (0.1, float(np.nextafter(0.1, 1.0))), ((1, 2), [1, 2]), ((1, 2), (2, 1)),
-    ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # panel order is drawn
-    (np.array([1, 2], dtype=np.int64), np.array([1, 2], dtype=np.int32)),
-    (np.array([[1, 2]]), np.array([1, 2])),
-    (Cell("", 128, 0, 0.5), Cell("", 128, 0, 0.5, note="x")),
-    ("a", "b"), (None, "None"),
-])
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (1, 1.0),
+        (1, "1"),
+        (1, True),
+        (0.1, float(np.nextafter(0.1, 1.0))),
+        ((1, 2), [1, 2]),
+        ((1, 2), (2, 1)),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # panel order is drawn
+        (np.array([1, 2], dtype=np.int64), np.array([1, 2], dtype=np.int32)),
+        (np.array([[1, 2]]), np.array([1, 2])),
+        (Cell("", 128, 0, 0.5), Cell("", 128, 0, 0.5, note="x")),
+        ("a", "b"),
+        (None, "None"),
+    ],
+)
 def test_different_inputs_have_different_fingerprints(a, b):
     assert fingerprint(a) != fingerprint(b)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text()
-                    | st.floats(allow_nan=False),
-                    lambda inner: st.lists(inner, max_size=4)
-                    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False),
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
 def test_the_fingerprint_is_a_function_of_the_value(value):
     assert fingerprint(value) == fingerprint(value)
     assert fingerprint(value) != fingerprint([value])
@@ -62,6 +82,7 @@ def test_a_value_it_cannot_hash_is_drawn_not_cached(tmp_path):
 
 
 # -- drawing through the cache ---------------------------------------------------------------
+
 
 def test_the_same_picture_is_copied_and_another_is_drawn(tmp_path, monkeypatch):
     draws = _count_draws(monkeypatch)
@@ -95,11 +116,13 @@ def test_arrays_and_nested_maps_are_cached_by_value(tmp_path):
     cache = FigureCache(tmp_path / "figures")
     lengths = {"size=128": np.array([120, 128, 64]), "size=256": np.array([250, 256])}
     a = length_histograms(tmp_path / "a.png", lengths, title="t", cache=cache)
-    b = length_histograms(tmp_path / "b.png", {k: v.copy() for k, v in lengths.items()},
-                          title="t", cache=cache)
+    b = length_histograms(
+        tmp_path / "b.png", {k: v.copy() for k, v in lengths.items()}, title="t", cache=cache
+    )
     assert a.read_bytes() == b.read_bytes() and len(cache.files()) == 1
-    length_histograms(tmp_path / "c.png", {**lengths, "size=256": np.array([250, 255])},
-                      title="t", cache=cache)
+    length_histograms(
+        tmp_path / "c.png", {**lengths, "size=256": np.array([250, 255])}, title="t", cache=cache
+    )
     ranks = {"a": {"q1": 1, "q2": 0}, "b": {"q1": 3}}
     rank_histograms(tmp_path / "r.png", ranks, k=5, title="t", cache=cache)
     rank_histograms(tmp_path / "r2.png", ranks, k=5, title="t", cache=cache)
@@ -203,12 +226,14 @@ def test_temporaries_of_copies_cut_short_are_removed(tmp_path):
 # -- a cache that cannot be written: read, not written, said once (issue 41, item 11) -----------
 # Real filesystems (tests/mounts.py): a read-only bind mount, a tmpfs that is full.
 
+
 def _warnings(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_a_read_only_cache_serves_its_pictures_and_says_once_it_is_not_written(tmp_path, monkeypatch,
-                                                                               caplog):
+def test_a_read_only_cache_serves_its_pictures_and_says_once_it_is_not_written(
+    tmp_path, monkeypatch, caplog
+):
     from mounts import read_only
 
     draws = _count_draws(monkeypatch)
@@ -222,8 +247,10 @@ def test_a_read_only_cache_serves_its_pictures_and_says_once_it_is_not_written(t
             assert out.read_bytes()[:8] == PNG
         assert len(cache.files()) == 1
     (warning,) = _warnings(caplog)
-    assert warning.startswith(f"figure cache: cannot write {cache.folder} (Read-only file system); "
-                              "it is read, not written")
+    assert warning.startswith(
+        f"figure cache: cannot write {cache.folder} (Read-only file system); "
+        "it is read, not written"
+    )
 
 
 def test_a_damaged_picture_in_a_read_only_cache_is_drawn_again(tmp_path, monkeypatch, caplog):
@@ -253,7 +280,9 @@ def test_a_full_cache_keeps_no_half_copy(tmp_path, caplog):
             cache.keep("b" * 64, drawn)
         assert list(cache.folder.iterdir()) == []  # no temporary holding the last bytes
     (warning,) = _warnings(caplog)
-    assert warning.startswith(f"figure cache: cannot write {cache.folder} (No space left on device)")
+    assert warning.startswith(
+        f"figure cache: cannot write {cache.folder} (No space left on device)"
+    )
 
 
 def test_a_link_under_a_temporary_name_is_never_written_through(tmp_path):

@@ -13,7 +13,11 @@ def test_load_gives_one_row_per_setting_with_settings_first_and_intervals(tmp_pa
     rows = make_grid(tmp_path, scores)
     make_job(tmp_path, 6, 64, 64, None, status="invalid", error="ValueError: overlap >= size")
     df = results.load(tmp_path)
-    assert len(df) == 7 and list(df.columns[:3]) == ["chunk.strategy", "chunk.size", "chunk.overlap"]
+    assert len(df) == 7 and list(df.columns[:3]) == [
+        "chunk.strategy",
+        "chunk.size",
+        "chunk.overlap",
+    ]
     assert list(df["status"]) == ["ok"] * 6 + ["invalid"]
     assert df.loc[0, "span.recall@5"] == pytest.approx(scores[(64, 0)].mean())
     lo, mean, hi = df.loc[0, ["span.recall@5.lo", "span.recall@5", "span.recall@5.hi"]]
@@ -59,21 +63,29 @@ def test_load_per_query_is_long_form_with_types(tmp_path):
     assert list(pq.columns) == ["job", "query_id", "level", "metric", "value", "type"]
     one = pq[(pq.job == 1) & (pq.level == "span") & (pq.metric == "recall@5")]
     assert list(one["value"]) == list(base(6, seed=1)) and list(one["type"][:3]) == [
-        "fact", "multi", "adversarial"]
+        "fact",
+        "multi",
+        "adversarial",
+    ]
 
 
 def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formulas(tmp_path):
     import csv
 
     from sweep.core.csvcells import restore
-    from sweep.store.row import load_rows
     from sweep.scoring.table import ScoreTable
+    from sweep.store.row import load_rows
 
     make_grid(tmp_path, {so: base(3, seed=i) for i, so in enumerate(GRID[:2])})
-    ids = ("two\nlines", "=HYPERLINK(\"x\")", "cr\rhere")
-    odd = ScoreTable(ids, ("recall@5",), np.arange(3, dtype=np.int64),
-                     np.zeros(3, dtype=np.int8), np.zeros(3, dtype=np.int64),
-                     np.array([0.0, 0.5, 1.0]))
+    ids = ("two\nlines", '=HYPERLINK("x")', "cr\rhere")
+    odd = ScoreTable(
+        ids,
+        ("recall@5",),
+        np.arange(3, dtype=np.int64),
+        np.zeros(3, dtype=np.int8),
+        np.zeros(3, dtype=np.int64),
+        np.array([0.0, 0.5, 1.0]),
+    )
     odd.write_csv(tmp_path / "0" / "per_query.csv")
     out = tmp_path / "per_query.csv"
     results.combine_per_query(load_rows(tmp_path), out)
@@ -81,8 +93,11 @@ def test_the_combined_per_query_table_keeps_query_ids_with_line_breaks_and_formu
         rows = list(csv.reader(f))
     assert rows[0] == ["job", "query_id", "level", "metric", "value"]
     job0 = [(r[0], restore(r[1]), r[4]) for r in rows[1:] if r[0] == "0"]
-    assert job0 == [("0", "two\nlines", "0.0"), ("0", '=HYPERLINK("x")', "0.5"),
-                    ("0", "cr\rhere", "1.0")]
+    assert job0 == [
+        ("0", "two\nlines", "0.0"),
+        ("0", '=HYPERLINK("x")', "0.5"),
+        ("0", "cr\rhere", "1.0"),
+    ]
     assert all(r[0] in ("0", "1") and len(r) == 5 for r in rows[1:])
 
 

@@ -13,9 +13,16 @@ from sweepdirs import GRID, base, make_grid
 def _rows(html: str, table: int = 0) -> list[tuple[str, list[str]]]:
     """``(class, cells)`` of each body row of the page's ``table``-th table."""
     body = re.findall(r"<tbody>(.*?)</tbody>", html)[table]
-    return [(cls, [" ".join(unescape(re.sub(r"<[^>]+>", " ", c)).split())
-                   for c in re.findall(r"<td[^>]*>(.*?)</td>", cells)])
-            for cls, cells in re.findall(r'<tr(?: class="([^"]*)")?>(.*?)</tr>', body)]
+    return [
+        (
+            cls,
+            [
+                " ".join(unescape(re.sub(r"<[^>]+>", " ", c)).split())
+                for c in re.findall(r"<td[^>]*>(.*?)</td>", cells)
+            ],
+        )
+        for cls, cells in re.findall(r'<tr(?: class="([^"]*)")?>(.*?)</tr>', body)
+    ]
 
 
 def _header(html: str, table: int = 0) -> list[str]:
@@ -25,7 +32,7 @@ def _header(html: str, table: int = 0) -> list[str]:
 
 def _text(html: str) -> str:
     """What a reader sees: the body without tags, styles or attributes."""
-    body = html[html.index("<body>"):]
+    body = html[html.index("<body>") :]
     return unescape(re.sub(r"<[^>]+>", " ", body))
 
 
@@ -78,7 +85,11 @@ def test_a_set_that_cannot_tell_the_settings_apart_says_so_first(tmp_path):
     make_grid(tmp_path, {(64, 0): near, (256, 0): b})
     text = _text(render_html(build_report(tmp_path), []))
     said = text.index("These 15 questions cannot tell the settings apart")
-    assert said < text.index("size=64 overlap=0 is not distinguishable") < text.index("Comparison table")
+    assert (
+        said
+        < text.index("size=64 overlap=0 is not distinguishable")
+        < text.index("Comparison table")
+    )
 
 
 def test_the_comparison_page_marks_each_sweeps_pick_and_says_recommendation_once(tmp_path):

@@ -15,8 +15,13 @@ from hypothesis import strategies as st
 
 from sweep.core.measures import LEVELS
 from sweep.reporting import drawing
-from sweep.reporting.pictures import (heatmap_cells, heatmap_metrics, plot_name, write_pictures,
-                                      write_score_histograms)
+from sweep.reporting.pictures import (
+    heatmap_cells,
+    heatmap_metrics,
+    plot_name,
+    write_pictures,
+    write_score_histograms,
+)
 from sweep.reporting.sweepreport import build_report
 from sweep.scoring.diagnostics import Abstention, Diagnostics
 from sweep.store.row import Row
@@ -42,6 +47,7 @@ def drawn(monkeypatch):
         def draw(path, data, **kw):
             calls.setdefault(name, []).append((Path(path), data, kw))
             return Path(path)
+
         return draw
 
     for name in ("heatmap", "budget_lines", "rank_histograms", "score_histograms"):
@@ -57,8 +63,11 @@ def test_plot_names():
     assert plot_name("budget", "doc", "ndcg") == "budget_doc_ndcg.png"
 
 
-@given(st.sampled_from(["heatmap", "budget"]), st.sampled_from(LEVELS),
-       st.from_regex(r"[a-z]{1,8}@[0-9]{1,4}t?", fullmatch=True))
+@given(
+    st.sampled_from(["heatmap", "budget"]),
+    st.sampled_from(LEVELS),
+    st.from_regex(r"[a-z]{1,8}@[0-9]{1,4}t?", fullmatch=True),
+)
 def test_a_plot_name_is_a_plain_file_name_that_keeps_the_metric_apart(kind, level, metric):
     name = plot_name(kind, level, metric)
     assert name.endswith(".png") and "@" not in name and "/" not in name
@@ -128,7 +137,9 @@ def test_write_pictures_draws_real_pngs_in_the_documented_order(tmp_path):
     names = [p.path.name for p in pictures]
     assert names[0] == "heatmap_span_recall_5.png"
     assert names[1:3] == ["budget_span_recall.png", "first_relevant_rank_span.png"]
-    assert all(n.startswith("heatmap_") for n in names[3:]) and len(names) == 2 + len(heatmap_metrics(rep))
+    assert all(n.startswith("heatmap_") for n in names[3:]) and len(names) == 2 + len(
+        heatmap_metrics(rep)
+    )
     for p in pictures:
         assert p.path.parent == tmp_path / "plots" and p.path.read_bytes()[:8] == PNG
         assert p.caption
@@ -155,10 +166,13 @@ def test_budget_lines_and_ranks_are_the_rows_own_numbers(tmp_path, drawn):
     assert path.name == "first_relevant_rank_span.png" and kw["k"] == 10
     for job in (0, 1, 2):
         traces = read_traces(tmp_path / str(job) / "hits.jsonl")
-        assert ranks[rep.labels[job]] == {q: t.first_relevant("span") or 0 for q, t in traces.items()}
+        assert ranks[rep.labels[job]] == {
+            q: t.first_relevant("span") or 0 for q, t in traces.items()
+        }
     assert set(ranks[rep.labels[1]].values()) <= {1, 2, 3, 4}  # every query found
-    assert [p.name for p, _, _ in drawn["heatmap"]] == [plot_name("heatmap", lvl, m)
-                                                       for lvl, m in heatmap_metrics(rep)]
+    assert [p.name for p, _, _ in drawn["heatmap"]] == [
+        plot_name("heatmap", lvl, m) for lvl, m in heatmap_metrics(rep)
+    ]
 
 
 def test_two_groups_get_numbered_pictures(tmp_path, drawn):
@@ -169,10 +183,14 @@ def test_two_groups_get_numbered_pictures(tmp_path, drawn):
     rep = build_report(tmp_path)
     write_pictures(rep)
     budget = {p.name: [s.label for s in series] for p, series, _ in drawn["budget_lines"]}
-    assert budget == {"budget_span_recall_1.png": [rep.labels[0], rep.labels[1]],
-                      "budget_span_recall_2.png": [rep.labels[2], rep.labels[3]]}
+    assert budget == {
+        "budget_span_recall_1.png": [rep.labels[0], rep.labels[1]],
+        "budget_span_recall_2.png": [rep.labels[2], rep.labels[3]],
+    }
     assert sorted(p.name for p, _, _ in drawn["rank_histograms"]) == [
-        "first_relevant_rank_span_1.png", "first_relevant_rank_span_2.png"]
+        "first_relevant_rank_span_1.png",
+        "first_relevant_rank_span_2.png",
+    ]
 
 
 # --------------------------------------------------------------------------- top-score histograms
@@ -185,7 +203,9 @@ def _with_abstention(folder: Path, job: int, threshold: float, unanswerable: int
     a = Abstention(50, unanswerable, 0.8, 0.7, 0.9, threshold, 0.75, 0.6, 0.1)
     dataclasses.replace(row, diagnostics=Diagnostics(abstention=a)).save(d)
     traces = list(read_traces(d / "hits.jsonl").values())
-    traces = [dataclasses.replace(t, gold=()) if i < unanswerable else t for i, t in enumerate(traces)]
+    traces = [
+        dataclasses.replace(t, gold=()) if i < unanswerable else t for i, t in enumerate(traces)
+    ]
     write_traces(d / "hits.jsonl", traces)
 
 
@@ -218,13 +238,23 @@ def test_sizes_in_characters_and_in_tokens_never_share_an_axis(tmp_path):
     make_job(tmp_path, 1, 256, 0, base(seed=2), settings={"chunk.unit": "tokens"})
     make_job(tmp_path, 2, 1000, 0, base(seed=3), settings=lc)
     # a cell that never built its splitter recorded no unit: it joins its panel's
-    make_job(tmp_path, 3, 128, 0, None, status="invalid", error="overlap",
-             settings={**lc, "chunk.unit": None})
+    make_job(
+        tmp_path,
+        3,
+        128,
+        0,
+        None,
+        status="invalid",
+        error="overlap",
+        settings={**lc, "chunk.unit": None},
+    )
     cells = heatmap_cells(build_report(tmp_path), "span", "recall@5")
     assert [c.unit for c in cells] == ["tokens", "tokens", "characters", "characters"]
     panels = drawing.heatmap_panels(cells)
-    assert [(p.unit, p.sizes) for p in panels] == [("tokens", (128, 256)),
-                                                   ("characters", (128, 1000))]
+    assert [(p.unit, p.sizes) for p in panels] == [
+        ("tokens", (128, 256)),
+        ("characters", (128, 1000)),
+    ]
     assert all("unit" not in p.facet for p in panels)  # the axis says it, not the title
     fig = drawing.heatmap_figure(cells, title="t")
     labels = [ax.get_ylabel() for ax in fig.axes if ax.get_visible() and ax.get_ylabel() != "mean"]

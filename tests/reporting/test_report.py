@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from sweep.report.__main__ import main
-from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import build_report
+from sweep.reporting.write import write_report
 from sweepdirs import GRID, base, make_grid, make_job
 
 
@@ -52,7 +52,8 @@ def test_cli_shows_a_folder_name_with_a_line_break_or_an_escape_escaped(tmp_path
     assert main([str(empty), str(tmp_path / "gone\nx")]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"sweep.report: {tmp_path}/a\\nb\\x1b[2J\\u202e: no finished rows",
-        f"sweep.report: error: {tmp_path}/gone\\nx: not a directory"]
+        f"sweep.report: error: {tmp_path}/gone\\nx: not a directory",
+    ]
 
 
 def test_an_error_or_setting_from_data_reaches_the_terminal_escaped(tmp_path, capsys):
@@ -60,8 +61,15 @@ def test_an_error_or_setting_from_data_reaches_the_terminal_escaped(tmp_path, ca
     # must not drive the terminal, nor a line break in them add a line to the table.
     scores = {so: base() for so in GRID}
     make_grid(tmp_path, scores)
-    make_job(tmp_path, 6, 64, 64, None, status="failed",
-             error="boom\x1b[2J\u202eevil\nfailed: size=1 overlap=0: forged")
+    make_job(
+        tmp_path,
+        6,
+        64,
+        64,
+        None,
+        status="failed",
+        error="boom\x1b[2J\u202eevil\nfailed: size=1 overlap=0: forged",
+    )
     assert main([str(tmp_path), "--no-html"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
@@ -79,12 +87,17 @@ def test_a_full_disk_while_the_report_is_written_is_one_line(tmp_path):
     with tmpfs(tmp_path / "disk", "2m") as disk:
         make_grid(disk / "sweep", {so: base() for so in GRID})
         fill(disk)
-        proc = subprocess.run([sys.executable, "-m", "sweep.report", "--no-html",
-                               str(disk / "sweep")], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sweep.report", "--no-html", str(disk / "sweep")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert proc.returncode == 2
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"sweep.report: error: {disk / 'sweep'}/") and (
-        line.endswith("No space left on device")), line
+        line.endswith("No space left on device")
+    ), line
 
 
 def test_quiet_writes_tables_but_no_pictures(tmp_path):
@@ -109,16 +122,22 @@ def test_report_builds_from_saved_rows_alone(tmp_path, capsys):
     # Every picture opens full size on a click (issue 21, item 13), the wide ones span the page.
     links = re.findall(r'<figure class="zoom" id="(fig-[0-9a-f]+)"><a href="#\1"[^>]*><img ', html)
     assert len(links) == html.count('<img alt="')
-    ranks = re.search(r'<div class="picture( wide)?" id="fig-[0-9a-f]+-at">(?:(?!</figure>).)*'
-                      r'Where the first relevant chunk lands', html)
+    ranks = re.search(
+        r'<div class="picture( wide)?" id="fig-[0-9a-f]+-at">(?:(?!</figure>).)*'
+        r"Where the first relevant chunk lands",
+        html,
+    )
     assert ranks.group(1) == " wide"  # six panels: a third of the page cannot show them
     assert not re.search(r'(src|href)="(?!data:|#)', html)  # nothing outside the file
     assert "invalid: ValueError: overlap 64 &gt;= size 64" in html
     assert "Question number 0 &amp; &lt;more&gt;?" in html and "gold evidence" in html
     assert "by query type" in html and "adversarial (n=20)" in html
     plots = {p.name for p in (tmp_path / "plots").iterdir()}
-    assert {"heatmap_span_recall_5.png", "budget_span_recall.png",
-            "first_relevant_rank_span.png"} <= plots
+    assert {
+        "heatmap_span_recall_5.png",
+        "budget_span_recall.png",
+        "first_relevant_rank_span.png",
+    } <= plots
     # The invalid row is in the table with its reason, but not tested and not recommended.
     rows = _csv(tmp_path / "results.csv")
     assert rows[-1]["status"] == "invalid" and rows[-1]["vs_best"] == ""
@@ -132,7 +151,7 @@ def test_worst_queries_are_sorted_worst_first_with_their_text(tmp_path):
     table = [line for line in md.splitlines() if re.match(r"\| \d+ +\|", line)]
     values = [float(line.split("|")[4]) for line in table]
     assert values == sorted(values) and len(values) == 60
-    first = md[md.index("## 1."):]
+    first = md[md.index("## 1.") :]
     assert "**Query:** Question number" in first and "gold evidence" in first
     assert "chunk text" in first and "&lt;about&gt; travel" in first
 
@@ -224,10 +243,14 @@ def test_combined_per_query_table_grows_by_appending_and_matches_a_rewrite(tmp_p
     assert lines[0] == "job,query_id,level,metric,value" and lines[1].startswith("0,q0,doc,")
     assert {line.split(",")[0] for line in lines[1:]} == {"0", "1", "2"}
     # An earlier job's file changed: rewritten, not appended.
-    (tmp_path / "0" / "per_query.csv").write_text("query_id,level,metric,value\nqX,span,recall@5,1.0\n")
+    (tmp_path / "0" / "per_query.csv").write_text(
+        "query_id,level,metric,value\nqX,span,recall@5,1.0\n"
+    )
     write_report(tmp_path, quiet=True)
     lines = (tmp_path / "per_query.csv").read_text().splitlines()
-    assert lines[1] == "0,qX,span,recall@5,1.0" and sum(line.startswith("0,") for line in lines) == 1
+    assert (
+        lines[1] == "0,qX,span,recall@5,1.0" and sum(line.startswith("0,") for line in lines) == 1
+    )
 
 
 def test_an_unreadable_row_is_skipped_not_fatal(tmp_path, caplog):
@@ -252,17 +275,29 @@ HOSTILE = "<img src=x onerror=alert(1)>|two\nlines [x](javascript:alert(1))"
 def test_names_and_errors_from_data_stay_text_in_results_md_and_report_html(tmp_path):
     from markdown_it import MarkdownIt
 
-    make_grid(tmp_path, {(128, 0): base(), (256, 0): np.ones(60)},
-              settings={"chunk.note": HOSTILE}, notes=(HOSTILE,))
-    make_job(tmp_path, 2, 512, 0, None, status="failed", error=f"RuntimeError: {HOSTILE}",
-             settings={"chunk.note": "plain"})  # a setting that varies: a column of its own
+    make_grid(
+        tmp_path,
+        {(128, 0): base(), (256, 0): np.ones(60)},
+        settings={"chunk.note": HOSTILE},
+        notes=(HOSTILE,),
+    )
+    make_job(
+        tmp_path,
+        2,
+        512,
+        0,
+        None,
+        status="failed",
+        error=f"RuntimeError: {HOSTILE}",
+        settings={"chunk.note": "plain"},
+    )  # a setting that varies: a column of its own
     assert write_report(tmp_path, quiet=False) is not None
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     md = (tmp_path / "results.md").read_text(encoding="utf-8")
     rendered = MarkdownIt("commonmark").enable("table").render(md)
     assert "<img" not in rendered and "<a " not in rendered
-    table = rendered[:rendered.index("</table>")]
+    table = rendered[: rendered.index("</table>")]
     head = len(re.findall(r"<th[ >]", table))
     rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)[1:]
     assert len(rows) == 3 and all(len(re.findall(r"<td", r)) == head for r in rows)
@@ -280,8 +315,9 @@ def test_the_combined_per_query_table_is_never_followed_to_a_file_outside(tmp_pa
     victim.write_text("someone else's file\n")
     # a tampered folder: the table is a link out, the manifest says it holds no job yet
     (folder / "per_query.csv").symlink_to(victim)
-    (folder / "per_query.jobs.json").write_text(json.dumps({"size": victim.stat().st_size,
-                                                            "entries": []}))
+    (folder / "per_query.jobs.json").write_text(
+        json.dumps({"size": victim.stat().st_size, "entries": []})
+    )
     write_report(folder, quiet=True)
     assert victim.read_text() == "someone else's file\n"
     table = folder / "per_query.csv"
@@ -297,15 +333,19 @@ def test_a_folder_name_that_is_not_utf8_is_reported_escaped(tmp_path):
 
     folder = Path(os.fsdecode(bytes(tmp_path) + b"/new\xff"))
     make_grid(folder, {so: base() for so in GRID[:2]})
-    proc = subprocess.run([sys.executable, "-m", "sweep.report", str(folder)],
-                          capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep.report", str(folder)], capture_output=True, timeout=300
+    )
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert b"new\\udcff" in (folder / "report.html").read_bytes()
     assert b"files in " + bytes(tmp_path) + b"/new\\udcff/" in proc.stdout
     summary = tmp_path / "summary.md"
-    proc = subprocess.run([sys.executable, "-m", "sweep.check", str(folder), "--baseline",
-                           str(folder)], capture_output=True, timeout=300,
-                          env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep.check", str(folder), "--baseline", str(folder)],
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr[-2000:]
     assert "new\\\\udcff" in summary.read_text(encoding="utf-8")
 
@@ -318,13 +358,14 @@ def test_two_sweeps_of_the_same_questions_print_one_table_with_one_pick(tmp_path
     # sweep's own chunker in one folder, a framework's splitter (sizes in characters) in
     # another, on the same questions: one table, one recommendation across both
     for job, size in enumerate((128, 256)):
-        make_job(tmp_path / "x" / "own", job, size, 0, base(seed=job),
-                 settings={"chunk.unit": "tokens"})
+        make_job(
+            tmp_path / "x" / "own", job, size, 0, base(seed=job), settings={"chunk.unit": "tokens"}
+        )
     lc = {"chunk.strategy": "RecursiveCharacterTextSplitter", "chunk.unit": "characters"}
     make_job(tmp_path / "x" / "lc", 0, 1000, 200, np.ones(60), settings=lc)
     assert main(["--no-html", str(tmp_path / "x" / "own"), str(tmp_path / "x" / "lc")]) == 0
     out = capsys.readouterr().out
-    combined = out[out.index("all 2 sweeps in one table"):]
+    combined = out[out.index("all 2 sweeps in one table") :]
     table = combined.split("\n\n")[1].splitlines()
     assert table[0].split()[:4] == ["strategy", "size", "unit", "overlap"] and "sweep" in table[0]
     assert len(table) == 2 + 3  # header, rule, the three settings of both folders
@@ -341,7 +382,7 @@ def test_folders_of_one_name_are_told_apart_in_the_combined_table(tmp_path, caps
     make_job(tmp_path / "bge" / "run", 0, 256, 0, base(seed=1))
     assert main(["--no-html", str(tmp_path / "minilm" / "run"), str(tmp_path / "bge" / "run")]) == 0
     out = capsys.readouterr().out
-    combined = out[out.index("all 2 sweeps in one table"):]
+    combined = out[out.index("all 2 sweeps in one table") :]
     assert "minilm:run" in combined and "bge:run" in combined
 
 
@@ -354,5 +395,7 @@ def test_two_sweeps_of_other_questions_get_one_line_saying_why_not_one_table(tmp
     captured = capsys.readouterr()
     assert "in one table" not in captured.out and "x/a" in captured.err
     (line,) = [e for e in captured.err.splitlines() if "combined" in e]
-    assert line == ("sweep.report: no combined table: they scored different evaluation sets "
-                    "(by content: x/a: synthetic #aaaaaaaa, x/b: synthetic #bbbbbbbb).")
+    assert line == (
+        "sweep.report: no combined table: they scored different evaluation sets "
+        "(by content: x/a: synthetic #aaaaaaaa, x/b: synthetic #bbbbbbbb)."
+    )

@@ -13,7 +13,9 @@ from sweepdirs import TYPES, base, make_grid, make_job
 
 def _grid(folder, **kw):
     """Job 1 finds everything: the best, and the recommended setting."""
-    return make_grid(folder, {(64, 0): base(), (128, 0): np.ones(60), (256, 16): base(seed=1)}, **kw)
+    return make_grid(
+        folder, {(64, 0): base(), (128, 0): np.ones(60), (256, 16): base(seed=1)}, **kw
+    )
 
 
 def test_a_folder_without_rows_has_no_report(tmp_path):
@@ -30,8 +32,12 @@ def test_rows_labels_and_the_frame(tmp_path):
     assert rep.sweep_dir == tmp_path
     assert [r.job for r in rep.rows] == [0, 1, 2, 3] and [r.job for r in rep.ok] == [0, 1, 2]
     assert rep.keys == ("chunk.size", "chunk.overlap")
-    assert rep.labels == {0: "size=64 overlap=0", 1: "size=128 overlap=0",
-                          2: "size=256 overlap=16", 3: "size=512 overlap=0"}
+    assert rep.labels == {
+        0: "size=64 overlap=0",
+        1: "size=128 overlap=0",
+        2: "size=256 overlap=16",
+        3: "size=512 overlap=0",
+    }
     assert rep.row(3).status == "failed" and rep.row(1).settings["chunk.size"] == 128
     with pytest.raises(StopIteration):
         rep.row(99)

@@ -35,29 +35,63 @@ def test_two_index_choices_get_one_index_column(tmp_path):
 
 def test_the_printed_table_fits_a_terminal(tmp_path):
     make_grid(tmp_path, {so: base(seed=i) for i, so in enumerate(GRID)})
-    make_job(tmp_path, 6, 64, 64, None, status="invalid",
-             error="ChunkingSettingsError: chunk.overlap (64) must be smaller than chunk.size (64)")
+    make_job(
+        tmp_path,
+        6,
+        64,
+        64,
+        None,
+        status="invalid",
+        error="ChunkingSettingsError: chunk.overlap (64) must be smaller than chunk.size (64)",
+    )
     rep = build_report(tmp_path)
     text = terminal_table(rep)
     lines = text.splitlines()
     assert max(len(line) for line in lines[:-1]) <= TERMINAL_WIDTH
     # The reason names the strategy even when it is not a column: it may be the mistake.
-    assert lines[-1] == ("invalid: strategy=token size=64 overlap=64: ChunkingSettingsError: "
-                         "chunk.overlap (64) must be smaller than chunk.size (64)")
+    assert lines[-1] == (
+        "invalid: strategy=token size=64 overlap=64: ChunkingSettingsError: "
+        "chunk.overlap (64) must be smaller than chunk.size (64)"
+    )
     header = [c for c in lines[0].split("  ") if c]
-    assert [c.strip() for c in header] == ["size", "overlap", "tok@5", "trunc %", "span recall@5",
-                                           "@256t", "@512t", "@1024t", "vs best", "status"]
+    assert [c.strip() for c in header] == [
+        "size",
+        "overlap",
+        "tok@5",
+        "trunc %",
+        "span recall@5",
+        "@256t",
+        "@512t",
+        "@1024t",
+        "vs best",
+        "status",
+    ]
     assert lines[-2].split()[-1] == "invalid"
     # The full table is wider and keeps every column.
     assert len(results_frame(rep).columns) > len(header)
 
 
 def test_many_varied_settings_still_fit(tmp_path):
-    for job, (strategy, prefix) in enumerate([("token", "none"), ("recursive", "title+headings"),
-                                             ("markdown", "title"), ("semantic", "none")]):
-        make_job(tmp_path, job, 256, 0, base(seed=job),
-                 settings={"chunk.strategy": strategy, "chunk.prefix": prefix,
-                           "embed.model": f"/models/some-long-embedding-model-name-{job}"})
+    for job, (strategy, prefix) in enumerate(
+        [
+            ("token", "none"),
+            ("recursive", "title+headings"),
+            ("markdown", "title"),
+            ("semantic", "none"),
+        ]
+    ):
+        make_job(
+            tmp_path,
+            job,
+            256,
+            0,
+            base(seed=job),
+            settings={
+                "chunk.strategy": strategy,
+                "chunk.prefix": prefix,
+                "embed.model": f"/models/some-long-embedding-model-name-{job}",
+            },
+        )
     assert max(len(line) for line in terminal_table(build_report(tmp_path)).splitlines()) <= 120
 
 
@@ -72,8 +106,15 @@ def test_notes_say_what_was_scored_per_dataset(tmp_path):
 
 def test_chunker_notes_and_bootstrap_settings_appear_under_the_table(tmp_path):
     make_job(tmp_path, 0, 128, 0, base())
-    make_job(tmp_path, 1, 256, 32, np.ones(60), settings={"chunk.strategy": "paragraph"},
-             notes=["overlap is ignored by strategy 'paragraph'"])
+    make_job(
+        tmp_path,
+        1,
+        256,
+        32,
+        np.ones(60),
+        settings={"chunk.strategy": "paragraph"},
+        notes=["overlap is ignored by strategy 'paragraph'"],
+    )
     notes = footnotes(build_report(tmp_path))
     assert any("overlap is ignored by strategy 'paragraph'" in n and "size=256" in n for n in notes)
     assert any("100 resamples, seed 0" in n for n in notes)
@@ -87,8 +128,16 @@ def test_the_cost_table_has_a_line_per_ok_setting_and_a_dash_for_what_was_not_me
     make_job(tmp_path, 2, 64, 64, None, status="invalid", error="ValueError: x")
     rep = build_report(tmp_path)
     df = cost_frame(rep)
-    assert list(df.columns) == ["setting", "vectors", "index MB", "embed tokens", "tok@5",
-                                "latency p50 ms", "latency p95 ms", "peak MB"]
+    assert list(df.columns) == [
+        "setting",
+        "vectors",
+        "index MB",
+        "embed tokens",
+        "tok@5",
+        "latency p50 ms",
+        "latency p95 ms",
+        "peak MB",
+    ]
     assert len(df) == 2 and list(df["tok@5"]) == ["640", "1280"]
     # The synthetic rows measured no latency and built no index: shown as a dash, not 0 or nan.
     assert set(df["latency p50 ms"]) == {"–"} and set(df["index MB"]) == {"–"}
@@ -112,9 +161,11 @@ def test_a_set_that_cannot_tell_the_settings_apart_says_so_before_the_pick(tmp_p
     d = rep.decision.decisions[0]
     assert {c.verdict for c in d.comparisons.values()} == {"best", "tie"}
     smallest = min(c.n_needed for c in d.comparisons.values() if c.n_needed is not None)
-    line = (f"These 15 questions cannot tell the settings apart: none differs significantly "
-            f"from the best on span recall@5; about {smallest:,} would be needed to confirm even "
-            "the clearest difference seen")
+    line = (
+        f"These 15 questions cannot tell the settings apart: none differs significantly "
+        f"from the best on span recall@5; about {smallest:,} would be needed to confirm even "
+        "the clearest difference seen"
+    )
     for text in (terminal_text(rep), results_markdown(rep)):
         assert text.count(line) == 1
         assert text.index(line) < text.index("Recommendation:")
@@ -135,12 +186,16 @@ def test_identical_settings_cannot_be_told_apart_by_any_number_of_questions(tmp_
 
     make_grid(tmp_path, {so: base(15) for so in GRID[:3]})
     text = terminal_text(build_report(tmp_path))
-    assert ("These 15 questions cannot tell the settings apart: none differs significantly from "
-            "the best on span recall@5, and they show no difference that more such questions "
-            "could confirm.") in text
+    assert (
+        "These 15 questions cannot tell the settings apart: none differs significantly from "
+        "the best on span recall@5, and they show no difference that more such questions "
+        "could confirm."
+    ) in text
 
 
-def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_agree(tmp_path, capsys):
+def test_the_printed_summary_says_whether_synthetic_and_hand_written_questions_agree(
+    tmp_path, capsys
+):
     from sweep.reporting.write import write_report
 
     rng = np.random.default_rng(0)
@@ -174,14 +229,17 @@ def test_every_table_says_its_p_is_holm_adjusted_over_the_comparisons_with_the_b
     c = rep.decision.comparison(1)
     assert c.verdict == "tie" and c.p_value < 0.05 <= c.p_holm
     said = "p Holm-adjusted over 5 comparisons with the best"
-    why = ("python -m sweep.check tests one planned pair (a baseline against a new run) without "
-           "adjustment: for the same pair its p is p_value, up to 5 times smaller, so it can "
-           "find a significant drop where this column says ≈ best.")
+    why = (
+        "python -m sweep.check tests one planned pair (a baseline against a new run) without "
+        "adjustment: for the same pair its p is p_value, up to 5 times smaller, so it can "
+        "find a significant drop where this column says ≈ best."
+    )
     terminal = terminal_text(rep)
     # Printed right under the table, before anything else is said.
     assert terminal.split("\n\n")[1] == (
         f"vs best: {said}; sweep.check tests one pair unadjusted, so its p for a pair can be "
-        "up to 5 times smaller.")
+        "up to 5 times smaller."
+    )
     for text in (results_markdown(rep), render_html(rep, [])):
         assert said in text and why in text
 
@@ -194,10 +252,19 @@ def test_latency_says_when_and_under_what_load_it_was_measured_and_marks_a_busy_
     from sweep.reporting.html import render_html
     from sweep.reporting.tables import LOAD_MARK, cost_frame, results_markdown
 
-    _timed(make_job(tmp_path, 0, 128, 0, base()), latency_measured_at="2026-12-05T13:40:00+00:00",
-           latency_load=0.3, latency_cpus=2, peak_rss_mb=1234.4)
-    _timed(make_job(tmp_path, 1, 256, 0, base(seed=1)),
-           latency_measured_at="2026-12-05T13:52:10+00:00", latency_load=6.5, latency_cpus=2)
+    _timed(
+        make_job(tmp_path, 0, 128, 0, base()),
+        latency_measured_at="2026-12-05T13:40:00+00:00",
+        latency_load=0.3,
+        latency_cpus=2,
+        peak_rss_mb=1234.4,
+    )
+    _timed(
+        make_job(tmp_path, 1, 256, 0, base(seed=1)),
+        latency_measured_at="2026-12-05T13:52:10+00:00",
+        latency_load=6.5,
+        latency_cpus=2,
+    )
     rep = build_report(tmp_path)
     df = cost_frame(rep)
     assert list(df["latency p50 ms"]) == ["5.6", f"5.6 {LOAD_MARK}"]  # only the busy one marked
@@ -214,13 +281,19 @@ def test_latency_of_a_row_saved_before_its_conditions_were_recorded_is_of_an_unk
 
     _timed(make_job(tmp_path, 0, 128, 0, base()))
     rep = build_report(tmp_path)
-    assert list(cost_frame(rep)["latency p50 ms"]) == ["5.6"] and LOAD_MARK not in results_markdown(rep)
+    assert list(cost_frame(rep)["latency p50 ms"]) == ["5.6"] and LOAD_MARK not in results_markdown(
+        rep
+    )
     assert "latency measured at an unknown time" in results_markdown(rep)
 
 
 def test_long_strategy_names_are_shortened_readably_not_clipped(tmp_path):
-    names = ["langchain_text_splitters.RecursiveCharacterTextSplitter",
-             "llama_index.core.node_parser.SentenceSplitter", "sentence", "token"]
+    names = [
+        "langchain_text_splitters.RecursiveCharacterTextSplitter",
+        "llama_index.core.node_parser.SentenceSplitter",
+        "sentence",
+        "token",
+    ]
     for job, (name, size) in enumerate((n, s) for n in names for s in (256, 512)):
         make_job(tmp_path, job, size, 0, base(seed=job), settings={"chunk.strategy": name})
     lines = terminal_table(build_report(tmp_path)).splitlines()

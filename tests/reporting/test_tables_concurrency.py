@@ -23,7 +23,7 @@ from sweep.core.folderlock import LOCK_NAME, locked
 from sweep.reporting.write import write_report
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from sweepdirs import base, make_job  # noqa: E402
+from sweepdirs import base, make_job
 
 GRID = [(s, o) for s in (64, 128, 256, 512) for o in (0, 16)]
 
@@ -90,7 +90,9 @@ def test_jobs_rebuilding_the_tables_at_the_same_time_take_turns(tmp_path):
     sweep.mkdir()
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(len(GRID))
-    procs = [ctx.Process(target=_finish, args=(str(sweep), job, start, 4)) for job in range(len(GRID))]
+    procs = [
+        ctx.Process(target=_finish, args=(str(sweep), job, start, 4)) for job in range(len(GRID))
+    ]
     for p in procs:
         p.start()
     for p in procs:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sweep.core.protocols import Retriever
 from sweep.core.types import Chunk, Ranking
+from sweep.retrieval.dense import DenseRetriever
 from sweep.retrieval.fusion import HybridRetriever, reciprocal_rank_fusion, weighted_fusion
 from sweep.retrieval.index import FlatIPIndex
 from sweep.retrieval.lexical import BM25Retriever
-from sweep.retrieval.dense import DenseRetriever
-from sweep.core.protocols import Retriever
 
 
 def ranking(rows, scores=None):
@@ -18,8 +18,8 @@ def ranking(rows, scores=None):
     ids = np.full((len(rows), width), -1, dtype=np.int64)
     sc = np.full((len(rows), width), np.nan, dtype=np.float32)
     for i, r in enumerate(rows):
-        ids[i, :len(r)] = r
-        sc[i, :len(r)] = scores[i] if scores else np.linspace(1, 0, len(r))
+        ids[i, : len(r)] = r
+        sc[i, : len(r)] = scores[i] if scores else np.linspace(1, 0, len(r))
     return Ranking(ids, sc)
 
 
@@ -29,8 +29,9 @@ def test_rrf_on_hand_made_rankings():
     fused = reciprocal_rank_fusion([a, b], k=60)
     # Query 0: 1 -> 1/62 + 1/61, 3 -> 1/61 + 1/63, 4 -> 1/62, 2 -> 1/63.
     assert fused.row(0).tolist() == [1, 3, 4, 2]
-    np.testing.assert_allclose(fused.scores[0], [1 / 62 + 1 / 61, 1 / 61 + 1 / 63, 1 / 62, 1 / 63],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        fused.scores[0], [1 / 62 + 1 / 61, 1 / 61 + 1 / 63, 1 / 62, 1 / 63], rtol=1e-6
+    )
     # Query 1: 1 -> 1/62 + 1/61 beats 0 -> 1/61; a short row is padded.
     assert fused.row(1).tolist() == [1, 0] and fused.ids[1, 2:].tolist() == [-1, -1]
     assert reciprocal_rank_fusion([a, b], k=60, n=2).ids.tolist() == [[1, 3], [1, 0]]
@@ -38,11 +39,19 @@ def test_rrf_on_hand_made_rankings():
 
 def test_rrf_ties_go_to_the_earlier_chunk_and_k_matters():
     # 5 first in one list and 2 first in the other: equal fused score, 2 is earlier.
-    assert reciprocal_rank_fusion([ranking([[5, 9]]), ranking([[2, 9]])]).row(0).tolist()[:2] == [9, 2]
+    assert reciprocal_rank_fusion([ranking([[5, 9]]), ranking([[2, 9]])]).row(0).tolist()[:2] == [
+        9,
+        2,
+    ]
     # 8 is second and third; 7 and 9 are first once. k=0 favours the top ranks, k=60 agreement.
     a, b = ranking([[7, 8]]), ranking([[9, 5, 8]])
     assert reciprocal_rank_fusion([a, b], k=0).row(0).tolist() == [7, 9, 8, 5]  # 1 > 1/2 + 1/3
-    assert reciprocal_rank_fusion([a, b], k=60).row(0).tolist() == [8, 7, 9, 5]  # 1/62 + 1/63 > 1/61
+    assert reciprocal_rank_fusion([a, b], k=60).row(0).tolist() == [
+        8,
+        7,
+        9,
+        5,
+    ]  # 1/62 + 1/63 > 1/61
     with pytest.raises(ValueError, match="same queries"):
         reciprocal_rank_fusion([ranking([[1]]), ranking([[1], [2]])])
 
@@ -57,9 +66,18 @@ def test_weighted_fusion_normalises_each_side():
     np.testing.assert_allclose(fused.scores[0], [0.5, 0.5, 0.25, 0.0])
 
 
-CHUNK_TEXTS = ["meal allowance 45 euros", "rail travel preferred", "sensor calibration yearly",
-               "battery lasts 5 years", "travel expenses approved", "rail tickets", "sensor battery",
-               "calibration drift", "flights need approval", "meal travel rail sensor"]
+CHUNK_TEXTS = [
+    "meal allowance 45 euros",
+    "rail travel preferred",
+    "sensor calibration yearly",
+    "battery lasts 5 years",
+    "travel expenses approved",
+    "rail tickets",
+    "sensor battery",
+    "calibration drift",
+    "flights need approval",
+    "meal travel rail sensor",
+]
 QUERIES = ["rail travel", "sensor battery calibration", "meal", "approval of flights"]
 
 
@@ -91,8 +109,9 @@ def test_rrf_hybrid_fuses_the_two_sides_it_retrieves():
     hybrid, dense, bm25, qv = _setup(5, fusion="rrf", rrf_k=60)
     assert isinstance(hybrid, Retriever) and hybrid.needs_vectors
     got = hybrid.retrieve(QUERIES, qv, 3)
-    want = reciprocal_rank_fusion([dense.retrieve(QUERIES, qv, 5), bm25.retrieve(QUERIES, None, 5)],
-                                  k=60, n=3)
+    want = reciprocal_rank_fusion(
+        [dense.retrieve(QUERIES, qv, 5), bm25.retrieve(QUERIES, None, 5)], k=60, n=3
+    )
     assert got.ids.tolist() == want.ids.tolist()
     np.testing.assert_allclose(got.scores, want.scores)
     assert np.all(np.diff(got.scores, axis=1) <= 0)  # the fused score, higher is better
@@ -101,10 +120,17 @@ def test_rrf_hybrid_fuses_the_two_sides_it_retrieves():
     assert HybridRetriever(FlatIPIndex(), candidates=2, depth=6).depth == 6
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"fusion": "max"}, "retrieve.fusion"), ({"alpha": 1.5}, "retrieve.alpha"),
-    ({"rrf_k": -1}, "retrieve.rrf_k"), ({"candidates": 0}, "retrieve.candidates"),
-    ({"k1": -2}, "retrieve.k1"), ({"depth": 2.5}, "retrieve.depth")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"fusion": "max"}, "retrieve.fusion"),
+        ({"alpha": 1.5}, "retrieve.alpha"),
+        ({"rrf_k": -1}, "retrieve.rrf_k"),
+        ({"candidates": 0}, "retrieve.candidates"),
+        ({"k1": -2}, "retrieve.k1"),
+        ({"depth": 2.5}, "retrieve.depth"),
+    ],
+)
 def test_bad_hybrid_settings_name_their_key(kwargs, match):
     with pytest.raises(ValueError, match=match):
         HybridRetriever(FlatIPIndex(), **kwargs)

@@ -22,8 +22,13 @@ def numpy_topk(docs, queries, k):
 
 
 @settings(max_examples=30, deadline=None)
-@given(n=st.integers(1, 300), d=st.integers(1, 48), nq=st.integers(1, 12),
-       k=st.integers(1, 20), seed=st.integers(0, 2**32 - 1))
+@given(
+    n=st.integers(1, 300),
+    d=st.integers(1, 48),
+    nq=st.integers(1, 12),
+    k=st.integers(1, 20),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_flat_matches_brute_force(n, d, nq, k, seed):
     rng = np.random.default_rng(seed)
     docs, queries = unit_rows(rng, n, d), unit_rows(rng, nq, d)
@@ -140,8 +145,9 @@ def test_non_contiguous_input_is_accepted():
     assert ids[:, 0].tolist() == [0, 2, 4]
 
 
-@pytest.mark.parametrize("kw", [{"m": 1}, {"m": 0}, {"ef_search": 0}, {"ef_construction": -3},
-                                {"m": 2.5}])
+@pytest.mark.parametrize(
+    "kw", [{"m": 1}, {"m": 0}, {"ef_search": 0}, {"ef_construction": -3}, {"m": 2.5}]
+)
 def test_hnsw_bad_settings(kw):
     with pytest.raises(ValueError, match="HNSWIndex"):
         HNSWIndex(**kw)

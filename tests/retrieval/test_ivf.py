@@ -94,8 +94,9 @@ def test_ivf_reports_its_size():
     assert ivf.nbytes >= x.nbytes
 
 
-@pytest.mark.parametrize("kwargs", [{"nlist": 0}, {"nlist": -3}, {"nprobe": 0}, {"nprobe": 1.5},
-                                    {"nlist": True}])
+@pytest.mark.parametrize(
+    "kwargs", [{"nlist": 0}, {"nlist": -3}, {"nprobe": 0}, {"nprobe": 1.5}, {"nlist": True}]
+)
 def test_bad_ivf_settings_are_refused(kwargs):
     with pytest.raises(ValueError, match="IVFIndex: n(list|probe) must be a positive integer"):
         IVFIndex(**kwargs)

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sweep.core.protocols import Retriever
 from sweep.core.types import Chunk
 from sweep.retrieval.lexical import BM25Retriever, Tokenizer, top_by_score
-from sweep.core.protocols import Retriever
 
 CORPUS = [
     "The meal allowance is 45 euros per day for travel inside the EU.",
@@ -24,8 +24,15 @@ CORPUS = [
     "",
     "Calibration, calibration, calibration: the sensor team repeats it.",
 ]
-QUERIES = ["how long does the battery last", "rail or flights for travel", "sensor calibration",
-           "meal allowance euros", "unknownword", "the", "approval of travel expenses"]
+QUERIES = [
+    "how long does the battery last",
+    "rail or flights for travel",
+    "sensor calibration",
+    "meal allowance euros",
+    "unknownword",
+    "the",
+    "approval of travel expenses",
+]
 
 
 def chunks_of(texts):
@@ -74,8 +81,11 @@ words = st.sampled_from(["alpha", "beta", "gamma", "delta", "rail", "rails", "th
 
 
 @settings(max_examples=40, deadline=None)
-@given(docs=st.lists(st.lists(words, max_size=12).map(" ".join), min_size=1, max_size=12),
-       query=st.lists(words, min_size=1, max_size=4).map(" ".join), k=st.integers(1, 15))
+@given(
+    docs=st.lists(st.lists(words, max_size=12).map(" ".join), min_size=1, max_size=12),
+    query=st.lists(words, min_size=1, max_size=4).map(" ".join),
+    k=st.integers(1, 15),
+)
 def test_bm25_equals_brute_force_on_random_corpora(docs, query, k):
     bm25 = BM25Retriever()
     bm25.index(chunks_of(docs))
@@ -86,8 +96,13 @@ def test_bm25_equals_brute_force_on_random_corpora(docs, query, k):
 
 
 def test_tokenizer_lowercases_drops_stopwords_and_stems():
-    assert Tokenizer()("The Sensors were CALIBRATED, v2 at 45 €.") == \
-        ["sensor", "were", "calibr", "v2", "45"]
+    assert Tokenizer()("The Sensors were CALIBRATED, v2 at 45 €.") == [
+        "sensor",
+        "were",
+        "calibr",
+        "v2",
+        "45",
+    ]
     assert Tokenizer(stemmer="none", stopwords="none")("The Sensors") == ["the", "sensors"]
     assert Tokenizer(stemmer="none", stopwords=["sensors"])("The Sensors") == ["the"]
 
@@ -121,10 +136,18 @@ def test_bm25_reads_the_heading_prefix_a_chunk_is_embedded_with():
     assert bm25.retrieve(["travel policy"], None, 1).ids.tolist() == [[1]]
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"k1": -1}, "retrieve.k1"), ({"b": 1.5}, "retrieve.b"), ({"b": "x"}, "retrieve.b"),
-    ({"stemmer": "klingon"}, "retrieve.stemmer"), ({"stopwords": "fr"}, "retrieve.stopwords"),
-    ({"stopwords": [1, 2]}, "retrieve.stopwords"), ({"depth": 0}, "retrieve.depth")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"k1": -1}, "retrieve.k1"),
+        ({"b": 1.5}, "retrieve.b"),
+        ({"b": "x"}, "retrieve.b"),
+        ({"stemmer": "klingon"}, "retrieve.stemmer"),
+        ({"stopwords": "fr"}, "retrieve.stopwords"),
+        ({"stopwords": [1, 2]}, "retrieve.stopwords"),
+        ({"depth": 0}, "retrieve.depth"),
+    ],
+)
 def test_bad_bm25_settings_name_their_key(kwargs, match):
     with pytest.raises(ValueError, match=match):
         BM25Retriever(**kwargs)

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sweep.retrieval.index import FlatIPIndex, HNSWIndex
 from sweep.retrieval.dense import DenseRetriever
+from sweep.retrieval.index import FlatIPIndex, HNSWIndex
 
 
 def expected_ranking(docs, queries, n):
@@ -43,8 +43,13 @@ small_ints = st.integers(-2, 2).map(float)
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), n=st.integers(1, 60), d=st.integers(1, 4), nq=st.integers(1, 4),
-       k=st.integers(1, 70))
+@given(
+    data=st.data(),
+    n=st.integers(1, 60),
+    d=st.integers(1, 4),
+    nq=st.integers(1, 4),
+    k=st.integers(1, 70),
+)
 def test_ranking_with_many_exact_ties(data, n, d, nq, k):
     # Small integer vectors: inner products are exact in float32 and ties are common.
     docs = data.draw(arrays(np.float32, (n, d), elements=small_ints))
@@ -120,7 +125,9 @@ def test_bad_depth(depth):
 @pytest.mark.parametrize("k", [0, -3, 1.0])
 def test_bad_k(k):
     with pytest.raises(ValueError, match="k must be"):
-        _retrieve(DenseRetriever(), flat(np.eye(2, dtype=np.float32)), np.eye(2, dtype=np.float32), k)
+        _retrieve(
+            DenseRetriever(), flat(np.eye(2, dtype=np.float32)), np.eye(2, dtype=np.float32), k
+        )
 
 
 def test_scores_come_with_the_ids():
@@ -131,15 +138,19 @@ def test_scores_come_with_the_ids():
     assert r.ids.tolist() == [[0, 1, 2]]
     np.testing.assert_allclose(r.scores, [[1.0, 0.5, 0.0]])
     assert r.depth == 3
-    small = DenseRetriever(flat(docs[:2]), depth=5).retrieve(["q", "r"], np.eye(2, dtype=np.float32), 5)
+    small = DenseRetriever(flat(docs[:2]), depth=5).retrieve(
+        ["q", "r"], np.eye(2, dtype=np.float32), 5
+    )
     assert small.ids.shape == (2, 2) and not np.isnan(small.scores).any()
 
 
 def test_a_ranking_row_drops_its_padding():
     from sweep.core.types import Ranking
 
-    r = Ranking(np.array([[2, 0, -1], [1, -1, -1]]), np.array([[0.9, 0.1, np.nan], [0.5, np.nan, np.nan]],
-                                                             dtype=np.float32))
+    r = Ranking(
+        np.array([[2, 0, -1], [1, -1, -1]]),
+        np.array([[0.9, 0.1, np.nan], [0.5, np.nan, np.nan]], dtype=np.float32),
+    )
     assert r.row(0).tolist() == [2, 0] and r.row(1).tolist() == [1] and r.depth == 2
     with pytest.raises(ValueError, match="same"):
         Ranking(np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.float32))

@@ -11,19 +11,33 @@ import sys
 from pathlib import Path
 
 import pytest
-from crossencoder import build_cross_encoder
 
+from crossencoder import build_cross_encoder
 from paths import ROOT
 
 pytestmark = pytest.mark.e2e
 
 
 def _sweep(tmp_path: Path, *overrides: str, env: dict | None = None, name: str = "sweep"):
-    cmd = [sys.executable, "-m", "sweep", "dataset=tiny", f"runtime.cache_dir={tmp_path / 'cache'}",
-           f"hydra.sweep.dir={tmp_path / name}", "runtime.show_progress=false", "eval.n_boot=200",
-           *overrides]
-    return subprocess.run(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True,
-                          text=True, timeout=600)
+    cmd = [
+        sys.executable,
+        "-m",
+        "sweep",
+        "dataset=tiny",
+        f"runtime.cache_dir={tmp_path / 'cache'}",
+        f"hydra.sweep.dir={tmp_path / name}",
+        "runtime.show_progress=false",
+        "eval.n_boot=200",
+        *overrides,
+    ]
+    return subprocess.run(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _rows(sweep_dir: Path) -> list[dict]:
@@ -36,8 +50,13 @@ def test_a_sweep_over_retrievers_and_sizes(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _rows(tmp_path / "sweep")
     assert [(r["retrieve"], r["chunk.size"]) for r in rows] == [
-        ("dense", "32"), ("dense", "64"), ("bm25", "32"), ("bm25", "64"),
-        ("hybrid", "32"), ("hybrid", "64")]
+        ("dense", "32"),
+        ("dense", "64"),
+        ("bm25", "32"),
+        ("bm25", "64"),
+        ("hybrid", "32"),
+        ("hybrid", "64"),
+    ]
     assert all(r["status"] == "ok" and r["vs_best"] for r in rows)
     for r in rows:
         assert 0.0 <= float(r["span.recall@5"]) <= 1.0
@@ -53,8 +72,10 @@ def test_a_sweep_over_retrievers_and_sizes(tmp_path):
     assert "retriever" in proc.stdout and "Recommendation" in proc.stdout
     assert "retriever=" in proc.stdout.split("Recommendation", 1)[1]
     assert (tmp_path / "sweep" / "plots" / "heatmap_span_recall_5.png").exists()
-    traces = [json.loads(line) for line in
-              (tmp_path / "sweep" / "4" / "hits.jsonl").read_text().splitlines()]
+    traces = [
+        json.loads(line)
+        for line in (tmp_path / "sweep" / "4" / "hits.jsonl").read_text().splitlines()
+    ]
     scores = [h["score"] for h in traces[0]["hits"]]
     assert scores == sorted(scores, reverse=True) and scores[0] > 0  # fused RRF score
 
@@ -69,9 +90,11 @@ def test_a_bm25_sweep_never_imports_the_embedding_model(tmp_path):
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
         "print('IMPORTED', [m for m in ('torch', 'sentence_transformers', 'transformers')"
-        " if m in sys.modules])\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+        " if m in sys.modules])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "IMPORTED []" in proc.stdout
     assert [r["status"] for r in _rows(tmp_path / "sweep")] == ["ok", "ok"]
@@ -85,9 +108,14 @@ def test_reranking_reports_both_stages_and_reruns_from_its_cache(tmp_path):
     # (docs/configuration.md, "Presets of your own").
     (tmp_path / "myconf" / "rerank").mkdir(parents=True)
     (tmp_path / "myconf" / "rerank" / "mine.yaml").write_text(
-        f"defaults: [cross_encoder, _self_]\nmodel: {model}\ntop_n: 6\n")
-    args = (f"hydra.searchpath=[file://{tmp_path / 'myconf'}]", "retrieve=bm25",
-            "rerank=none,mine", "chunk.size=32")
+        f"defaults: [cross_encoder, _self_]\nmodel: {model}\ntop_n: 6\n"
+    )
+    args = (
+        f"hydra.searchpath=[file://{tmp_path / 'myconf'}]",
+        "retrieve=bm25",
+        "rerank=none,mine",
+        "chunk.size=32",
+    )
     proc = _sweep(tmp_path, *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     plain, reranked = _rows(tmp_path / "sweep")
@@ -109,14 +137,22 @@ def test_reranking_reports_both_stages_and_reruns_from_its_cache(tmp_path):
 
 def test_embedding_presets_that_are_not_on_disk_are_invalid_rows_that_say_how_to_get_them(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
-    proc = _sweep(tmp_path, "retrieve=bm25", "embed=minilm,bge-small,e5-small,gte-small,nomic",
-                  env=env)
+    proc = _sweep(
+        tmp_path, "retrieve=bm25", "embed=minilm,bge-small,e5-small,gte-small,nomic", env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = _rows(tmp_path / "sweep")
     assert [r["embed"] for r in rows] == ["minilm", "bge-small", "e5-small", "gte-small", "nomic"]
     assert rows[0]["status"] == "ok"
-    for r, model in zip(rows[1:], ["BAAI/bge-small-en-v1.5", "intfloat/e5-small-v2",
-                                   "thenlper/gte-small", "nomic-ai/nomic-embed-text-v1.5"]):
+    for r, model in zip(
+        rows[1:],
+        [
+            "BAAI/bge-small-en-v1.5",
+            "intfloat/e5-small-v2",
+            "thenlper/gte-small",
+            "nomic-ai/nomic-embed-text-v1.5",
+        ],
+    ):
         assert r["status"] == "invalid" and r["embed.model"] == model
         assert f"huggingface-cli download {model}" in r["error"] and "\n" not in r["error"]
     cfg = (tmp_path / "sweep" / "2" / "resolved_config.yaml").read_text()

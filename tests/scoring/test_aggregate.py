@@ -9,17 +9,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sweep.scoring.aggregate import bootstrap_means, summarize
-from sweep.core.types import Hit, Judgment, Query
 from sweep.core.measures import Measure
+from sweep.core.types import Hit, Judgment, Query
+from sweep.scoring.aggregate import bootstrap_means, summarize
 from sweep.scoring.credit import score_queries
 from sweep.scoring.table import ScoreTable
 
 
 def seed_003():
     """The five questions of seed 003: top 3 and correct documents by number."""
-    rows = [((1, 5, 4), (1, 5)), ((3, 9, 0), (3, 9)), ((4, 6, 0), (4,)), ((7, 0, 1), (7,)), ((11, 9, 10), (11, 0))]
-    queries = [Query(f"q{i}", "", tuple(Judgment(str(d)) for d in rel)) for i, (_, rel) in enumerate(rows)]
+    rows = [
+        ((1, 5, 4), (1, 5)),
+        ((3, 9, 0), (3, 9)),
+        ((4, 6, 0), (4,)),
+        ((7, 0, 1), (7,)),
+        ((11, 9, 10), (11, 0)),
+    ]
+    queries = [
+        Query(f"q{i}", "", tuple(Judgment(str(d)) for d in rel)) for i, (_, rel) in enumerate(rows)
+    ]
     runs = {f"q{i}": [Hit(str(d)) for d in top] for i, (top, _) in enumerate(rows)}
     return queries, runs
 
@@ -86,7 +94,9 @@ def test_interval_width_matches_the_standard_error() -> None:
 def test_adding_a_metric_does_not_move_another_metrics_interval() -> None:
     queries, runs = seed_003()
     one = summarize(score_queries(queries, runs, [Measure("ndcg", k=3)]), queries)
-    two = summarize(score_queries(queries, runs, [Measure("recall", k=1), Measure("ndcg", k=3)]), queries)
+    two = summarize(
+        score_queries(queries, runs, [Measure("recall", k=1), Measure("ndcg", k=3)]), queries
+    )
     assert one.levels["doc"].metrics["ndcg@3"] == two.levels["doc"].metrics["ndcg@3"]
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.core.measures import COVERAGE_NAMES, RANK_NAMES, Measure, measures_for
+from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.scoring.credit import (
     first_relevant_rank,
     first_relevant_ranks,
@@ -29,7 +29,11 @@ def _units(query: Query, level: str):
             if j.grade > 0:
                 grades[j.doc_id] = max(grades.get(j.doc_id, 0), j.grade)
         return [(d, None, None, g) for d, g in grades.items()]
-    return [(j.doc_id, j.start, j.end, j.grade) for j in query.relevant if j.grade > 0 and j.start is not None]
+    return [
+        (j.doc_id, j.start, j.end, j.grade)
+        for j in query.relevant
+        if j.grade > 0 and j.start is not None
+    ]
 
 
 def _chars(hits):
@@ -40,8 +44,15 @@ def _chars(hits):
     return out
 
 
-def brute_force(query: Query, hits: list[Hit], measure: Measure, level: str, *,
-                min_coverage: float = 0.5, gain: str = "linear") -> float | None:
+def brute_force(
+    query: Query,
+    hits: list[Hit],
+    measure: Measure,
+    level: str,
+    *,
+    min_coverage: float = 0.5,
+    gain: str = "linear",
+) -> float | None:
     """One measure of one query, computed the slow obvious way from the SPEC text."""
     units = _units(query, level)
     if not units:
@@ -93,7 +104,10 @@ def brute_force(query: Query, hits: list[Hit], measure: Measure, level: str, *,
     if measure.name == "ap":
         return sum((j + 1) / r for j, r in enumerate(events)) / R
     if measure.name == "ndcg":
-        dcg = sum(max(g(units[u][3]) for u, r in credit.items() if r == i) / math.log2(i + 1) for i in events)
+        dcg = sum(
+            max(g(units[u][3]) for u, r in credit.items() if r == i) / math.log2(i + 1)
+            for i in events
+        )
         ideal = sorted((g(u[3]) for u in units), reverse=True)
         if measure.k is not None:  # at a budget the ideal takes every judged unit
             ideal = ideal[:k]
@@ -103,8 +117,12 @@ def brute_force(query: Query, hits: list[Hit], measure: Measure, level: str, *,
 
 
 def brute_omega(query: Query, chunks: list[Chunk]) -> float | None:
-    gold = {(j.doc_id, c) for j in query.relevant if j.grade > 0 and j.start is not None
-            for c in range(j.start, j.end)}
+    gold = {
+        (j.doc_id, c)
+        for j in query.relevant
+        if j.grade > 0 and j.start is not None
+        for c in range(j.start, j.end)
+    }
     if not gold:
         return None
     union = set(gold)
@@ -124,7 +142,9 @@ def M(text: str) -> Measure:
 
 def scores(query: Query, hits: list[Hit], measures, **kw) -> dict[tuple[str, str], float]:
     """``{(level, metric): value}`` of one query."""
-    table = score_queries([query], {query.query_id: hits}, [M(m) if isinstance(m, str) else m for m in measures], **kw)
+    table = score_queries(
+        [query], {query.query_id: hits}, [M(m) if isinstance(m, str) else m for m in measures], **kw
+    )
     return {(level, metric): value for _, level, metric, value in table.rows()}
 
 
@@ -146,7 +166,11 @@ def log2(x: float) -> float:
 def test_seed_000_truncate_first_then_count_documents() -> None:
     # hits manual, manual, manual, faq, terms; relevant {manual, faq}; k = 3
     q = Query("q", "", (Judgment("manual"), Judgment("faq")))
-    got = scores(q, docs("manual", "manual", "manual", "faq", "terms"), ["recall@3", "precision@3", "recall@5"])
+    got = scores(
+        q,
+        docs("manual", "manual", "manual", "faq", "terms"),
+        ["recall@3", "precision@3", "recall@5"],
+    )
     assert got[("doc", "recall@3")] == 0.5  # not 1.50 (naive), not 1.00 (dedupe first)
     assert got[("doc", "precision@3")] == pytest.approx(1 / 3)  # repeats earn nothing
     assert got[("doc", "recall@5")] == 1.0
@@ -182,11 +206,21 @@ def test_every_doc_metric_on_the_seed_000_ranking() -> None:
     got = scores(q, hits, ms)
     idcg = 1 + 1 / log2(3)
     expected = {
-        "recall@3": 0.5, "precision@3": 1 / 3, "hit@3": 1.0, "mrr@3": 1.0, "ap@3": 0.5,
-        "ndcg@3": 1 / idcg, "complete@3": 0.0,
+        "recall@3": 0.5,
+        "precision@3": 1 / 3,
+        "hit@3": 1.0,
+        "mrr@3": 1.0,
+        "ap@3": 0.5,
+        "ndcg@3": 1 / idcg,
+        "complete@3": 0.0,
         # faq first credited at rank 4; ranks 2 and 3 stay in place (no compression)
-        "recall@5": 1.0, "precision@5": 2 / 5, "hit@5": 1.0, "mrr@5": 1.0, "ap@5": (1 + 2 / 4) / 2,
-        "ndcg@5": (1 + 1 / log2(5)) / idcg, "complete@5": 1.0,
+        "recall@5": 1.0,
+        "precision@5": 2 / 5,
+        "hit@5": 1.0,
+        "mrr@5": 1.0,
+        "ap@5": (1 + 2 / 4) / 2,
+        "ndcg@5": (1 + 1 / log2(5)) / idcg,
+        "complete@5": 1.0,
     }
     assert {m: got[("doc", m)] for m in expected} == pytest.approx(expected)
     assert not any(level == "span" for level, _ in got)  # no spans: excluded at span level
@@ -208,8 +242,16 @@ def test_short_ranking_precision_keeps_denominator_k() -> None:
 
 def test_doc_grades_zero_ignored_max_over_judgments_and_exponential_gain() -> None:
     # A grade 2; B judged non-relevant (grade 0); C judged twice, max grade 3.
-    q = Query("q", "", (Judgment("A", grade=2), Judgment("B", grade=0), Judgment("C", grade=1),
-                        span("C", 0, 10, grade=3)))
+    q = Query(
+        "q",
+        "",
+        (
+            Judgment("A", grade=2),
+            Judgment("B", grade=0),
+            Judgment("C", grade=1),
+            span("C", 0, 10, grade=3),
+        ),
+    )
     hits = docs("B", "A", "C")
     lin = scores(q, hits, ["ndcg@3", "recall@3", "precision@3", "mrr@3"])
     assert lin[("doc", "recall@3")] == 1.0  # R = 2: B is not a unit
@@ -226,7 +268,9 @@ def test_query_with_only_grade_zero_or_no_judgments_is_excluded_everywhere() -> 
         Query("empty", "", ()),
         Query("doc-only", "", (Judgment("a"),)),
     ]
-    table = score_queries(queries, {q.query_id: docs("a") for q in queries}, [M("recall@1"), M("cov_recall@1")])
+    table = score_queries(
+        queries, {q.query_id: docs("a") for q in queries}, [M("recall@1"), M("cov_recall@1")]
+    )
     assert {(q, level) for q, level, _, _ in table.rows()} == {("doc-only", "doc")}
 
 
@@ -242,8 +286,23 @@ def test_missing_query_is_an_empty_retrieval() -> None:
 def test_span_larger_than_chunks() -> None:
     q = Query("q", "", (span("d", 100, 300),))  # 200 characters
     hits = [Hit("d", 100, 150), Hit("d", 150, 200), Hit("d", 200, 250), Hit("d", 400, 450)]
-    got = scores(q, hits, ["recall@1", "recall@2", "mrr@4", "cov_recall@1", "cov_recall@2", "cov_recall@3",
-                           "cov_precision@3", "cov_iou@3", "cov_precision@4", "cov_iou@4", "precision@4"])
+    got = scores(
+        q,
+        hits,
+        [
+            "recall@1",
+            "recall@2",
+            "mrr@4",
+            "cov_recall@1",
+            "cov_recall@2",
+            "cov_recall@3",
+            "cov_precision@3",
+            "cov_iou@3",
+            "cov_precision@4",
+            "cov_iou@4",
+            "precision@4",
+        ],
+    )
     assert got[("span", "recall@1")] == 0.0  # 25% covered
     assert got[("span", "recall@2")] == 1.0  # 50% covered: min_coverage 0.5 reached
     assert got[("span", "mrr@4")] == 0.5
@@ -263,30 +322,50 @@ def test_span_larger_than_chunks() -> None:
 
 def test_overlapping_chunks_count_characters_once_in_coverage_and_twice_in_length() -> None:
     q = Query("q", "", (span("d", 0, 100),))
-    got = scores(q, [Hit("d", 0, 60), Hit("d", 30, 90)],
-                 ["mrr@2", "cov_recall@2", "cov_precision@2", "cov_iou@2"])
+    got = scores(
+        q,
+        [Hit("d", 0, 60), Hit("d", 30, 90)],
+        ["mrr@2", "cov_recall@2", "cov_precision@2", "cov_iou@2"],
+    )
     assert got[("span", "mrr@2")] == 1.0
     assert got[("span", "cov_recall@2")] == 0.9
     assert got[("span", "cov_precision@2")] == 90 / 120
     assert got[("span", "cov_iou@2")] == 90 / (120 + 100 - 90)
     # Crediting needs the union: two copies of 60 characters do not make 90% of the span.
-    dup = scores(q, [Hit("d", 0, 60), Hit("d", 0, 60), Hit("d", 60, 100)], ["mrr@3"], min_coverage=0.9)
+    dup = scores(
+        q, [Hit("d", 0, 60), Hit("d", 0, 60), Hit("d", 60, 100)], ["mrr@3"], min_coverage=0.9
+    )
     assert dup[("span", "mrr@3")] == pytest.approx(1 / 3)
 
 
 def test_one_chunk_covering_two_spans_credits_both_at_one_rank() -> None:
     q = Query("q", "", (span("d", 10, 20, grade=1), span("d", 30, 40, grade=2)))
     hits = [Hit("d", 0, 50), Hit("x", 0, 50)]
-    ms = [f"{n}@{k}" for n in RANK_NAMES for k in (1, 2)] + ["cov_recall@1", "cov_precision@1", "cov_iou@1"]
+    ms = [f"{n}@{k}" for n in RANK_NAMES for k in (1, 2)] + [
+        "cov_recall@1",
+        "cov_precision@1",
+        "cov_iou@1",
+    ]
     got = scores(q, hits, ms)
     span_got = {m: v for (level, m), v in got.items() if level == "span"}
     expected = {
-        "recall@1": 1.0, "precision@1": 1.0, "hit@1": 1.0, "mrr@1": 1.0, "complete@1": 1.0,
+        "recall@1": 1.0,
+        "precision@1": 1.0,
+        "hit@1": 1.0,
+        "mrr@1": 1.0,
+        "complete@1": 1.0,
         "ap@1": 1 / 2,  # one rank with a new credit, R = 2
         "ndcg@1": 2 / 2,  # the rank's gain is its largest grade; IDCG@1 = 2
-        "recall@2": 1.0, "precision@2": 0.5, "hit@2": 1.0, "mrr@2": 1.0, "complete@2": 1.0, "ap@2": 0.5,
+        "recall@2": 1.0,
+        "precision@2": 0.5,
+        "hit@2": 1.0,
+        "mrr@2": 1.0,
+        "complete@2": 1.0,
+        "ap@2": 0.5,
         "ndcg@2": 2 / (2 + 1 / log2(3)),
-        "cov_recall@1": 1.0, "cov_precision@1": 20 / 50, "cov_iou@1": 20 / 50,
+        "cov_recall@1": 1.0,
+        "cov_precision@1": 20 / 50,
+        "cov_iou@1": 20 / 50,
     }
     assert span_got == pytest.approx(expected)
     assert got[("doc", "ndcg@1")] == 1.0  # one doc unit, grade 2
@@ -296,8 +375,20 @@ def test_two_hop_spans_in_two_documents() -> None:
     q = Query("q", "", (span("p", 0, 40), span("q", 10, 30)))
     # The third hit has the right offsets in the wrong document: it covers nothing.
     hits = [Hit("p", 0, 40), Hit("x", 0, 50), Hit("p", 10, 30), Hit("q", 0, 50)]
-    got = scores(q, hits, ["complete@1", "complete@3", "complete@4", "recall@1", "ap@4", "cov_recall@3",
-                           "cov_recall@4", "cov_precision@4"])
+    got = scores(
+        q,
+        hits,
+        [
+            "complete@1",
+            "complete@3",
+            "complete@4",
+            "recall@1",
+            "ap@4",
+            "cov_recall@3",
+            "cov_recall@4",
+            "cov_precision@4",
+        ],
+    )
     assert got[("span", "complete@1")] == 0.0
     assert got[("span", "complete@3")] == 0.0
     assert got[("span", "complete@4")] == 1.0
@@ -311,7 +402,11 @@ def test_two_hop_spans_in_two_documents() -> None:
 
 def test_span_grade_zero_is_ignored_but_its_characters_are_not_gold() -> None:
     q = Query("q", "", (span("d", 0, 10, grade=1), span("d", 50, 100, grade=0)))
-    got = scores(q, [Hit("d", 50, 100), Hit("d", 0, 10)], ["recall@1", "mrr@2", "cov_recall@1", "cov_precision@2"])
+    got = scores(
+        q,
+        [Hit("d", 50, 100), Hit("d", 0, 10)],
+        ["recall@1", "mrr@2", "cov_recall@1", "cov_precision@2"],
+    )
     assert got[("span", "recall@1")] == 0.0
     assert got[("span", "mrr@2")] == 0.5
     assert got[("span", "cov_recall@1")] == 0.0
@@ -337,7 +432,11 @@ def test_exponential_gain_at_span_level() -> None:
 
 def test_document_only_hits_earn_doc_units_and_cover_nothing() -> None:
     q = Query("q", "", (span("d", 0, 100),))
-    got = scores(q, [Hit("d"), Hit("d", 0, 100)], ["mrr@2", "cov_precision@1", "cov_recall@1", "cov_precision@2"])
+    got = scores(
+        q,
+        [Hit("d"), Hit("d", 0, 100)],
+        ["mrr@2", "cov_precision@1", "cov_recall@1", "cov_precision@2"],
+    )
     assert got[("doc", "mrr@2")] == 1.0
     assert got[("span", "mrr@2")] == 0.5
     assert got[("span", "cov_recall@1")] == 0.0
@@ -362,9 +461,27 @@ def test_min_coverage_is_compared_as_a_fraction() -> None:
 
 def test_budget_takes_the_longest_prefix_that_fits() -> None:
     q = Query("q", "", (Judgment("a"), Judgment("b"), Judgment("c")))
-    hits = [Hit("a", n_tokens=100), Hit("x", n_tokens=300), Hit("b", n_tokens=50), Hit("c", n_tokens=0)]
-    got = scores(q, hits, ["recall@400t", "precision@400t", "recall@120t", "recall@450t", "ndcg@400t",
-                           "recall@99t", "precision@99t", "ndcg@99t", "mrr@99t"])
+    hits = [
+        Hit("a", n_tokens=100),
+        Hit("x", n_tokens=300),
+        Hit("b", n_tokens=50),
+        Hit("c", n_tokens=0),
+    ]
+    got = scores(
+        q,
+        hits,
+        [
+            "recall@400t",
+            "precision@400t",
+            "recall@120t",
+            "recall@450t",
+            "ndcg@400t",
+            "recall@99t",
+            "precision@99t",
+            "ndcg@99t",
+            "mrr@99t",
+        ],
+    )
     assert got[("doc", "recall@400t")] == pytest.approx(1 / 3)  # a + x = 400 fit, b does not
     assert got[("doc", "precision@400t")] == 0.5  # the prefix length is the cut-off
     # IDCG@Bt takes all three judged units in ideal order, not the two that fit (SPEC §2).
@@ -400,7 +517,10 @@ def test_limits_of_the_never_raises_invariant() -> None:
     q = Query("q", "", (span("d", 0, 10),))
     before = scores(q, [Hit("d", 0, 10), Hit("x", 0, 100)], ["cov_precision@2"])
     after = scores(q, [Hit("d", 0, 10), Hit("d", 0, 10), Hit("x", 0, 100)], ["cov_precision@2"])
-    assert (before[("span", "cov_precision@2")], after[("span", "cov_precision@2")]) == (10 / 110, 0.5)
+    assert (before[("span", "cov_precision@2")], after[("span", "cov_precision@2")]) == (
+        10 / 110,
+        0.5,
+    )
     # precision@Bt divides by the prefix length: a repeat that fills the budget
     # shortens the prefix. ndcg@Bt's ideal takes every judged unit, so the same
     # repeat lowers it (it used to raise it when the ideal was cut at the prefix).
@@ -412,7 +532,10 @@ def test_limits_of_the_never_raises_invariant() -> None:
     assert before[("doc", "ndcg@7t")] == pytest.approx((1 + 1 / log2(4)) / ideal)
     assert after[("doc", "ndcg@7t")] == pytest.approx(1 / ideal)
     assert after[("doc", "ndcg@7t")] < before[("doc", "ndcg@7t")]
-    assert (before[("doc", "precision@7t")], after[("doc", "precision@7t")]) == (pytest.approx(2 / 3), 1.0)
+    assert (before[("doc", "precision@7t")], after[("doc", "precision@7t")]) == (
+        pytest.approx(2 / 3),
+        1.0,
+    )
 
 
 # --------------------------------------------------------------------------- precision omega
@@ -432,7 +555,9 @@ def test_precision_omega() -> None:
     assert ("doc", "precision_omega") not in got
     exact = scores(q, [], ["precision_omega"], chunks=[Chunk("d", 0, 100, 150, "", 1)])
     assert exact[("span", "precision_omega")] == 1.0
-    assert ("span", "precision_omega") not in scores(q, [], ["precision_omega"])  # no chunks: skipped
+    assert ("span", "precision_omega") not in scores(
+        q, [], ["precision_omega"]
+    )  # no chunks: skipped
     # Evidence no chunk reaches is still its own best case.
     alone = scores(q, [], ["precision_omega"], chunks=[Chunk("d", 0, 0, 50, "", 1)])
     assert alone[("span", "precision_omega")] == 1.0
@@ -469,12 +594,23 @@ def test_first_relevant_rank() -> None:
 
 
 def test_score_ranked_matches_score_queries() -> None:
-    chunks = [Chunk("d", i, 10 * i, 10 * i + 15, "", 3 + i) for i in range(6)] + [Chunk("e", 0, 0, 40, "", 9)]
-    queries = [Query("a", "", (span("d", 12, 30), Judgment("e"))), Query("b", "", (span("e", 0, 5),))]
+    chunks = [Chunk("d", i, 10 * i, 10 * i + 15, "", 3 + i) for i in range(6)] + [
+        Chunk("e", 0, 0, 40, "", 9)
+    ]
+    queries = [
+        Query("a", "", (span("d", 12, 30), Judgment("e"))),
+        Query("b", "", (span("e", 0, 5),)),
+    ]
     ranking = np.array([[6, 1, 2, 0], [3, 6, -1, -1]])
     runs = {
-        "a": [Hit(chunks[i].doc_id, chunks[i].start, chunks[i].end, chunks[i].n_tokens) for i in (6, 1, 2, 0)],
-        "b": [Hit(chunks[i].doc_id, chunks[i].start, chunks[i].end, chunks[i].n_tokens) for i in (3, 6)],
+        "a": [
+            Hit(chunks[i].doc_id, chunks[i].start, chunks[i].end, chunks[i].n_tokens)
+            for i in (6, 1, 2, 0)
+        ],
+        "b": [
+            Hit(chunks[i].doc_id, chunks[i].start, chunks[i].end, chunks[i].n_tokens)
+            for i in (3, 6)
+        ],
     }
     ms = measures_for([1, 2, 4], [10])
     expected = list(score_queries(queries, runs, ms, chunks=chunks).rows())
@@ -530,16 +666,28 @@ def assert_not_raised(before, after, keep) -> None:
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.lists(judgments(), max_size=4), st.one_of(st.none(), hits_st)), min_size=1, max_size=4),
-       COVERAGES, st.sampled_from(["linear", "exponential"]),
-       st.lists(st.tuples(st.sampled_from(DOCS + ("z",)), st.integers(0, DOC_LEN), st.integers(0, 12)), max_size=10))
+@given(
+    st.lists(
+        st.tuples(st.lists(judgments(), max_size=4), st.one_of(st.none(), hits_st)),
+        min_size=1,
+        max_size=4,
+    ),
+    COVERAGES,
+    st.sampled_from(["linear", "exponential"]),
+    st.lists(
+        st.tuples(st.sampled_from(DOCS + ("z",)), st.integers(0, DOC_LEN), st.integers(0, 12)),
+        max_size=10,
+    ),
+)
 def test_agrees_with_brute_force(cases, min_coverage, gain, chunk_specs) -> None:
     """Several queries at once (the scorer works on all of them as one array)."""
     queries = [Query(f"q{i}", "", tuple(js)) for i, (js, _) in enumerate(cases)]
     runs = {q.query_id: hits for q, (_, hits) in zip(queries, cases) if hits is not None}
     chunks = [Chunk(d, i, s, min(s + n, DOC_LEN), "", 1) for i, (d, s, n) in enumerate(chunk_specs)]
     measures = ALL + [Measure("precision_omega")]
-    table = score_queries(queries, runs, measures, min_coverage=min_coverage, gain=gain, chunks=chunks)
+    table = score_queries(
+        queries, runs, measures, min_coverage=min_coverage, gain=gain, chunks=chunks
+    )
     got = {(q, level, metric): v for q, level, metric, v in table.rows()}
     expected = {}
     for q in queries:
@@ -550,7 +698,9 @@ def test_agrees_with_brute_force(cases, min_coverage, gain, chunk_specs) -> None
                 if m.name == "precision_omega":
                     value = brute_omega(q, chunks)
                 else:
-                    value = brute_force(q, runs.get(q.query_id, []), m, level, min_coverage=min_coverage, gain=gain)
+                    value = brute_force(
+                        q, runs.get(q.query_id, []), m, level, min_coverage=min_coverage, gain=gain
+                    )
                 if value is not None:
                     expected[(q.query_id, level, str(m))] = value
     assert got.keys() == expected.keys()
@@ -579,7 +729,9 @@ def test_repeating_a_chunk_never_raises_a_measure(query, hits, data, min_coverag
     kind = data.draw(st.sampled_from(["copy", "piece", "doc"]))
     if kind == "piece" and src.start is not None:
         s = data.draw(st.integers(src.start, src.end))
-        repeat = Hit(src.doc_id, s, data.draw(st.integers(s, src.end)), data.draw(st.integers(0, 8)))
+        repeat = Hit(
+            src.doc_id, s, data.draw(st.integers(s, src.end)), data.draw(st.integers(0, 8))
+        )
     elif kind == "doc":
         repeat = Hit(src.doc_id, n_tokens=data.draw(st.integers(0, 8)))
     else:
@@ -603,15 +755,27 @@ def test_repeating_a_chunk_never_raises_a_measure(query, hits, data, min_coverag
 
 
 @settings(max_examples=100, deadline=None)
-@given(query_st, hits_st.filter(lambda hs: any(h.start is not None and h.end - h.start >= 2 for h in hs)),
-       st.data(), COVERAGES)
+@given(
+    query_st,
+    hits_st.filter(lambda hs: any(h.start is not None and h.end - h.start >= 2 for h in hs)),
+    st.data(),
+    COVERAGES,
+)
 def test_splitting_a_chunk_never_raises_a_measure(query, hits, data, min_coverage) -> None:
     """Splitting a hit into two consecutive pieces never credits a unit earlier."""
-    i = data.draw(st.sampled_from([j for j, h in enumerate(hits) if h.start is not None and h.end - h.start >= 2]))
+    i = data.draw(
+        st.sampled_from(
+            [j for j, h in enumerate(hits) if h.start is not None and h.end - h.start >= 2]
+        )
+    )
     h = hits[i]
     mid = data.draw(st.integers(h.start + 1, h.end - 1))
     t1 = data.draw(st.integers(0, h.n_tokens))
-    split = hits[:i] + [Hit(h.doc_id, h.start, mid, t1), Hit(h.doc_id, mid, h.end, h.n_tokens - t1)] + hits[i + 1:]
+    split = (
+        hits[:i]
+        + [Hit(h.doc_id, h.start, mid, t1), Hit(h.doc_id, mid, h.end, h.n_tokens - t1)]
+        + hits[i + 1 :]
+    )
     before = table_of(query, hits, ALL, min_coverage=min_coverage)
     after = table_of(query, split, ALL, min_coverage=min_coverage)
     inside_prefix = {b: sum(x.n_tokens for x in hits[: i + 1]) <= b for b in BUDGETS}
@@ -620,7 +784,9 @@ def test_splitting_a_chunk_never_raises_a_measure(query, hits, data, min_coverag
         level, metric = key
         m = Measure.parse(metric)
         if m.budget is not None and not inside_prefix[m.budget]:
-            return False  # a piece of a chunk that did not fit may fit: that is the point of budgets
+            return (
+                False  # a piece of a chunk that did not fit may fit: that is the point of budgets
+            )
         if level == "doc":
             return True  # at doc level the second piece is a pure repeat
         # At span level the pieces may credit different spans at two ranks,
@@ -636,9 +802,16 @@ def test_splitting_a_chunk_never_raises_a_measure(query, hits, data, min_coverag
 
 
 @settings(max_examples=100, deadline=None)
-@given(query_st, st.lists(st.tuples(st.booleans(), hit_st()), max_size=14), st.randoms(use_true_random=False),
-       st.booleans(), COVERAGES)
-def test_shuffling_non_relevant_chunks_changes_nothing(query, pairs, rnd, uniform, min_coverage) -> None:
+@given(
+    query_st,
+    st.lists(st.tuples(st.booleans(), hit_st()), max_size=14),
+    st.randoms(use_true_random=False),
+    st.booleans(),
+    COVERAGES,
+)
+def test_shuffling_non_relevant_chunks_changes_nothing(
+    query, pairs, rnd, uniform, min_coverage
+) -> None:
     relevant = {j.doc_id for j in query.relevant if j.grade > 0}
     filler_doc = "z"
     hits = []
@@ -658,7 +831,9 @@ def test_shuffling_non_relevant_chunks_changes_nothing(query, pairs, rnd, unifor
     after = table_of(query, shuffled, ALL, min_coverage=min_coverage)
     for key, value in before.items():
         m = Measure.parse(key[1])
-        comparable = uniform or (m.k is not None and (_is_rank_or_cov_recall(key) or m.k >= len(hits)))
+        comparable = uniform or (
+            m.k is not None and (_is_rank_or_cov_recall(key) or m.k >= len(hits))
+        )
         if comparable:
             assert after[key] == value, key
 
@@ -669,11 +844,11 @@ def test_cov_recall_equals_character_mask(query, hits, k) -> None:
     gold = {d: np.zeros(DOC_LEN, dtype=bool) for d in DOCS}
     for j in query.relevant:
         if j.grade > 0 and j.start is not None:
-            gold[j.doc_id][j.start:j.end] = True
+            gold[j.doc_id][j.start : j.end] = True
     seen = {d: np.zeros(DOC_LEN, dtype=bool) for d in DOCS + ("z",)}
     for h in hits[:k]:
         if h.start is not None:
-            seen[h.doc_id][h.start:h.end] = True
+            seen[h.doc_id][h.start : h.end] = True
     total = sum(int(g.sum()) for g in gold.values())
     got = table_of(query, hits, [Measure("cov_recall", k=k)])
     if total == 0:
@@ -685,13 +860,18 @@ def test_cov_recall_equals_character_mask(query, hits, k) -> None:
 
 def test_huge_token_counts_never_wrap_the_budget_prefix():
     # int64 sums of counts near 2^62 would wrap negative and let later hits in.
-    from sweep.core.types import Hit, Judgment, Query
     from sweep.core.measures import Measure
+    from sweep.core.types import Hit, Judgment, Query
     from sweep.scoring.credit import score_queries
 
     q = Query("q", "?", (Judgment("a"), Judgment("b")))
-    hits = [Hit("x", n_tokens=1)] + [Hit(d, n_tokens=2**62) for d in "yzw"] + \
-        [Hit("a", n_tokens=1), Hit("b", n_tokens=1)]
-    table = score_queries([q], {"q": hits}, [Measure("recall", budget=10), Measure("precision", budget=10)])
+    hits = (
+        [Hit("x", n_tokens=1)]
+        + [Hit(d, n_tokens=2**62) for d in "yzw"]
+        + [Hit("a", n_tokens=1), Hit("b", n_tokens=1)]
+    )
+    table = score_queries(
+        [q], {"q": hits}, [Measure("recall", budget=10), Measure("precision", budget=10)]
+    )
     assert table.values("doc", "recall@10t") == {"q": 0.0}
     assert table.values("doc", "precision@10t") == {"q": 0.0}

@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from sweep.core.types import Hit, Judgment, Query
 from sweep.core.measures import Measure
+from sweep.core.types import Hit, Judgment, Query
 from sweep.scoring.credit import score_queries
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -28,7 +28,11 @@ def random_case(rng: random.Random) -> tuple[list[Query], dict[str, list[Hit]]]:
         pool = [f"d{j}" for j in range(rng.randint(3, 25))]
         judged = rng.sample(pool, rng.randint(0, min(6, len(pool))))
         # Grade 0 judgments included: judged non-relevant, ignored by both sides.
-        queries.append(Query(f"q{i}", "", tuple(Judgment(d, grade=rng.choice((0, 1, 1, 2, 3))) for d in judged)))
+        queries.append(
+            Query(
+                f"q{i}", "", tuple(Judgment(d, grade=rng.choice((0, 1, 1, 2, 3))) for d in judged)
+            )
+        )
         # Chunk-level rankings repeat documents, as a chunk retriever does.
         runs[f"q{i}"] = [Hit(rng.choice(pool)) for _ in range(rng.randint(0, 20))]
     return queries, runs
@@ -51,13 +55,28 @@ def evaluate(queries, runs, *, exponential: bool) -> dict[str, dict[str, float]]
         # give the exponential gain; relevance (> 0) is unchanged.
         return 2**g - 1 if exponential else g
 
-    qrels = {q.query_id: {j.doc_id: gain(j.grade) for j in q.relevant} for q in queries if q.relevant}
-    run = {q.query_id: reference_run(runs[q.query_id], q.query_id) for q in queries if q.query_id in qrels}
+    qrels = {
+        q.query_id: {j.doc_id: gain(j.grade) for j in q.relevant} for q in queries if q.relevant
+    }
+    run = {
+        q.query_id: reference_run(runs[q.query_id], q.query_id)
+        for q in queries
+        if q.query_id in qrels
+    }
     # trec_eval skips a query with an empty ranking; SPEC scores it 0.
     run = {qid: r for qid, r in run.items() if r}
     cut = ",".join(map(str, KS))
     evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {f"recall.{cut}", f"P.{cut}", f"ndcg_cut.{cut}", f"map_cut.{cut}", "recip_rank", f"success.{cut}"})
+        qrels,
+        {
+            f"recall.{cut}",
+            f"P.{cut}",
+            f"ndcg_cut.{cut}",
+            f"map_cut.{cut}",
+            "recip_rank",
+            f"success.{cut}",
+        },
+    )
     return evaluator.evaluate(run)
 
 
@@ -65,7 +84,11 @@ def evaluate(queries, runs, *, exponential: bool) -> dict[str, dict[str, float]]
 def test_doc_level_matches_trec_eval(gain: str) -> None:
     rng = random.Random(20240611 + (gain == "exponential"))
     queries, runs = random_case(rng)
-    measures = [Measure(n, k=k) for n in ("recall", "precision", "ndcg", "ap", "mrr", "hit", "complete") for k in KS]
+    measures = [
+        Measure(n, k=k)
+        for n in ("recall", "precision", "ndcg", "ap", "mrr", "hit", "complete")
+        for k in KS
+    ]
     table = score_queries(queries, runs, measures, gain=gain)
     ours = {(q, m): v for q, level, m, v in table.rows() if level == "doc"}
     ref = evaluate(queries, runs, exponential=gain == "exponential")

@@ -24,7 +24,11 @@ def docs(*ids: str) -> list[Hit]:
 
 
 def test_score_table_columns_rows_values_and_csv(tmp_path) -> None:
-    queries = [Query("q1", "", (span("d", 0, 10),)), Query("q,2", "", (Judgment("d"),)), Query("none", "", ())]
+    queries = [
+        Query("q1", "", (span("d", 0, 10),)),
+        Query("q,2", "", (Judgment("d"),)),
+        Query("none", "", ()),
+    ]
     runs = {"q1": [Hit("d", 0, 10)], "q,2": docs("x", "d")}
     table = score_queries(queries, runs, [M("recall@1"), M("mrr@2"), M("cov_recall@1")])
     assert len(table) == len(list(table.rows())) == 2 + 3 + 2
@@ -49,13 +53,23 @@ def _write(path, text: str):
     return path
 
 
-@pytest.mark.parametrize("text, message", [
-    ("qid,level,metric,value\n", "per_query.csv:1: expected header query_id,level,metric,value"),
-    ("query_id,level,metric,value\nq1,doc,mrr@5,0.5\nq2,page,mrr@5,1\n",
-     "per_query.csv:3: level 'page' is not doc or span"),
-    ("query_id,level,metric,value\nq1,span,recall@5,high\n",
-     "per_query.csv:2: value 'high' is not a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "qid,level,metric,value\n",
+            "per_query.csv:1: expected header query_id,level,metric,value",
+        ),
+        (
+            "query_id,level,metric,value\nq1,doc,mrr@5,0.5\nq2,page,mrr@5,1\n",
+            "per_query.csv:3: level 'page' is not doc or span",
+        ),
+        (
+            "query_id,level,metric,value\nq1,span,recall@5,high\n",
+            "per_query.csv:2: value 'high' is not a number",
+        ),
+    ],
+)
 def test_a_bad_file_is_one_line_naming_the_file_and_line(tmp_path, text, message):
     with pytest.raises(ValueError) as err:
         ScoreTable.read_csv(_write(tmp_path / "per_query.csv", text))
@@ -65,21 +79,33 @@ def test_a_bad_file_is_one_line_naming_the_file_and_line(tmp_path, text, message
 H = "query_id,level,metric,value\n"
 
 
-@pytest.mark.parametrize("body, message", [
-    ("q1,span,recall@5,1\nq2,span,recall@5,-5\n",
-     "per_query.csv:3: value '-5' of query 'q2' is not a score (span recall@5 is from 0 to 1)"),
-    ("q1,span,recall@5,inf\n", "per_query.csv:2: value 'inf' of query 'q1' is not a score"),
-    ("q1,doc,ndcg@5,1e308\n", "per_query.csv:2: value '1e308' of query 'q1' is not a score"),
-    ("q1,doc,ndcg@5,nan\n", "per_query.csv:2: value 'nan' is not a number"),
-    ("q1,doc,ndcg@5,1.5\n", "(doc ndcg@5 is from 0 to 1)"),
-    # the second span recall@5 of q1 checks another value than the first: which one wins?
-    ("q1,span,recall@5,0\nq2,span,recall@5,1\nq1,span,recall@5,1\n",
-     "per_query.csv:4: a second span recall@5 value for query 'q1' (the first is on line 2)"),
-    ("q1,span,speed@5,0.5\n", "per_query.csv:2: metric 'speed@5' is not one of sweep's measures"),
-    # a quoted query id over two lines: the error names the file's line, not the record's
-    ('"two\nlines",span,recall@5,1\nq2,span,recall@5,2\n',
-     "per_query.csv:4: value '2' of query 'q2' is not a score"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "q1,span,recall@5,1\nq2,span,recall@5,-5\n",
+            "per_query.csv:3: value '-5' of query 'q2' is not a score (span recall@5 is from 0 to 1)",
+        ),
+        ("q1,span,recall@5,inf\n", "per_query.csv:2: value 'inf' of query 'q1' is not a score"),
+        ("q1,doc,ndcg@5,1e308\n", "per_query.csv:2: value '1e308' of query 'q1' is not a score"),
+        ("q1,doc,ndcg@5,nan\n", "per_query.csv:2: value 'nan' is not a number"),
+        ("q1,doc,ndcg@5,1.5\n", "(doc ndcg@5 is from 0 to 1)"),
+        # the second span recall@5 of q1 checks another value than the first: which one wins?
+        (
+            "q1,span,recall@5,0\nq2,span,recall@5,1\nq1,span,recall@5,1\n",
+            "per_query.csv:4: a second span recall@5 value for query 'q1' (the first is on line 2)",
+        ),
+        (
+            "q1,span,speed@5,0.5\n",
+            "per_query.csv:2: metric 'speed@5' is not one of sweep's measures",
+        ),
+        # a quoted query id over two lines: the error names the file's line, not the record's
+        (
+            '"two\nlines",span,recall@5,1\nq2,span,recall@5,2\n',
+            "per_query.csv:4: value '2' of query 'q2' is not a score",
+        ),
+    ],
+)
 def test_a_damaged_value_is_one_line_naming_the_file_and_line(tmp_path, body, message):
     with pytest.raises(ValueError) as err:
         ScoreTable.read_csv(_write(tmp_path / "per_query.csv", H + body))
@@ -87,8 +113,11 @@ def test_a_damaged_value_is_one_line_naming_the_file_and_line(tmp_path, body, me
 
 
 def test_the_rounding_of_a_score_at_one_is_still_a_score(tmp_path):
-    back = ScoreTable.read_csv(_write(tmp_path / "per_query.csv",
-                                      H + "q1,doc,ndcg@5,1.0000000000000002\nq1,doc,mrr@5,0.0\n"))
+    back = ScoreTable.read_csv(
+        _write(
+            tmp_path / "per_query.csv", H + "q1,doc,ndcg@5,1.0000000000000002\nq1,doc,mrr@5,0.0\n"
+        )
+    )
     assert back.values("doc", "ndcg@5") == {"q1": 1.0000000000000002}
 
 
@@ -110,10 +139,22 @@ def test_an_empty_table_reads_back_empty(tmp_path):
 
 def test_columns_must_agree_in_length_and_are_read_only():
     with pytest.raises(ValueError, match="column level_code has 1 rows, value has 2"):
-        ScoreTable(("q",), ("m",), np.zeros(2, np.int64), np.zeros(1, np.int8),
-                   np.zeros(2, np.int64), np.zeros(2))
-    table = ScoreTable(("q",), ("m",), np.zeros(1, np.int64), np.zeros(1, np.int8),
-                       np.zeros(1, np.int64), np.ones(1))
+        ScoreTable(
+            ("q",),
+            ("m",),
+            np.zeros(2, np.int64),
+            np.zeros(1, np.int8),
+            np.zeros(2, np.int64),
+            np.zeros(2),
+        )
+    table = ScoreTable(
+        ("q",),
+        ("m",),
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int8),
+        np.zeros(1, np.int64),
+        np.ones(1),
+    )
     with pytest.raises(ValueError):
         table.value[0] = 2.0
 
@@ -122,15 +163,30 @@ _ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(_ids, st.sampled_from(["doc", "span"]), st.sampled_from(["recall@5", "ndcg@10"]),
-                          st.floats(0, 1)), min_size=1, max_size=12, unique_by=lambda r: r[:3]))
+@given(
+    st.lists(
+        st.tuples(
+            _ids,
+            st.sampled_from(["doc", "span"]),
+            st.sampled_from(["recall@5", "ndcg@10"]),
+            st.floats(0, 1),
+        ),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda r: r[:3],
+    )
+)
 def test_any_table_survives_the_csv_round_trip(tmp_path_factory, rows):
     qids = tuple(dict.fromkeys(r[0] for r in rows))
     metrics = tuple(dict.fromkeys(r[2] for r in rows))
-    table = ScoreTable(qids, metrics, np.array([qids.index(r[0]) for r in rows], np.int64),
-                       np.array([("doc", "span").index(r[1]) for r in rows], np.int8),
-                       np.array([metrics.index(r[2]) for r in rows], np.int64),
-                       np.array([r[3] for r in rows]))
+    table = ScoreTable(
+        qids,
+        metrics,
+        np.array([qids.index(r[0]) for r in rows], np.int64),
+        np.array([("doc", "span").index(r[1]) for r in rows], np.int8),
+        np.array([metrics.index(r[2]) for r in rows], np.int64),
+        np.array([r[3] for r in rows]),
+    )
     path = tmp_path_factory.mktemp("t") / "per_query.csv"
     table.write_csv(path)
     assert list(ScoreTable.read_csv(path).rows()) == list(table.rows())

@@ -1,14 +1,20 @@
 """``sweep.store.row``: a job's row survives JSON exactly."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from sweep.core.evalconfig import EvalConfig
+from sweep.store.row import (
+    ROW_FORMAT,
+    DatasetInfo,
+    Row,
+    RowError,
+    load_rows,
+    read_row,
+    unfinished_jobs,
+)
 from sweep.store.stats import Stats
-from sweep.store.row import (ROW_FORMAT, DatasetInfo, Row, RowError, load_rows, read_row,
-                             unfinished_jobs)
 from sweepdirs import base, make_job
 
 
@@ -33,14 +39,21 @@ def test_an_ok_row_without_a_summary_is_refused():
         Row(0, "done", {}, EvalConfig())
 
 
-@pytest.mark.parametrize("text,problem", [
-    ("{", "not JSON"),
-    ("[]", "not a row object"),
-    ('{"job": 0, "status": "ok", "levels": {}}', "another version of sweep (row format 1"),
-    (json.dumps({"format": ROW_FORMAT, "status": "ok"}), "missing key 'job'"),
-    (json.dumps({"format": ROW_FORMAT, "job": 0, "status": "ok", "settings": {},
-                 "eval": {"k": [0]}}), "eval.k must be a list of positive integers"),
-])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("{", "not JSON"),
+        ("[]", "not a row object"),
+        ('{"job": 0, "status": "ok", "levels": {}}', "another version of sweep (row format 1"),
+        (json.dumps({"format": ROW_FORMAT, "status": "ok"}), "missing key 'job'"),
+        (
+            json.dumps(
+                {"format": ROW_FORMAT, "job": 0, "status": "ok", "settings": {}, "eval": {"k": [0]}}
+            ),
+            "eval.k must be a list of positive integers",
+        ),
+    ],
+)
 def test_bad_rows_say_what_is_wrong(text, problem, tmp_path):
     with pytest.raises(RowError) as e:
         Row.from_json(text, path=tmp_path)
@@ -90,7 +103,8 @@ def test_a_row_in_place_of_which_there_is_no_file_is_skipped_with_its_reason(tmp
     assert [r.job for r in load_rows(tmp_path)] == [0]
     assert [m for m in caplog.messages] == [
         f"skipped a row: {tmp_path / '1' / 'row.json'}: is a FIFO, not a regular file",
-        f"skipped a row: {tmp_path / '2' / 'row.json'}:1: not UTF-8 text (a byte 0xff)"]
+        f"skipped a row: {tmp_path / '2' / 'row.json'}:1: not UTF-8 text (a byte 0xff)",
+    ]
     with pytest.raises(RowError, match="row.json: missing"):
         read_row(tmp_path / "3" / "row.json")
 
@@ -108,11 +122,16 @@ def test_a_row_saved_before_latency_conditions_and_peak_memory_were_recorded_sti
     from sweep.core.timing import Conditions
 
     row = make_job(tmp_path, 0, 128, 0, base()).with_stats(
-        latency_p50_ms=5.6, latency_measured_at="2026-12-05T13:40:00+00:00", latency_load=0.3,
-        latency_cpus=2, peak_rss_mb=900.5)
+        latency_p50_ms=5.6,
+        latency_measured_at="2026-12-05T13:40:00+00:00",
+        latency_load=0.3,
+        latency_cpus=2,
+        peak_rss_mb=900.5,
+    )
     data = json.loads(row.to_json())
     assert Row.from_json(json.dumps(data)).stats.latency_conditions == Conditions(
-        "2026-12-05T13:40:00+00:00", 0.3, 2)
+        "2026-12-05T13:40:00+00:00", 0.3, 2
+    )
     for key in ("latency_measured_at", "latency_load", "latency_cpus", "peak_rss_mb"):
         del data["stats"][key]  # as an earlier version wrote it
     stats = Row.from_json(json.dumps(data)).stats

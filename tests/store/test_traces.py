@@ -8,15 +8,30 @@ import pytest
 
 from sweep.core.types import Chunk, Dataset, Document, Judgment, Query, Ranking
 from sweep.scoring.credit import credit_units
-from sweep.store.traces import Evidence, QueryTrace, Retrieved, TraceError, read_traces, traces_of, write_traces
+from sweep.store.traces import (
+    Evidence,
+    QueryTrace,
+    Retrieved,
+    TraceError,
+    read_traces,
+    traces_of,
+    write_traces,
+)
 
 
 def _trace(i=1, **kw):
-    fields = dict(query_id=f"q{i}", query="Where?", type="fact", source=None,
-                  gold=(Evidence("a.md", 2, 10, 20, "0123456789"),),
-                  hits=(Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.75, "x" * 15),
-                        Retrieved(2, "b.md#0", "b.md", 0, 9, 3, 0.5, "y" * 9)),
-                  credits={"doc": (1,), "span": (None,)})
+    fields = dict(
+        query_id=f"q{i}",
+        query="Where?",
+        type="fact",
+        source=None,
+        gold=(Evidence("a.md", 2, 10, 20, "0123456789"),),
+        hits=(
+            Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.75, "x" * 15),
+            Retrieved(2, "b.md#0", "b.md", 0, 9, 3, 0.5, "y" * 9),
+        ),
+        credits={"doc": (1,), "span": (None,)},
+    )
     fields.update(kw)
     return QueryTrace(**fields)
 
@@ -31,12 +46,18 @@ def test_traces_round_trip(tmp_path):
 
 def test_traces_of_a_ranking_hold_text_scores_and_exact_credit_ranks():
     doc = Document("a.md", "0123456789" * 4)
-    chunks = [Chunk("a.md", i, 10 * i, 10 * i + 10, doc.text[10 * i:10 * i + 10], 3) for i in range(4)]
-    queries = (Query("q", "where?", (Judgment("a.md", 20, 30), Judgment("a.md", 0, 10)), type="multi"),
-               Query("none", "nothing?", ()))
+    chunks = [
+        Chunk("a.md", i, 10 * i, 10 * i + 10, doc.text[10 * i : 10 * i + 10], 3) for i in range(4)
+    ]
+    queries = (
+        Query("q", "where?", (Judgment("a.md", 20, 30), Judgment("a.md", 0, 10)), type="multi"),
+        Query("none", "nothing?", ()),
+    )
     ds = Dataset("d", (doc,), queries)
-    ranking = Ranking(np.array([[3, 2, 1, 0], [0, 1, -1, -1]]),
-                      np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.4, np.nan, np.nan]], np.float32))
+    ranking = Ranking(
+        np.array([[3, 2, 1, 0], [0, 1, -1, -1]]),
+        np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.4, np.nan, np.nan]], np.float32),
+    )
     credits = credit_units(queries, ranking.ids, chunks)
     traces = traces_of(ds, chunks, ranking, credits, top_k=2)
     q = traces[0]
@@ -50,9 +71,14 @@ def test_traces_of_a_ranking_hold_text_scores_and_exact_credit_ranks():
     assert traces[1].credits == {} and traces[1].gold == ()
 
 
-@pytest.mark.parametrize("line,problem", [("{not json", "bad JSON"),
-                                          ('{"query": "x"}', "missing key 'query_id'"),
-                                          ('{"query_id": "q", "hits": [{"rank": "one"}]}', "malformed")])
+@pytest.mark.parametrize(
+    "line,problem",
+    [
+        ("{not json", "bad JSON"),
+        ('{"query": "x"}', "missing key 'query_id'"),
+        ('{"query_id": "q", "hits": [{"rank": "one"}]}', "malformed"),
+    ],
+)
 def test_bad_trace_files_name_file_and_line(tmp_path, line, problem):
     path = tmp_path / "hits.jsonl"
     path.write_text(_trace().to_json() + "\n" + line + "\n")

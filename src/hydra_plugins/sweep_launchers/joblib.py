@@ -6,7 +6,8 @@ at start-up); the work is in :mod:`sweep.jobs.joblib_launcher`.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from hydra.core.utils import JobReturn
 from hydra.plugins.launcher import Launcher
@@ -18,19 +19,21 @@ class IsolatingJoblibLauncher(Launcher):
     """Parallel jobs in loky workers, one executor per slot (see sweep.jobs.joblib_launcher)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        self.config: Optional[DictConfig] = None
-        self.task_function: Optional[TaskFunction] = None
-        self.hydra_context: Optional[HydraContext] = None
+        self.config: DictConfig | None = None
+        self.task_function: TaskFunction | None = None
+        self.hydra_context: HydraContext | None = None
         self.joblib = kwargs
 
-    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
-              config: DictConfig) -> None:
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
         self.config = config
         self.task_function = task_function
         self.hydra_context = hydra_context
 
-    def launch(self, job_overrides: Sequence[Sequence[str]],
-               initial_job_idx: int) -> Sequence[JobReturn]:
+    def launch(
+        self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+    ) -> Sequence[JobReturn]:
         from sweep.jobs.joblib_launcher import launch
 
         return launch(self, job_overrides, initial_job_idx)

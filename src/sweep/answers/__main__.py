@@ -22,14 +22,14 @@ the cache does not hold; 130 on Ctrl-C.
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import InterpolationResolutionError
 
-from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.answers import answering
+from sweep.cli.exits import BAD_INPUT, run_with_exits
 from sweep.hydrakit.config import CONF_DIR, register
 from sweep.hydrakit.overrides import check_command_line
 from sweep.llm.resume import ResumeInfo, stop_interrupted
@@ -37,10 +37,14 @@ from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
     """Hydra's entry: one run, which tells ``resume`` where it caches its answers."""
+
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="answers")
     def _entry(cfg: DictConfig) -> None:
-        status = run_with_exits("answers", lambda: answering.run_answers(cfg, resume),
-                                {InterpolationResolutionError: BAD_INPUT})  # a ${...} that cannot resolve
+        status = run_with_exits(
+            "answers",
+            lambda: answering.run_answers(cfg, resume),
+            {InterpolationResolutionError: BAD_INPUT},
+        )  # a ${...} that cannot resolve
         if status:
             raise SystemExit(status)
 

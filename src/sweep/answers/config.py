@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sweep.core.errors import BadInput
 from sweep.core.checks import integer
+from sweep.core.errors import BadInput
 
-__all__ = ["AnswersConfigError", "AnswersConfig", "JudgeConfig"]
+__all__ = ["AnswersConfig", "AnswersConfigError", "JudgeConfig"]
 
 
 class AnswersConfigError(ValueError, BadInput):
@@ -34,7 +34,9 @@ class AnswersConfig:
         integer("answers.seed", self.seed, 0, 2**31 - 1, error=e)
         for key in ("dry_run", "show_progress"):
             if not isinstance(getattr(self, key), bool):
-                raise AnswersConfigError(f"answers.{key} must be true or false, got {getattr(self, key)!r}")
+                raise AnswersConfigError(
+                    f"answers.{key} must be true or false, got {getattr(self, key)!r}"
+                )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ within the top k, at ``eval.min_coverage`` for spans). Unanswerable questions
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["CONTEXTS", "DIAGNOSES", "context_relevance", "diagnose_answer"]
 
@@ -26,12 +26,12 @@ DIAGNOSES = {
     "ok": "context relevant, answer faithful and relevant",
     "incorrect": "context relevant, answer faithful and relevant, but not what the reference says",
     "wrong_section": "context relevant and answer faithful, but it does not answer the question: "
-                     "the generator attended to the wrong section",
+    "the generator attended to the wrong section",
     "unfaithful": "context relevant, answer unfaithful: hallucination or misreading of what was "
-                  "retrieved",
+    "retrieved",
     "declined_with_evidence": "the context holds the answer, but the model declined",
     "retrieval": "context not relevant (the evidence is missing from the chunks, or only part of "
-                 "it): a retrieval problem; fix chunking, embedding or query preprocessing",
+    "it): a retrieval problem; fix chunking, embedding or query preprocessing",
     "correctly_declined": "unanswerable, and the model declined",
     "answered_without_evidence": "unanswerable: answered although nothing relevant was retrieved",
     "no_answer": "the model's answer could not be read (or the request failed)",
@@ -48,8 +48,13 @@ def context_relevance(unit_ranks: Sequence[int | None] | None, k: int) -> str:
     return "complete" if inside == len(unit_ranks) else "partial" if inside else "none"
 
 
-def diagnose_answer(context: str, declined: bool | None, faithful: bool | None, relevant: bool | None,
-             correct: bool | None = None) -> str:
+def diagnose_answer(
+    context: str,
+    declined: bool | None,
+    faithful: bool | None,
+    relevant: bool | None,
+    correct: bool | None = None,
+) -> str:
     """The diagnosis code of one query; ``None`` verdicts are replies that could not be read.
 
     ``declined`` None: the answer itself is missing. ``correct`` None: no reference answer

@@ -7,13 +7,21 @@ counted failure, never a crash). Keys the contract does not name are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core.errors import ServiceFailure
 from sweep.llm.jsonreply import ReplyError, parse_json_object
 
-__all__ = ["BadReply", "CATEGORIES", "GeneratedAnswer", "JudgeVerdict", "parse_answer", "parse_judge_verdict"]
+__all__ = [
+    "CATEGORIES",
+    "BadReply",
+    "GeneratedAnswer",
+    "JudgeVerdict",
+    "parse_answer",
+    "parse_judge_verdict",
+]
 
 CATEGORIES = ("hallucination", "omission", "misinterpretation", "none")
 
@@ -81,8 +89,9 @@ def parse_judge_verdict(text: str, key: str) -> JudgeVerdict:
         raw = obj.get("category")
         category = raw.strip().lower() if isinstance(raw, str) else raw
         if category not in CATEGORIES:
-            raise BadReply("bad_shape", f"'category' must be one of {', '.join(CATEGORIES)}, "
-                                        f"got {raw!r}")
+            raise BadReply(
+                "bad_shape", f"'category' must be one of {', '.join(CATEGORIES)}, got {raw!r}"
+            )
         if not passed and category == "none":
             raise BadReply("bad_shape", "unfaithful with category 'none'")
         category = "none" if passed else category

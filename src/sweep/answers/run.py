@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
-from sweep.core.errors import BadInput
 from sweep.answers import prompts
 from sweep.answers.diagnosis import context_relevance, diagnose_answer
 from sweep.answers.records import AnswerTrace
 from sweep.answers.replies import BadReply, JudgeVerdict, parse_answer, parse_judge_verdict
+from sweep.core.errors import BadInput
 from sweep.llm.client import Completion, LLMClient, RequestFailed
 from sweep.reporting.sweepreport import SweepReport
 from sweep.store.traces import QueryTrace, read_traces
@@ -56,8 +56,9 @@ def choose_settings(rep: SweepReport, spec: Sequence[object] | str) -> list[Chos
                 if word == "recommended" and d.recommendation is not None:
                     out.setdefault(d.recommendation.job, word)
                 elif word == "best":
-                    job = next((c.job for c in d.comparisons.values() if c.verdict == "best"),
-                               d.chosen_job)
+                    job = next(
+                        (c.job for c in d.comparisons.values() if c.verdict == "best"), d.chosen_job
+                    )
                     if job is not None:
                         out.setdefault(job, word)
         elif word == "all":
@@ -67,12 +68,16 @@ def choose_settings(rep: SweepReport, spec: Sequence[object] | str) -> list[Chos
             job = int(word)
             if job not in ok:
                 known = ", ".join(map(str, sorted(ok))) or "none"
-                raise AnswersError(f"settings: job {job} is not a setting that ran in "
-                                   f"{rep.sweep_dir} (ok jobs: {known})")
+                raise AnswersError(
+                    f"settings: job {job} is not a setting that ran in "
+                    f"{rep.sweep_dir} (ok jobs: {known})"
+                )
             out.setdefault(job, "asked")
         else:
-            raise AnswersError(f"settings: unknown choice {item!r}; use recommended, best, all "
-                               "or job ids, e.g. settings=[recommended,best] or settings=[0,3]")
+            raise AnswersError(
+                f"settings: unknown choice {item!r}; use recommended, best, all "
+                "or job ids, e.g. settings=[recommended,best] or settings=[0,3]"
+            )
     if not out:  # a single ok setting has no recommendation: it is the best
         out = {job: "best" for job in list(ok)[:1]}
     if not out:
@@ -107,54 +112,85 @@ class AnswerRun:
     @property
     def failed_requests(self) -> Counter:
         """Why requests (answers and judges) got no answer: reason -> count."""
-        return Counter(f.removeprefix(REQUEST_FAILED) for t in self.traces
-                       for f in t.failures.values() if f.startswith(REQUEST_FAILED))
+        return Counter(
+            f.removeprefix(REQUEST_FAILED)
+            for t in self.traces
+            for f in t.failures.values()
+            if f.startswith(REQUEST_FAILED)
+        )
 
     @property
     def unreadable(self) -> int:
         """Replies that came but are not the JSON asked for (cached: a rerun gets them again)."""
-        return sum(1 for t in self.traces for f in t.failures.values()
-                   if not f.startswith(REQUEST_FAILED) and f != "pending")
+        return sum(
+            1
+            for t in self.traces
+            for f in t.failures.values()
+            if not f.startswith(REQUEST_FAILED) and f != "pending"
+        )
 
     @property
     def answered(self) -> bool:
         """Whether any question got a reply: without one there is nothing to write."""
-        return any(not t.failures.get("answer", "").startswith(REQUEST_FAILED)
-                   for t in self.traces)
+        return any(not t.failures.get("answer", "").startswith(REQUEST_FAILED) for t in self.traces)
 
 
 def _traces(rep: SweepReport, job: int, k: int) -> dict[str, QueryTrace]:
     row = rep.row(job)
     path = row.file("hits.jsonl")
     if path is None:
-        raise AnswersError(f"{rep.sweep_dir}/{job}/hits.jsonl is missing: the setting's retrieved "
-                           "chunks are needed; rerun that setting")
+        raise AnswersError(
+            f"{rep.sweep_dir}/{job}/hits.jsonl is missing: the setting's retrieved "
+            "chunks are needed; rerun that setting"
+        )
     traces = read_traces(path)
     depth = max((len(t.hits) for t in traces.values()), default=0)
     if depth < k and depth < row.stats.n_chunks:
-        raise AnswersError(f"answers.k={k}, but {path} holds the top {depth} chunks per query "
-                           f"(the sweep's largest eval.k); use answers.k={depth} or less")
+        raise AnswersError(
+            f"answers.k={k}, but {path} holds the top {depth} chunks per query "
+            f"(the sweep's largest eval.k); use answers.k={depth} or less"
+        )
     missing = [q for q, t in traces.items() if any(h.text is None for h in t.hits[:k])]
     if missing:
         raise AnswersError(f"{path}: query {missing[0]!r} has retrieved chunks without their text")
     return traces
 
 
-def answer_settings(rep: SweepReport, chosen: Sequence[ChosenSetting], k: int,
-                    client: LLMClient) -> AnswerRun:
+def answer_settings(
+    rep: SweepReport, chosen: Sequence[ChosenSetting], k: int, client: LLMClient
+) -> AnswerRun:
     """Answer and judge every query under every chosen setting."""
     drafts: list[AnswerTrace] = []
     for c in chosen:
         for t in _traces(rep, c.job, k).values():
             context = t.hits[:k]
-            drafts.append(AnswerTrace(
-                c.job, c.label, t.query_id, t.query, t.type, t.reference, t.gold, context,
-                context_relevance(_units(t), k), None, None, prompt_version=prompts.PROMPT_VERSION,
-                k=k, model=client.config.model or ""))
-    log.info("answering %d queries under %d setting(s) with the top %d chunks each",
-             len(drafts) // max(len(chosen), 1), len(chosen), k)
-    replies = client.complete_many([prompts.answer(d.query, [h.text for h in d.context])
-                                    for d in drafts], desc="answers")
+            drafts.append(
+                AnswerTrace(
+                    c.job,
+                    c.label,
+                    t.query_id,
+                    t.query,
+                    t.type,
+                    t.reference,
+                    t.gold,
+                    context,
+                    context_relevance(_units(t), k),
+                    None,
+                    None,
+                    prompt_version=prompts.PROMPT_VERSION,
+                    k=k,
+                    model=client.config.model or "",
+                )
+            )
+    log.info(
+        "answering %d queries under %d setting(s) with the top %d chunks each",
+        len(drafts) // max(len(chosen), 1),
+        len(chosen),
+        k,
+    )
+    replies = client.complete_many(
+        [prompts.answer(d.query, [h.text for h in d.context]) for d in drafts], desc="answers"
+    )
     answered: list[AnswerTrace] = []
     for d, reply in zip(drafts, replies):
         text, failure = _reply(reply)
@@ -196,10 +232,13 @@ def answer_settings(rep: SweepReport, chosen: Sequence[ChosenSetting], k: int,
         if t.declined and t.reference and t.answerable:
             v["correct"] = JudgeVerdict(False, "declined although the question has an answer")
         fails = {**t.failures, **failures.get(i, {})}
-        code = diagnose_answer(t.context_relevance, t.declined,
-                        None if "faithful" in fails else v.get("faithful", _NA).passed,
-                        None if "relevant" in fails else v.get("relevant", _NA).passed,
-                        v["correct"].passed if "correct" in v else None)
+        code = diagnose_answer(
+            t.context_relevance,
+            t.declined,
+            None if "faithful" in fails else v.get("faithful", _NA).passed,
+            None if "relevant" in fails else v.get("relevant", _NA).passed,
+            v["correct"].passed if "correct" in v else None,
+        )
         out.append(replace(t, verdicts=v, failures=fails, diagnosis=code))
     pending = sum(1 for t in answered if t.failures.get("answer") == "pending")
     return AnswerRun(tuple(out), k, pending)

@@ -16,19 +16,27 @@ the pairs of settings, per rate.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Mapping, Sequence
 
 import numpy as np
 
-from sweep.scoring.aggregate import bootstrap_means
 from sweep.answers.diagnosis import DIAGNOSES
 from sweep.answers.records import AnswerTrace
 from sweep.decision.significance import holm, paired_randomization_test
+from sweep.scoring.aggregate import bootstrap_means
 
-__all__ = ["PairTest", "RATES", "Rate", "SettingSummary", "pair_tests", "rate_values",
-           "setup_text", "summarize_answers"]
+__all__ = [
+    "RATES",
+    "PairTest",
+    "Rate",
+    "SettingSummary",
+    "pair_tests",
+    "rate_values",
+    "setup_text",
+    "summarize_answers",
+]
 
 RATES = ("faithful", "relevant", "correct", "declined")
 
@@ -66,8 +74,9 @@ class SettingSummary:
     model: str = ""
 
 
-def summarize_answers(traces: Sequence[AnswerTrace], *, n_boot: int = 1000, seed: int = 0
-                      ) -> list[SettingSummary]:
+def summarize_answers(
+    traces: Sequence[AnswerTrace], *, n_boot: int = 1000, seed: int = 0
+) -> list[SettingSummary]:
     out = []
     for job in sorted({t.job for t in traces}):
         mine = [t for t in traces if t.job == job]
@@ -77,13 +86,25 @@ def summarize_answers(traces: Sequence[AnswerTrace], *, n_boot: int = 1000, seed
             if values.size == 0:
                 rates[rate] = None
                 continue
-            low, high = bootstrap_means(values[:, None], n_boot=n_boot, seed=[seed, job, i],
-                                        confidence=0.95)
-            rates[rate] = Rate(float(values.mean()), float(low[0]), float(high[0]), int(values.size))
+            low, high = bootstrap_means(
+                values[:, None], n_boot=n_boot, seed=[seed, job, i], confidence=0.95
+            )
+            rates[rate] = Rate(
+                float(values.mean()), float(low[0]), float(high[0]), int(values.size)
+            )
         counts = Counter(t.diagnosis for t in mine)
-        out.append(SettingSummary(job, mine[0].setting, len(mine), rates,
-                                  {d: counts.get(d, 0) for d in DIAGNOSES},
-                                  sum(len(t.failures) for t in mine), mine[0].k, mine[0].model))
+        out.append(
+            SettingSummary(
+                job,
+                mine[0].setting,
+                len(mine),
+                rates,
+                {d: counts.get(d, 0) for d in DIAGNOSES},
+                sum(len(t.failures) for t in mine),
+                mine[0].k,
+                mine[0].model,
+            )
+        )
     return out
 
 
@@ -103,14 +124,15 @@ class PairTest:
     rate: str
     a: int
     b: int
-    n: int           # queries where both settings have a value
-    diff: float      # mean of a - mean of b over those queries
+    n: int  # queries where both settings have a value
+    diff: float  # mean of a - mean of b over those queries
     p_value: float
-    p_holm: float    # Holm over the pairs of settings, for this rate
+    p_holm: float  # Holm over the pairs of settings, for this rate
 
 
-def pair_tests(traces: Sequence[AnswerTrace], *, n_perm: int = 10_000, seed: int = 0,
-               alpha: float = 0.05) -> list[PairTest]:
+def pair_tests(
+    traces: Sequence[AnswerTrace], *, n_perm: int = 10_000, seed: int = 0, alpha: float = 0.05
+) -> list[PairTest]:
     """Every pair of settings on every rate, paired over the queries both have a value for."""
     values: dict[tuple[str, int], dict[str, float]] = {}
     for t in traces:
@@ -137,5 +159,7 @@ def pair_tests(traces: Sequence[AnswerTrace], *, n_perm: int = 10_000, seed: int
             p = paired_randomization_test(x, y, n_perm=n_perm, seed=seed)
             rows.append((a, b, len(common), float(x.mean() - y.mean()), p))
         adjusted = holm([r[4] for r in rows]) if rows else []
-        out += [PairTest(rate, a, b, n, d, p, float(ph)) for (a, b, n, d, p), ph in zip(rows, adjusted)]
+        out += [
+            PairTest(rate, a, b, n, d, p, float(ph)) for (a, b, n, d, p), ph in zip(rows, adjusted)
+        ]
     return out

@@ -12,13 +12,20 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from sweep.cli.commands import CommandParser
 from sweep.cli.exits import BAD_INPUT, run_with_exits
-from sweep.embedding.cache import (CacheError, cache_info, clear_cache, default_cache_dir,
-                                   describe_namespace, human_bytes, namespace_dirname)
+from sweep.embedding.cache import (
+    CacheError,
+    cache_info,
+    clear_cache,
+    default_cache_dir,
+    describe_namespace,
+    human_bytes,
+    namespace_dirname,
+)
 from sweep.embedding.encode_times import clear_timings, count_timings
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 
@@ -32,17 +39,25 @@ def _info(root: Path, as_json: bool) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"embedding cache: {root}")
-    print(f"entries: {info['entries']}  size: {human_bytes(info['bytes'])}  "
-          f"namespaces: {len(info['namespaces'])}")
+    print(
+        f"entries: {info['entries']}  size: {human_bytes(info['bytes'])}  "
+        f"namespaces: {len(info['namespaces'])}"
+    )
     for ns in info["namespaces"]:
-        print(f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
-              f"dim={ns['dim']}  {describe_namespace(ns)}")
+        print(
+            f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "
+            f"dim={ns['dim']}  {describe_namespace(ns)}"
+        )
     if info["timings"]:
-        print(f"query encode times (latency columns) kept for {info['timings']} embedder(s); "
-              "`clear --timings` has them measured again")
+        print(
+            f"query encode times (latency columns) kept for {info['timings']} embedder(s); "
+            "`clear --timings` has them measured again"
+        )
     if n_pictures:
-        print(f"report pictures drawn before: {n_pictures}  "
-              f"size: {human_bytes(info['figures']['bytes'])}  ({root / FIGURES_DIR})")
+        print(
+            f"report pictures drawn before: {n_pictures}  "
+            f"size: {human_bytes(info['figures']['bytes'])}  ({root / FIGURES_DIR})"
+        )
     return 0
 
 
@@ -56,12 +71,13 @@ def _clear(root: Path, namespace: str | None, yes: bool) -> int:
     if not yes:
         if not sys.stdin.isatty():
             raise CacheError("refusing to clear without --yes (stdin is not a terminal)")
-        pictures, picture_bytes = FigureCache(root / FIGURES_DIR).size() if namespace is None \
-            else (0, 0)
-        also = (f" and {pictures} report pictures ({human_bytes(picture_bytes)})"
-                if pictures else "")
-        if input(f"delete {entries} cached embeddings ({human_bytes(size)}){also} from {root}? "
-                 "[y/N] ").strip().lower() not in ("y", "yes"):
+        pictures, picture_bytes = (
+            FigureCache(root / FIGURES_DIR).size() if namespace is None else (0, 0)
+        )
+        also = f" and {pictures} report pictures ({human_bytes(picture_bytes)})" if pictures else ""
+        if input(
+            f"delete {entries} cached embeddings ({human_bytes(size)}){also} from {root}? [y/N] "
+        ).strip().lower() not in ("y", "yes"):
             print("nothing deleted")
             return 1
     removed = clear_cache(root, namespace)
@@ -79,8 +95,9 @@ def _clear(root: Path, namespace: str | None, yes: bool) -> int:
 def _clear_timings(root: Path) -> int:
     n = clear_timings(root)
     if n:
-        print(f"cleared the query encode times of {n} embedder(s): the next sweep measures "
-              "them again")
+        print(
+            f"cleared the query encode times of {n} embedder(s): the next sweep measures them again"
+        )
     else:
         print(f"no query encode times kept in {root}")
     return 0
@@ -94,11 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     clear = sub.add_parser("clear", help="delete cached embeddings")
     clear.add_argument("--namespace", help="only this namespace (id shown by `info`)")
     clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    clear.add_argument("--timings", action="store_true",
-                       help="only the query encode times of the latency columns: the next "
-                            "sweep measures them again (no confirmation asked)")
+    clear.add_argument(
+        "--timings",
+        action="store_true",
+        help="only the query encode times of the latency columns: the next "
+        "sweep measures them again (no confirmation asked)",
+    )
     for p in (info, clear):
-        p.add_argument("--dir", default=str(default_cache_dir()), help="cache directory (default: %(default)s)")
+        p.add_argument(
+            "--dir", default=str(default_cache_dir()), help="cache directory (default: %(default)s)"
+        )
     a = ap.parse_args(argv)
     root = Path(os.path.expanduser(a.dir))
 
@@ -112,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CacheError("--timings and --namespace cannot be combined")
             return _clear_timings(root)
         return _clear(root, a.namespace, a.yes)
+
     return run_with_exits("sweep.cache", call, {OSError: BAD_INPUT})
 
 

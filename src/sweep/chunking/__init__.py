@@ -13,23 +13,57 @@ write each chunk a situating context to search it by (Contextual Retrieval).
 
 from typing import Any
 
-from sweep.chunking.base import (PREFIXES, BaseChunker, ChunkingSettingsError, Strategy,
-                                 UnknownChunkSetting, chunker, strategies)
+from sweep.chunking.base import (
+    PREFIXES,
+    BaseChunker,
+    ChunkingSettingsError,
+    Strategy,
+    UnknownChunkSetting,
+    chunker,
+    strategies,
+)
 from sweep.chunking.factory import build_chunker
-from sweep.chunking.frameworks import (FRAMEWORKS, FrameworkChunker, UnlocatableChunks,
-                                       build_framework_chunker)
+from sweep.chunking.frameworks import (
+    FRAMEWORKS,
+    FrameworkChunker,
+    UnlocatableChunks,
+    build_framework_chunker,
+)
 from sweep.chunking.headings import Heading, markdown_sections, parse_headings
 from sweep.chunking.markdown import MarkdownChunker
 from sweep.chunking.semantic import SemanticChunker
-from sweep.chunking.strategies import (ParagraphChunker, RecursiveChunker, SentenceChunker,
-                                       TokenChunker)
+from sweep.chunking.strategies import (
+    ParagraphChunker,
+    RecursiveChunker,
+    SentenceChunker,
+    TokenChunker,
+)
 
-__all__ = ["BaseChunker", "ChunkingSettingsError", "FRAMEWORKS", "FrameworkChunker",
-           "UnlocatableChunks", "build_framework_chunker", "Heading", "MarkdownChunker",
-           "OVERLAP_MEANING", "PREFIXES", "ParagraphChunker", "RecursiveChunker",
-           "STRATEGIES", "SemanticChunker", "SentenceChunker", "Strategy", "TokenChunker",
-           "UnknownChunkSetting", "build_chunker", "chunker", "markdown_sections",
-           "parse_headings", "strategies"]
+__all__ = [
+    "FRAMEWORKS",
+    "OVERLAP_MEANING",
+    "PREFIXES",
+    "STRATEGIES",
+    "BaseChunker",
+    "ChunkingSettingsError",
+    "FrameworkChunker",
+    "Heading",
+    "MarkdownChunker",
+    "ParagraphChunker",
+    "RecursiveChunker",
+    "SemanticChunker",
+    "SentenceChunker",
+    "Strategy",
+    "TokenChunker",
+    "UnknownChunkSetting",
+    "UnlocatableChunks",
+    "build_chunker",
+    "build_framework_chunker",
+    "chunker",
+    "markdown_sections",
+    "parse_headings",
+    "strategies",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -25,21 +25,32 @@ import importlib
 import inspect
 import pkgutil
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
-from sweep.core.errors import InvalidSetting
 from sweep.chunking.boundaries import Span
 from sweep.chunking.fitting import DocTools
 from sweep.chunking.headings import Prefixer
 from sweep.core.checks import is_int
+from sweep.core.errors import InvalidSetting
 from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding
 from sweep.core.types import Chunk, Document
 
-__all__ = ["BaseChunker", "ChunkingSettingsError", "PREFIXES", "Strategy", "UnknownChunkSetting",
-           "build_chunks", "check_prefix", "check_size_overlap", "chunker", "strategies"]
+__all__ = [
+    "PREFIXES",
+    "BaseChunker",
+    "ChunkingSettingsError",
+    "Strategy",
+    "UnknownChunkSetting",
+    "build_chunks",
+    "check_prefix",
+    "check_size_overlap",
+    "chunker",
+    "strategies",
+]
 
 PREFIXES = ("none", "title", "title+headings")
 
@@ -53,8 +64,9 @@ class UnknownChunkSetting(ChunkingSettingsError):
     skip, so a sweep stops on it before its first job."""
 
 
-def build_chunks(doc: Document, spans: Sequence[Span], encoding: Any, prefix: str,
-                 chunker_name: str) -> list[Chunk]:
+def build_chunks(
+    doc: Document, spans: Sequence[Span], encoding: Any, prefix: str, chunker_name: str
+) -> list[Chunk]:
     """Chunks of ``doc`` from its spans: the text, its token count in ``encoding`` and
     the embed-time prefix (``prefix`` mode) of the section each chunk starts in."""
     prefixer = Prefixer(prefix, doc)
@@ -69,9 +81,17 @@ def build_chunks(doc: Document, spans: Sequence[Span], encoding: Any, prefix: st
         last = start
         text = doc.text[start:end]
         head = prefixer(start)
-        chunks.append(Chunk(doc_id=doc.doc_id, index=i, start=start, end=end, text=text,
-                            n_tokens=count_tokens(encoding, text),
-                            embed_text=f"{head}\n\n{text}" if head else None))
+        chunks.append(
+            Chunk(
+                doc_id=doc.doc_id,
+                index=i,
+                start=start,
+                end=end,
+                text=text,
+                n_tokens=count_tokens(encoding, text),
+                embed_text=f"{head}\n\n{text}" if head else None,
+            )
+        )
     return chunks
 
 
@@ -79,7 +99,9 @@ def check_size_overlap(size: Any, overlap: Any) -> None:
     if not is_int(size):
         raise ChunkingSettingsError(f"chunk.size must be an integer number of tokens, got {size!r}")
     if not is_int(overlap):
-        raise ChunkingSettingsError(f"chunk.overlap must be an integer number of tokens, got {overlap!r}")
+        raise ChunkingSettingsError(
+            f"chunk.overlap must be an integer number of tokens, got {overlap!r}"
+        )
     if size <= 0:
         raise ChunkingSettingsError(f"chunk.size must be > 0 tokens, got {size}")
     if overlap < 0:
@@ -165,7 +187,7 @@ class BaseChunker(ABC):
 _C = TypeVar("_C", bound=BaseChunker)
 #: Parameters the sweep hands a chunker (the embedder's function), never config keys.
 _HANDED = ("embed_fn",)
-_REGISTERED: dict[str, "Strategy"] = {}
+_REGISTERED: dict[str, Strategy] = {}
 #: The module of the strategies every other one builds on: the table lists them first
 #: (token, sentence, paragraph, recursive), then the others by module.
 _FIRST_MODULE = "strategies"
@@ -197,12 +219,14 @@ def chunker(name: str, *, overlap: str) -> Callable[[type[_C]], type[_C]]:
         taken = _REGISTERED.get(name)
         # (a module reloaded registers its class again: the same name, not a clash)
         if taken is not None and _path(taken.cls) != _path(cls):
-            raise ValueError(f"chunk strategy {name!r} is registered twice: "
-                             f"{_path(taken.cls)} and {_path(cls)}")
+            raise ValueError(
+                f"chunk strategy {name!r} is registered twice: {_path(taken.cls)} and {_path(cls)}"
+            )
         cls.strategy = name
         params = inspect.signature(cls.__init__).parameters.values()
-        options = {p.name: p.default for p in params
-                   if p.kind is p.KEYWORD_ONLY and p.name not in _HANDED}
+        options = {
+            p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _HANDED
+        }
         _REGISTERED[name] = Strategy(name, cls, overlap, MappingProxyType(options))
         return cls
 
@@ -222,7 +246,12 @@ def strategies() -> Mapping[str, Strategy]:
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
     # In a fixed order whoever imported what first: by module, in definition order within one.
-    order = sorted(enumerate(_REGISTERED.values()), key=lambda pair: (
-        pair[1].cls.__module__.rsplit(".", 1)[-1] != _FIRST_MODULE, pair[1].cls.__module__,
-        pair[0]))
+    order = sorted(
+        enumerate(_REGISTERED.values()),
+        key=lambda pair: (
+            pair[1].cls.__module__.rsplit(".", 1)[-1] != _FIRST_MODULE,
+            pair[1].cls.__module__,
+            pair[0],
+        ),
+    )
     return MappingProxyType({s.name: s for _, s in order})

@@ -4,14 +4,24 @@ positions inside a span, and the separator hierarchies the strategies descend.""
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 # The sentence rule and the span helper are every stage's; the chunkers cut with them.
 from sweep.core.text.sentences import sentence_cuts
 from sweep.core.textspans import pieces
 
-__all__ = ["Cutter", "PARAGRAPH_LEVELS", "RECURSIVE_LEVELS", "SENTENCE_LEVELS", "Span",
-           "line_cuts", "paragraph_cuts", "pieces", "sentence_cuts", "word_cuts"]
+__all__ = [
+    "PARAGRAPH_LEVELS",
+    "RECURSIVE_LEVELS",
+    "SENTENCE_LEVELS",
+    "Cutter",
+    "Span",
+    "line_cuts",
+    "paragraph_cuts",
+    "pieces",
+    "sentence_cuts",
+    "word_cuts",
+]
 
 Span = tuple[int, int]
 

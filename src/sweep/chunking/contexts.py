@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 from sweep.core.errors import InvalidSetting, ServiceFailure
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
@@ -32,9 +33,21 @@ from sweep.core.types import Chunk, Document
 from sweep.llm import Completion, LLMClient, LLMConfig, RequestFailed
 from sweep.llm.cache import request_key
 
-__all__ = ["ANTHROPIC_PROMPT", "CONTEXT_MODES", "ContextError", "ContextSpec", "ContextWriter",
-           "Contexts", "ContextsFailed", "Estimate", "check_confirmed", "estimate", "messages_for",
-           "with_contexts", "write_contexts"]
+__all__ = [
+    "ANTHROPIC_PROMPT",
+    "CONTEXT_MODES",
+    "ContextError",
+    "ContextSpec",
+    "ContextWriter",
+    "Contexts",
+    "ContextsFailed",
+    "Estimate",
+    "check_confirmed",
+    "estimate",
+    "messages_for",
+    "with_contexts",
+    "write_contexts",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +63,10 @@ Here is the chunk we want to situate within the whole document
 Please give a short succinct context to situate this chunk within the overall document \
 for the purposes of improving search retrieval of the chunk. Answer only with the \
 succinct context and nothing else."""
-_SYSTEM = ("Task: chunk-context\nYou situate a chunk of a document for a search index. "
-           "Reply with the context only.")
+_SYSTEM = (
+    "Task: chunk-context\nYou situate a chunk of a document for a search index. "
+    "Reply with the context only."
+)
 #: Tokens of the messages' framing (roles, separators) per request, as OpenAI counts them.
 _FRAMING_TOKENS = 8
 #: A context more than this many times ``max_tokens`` long (cl100k_base tokens) cannot
@@ -84,18 +99,27 @@ class ContextSpec:
 
     def __post_init__(self) -> None:
         if self.mode not in CONTEXT_MODES:
-            raise ContextError(f"context.mode must be one of {', '.join(CONTEXT_MODES)}, "
-                               f"got {self.mode!r}")
-        if not isinstance(self.prompt, str) or "{document}" not in self.prompt \
-                or "{chunk}" not in self.prompt:
+            raise ContextError(
+                f"context.mode must be one of {', '.join(CONTEXT_MODES)}, got {self.mode!r}"
+            )
+        if (
+            not isinstance(self.prompt, str)
+            or "{document}" not in self.prompt
+            or "{chunk}" not in self.prompt
+        ):
             raise ContextError("context.prompt must contain {document} and {chunk}")
-        for key, value in (("max_tokens", self.max_tokens),
-                           ("confirm_above", self.confirm_above)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (
-                    key == "max_tokens" and value == 0):
-                raise ContextError(f"context.{key} must be a whole number of "
-                                   f"{'tokens' if key == 'max_tokens' else 'requests'}, "
-                                   f"got {value!r}")
+        for key, value in (("max_tokens", self.max_tokens), ("confirm_above", self.confirm_above)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < 0
+                or (key == "max_tokens" and value == 0)
+            ):
+                raise ContextError(
+                    f"context.{key} must be a whole number of "
+                    f"{'tokens' if key == 'max_tokens' else 'requests'}, "
+                    f"got {value!r}"
+                )
         if not isinstance(self.confirm, bool):
             raise ContextError(f"context.confirm must be true or false, got {self.confirm!r}")
 
@@ -127,9 +151,11 @@ class Estimate:
 
     def describe(self, model: str) -> str:
         cost = "" if self.cost is None else f", about ${self.cost:,.2f}"
-        return (f"{self.chunks:,} chunks, {self.chunks - self.requests:,} contexts cached, "
-                f"{self.requests:,} requests to {model}: about {self.prompt_tokens:,} prompt "
-                f"tokens and at most {self.completion_tokens:,} completion tokens{cost}")
+        return (
+            f"{self.chunks:,} chunks, {self.chunks - self.requests:,} contexts cached, "
+            f"{self.requests:,} requests to {model}: about {self.prompt_tokens:,} prompt "
+            f"tokens and at most {self.completion_tokens:,} completion tokens{cost}"
+        )
 
 
 def _cost(config: LLMConfig, prompt: int, completion: int) -> float | None:
@@ -139,8 +165,13 @@ def _cost(config: LLMConfig, prompt: int, completion: int) -> float | None:
     return (prompt * prices[0] + completion * prices[1]) / 1e6
 
 
-def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document],
-             chunks: Sequence[Chunk], asked: set[str] | None = None) -> Estimate:
+def estimate(
+    client: LLMClient,
+    spec: ContextSpec,
+    documents: Sequence[Document],
+    chunks: Sequence[Chunk],
+    asked: set[str] | None = None,
+) -> Estimate:
     """What writing these chunks' contexts would send. A request is counted once (chunks
     with the same text in one document ask once); ``asked`` carries the request keys
     counted already across calls, for a grid whose settings share chunks."""
@@ -163,16 +194,19 @@ def estimate(client: LLMClient, spec: ContextSpec, documents: Sequence[Document]
         requests += 1
         prompt += frame + doc_tokens[c.doc_id] + c.n_tokens
     completion = requests * spec.max_tokens
-    return Estimate(len(chunks), requests, prompt, completion,
-                    _cost(client.config, prompt, completion))
+    return Estimate(
+        len(chunks), requests, prompt, completion, _cost(client.config, prompt, completion)
+    )
 
 
 def check_confirmed(spec: ContextSpec, found: Estimate, model: str) -> None:
     """Refuse to send more than ``confirm_above`` requests unless ``confirm`` says so."""
     if found.requests > spec.confirm_above and not spec.confirm:
-        raise ContextError(f"context.mode=llm would send {found.describe(model)}; more than "
-                           f"context.confirm_above={spec.confirm_above} requests, so "
-                           "rerun with context.confirm=true to send them")
+        raise ContextError(
+            f"context.mode=llm would send {found.describe(model)}; more than "
+            f"context.confirm_above={spec.confirm_above} requests, so "
+            "rerun with context.confirm=true to send them"
+        )
 
 
 @dataclass(frozen=True)
@@ -189,39 +223,53 @@ class Contexts:
     seconds: float
 
     def columns(self) -> dict[str, Any]:
-        return {"context_requests": self.sent, "context_cached": self.cached,
-                "context_prompt_tokens": self.prompt_tokens,
-                "context_completion_tokens": self.completion_tokens,
-                "context_cost": self.cost, "context_s": self.seconds}
+        return {
+            "context_requests": self.sent,
+            "context_cached": self.cached,
+            "context_prompt_tokens": self.prompt_tokens,
+            "context_completion_tokens": self.completion_tokens,
+            "context_cost": self.cost,
+            "context_s": self.seconds,
+        }
 
 
-def write_contexts(client: LLMClient, spec: ContextSpec, documents: Sequence[Document],
-                   chunks: Sequence[Chunk]) -> Contexts:
+def write_contexts(
+    client: LLMClient, spec: ContextSpec, documents: Sequence[Document], chunks: Sequence[Chunk]
+) -> Contexts:
     """Ask for every chunk's context (cached ones are not sent); raise
     :class:`ContextsFailed` naming how many got no answer and why."""
     by_id = {d.doc_id: d for d in documents}
     t0 = time.perf_counter()
     before = client.stats
-    answers = client.complete_many([messages_for(spec, by_id[c.doc_id], c) for c in chunks],
-                                   desc="chunk contexts")
+    answers = client.complete_many(
+        [messages_for(spec, by_id[c.doc_id], c) for c in chunks], desc="chunk contexts"
+    )
     failed = [a for a in answers if isinstance(a, RequestFailed)]
     if failed:
         reasons: dict[str, int] = {}
         for a in failed:
             reasons[a.reason] = reasons.get(a.reason, 0) + 1
         worst = max(reasons, key=reasons.get)
-        raise ContextsFailed(f"{len(failed)} of {len(chunks)} chunk contexts got no answer "
-                             f"({worst}); answers received are cached, so a rerun asks only "
-                             "for the missing ones")
+        raise ContextsFailed(
+            f"{len(failed)} of {len(chunks)} chunk contexts got no answer "
+            f"({worst}); answers received are cached, so a rerun asks only "
+            "for the missing ones"
+        )
     done = [a for a in answers if isinstance(a, Completion)]
     after = client.stats
     prompt = sum(a.usage.prompt_tokens for a in done)
     completion = sum(a.usage.completion_tokens for a in done)
     texts = [" ".join(a.text.split()) for a in done]
     _refuse_far_over(spec, chunks, texts)
-    return Contexts(texts, after.sent - before.sent, after.cached - before.cached, prompt,
-                    completion, _cost(client.config, prompt, completion),
-                    time.perf_counter() - t0)
+    return Contexts(
+        texts,
+        after.sent - before.sent,
+        after.cached - before.cached,
+        prompt,
+        completion,
+        _cost(client.config, prompt, completion),
+        time.perf_counter() - t0,
+    )
 
 
 def _refuse_far_over(spec: ContextSpec, chunks: Sequence[Chunk], texts: Sequence[str]) -> None:
@@ -236,7 +284,8 @@ def _refuse_far_over(spec: ContextSpec, chunks: Sequence[Chunk], texts: Sequence
         f"{len(over)} of {len(chunks)} chunk contexts are more than {_FAR_OVER} times "
         f"context.max_tokens={spec.max_tokens} tokens long (the context of chunk "
         f"{chunk.chunk_id!r} has {len(text):,} characters): the endpoint ignored max_tokens, "
-        "so the setting is not run with them; use an endpoint that honours max_tokens")
+        "so the setting is not run with them; use an endpoint that honours max_tokens"
+    )
 
 
 def _far_over(text: str, limit: int) -> bool:
@@ -251,8 +300,10 @@ def _far_over(text: str, limit: int) -> bool:
 def with_contexts(chunks: Sequence[Chunk], texts: Sequence[str]) -> list[Chunk]:
     """The chunks with their context before what they are embedded with (a heading prefix
     stays after it); offsets and text untouched, so the context is never credited."""
-    return [replace(c, embed_text=f"{t}\n\n{c.embedding_input}" if t else c.embed_text)
-            for c, t in zip(chunks, texts)]
+    return [
+        replace(c, embed_text=f"{t}\n\n{c.embedding_input}" if t else c.embed_text)
+        for c, t in zip(chunks, texts)
+    ]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from sweep.chunking.base import BaseChunker, UnknownChunkSetting, strategies
 from sweep.core.suggest import did_you_mean
 from sweep.core.tokenization import DEFAULT_TOKENIZER
 
-__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "strategies_help", "strategy_options"]
+# OVERLAP_MEANING and STRATEGIES are made on first use (the module's __getattr__)
+__all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "strategies_help", "strategy_options"]  # noqa: F822
 
 #: The settings every strategy takes (build_chunker's own parameters).
 _SETTINGS = ("strategy", "size", "overlap", "tokenizer", "prefix")
@@ -19,8 +20,11 @@ _SETTINGS = ("strategy", "size", "overlap", "tokenizer", "prefix")
 
 def strategy_options() -> dict[str, tuple[str, Any]]:
     """Every strategy option: name -> (the strategy that takes it, its default)."""
-    return {name: (s.name, default) for s in strategies().values()
-            for name, default in s.options.items()}
+    return {
+        name: (s.name, default)
+        for s in strategies().values()
+        for name, default in s.options.items()
+    }
 
 
 def strategies_help() -> str:

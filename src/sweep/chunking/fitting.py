@@ -9,7 +9,7 @@ pack pieces greedily up to ``size``.
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from collections.abc import Sequence
 
 import tiktoken
 
@@ -43,7 +43,10 @@ class DocTools:
 
     def fits(self, a: int, b: int) -> bool:
         # A token is at least one byte: text of at most `size` UTF-8 bytes fits uncounted.
-        if 4 * (b - a) <= self.size or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size:
+        if (
+            4 * (b - a) <= self.size
+            or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size
+        ):
             return True
         return self.count(a, b) <= self.size
 

@@ -13,18 +13,38 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from sweep.chunking.base import ChunkingSettingsError, UnknownChunkSetting, build_chunks, check_prefix
+from sweep.chunking.base import (
+    ChunkingSettingsError,
+    UnknownChunkSetting,
+    build_chunks,
+    check_prefix,
+)
 from sweep.chunking.locate import locate_pieces
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import (DEFAULT_TOKENIZER, count_tokens, get_encoding,
-                                     route_offline_encodings)
+from sweep.core.tokenization import (
+    DEFAULT_TOKENIZER,
+    count_tokens,
+    get_encoding,
+    route_offline_encodings,
+)
 from sweep.core.types import Chunk, Document
 
-__all__ = ["EXPORTABLE_SPLITTERS", "FRAMEWORKS", "FrameworkChunker", "UnlocatableChunks",
-           "build_framework_chunker", "exportable_splitter", "install_hint", "missing_package",
-           "read_chunks", "size_unit", "split_function"]
+__all__ = [
+    "EXPORTABLE_SPLITTERS",
+    "FRAMEWORKS",
+    "FrameworkChunker",
+    "UnlocatableChunks",
+    "build_framework_chunker",
+    "exportable_splitter",
+    "install_hint",
+    "missing_package",
+    "read_chunks",
+    "size_unit",
+    "split_function",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +69,25 @@ FRAMEWORKS: dict[str, str] = {
 #: builds only these: each cuts text and nothing else (no model, file or network named by
 #: its arguments). ``callable`` has none: export never runs a user's function.
 EXPORTABLE_SPLITTERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "langchain": ("langchain_text_splitters", (
-        "RecursiveCharacterTextSplitter", "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
-        "RecursiveCharacterTextSplitter.from_language",
-        "CharacterTextSplitter", "CharacterTextSplitter.from_tiktoken_encoder",
-        "TokenTextSplitter", "MarkdownTextSplitter", "MarkdownTextSplitter.from_tiktoken_encoder",
-        "LatexTextSplitter", "PythonCodeTextSplitter")),
-    "llamaindex": ("llama_index.core.node_parser", (
-        "SentenceSplitter", "TokenTextSplitter", "MarkdownNodeParser", "SimpleNodeParser")),
+    "langchain": (
+        "langchain_text_splitters",
+        (
+            "RecursiveCharacterTextSplitter",
+            "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+            "RecursiveCharacterTextSplitter.from_language",
+            "CharacterTextSplitter",
+            "CharacterTextSplitter.from_tiktoken_encoder",
+            "TokenTextSplitter",
+            "MarkdownTextSplitter",
+            "MarkdownTextSplitter.from_tiktoken_encoder",
+            "LatexTextSplitter",
+            "PythonCodeTextSplitter",
+        ),
+    ),
+    "llamaindex": (
+        "llama_index.core.node_parser",
+        ("SentenceSplitter", "TokenTextSplitter", "MarkdownNodeParser", "SimpleNodeParser"),
+    ),
     "chonkie": ("chonkie", ("TokenChunker", "SentenceChunker", "RecursiveChunker")),
     "semchunk": ("semchunk", ("chunkerify",)),
 }
@@ -69,7 +100,7 @@ def exportable_splitter(framework: str, target: Any) -> tuple[str, str] | None:
     module, names = EXPORTABLE_SPLITTERS.get(str(framework), ("", ()))
     if not isinstance(target, str) or not target.startswith(module + "."):
         return None
-    expression = target[len(module) + 1:]
+    expression = target[len(module) + 1 :]
     return (module, expression) if expression in names else None
 
 
@@ -95,15 +126,18 @@ def missing_package(node: Mapping[str, Any]) -> str | None:
     if importlib.util.find_spec(top) is not None:
         return None
     package = FRAMEWORKS.get(str(framework)) or top.replace("_", "-")
-    return (f"chunk={framework} needs {top} ({target}), which is not installed: "
-            f"{install_hint(package)}")
+    return (
+        f"chunk={framework} needs {top} ({target}), which is not installed: {install_hint(package)}"
+    )
 
 
 def install_hint(package: str) -> str:
     """The pip command that installs a framework's ``package``, and the extra that installs
     every framework (from sweep's checkout: chunk-sweep is not on PyPI yet)."""
-    return (f'pip install {package} (or, in sweep\'s checkout, pip install -e ".[frameworks]" '
-            "for all of them)")
+    return (
+        f'pip install {package} (or, in sweep\'s checkout, pip install -e ".[frameworks]" '
+        "for all of them)"
+    )
 
 
 def read_chunks(out: Any, who: str) -> tuple[list[str], list[int | None]]:
@@ -121,7 +155,8 @@ def read_chunks(out: Any, who: str) -> tuple[list[str], list[int | None]]:
             text = item.get_content()
         if not isinstance(text, str):
             raise ChunkingSettingsError(
-                f"{who} returned a {type(item).__name__} among its chunks, not a string")
+                f"{who} returned a {type(item).__name__} among its chunks, not a string"
+            )
         texts.append(text)
         start = getattr(item, "start_index", None)
         starts.append(start if isinstance(start, int) else None)
@@ -139,15 +174,23 @@ def split_function(framework: str, splitter: Any, call: dict[str, Any]) -> Split
         if hasattr(splitter, "get_nodes_from_documents"):
             from llama_index.core import Document as LlamaDocument
 
-            return lambda text: splitter.get_nodes_from_documents([LlamaDocument(text=text)], **call)
+            return lambda text: splitter.get_nodes_from_documents(
+                [LlamaDocument(text=text)], **call
+            )
     if framework == "chonkie" and hasattr(splitter, "chunk"):
         return lambda text: splitter.chunk(text, **call)
     if framework in ("semchunk", "callable", "chonkie") and callable(splitter):
         return lambda text: splitter(text, **call)
-    methods = {"langchain": "split_text", "llamaindex": "split_text or get_nodes_from_documents",
-               "chonkie": "chunk", "semchunk": "__call__", "callable": "__call__"}[framework]
+    methods = {
+        "langchain": "split_text",
+        "llamaindex": "split_text or get_nodes_from_documents",
+        "chonkie": "chunk",
+        "semchunk": "__call__",
+        "callable": "__call__",
+    }[framework]
     raise ChunkingSettingsError(
-        f"chunk.splitter builds a {name}, which has no {methods} for chunk={framework}")
+        f"chunk.splitter builds a {name}, which has no {methods} for chunk={framework}"
+    )
 
 
 def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | None, Any]:
@@ -160,8 +203,10 @@ def _own_length(framework: str, splitter: Any) -> tuple[Callable[[str], int] | N
         return getattr(splitter, "_length_function", None), getattr(splitter, "_chunk_size", None)
     if framework == "llamaindex":
         tokenizer = getattr(splitter, "_tokenizer", None)
-        return ((lambda t: len(tokenizer(t))) if callable(tokenizer) else None,
-                getattr(splitter, "chunk_size", None))
+        return (
+            (lambda t: len(tokenizer(t))) if callable(tokenizer) else None,
+            getattr(splitter, "chunk_size", None),
+        )
     if framework == "chonkie":
         tokenizer = getattr(splitter, "tokenizer", None)
         count = getattr(tokenizer, "count_tokens", None)
@@ -218,9 +263,18 @@ def _first(problem: str, pieces: list[tuple[str, str]]) -> str:
 class FrameworkChunker:
     """Chunks from a framework's splitter, located in each document's text."""
 
-    def __init__(self, framework: str, splitter: Any, *, strategy: str, size: Any = None,
-                 overlap: Any = 0, tokenizer: str = DEFAULT_TOKENIZER, prefix: str = "none",
-                 call: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        framework: str,
+        splitter: Any,
+        *,
+        strategy: str,
+        size: Any = None,
+        overlap: Any = 0,
+        tokenizer: str = DEFAULT_TOKENIZER,
+        prefix: str = "none",
+        call: dict[str, Any] | None = None,
+    ) -> None:
         check_prefix(prefix)
         self.framework = framework
         self.splitter = splitter
@@ -237,35 +291,47 @@ class FrameworkChunker:
         if size is not None and own_size is not None and size != own_size:
             raise UnknownChunkSetting(
                 f"chunk.size ({size}) is not the size chunk.splitter builds ({own_size}) for "
-                f"chunk={framework}: set chunk.size only, the preset hands it to the splitter")
+                f"chunk={framework}: set chunk.size only, the preset hands it to the splitter"
+            )
         own_overlap = _own_overlap(framework, splitter, call or {})
         if own_overlap is not None and overlap is not None and overlap != own_overlap:
             raise UnknownChunkSetting(
                 f"chunk.overlap ({overlap}) is not the overlap chunk.splitter builds "
                 f"({own_overlap}) for chunk={framework}: set chunk.overlap only, the preset "
-                f"hands it to the splitter")
+                f"hands it to the splitter"
+            )
         # One cell of a grid (chunk=token,chonkie chunk.overlap=0,32) that the splitter
         # cannot take: an invalid row, said before the first job, not a stopped sweep.
         if own_overlap is None and overlap:
             raise ChunkingSettingsError(
-                f"chunk.overlap={overlap} does not apply to {strategy}: it takes no overlap")
+                f"chunk.overlap={overlap} does not apply to {strategy}: it takes no overlap"
+            )
         if framework == "callable" and own_size is None and size is not None:
             raise ChunkingSettingsError(
                 f"chunk.size={size} does not apply to {strategy}: it is given no chunk_size "
-                f"(+chunk.splitter.chunk_size='${{chunk.size}}' hands it over)")
+                f"(+chunk.splitter.chunk_size='${{chunk.size}}' hands it over)"
+            )
         self.size = own_size if own_size is not None else size
         self.overlap = overlap
         #: what ``size`` counts: the table shows it beside the size (``characters``, ``tokens``)
-        self.size_unit: str | None = (None if framework == "callable"  # yours: not known
-                                      else size_unit(own_length))
+        self.size_unit: str | None = (
+            None
+            if framework == "callable"  # yours: not known
+            else size_unit(own_length)
+        )
         #: ``length(text)`` in the units ``target_size`` is in (the splitter's own where known)
         self.length: Callable[[str], int] = own_length or (lambda t: count_tokens(self.encoding, t))
         self.target_size = self.size if isinstance(self.size, int) and self.size > 0 else None
         self.notes: tuple[str, ...] = ()
-        self.settings: dict[str, Any] = {"strategy": strategy, "size": self.size,
-                                         "unit": self.size_unit, "overlap": overlap,
-                                         "tokenizer": tokenizer,
-                                         "encoding": self.encoding.name, "prefix": prefix}
+        self.settings: dict[str, Any] = {
+            "strategy": strategy,
+            "size": self.size,
+            "unit": self.size_unit,
+            "overlap": overlap,
+            "tokenizer": tokenizer,
+            "encoding": self.encoding.name,
+            "prefix": prefix,
+        }
         self._missing: list[tuple[str, str]] = []
         self._unordered: list[tuple[str, str]] = []
         self._loose = 0
@@ -296,31 +362,50 @@ class FrameworkChunker:
         chunks = [c for doc in docs for c in self.chunk(doc)]
         problems = []
         if self._missing:
-            problems.append(_first(
-                f"{len(self._missing)} of {self._pieces} chunks returned by {self.strategy} are "
-                f"not in their document's text (the splitter rewrites text, so they have no "
-                f"offsets to credit)", self._missing))
+            problems.append(
+                _first(
+                    f"{len(self._missing)} of {self._pieces} chunks returned by {self.strategy} are "
+                    f"not in their document's text (the splitter rewrites text, so they have no "
+                    f"offsets to credit)",
+                    self._missing,
+                )
+            )
         if self._unordered:
-            problems.append(_first(
-                f"{len(self._unordered)} of {self._pieces} chunks returned by {self.strategy} "
-                f"repeat an earlier chunk or come out of document order (sweep keeps a "
-                f"document's chunks in order, each once)", self._unordered))
+            problems.append(
+                _first(
+                    f"{len(self._unordered)} of {self._pieces} chunks returned by {self.strategy} "
+                    f"repeat an earlier chunk or come out of document order (sweep keeps a "
+                    f"document's chunks in order, each once)",
+                    self._unordered,
+                )
+            )
         if problems:
             raise UnlocatableChunks("; ".join(problems))
         if self._loose:
-            log.warning("%d of %d chunks returned by %s differ from the document in whitespace "
-                        "only; each is credited with the document's own text", self._loose,
-                        self._pieces, self.strategy)
+            log.warning(
+                "%d of %d chunks returned by %s differ from the document in whitespace "
+                "only; each is credited with the document's own text",
+                self._loose,
+                self._pieces,
+                self.strategy,
+            )
         return chunks
 
     def __repr__(self) -> str:
         return f"FrameworkChunker({self.framework}, {self.splitter!r})"
 
 
-def build_framework_chunker(framework: str, splitter: Any, strategy: str | None = None,
-                            size: Any = None, overlap: Any = 0, tokenizer: str = DEFAULT_TOKENIZER,
-                            prefix: str = "none", call: dict[str, Any] | None = None,
-                            embed_fn: Any = None) -> FrameworkChunker:
+def build_framework_chunker(
+    framework: str,
+    splitter: Any,
+    strategy: str | None = None,
+    size: Any = None,
+    overlap: Any = 0,
+    tokenizer: str = DEFAULT_TOKENIZER,
+    prefix: str = "none",
+    call: dict[str, Any] | None = None,
+    embed_fn: Any = None,
+) -> FrameworkChunker:
     """The ``_target_`` of ``chunk=langchain|llamaindex|chonkie|semchunk|callable``.
 
     ``splitter`` is the object Hydra built from ``chunk.splitter`` (a function, for
@@ -331,8 +416,16 @@ def build_framework_chunker(framework: str, splitter: Any, strategy: str | None 
     if framework not in FRAMEWORKS:
         raise UnknownChunkSetting(
             f"unknown chunk framework {framework!r}{did_you_mean(str(framework), FRAMEWORKS)}; "
-            f"valid: {', '.join(FRAMEWORKS)}")
+            f"valid: {', '.join(FRAMEWORKS)}"
+        )
     name = strategy or type(splitter).__name__
-    return FrameworkChunker(framework, splitter, strategy=name, size=size, overlap=overlap,
-                            tokenizer=tokenizer, prefix=prefix,
-                            call=dict(call) if call else None)
+    return FrameworkChunker(
+        framework,
+        splitter,
+        strategy=name,
+        size=size,
+        overlap=overlap,
+        tokenizer=tokenizer,
+        prefix=prefix,
+        call=dict(call) if call else None,
+    )

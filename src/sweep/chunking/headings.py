@@ -5,14 +5,13 @@ every stage); this module re-exports them for the chunkers."""
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from collections.abc import Sequence
 
 from sweep.chunking.boundaries import Span
 from sweep.core.text.headings import ATX_HEADING, Heading, parse_headings
 from sweep.core.types import Document
 
-__all__ = ["ATX_HEADING", "Heading", "Prefixer", "markdown_sections", "parse_headings",
-           "title_of"]
+__all__ = ["ATX_HEADING", "Heading", "Prefixer", "markdown_sections", "parse_headings", "title_of"]
 
 
 def title_of(doc: Document, headings: Sequence[Heading]) -> str:

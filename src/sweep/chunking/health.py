@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from sweep.core.text.sentences import SENTENCE_ENDS
 from sweep.core.types import Chunk, Document
@@ -36,8 +36,12 @@ class Health:
     blocks_cut_share: float | None
 
     def columns(self) -> dict[str, float | int | None]:
-        return {"tiny_share": self.tiny_share, "midsentence_share": self.midsentence_share,
-                "n_blocks": self.n_blocks, "blocks_cut_share": self.blocks_cut_share}
+        return {
+            "tiny_share": self.tiny_share,
+            "midsentence_share": self.midsentence_share,
+            "n_blocks": self.n_blocks,
+            "blocks_cut_share": self.blocks_cut_share,
+        }
 
 
 def markdown_blocks(text: str) -> list[tuple[int, int]]:
@@ -60,8 +64,12 @@ def markdown_blocks(text: str) -> list[tuple[int, int]]:
             blocks.append((starts[i], starts[end_line] + len(lines[end_line].rstrip("\r\n"))))
             i = end_line + 1
             continue
-        if ("|" in lines[i] and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1])
-                and "|" in lines[i + 1]):
+        if (
+            "|" in lines[i]
+            and i + 1 < len(lines)
+            and _TABLE_RULE.match(lines[i + 1])
+            and "|" in lines[i + 1]
+        ):
             j = i + 2
             while j < len(lines) and "|" in lines[j] and lines[j].strip():
                 j += 1
@@ -90,9 +98,12 @@ def _by_doc(chunks: Iterable[Chunk]) -> dict[str, list[Chunk]]:
     return out
 
 
-def chunk_health(documents: Sequence[Document], chunks: Sequence[Chunk],
-                 target_size: int | None = None,
-                 length: Callable[[str], int] | None = None) -> Health:
+def chunk_health(
+    documents: Sequence[Document],
+    chunks: Sequence[Chunk],
+    target_size: int | None = None,
+    length: Callable[[str], int] | None = None,
+) -> Health:
     """The health columns of one setting's chunks; ``tiny_share`` is None without a
     target size (a chunker of one's own that does not say it)."""
     if not chunks:

@@ -52,9 +52,9 @@ match credits exactly the characters the chunk covers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -65,8 +65,10 @@ __all__ = ["PlacedPieces", "locate_pieces"]
 
 _BROKEN = "\ufffd"  # what a decoder makes of half a UTF-8 character
 #: every character ``str.isspace`` (and so ``str.split``) treats as whitespace
-WHITESPACE = ("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
-              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+WHITESPACE = (
+    "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 _WHITESPACE_CODES = np.array(sorted(map(ord, WHITESPACE)), dtype=np.uint32)
 _SLACK = 2  # how far taking a cut character or stripping moves a place from its match
 
@@ -145,8 +147,8 @@ class _Form:
         self.cut_before = cut_before
         self.cut_after = cut_after
         #: the whitespace between the cut character and the words, exactly as returned
-        self.before = text[:len(text) - len(text.lstrip())]
-        self.after = text[len(text.rstrip()):]
+        self.before = text[: len(text) - len(text.lstrip())]
+        self.after = text[len(text.rstrip()) :]
 
     def could_be_in(self, doc: _Document) -> bool:
         """False when a word inside the text (not the first or last, which a splitter may
@@ -161,7 +163,7 @@ class _Form:
         loose = text[start:end] != self.text.strip()
         if self.cut_before:
             cut = start - len(self.before) - 1
-            if cut >= 0 and text[cut + 1:start] == self.before and not text[cut].isascii():
+            if cut >= 0 and text[cut + 1 : start] == self.before and not text[cut].isascii():
                 start = cut
         if self.cut_after:
             cut = end + len(self.after)
@@ -187,8 +189,15 @@ class _Form:
             yield self.place(doc, i, piece)
             i = doc.squeezed.rfind(self.words, start, i + n - 1)
 
-    def latest(self, doc: _Document, lo: int, below: _Place, piece: str,
-               other: bool = False, exact: bool = False) -> _Place | None:
+    def latest(
+        self,
+        doc: _Document,
+        lo: int,
+        below: _Place,
+        piece: str,
+        other: bool = False,
+        exact: bool = False,
+    ) -> _Place | None:
         """The latest place from document ``lo`` on that ``below`` can follow (``other``:
         one that is not ``below`` itself; ``exact``: one whose text is as returned)."""
         start, end = doc.at(lo - _SLACK), doc.at(below.span[1] + _SLACK)
@@ -197,8 +206,11 @@ class _Form:
             if i == -1:
                 return None
             place = self.place(doc, i, piece)
-            if (below.holds(place.span) and not (other and below.repeats(place))
-                    and not (exact and place.loose)):
+            if (
+                below.holds(place.span)
+                and not (other and below.repeats(place))
+                and not (exact and place.loose)
+            ):
                 return place
             end = i + len(self.words) - 1
 
@@ -240,8 +252,14 @@ class _Needle:
             width = self.width
             while True:
                 hi = min(len(doc.text), after.span[1] + width)
-                place = next((p for p in form.matches(doc, after.span[0], hi, self.piece)
-                              if after.precedes(p.span)), None)
+                place = next(
+                    (
+                        p
+                        for p in form.matches(doc, after.span[0], hi, self.piece)
+                        if after.precedes(p.span)
+                    ),
+                    None,
+                )
                 if place is not None:
                     self.form = form
                     return place
@@ -291,7 +309,7 @@ class _Needle:
         for place in form.backward(doc, prev.span[0], min(limit, bound.span[0]), self.piece):
             if place.span[0] <= limit and prev.precedes(place.span) and bound.holds(place.span):
                 # the text as it is before the same words with other whitespace
-                if within is None or within.loose and not place.loose:
+                if within is None or (within.loose and not place.loose):
                     within = place
                 if not place.loose:
                     break
@@ -317,8 +335,9 @@ def _said(text: str, needle: _Needle, start: int | None) -> _Place | None:
     return _Place(strip_span(text, start, start + len(needle.piece)), needle.piece)
 
 
-def locate_pieces(text: str, pieces: Sequence[str],
-                  starts: Sequence[int | None] | None = None) -> PlacedPieces:
+def locate_pieces(
+    text: str, pieces: Sequence[str], starts: Sequence[int | None] | None = None
+) -> PlacedPieces:
     """Find every piece in ``text``; pieces that are empty, only whitespace, or only
     halves of a cut character (U+FFFD) are skipped. See the module's docstring for how.
 

@@ -12,7 +12,9 @@ from sweep.core.types import Document
 __all__ = ["MarkdownChunker"]
 
 
-@chunker("markdown", overlap="as recursive, but only between chunks of one section longer than `size`")
+@chunker(
+    "markdown", overlap="as recursive, but only between chunks of one section longer than `size`"
+)
 class MarkdownChunker(BaseChunker):
     """One chunk per Markdown section; sections over ``size`` are split recursively."""
 

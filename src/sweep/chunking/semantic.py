@@ -3,7 +3,8 @@ similar, cut where they jump (the percentile breakpoints of LangChain's Semantic
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,12 @@ def semantic_units(tools: DocTools, a: int, b: int, minimum: int) -> list[Span]:
     start: int | None = None  # of the unit being grown
     grown_to = a  # its end so far
     for x, y in pieces:
-        if start is not None and out and tools.is_heading(x, y) and tools.fits(out[-1][0], grown_to):
+        if (
+            start is not None
+            and out
+            and tools.is_heading(x, y)
+            and tools.fits(out[-1][0], grown_to)
+        ):
             out[-1] = (out[-1][0], grown_to)
             start, owned_from = None, grown_to
         grown_to = y
@@ -67,12 +73,18 @@ def semantic_units(tools: DocTools, a: int, b: int, minimum: int) -> list[Span]:
             out.append((start, end))
         else:
             last_start = out.pop()[0]
-            out.extend([(last_start, end)] if tools.fits(last_start, end) else tools.halves(last_start, end))
+            out.extend(
+                [(last_start, end)]
+                if tools.fits(last_start, end)
+                else tools.halves(last_start, end)
+            )
     return out
 
 
-@chunker("semantic", overlap="as sentence, but only between chunks of one semantic group longer "
-                             "than `size`")
+@chunker(
+    "semantic",
+    overlap="as sentence, but only between chunks of one semantic group longer than `size`",
+)
 class SemanticChunker(BaseChunker):
     """Sentence units (merged to ``min_unit_tokens``) grouped where neighbour embeddings stay
     similar; groups over ``size`` are packed. Its options and their defaults are the
@@ -89,14 +101,20 @@ class SemanticChunker(BaseChunker):
     ) -> None:
         super().__init__(*args, **kwargs)
         if embed_fn is None:
-            raise ChunkingSettingsError("strategy 'semantic' needs embed_fn (a function list[str] -> array)")
-        numeric = isinstance(breakpoint_percentile, (int, float)) and not isinstance(breakpoint_percentile, bool)
+            raise ChunkingSettingsError(
+                "strategy 'semantic' needs embed_fn (a function list[str] -> array)"
+            )
+        numeric = isinstance(breakpoint_percentile, (int, float)) and not isinstance(
+            breakpoint_percentile, bool
+        )
         if not numeric or not 0 <= breakpoint_percentile <= 100:
             raise ChunkingSettingsError(
                 f"chunk option breakpoint_percentile must be a number in [0, 100], got {breakpoint_percentile!r}"
             )
         if not is_int(buffer_size) or buffer_size < 0:
-            raise ChunkingSettingsError(f"chunk option buffer_size must be an integer >= 0, got {buffer_size!r}")
+            raise ChunkingSettingsError(
+                f"chunk option buffer_size must be an integer >= 0, got {buffer_size!r}"
+            )
         if not is_int(min_unit_tokens) or min_unit_tokens < 1:
             raise ChunkingSettingsError(
                 f"chunk option min_unit_tokens must be an integer >= 1, got {min_unit_tokens!r}"
@@ -106,8 +124,11 @@ class SemanticChunker(BaseChunker):
         self.buffer_size = buffer_size
         # Capped at size/4: see semantic_units.
         self.min_unit = max(1, min(min_unit_tokens, self.size // 4))
-        self.settings.update(breakpoint_percentile=self.breakpoint_percentile, buffer_size=buffer_size,
-                             min_unit_tokens=min_unit_tokens)
+        self.settings.update(
+            breakpoint_percentile=self.breakpoint_percentile,
+            buffer_size=buffer_size,
+            min_unit_tokens=min_unit_tokens,
+        )
         notes = []
         if self.overlap:
             notes.append(
@@ -116,7 +137,9 @@ class SemanticChunker(BaseChunker):
             )
         # The default is capped silently (every size below 32 would say so).
         if self.min_unit < min_unit_tokens and min_unit_tokens != DEFAULT_MIN_UNIT_TOKENS:
-            notes.append(f"min_unit_tokens ({min_unit_tokens}) is capped at size/4: {self.min_unit} tokens")
+            notes.append(
+                f"min_unit_tokens ({min_unit_tokens}) is capped at size/4: {self.min_unit} tokens"
+            )
         self.notes = tuple(notes)
 
     def spans(self, doc: Document) -> list[Span]:
@@ -125,7 +148,9 @@ class SemanticChunker(BaseChunker):
     def chunk_documents(self, docs: Iterable[Document]) -> list[Chunk]:
         # One embed_fn call for the sentences of all documents.
         docs = list(docs)
-        return [c for doc, spans in zip(docs, self._spans_batch(docs)) for c in self._build(doc, spans)]
+        return [
+            c for doc, spans in zip(docs, self._spans_batch(docs)) for c in self._build(doc, spans)
+        ]
 
     def _spans_batch(self, docs: Sequence[Document]) -> list[list[Span]]:
         prepared = []
@@ -143,7 +168,11 @@ class SemanticChunker(BaseChunker):
             spans: list[Span] = []
             for group in groups:
                 a, b = group[0][0], group[-1][1]
-                if tools.estimate(a, b) <= self.size and (s := tools.strip(a, b)) and tools.fits(*s):
+                if (
+                    tools.estimate(a, b) <= self.size
+                    and (s := tools.strip(a, b))
+                    and tools.fits(*s)
+                ):
                     spans.append(s)
                 else:
                     spans.extend(tools.pack(group, self.overlap))

@@ -6,16 +6,28 @@ from __future__ import annotations
 from typing import Any
 
 from sweep.chunking.base import BaseChunker, chunker
-from sweep.chunking.boundaries import (PARAGRAPH_LEVELS, RECURSIVE_LEVELS, SENTENCE_LEVELS,
-                                       Span, sentence_cuts)
+from sweep.chunking.boundaries import (
+    PARAGRAPH_LEVELS,
+    RECURSIVE_LEVELS,
+    SENTENCE_LEVELS,
+    Span,
+    sentence_cuts,
+)
 from sweep.chunking.fitting import DocTools
 from sweep.core.types import Document
 
-__all__ = ["ParagraphChunker", "RecursiveChunker", "SentenceChunker", "TokenChunker",
-           "sentence_units"]
+__all__ = [
+    "ParagraphChunker",
+    "RecursiveChunker",
+    "SentenceChunker",
+    "TokenChunker",
+    "sentence_units",
+]
 
 
-@chunker("token", overlap="exactly `overlap` tokens shared by consecutive chunks (stride size - overlap)")
+@chunker(
+    "token", overlap="exactly `overlap` tokens shared by consecutive chunks (stride size - overlap)"
+)
 class TokenChunker(BaseChunker):
     """Fixed windows of ``size`` tokens, consecutive windows sharing ``overlap`` tokens."""
 
@@ -35,8 +47,10 @@ class TokenChunker(BaseChunker):
         return out
 
 
-@chunker("sentence", overlap="up to `overlap` tokens of whole sentences repeated from the end of "
-                             "the previous chunk")
+@chunker(
+    "sentence",
+    overlap="up to `overlap` tokens of whole sentences repeated from the end of the previous chunk",
+)
 class SentenceChunker(BaseChunker):
     """Whole sentences packed up to ``size``; overlap in whole sentences."""
 
@@ -65,8 +79,11 @@ class ParagraphChunker(BaseChunker):
         return self._tools(doc.text).recursive(0, len(doc.text), PARAGRAPH_LEVELS, 0)
 
 
-@chunker("recursive", overlap="up to `overlap` tokens of whole pieces (lines, sentences, words) "
-                              "repeated from the previous chunk")
+@chunker(
+    "recursive",
+    overlap="up to `overlap` tokens of whole pieces (lines, sentences, words) "
+    "repeated from the previous chunk",
+)
 class RecursiveChunker(BaseChunker):
     """Separator hierarchy (blank line, line, sentence end, space, tokens), merged up to ``size``."""
 

@@ -12,13 +12,22 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from sweep.core.errors import BadInput, InvalidSetting, ServiceFailure, SweepError, kind_of
 from sweep.core.messages import VisibleFormatter, one_line, visible
 
-__all__ = ["BAD_INPUT", "FAILED", "KIND_EXITS", "SIGPIPE_STATUS", "exit_status", "log_warnings",
-           "quiet_broken_pipe", "report_error", "run_with_exits"]
+__all__ = [
+    "BAD_INPUT",
+    "FAILED",
+    "KIND_EXITS",
+    "SIGPIPE_STATUS",
+    "exit_status",
+    "log_warnings",
+    "quiet_broken_pipe",
+    "report_error",
+    "run_with_exits",
+]
 
 #: Bad input found before any work was done.
 BAD_INPUT = 2
@@ -48,8 +57,7 @@ def report_error(prog: str, error: BaseException | str) -> None:
     """``prog: error: message`` on one line of stderr, control and bidi characters escaped
     (a file name's line break as ``\\n``)."""
     if isinstance(error, OSError) and error.strerror:  # not "[Errno 2] ...": the file, then why
-        error = (f"{visible(error.filename)}: {error.strerror}" if error.filename
-                 else error.strerror)
+        error = f"{visible(error.filename)}: {error.strerror}" if error.filename else error.strerror
     print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
 
 
@@ -70,8 +78,9 @@ def quiet_broken_pipe() -> int:
     return SIGPIPE_STATUS
 
 
-def run_with_exits(prog: str, call: Callable[[], int | None],
-                   also: Mapping[ErrorTypes, int] | None = None) -> int:
+def run_with_exits(
+    prog: str, call: Callable[[], int | None], also: Mapping[ErrorTypes, int] | None = None
+) -> int:
     """``call()``'s exit status; an error of sweep is reported in one line and becomes its
     kind's status (:func:`exit_status`). ``also`` maps the errors from outside sweep this
     command expects (``{OSError: BAD_INPUT}``) to their status; it is looked at first (the
@@ -83,8 +92,9 @@ def run_with_exits(prog: str, call: Callable[[], int | None],
     except BrokenPipeError:
         return quiet_broken_pipe()
     except Exception as e:
-        status = next((status for types, status in also.items() if isinstance(e, types)),
-                      exit_status(e))
+        status = next(
+            (status for types, status in also.items() if isinstance(e, types)), exit_status(e)
+        )
         if status is None:
             raise
         report_error(prog, e)

@@ -12,8 +12,14 @@ import logging
 import os
 from pathlib import Path
 
-__all__ = ["DISABLED_VALUES", "check_writable", "default_cache_dir_of", "note_unwritable",
-           "read_only", "resolve_cache_dir_of"]
+__all__ = [
+    "DISABLED_VALUES",
+    "check_writable",
+    "default_cache_dir_of",
+    "note_unwritable",
+    "read_only",
+    "resolve_cache_dir_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +67,12 @@ def note_unwritable(what: str, folder: str | os.PathLike, error: OSError | str) 
     _read_only.add(folder)
     if isinstance(error, OSError):
         error = error.strerror or str(error)
-    log.warning("%s cache: cannot write %s (%s); it is read, not written, for the rest of "
-                "this run", what, folder, error)
+    log.warning(
+        "%s cache: cannot write %s (%s); it is read, not written, for the rest of this run",
+        what,
+        folder,
+        error,
+    )
 
 
 def check_writable(what: str, folder: str | os.PathLike) -> bool:

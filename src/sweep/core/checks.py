@@ -16,8 +16,9 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def positive_int(key: str, value: Any, *, error: type[Exception] = ValueError,
-                 allow_null: bool = False) -> Any:
+def positive_int(
+    key: str, value: Any, *, error: type[Exception] = ValueError, allow_null: bool = False
+) -> Any:
     """``value`` as an ``int`` if it is a positive integer (or None with ``allow_null``);
     else ``key must be a positive integer, got ...``."""
     if allow_null and value is None:
@@ -28,8 +29,15 @@ def positive_int(key: str, value: Any, *, error: type[Exception] = ValueError,
     return int(value)
 
 
-def integer(key: str, value: Any, low: int, high: int, *, error: type[Exception] = ValueError,
-            allow_null: bool = False) -> None:
+def integer(
+    key: str,
+    value: Any,
+    low: int,
+    high: int,
+    *,
+    error: type[Exception] = ValueError,
+    allow_null: bool = False,
+) -> None:
     if allow_null and value is None:
         return
     if not is_int(value) or not low <= value <= high:
@@ -37,8 +45,15 @@ def integer(key: str, value: Any, low: int, high: int, *, error: type[Exception]
         raise error(f"{key} must be an integer in [{low}, {high}]{null}, got {value!r}")
 
 
-def number(key: str, value: Any, low: float, high: float, *, error: type[Exception] = ValueError,
-           open_low: bool = False) -> None:
+def number(
+    key: str,
+    value: Any,
+    low: float,
+    high: float,
+    *,
+    error: type[Exception] = ValueError,
+    open_low: bool = False,
+) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value > high or (value <= low if open_low else value < low):
         bracket = "(" if open_low else "["

@@ -18,8 +18,9 @@ than any config sweep writes.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
@@ -27,8 +28,14 @@ from omegaconf import OmegaConf
 from sweep.core.errors import BadInput
 from sweep.core.files import NotRegularFile, not_utf8, read_regular_bytes, regular_file
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_BYTES", "config_yaml", "escape_interpolations",
-           "read_yaml", "unescape_interpolations"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "ConfigFileError",
+    "config_yaml",
+    "escape_interpolations",
+    "read_yaml",
+    "unescape_interpolations",
+]
 
 #: The largest config file read back: a job's resolved config and Hydra's record of it are
 #: a few KB.
@@ -91,13 +98,22 @@ class _PlainLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise _Refused(None, None, f"a YAML alias (*{event.anchor}): sweep writes none, "
-                           "and aliases can expand a small file to gigabytes", event.start_mark)
+            raise _Refused(
+                None,
+                None,
+                f"a YAML alias (*{event.anchor}): sweep writes none, "
+                "and aliases can expand a small file to gigabytes",
+                event.start_mark,
+            )
         return super().compose_node(parent, index)
 
     def construct_undefined(self, node: Any) -> Any:
-        raise _Refused(None, None, f"a value tagged {node.tag}: sweep writes plain values only",
-                       node.start_mark)
+        raise _Refused(
+            None,
+            None,
+            f"a value tagged {node.tag}: sweep writes plain values only",
+            node.start_mark,
+        )
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         seen = set()
@@ -105,29 +121,37 @@ class _PlainLoader(yaml.SafeLoader):
             if key_node.tag == yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
                 if key_node.value in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {key_node.value!r} twice", key_node.start_mark)
+                        None, None, f"the key {key_node.value!r} twice", key_node.start_mark
+                    )
                 seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
 
 
-_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str",
-                                                  "seq", "map")}
+_PLAIN_TAGS = {
+    f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "seq", "map")
+}
 # Any other tag (!!binary, !!set, !!timestamp, !!python/...) is refused: sweep writes none.
 _PlainLoader.yaml_constructors = {
-    tag: make for tag, make in yaml.SafeLoader.yaml_constructors.items() if tag in _PLAIN_TAGS}
+    tag: make for tag, make in yaml.SafeLoader.yaml_constructors.items() if tag in _PLAIN_TAGS
+}
 _PlainLoader.yaml_constructors[None] = _PlainLoader.construct_undefined
 _PlainLoader.add_implicit_resolver(  # OmegaConf's: 1e3 is a float, as it reads it
     "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    re.compile(
+        r"""^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
                    |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
                    |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
                    |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
                    |[-+]?\.(?:inf|Inf|INF)
-                   |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
+                   |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
 _PlainLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _PlainLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in _PlainLoader.yaml_implicit_resolvers.items()
+}
 
 
 def _unescaped(value: Any) -> Any:
@@ -156,8 +180,10 @@ def read_yaml(path: Path, inside: Path | None = None) -> Any:
     except OSError as e:
         raise ConfigFileError(f"{path}: cannot be read ({e.strerror or e})") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigFileError(f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MB (the configs "
-                              "sweep writes are a few KB)")
+        raise ConfigFileError(
+            f"{path}: larger than {MAX_CONFIG_BYTES // 2**20} MB (the configs "
+            "sweep writes are a few KB)"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -16,16 +16,24 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sweep.core.files import write_text_atomic
 
 if TYPE_CHECKING:  # pandas loads only where a frame is written
     import pandas as pd
 
-__all__ = ["TRIGGERS", "neutralise", "neutralise_frame", "restore", "restore_row", "write_csv",
-           "write_rows"]
+__all__ = [
+    "TRIGGERS",
+    "neutralise",
+    "neutralise_frame",
+    "restore",
+    "restore_row",
+    "write_csv",
+    "write_rows",
+]
 
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"

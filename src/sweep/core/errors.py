@@ -30,8 +30,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["KINDS", "BadInput", "InvalidSetting", "ServiceFailure", "SweepError", "kind_of",
-           "row_status"]
+__all__ = [
+    "KINDS",
+    "BadInput",
+    "InvalidSetting",
+    "ServiceFailure",
+    "SweepError",
+    "kind_of",
+    "row_status",
+]
 
 
 class SweepError(Exception):

@@ -10,14 +10,26 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from sweep.core.errors import BadInput
 
-__all__ = ["NAME_MAX_BYTES", "NotRegularFile", "UnsafeName", "file_kind", "folder_inside",
-           "name_problem", "not_utf8", "path_inside", "read_regular_bytes", "regular_file", "write_atomic",
-           "write_text_atomic"]
+__all__ = [
+    "NAME_MAX_BYTES",
+    "NotRegularFile",
+    "UnsafeName",
+    "file_kind",
+    "folder_inside",
+    "name_problem",
+    "not_utf8",
+    "path_inside",
+    "read_regular_bytes",
+    "regular_file",
+    "write_atomic",
+    "write_text_atomic",
+]
 
 #: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
 NAME_MAX_BYTES = 255
@@ -49,10 +61,15 @@ class UnsafeName(ValueError, BadInput):
 
 def file_kind(mode: int) -> str:
     """What a ``st_mode`` is, for a message: ``a FIFO``, ``a folder``, ``a regular file``."""
-    for test, kind in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISLNK, "a symbolic link")):
+    for test, kind in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return kind
     return "not a regular file"
@@ -66,10 +83,15 @@ def name_problem(name: str) -> str | None:
     if _CONTROL.search(name):
         return "holds a control character (NUL, a line break, an escape, ...)"
     if _BIDI.search(name):
-        return ("holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
-                "U+2066-U+2069 or U+061C), which shows a name otherwise than it is")
-    if (PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute()
-            or name.startswith("\\")):
+        return (
+            "holds a bidirectional control character (U+200E, U+200F, U+202A-U+202E, "
+            "U+2066-U+2069 or U+061C), which shows a name otherwise than it is"
+        )
+    if (
+        PurePosixPath(name).is_absolute()
+        or PureWindowsPath(name).is_absolute()
+        or name.startswith("\\")
+    ):
         return "is an absolute path"
     if ".." in re.split(r"[/\\]", name):
         return "has a '..' segment"
@@ -88,8 +110,9 @@ def path_inside(folder: Path, name: str, suffix: str = "") -> Path:
     if not parts:
         raise UnsafeName(f"{name!r} names no file")
     parts[-1] += suffix
-    path = Path(folder).joinpath(*(_fitting(p, suffix if i == len(parts) - 1 else "")
-                                   for i, p in enumerate(parts)))
+    path = Path(folder).joinpath(
+        *(_fitting(p, suffix if i == len(parts) - 1 else "") for i, p in enumerate(parts))
+    )
     # A link inside the folder (sub -> /etc) would lead outside it: resolve and check.
     root = Path(folder).resolve()
     if root not in path.resolve().parents:
@@ -125,8 +148,11 @@ def regular_file(path: Path, inside: Path | None = None) -> Path | None:
     if inside is not None:
         real, root = os.path.realpath(path), os.path.realpath(inside)
         if os.path.commonpath([real, root]) != root or real == root:
-            why = ("is a link leading out of the sweep folder" if os.path.islink(path)
-                   else "leads out of the sweep folder through a link")
+            why = (
+                "is a link leading out of the sweep folder"
+                if os.path.islink(path)
+                else "leads out of the sweep folder through a link"
+            )
             raise NotRegularFile(errno.EXDEV, why, str(path))
     try:
         mode = os.stat(path).st_mode
@@ -161,9 +187,13 @@ def folder_inside(folder: Path, inside: Path, *, make: bool = True) -> Path:
         except OSError as e:
             raise OSError(e.errno, e.strerror, str(current)) from None
         if not stat.S_ISDIR(mode):
-            raise NotRegularFile(errno.ENOTDIR, f"is {file_kind(mode)}, not a folder: sweep "
-                                 "writes only into a folder of its own there, and leaves this "
-                                 "as it is", str(current))
+            raise NotRegularFile(
+                errno.ENOTDIR,
+                f"is {file_kind(mode)}, not a folder: sweep "
+                "writes only into a folder of its own there, and leaves this "
+                "as it is",
+                str(current),
+            )
     return folder
 
 
@@ -227,8 +257,9 @@ def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     path = Path(path)
     _refuse_special(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_cut(path.name, 200)}.",
-                                   suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{_cut(path.name, 200)}.", suffix=".tmp"
+        )
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:
@@ -254,11 +285,13 @@ def _refuse_special(path: Path) -> None:
         raise _not_regular(path, mode, ": only a regular file is replaced")
 
 
-def _not_regular(path: Path | str, mode: int, why: str = ", not a regular file"
-                 ) -> NotRegularFile:
+def _not_regular(path: Path | str, mode: int, why: str = ", not a regular file") -> NotRegularFile:
     """The one error for a path that is not a regular file, whichever check found it."""
-    return NotRegularFile(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
-                          f"is {file_kind(mode)}{why}", str(path))
+    return NotRegularFile(
+        errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+        f"is {file_kind(mode)}{why}",
+        str(path),
+    )
 
 
 def _umask() -> int:

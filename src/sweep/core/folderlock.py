@@ -18,9 +18,9 @@ import errno
 import logging
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from sweep.core.files import NotRegularFile, file_kind
 
@@ -75,5 +75,8 @@ def _open(path: Path) -> int:
             if stat.S_ISREG(mode):
                 return fd
             os.close(fd)
-    raise NotRegularFile(errno.EINVAL, f"is {file_kind(mode)}, not a regular file: sweep "
-                         "locks only a file of its own there", str(path))
+    raise NotRegularFile(
+        errno.EINVAL,
+        f"is {file_kind(mode)}, not a regular file: sweep locks only a file of its own there",
+        str(path),
+    )

@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-__all__ = ["deaf_to_interrupts", "forget", "hold", "listen", "quiet_second_interrupt",
-           "release", "requested"]
+__all__ = [
+    "deaf_to_interrupts",
+    "forget",
+    "hold",
+    "listen",
+    "quiet_second_interrupt",
+    "release",
+    "requested",
+]
 
 
 class _Heard:

@@ -7,8 +7,8 @@ config value, a CSV ``metric`` cell and a dict key.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from sweep.core.checks import is_int
 
@@ -16,11 +16,11 @@ __all__ = [
     "COVERAGE_NAMES",
     "LEVELS",
     "MIN_COVERAGE",
-    "Measure",
     "NAMES",
     "PER_CONFIG_NAMES",
-    "Primary",
     "RANK_NAMES",
+    "Measure",
+    "Primary",
     "measures_for",
     "parse_measures",
 ]
@@ -75,7 +75,7 @@ class Measure:
         return self.name
 
     @classmethod
-    def parse(cls, text: str) -> "Measure":
+    def parse(cls, text: str) -> Measure:
         """``"recall@5"`` -> ``Measure("recall", k=5)``; ``"recall@512t"`` -> budget 512.
 
         Raises ``ValueError`` naming the valid measure names.
@@ -140,8 +140,9 @@ class Primary:
         if self.level not in LEVELS:
             raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {self.level!r}")
         if self.level not in self.measure.levels:
-            raise ValueError(f"{self.measure.name} exists at the {'/'.join(self.measure.levels)} "
-                             "level only")
+            raise ValueError(
+                f"{self.measure.name} exists at the {'/'.join(self.measure.levels)} level only"
+            )
 
     def __str__(self) -> str:
         return f"{self.level}/{self.measure}"
@@ -161,7 +162,7 @@ class Primary:
         return f"{self.level}.{self.metric}"
 
     @classmethod
-    def parse(cls, text: str) -> "Primary":
+    def parse(cls, text: str) -> Primary:
         """``"span/recall@5"`` (or ``span.recall@5``; no level means span).
 
         Raises ``ValueError`` naming the text and the problem.
@@ -174,8 +175,10 @@ class Primary:
                 level, metric = head, tail
                 break
         if level not in LEVELS:
-            raise ValueError(f"{text!r}: level must be one of {', '.join(LEVELS)} "
-                             "(write it as level/metric, e.g. span/recall@5)")
+            raise ValueError(
+                f"{text!r}: level must be one of {', '.join(LEVELS)} "
+                "(write it as level/metric, e.g. span/recall@5)"
+            )
         try:
             return cls(level, Measure.parse(metric))
         except ValueError as e:

@@ -18,10 +18,13 @@ __all__ = ["VisibleFormatter", "first_line", "one_line", "visible"]
 # Control characters (C0, DEL, C1), the bidi controls (embeddings, overrides, isolates,
 # marks), the Unicode line and paragraph separators, and lone surrogates (which cannot
 # even be encoded to a terminal).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_BUT_SPACE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
-                               "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_UNSAFE_BUT_SPACE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f"
+    "\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

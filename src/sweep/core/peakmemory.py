@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["PeakMemory", "process_peak_mb"]
 
@@ -51,8 +51,11 @@ def _reset_peak() -> bool:
 class PeakMemory:
     """Started when a job starts; :meth:`peak_mb` when it ends is the job's own peak."""
 
-    def __init__(self, read: Callable[[], float | None] = process_peak_mb,
-                 reset: Callable[[], bool] = _reset_peak) -> None:
+    def __init__(
+        self,
+        read: Callable[[], float | None] = process_peak_mb,
+        reset: Callable[[], bool] = _reset_peak,
+    ) -> None:
         self._read = read
         self._was_reset = reset()
         self._start = read()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _total: int | None = None
 #: The overrides every job of the sweep has, as a JSON list: said once before the first
@@ -51,5 +52,12 @@ def bar(total: int, desc: str, unit: str, *, show: bool = True, **kwargs: Any) -
     """A tqdm bar on stderr, drawn only when ``show`` and stderr is a terminal."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                disable=not (show and on_terminal()), **kwargs)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        file=sys.stderr,
+        leave=False,
+        disable=not (show and on_terminal()),
+        **kwargs,
+    )

@@ -9,18 +9,41 @@ that has these members (the tests run the pipeline with small fakes).
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["ApproximateIndex", "Chunker", "CountsModelTokens", "DocumentChunker", "EmbedStatsLike",
-           "Embedder", "EmbedsLate", "EncodesQuery", "FullEmbedder", "HasEmbedStats", "HasNotes",
-           "HoldsSearchIndex", "IdentifiedEmbedder", "LabelledEmbedder", "MayChunkLate",
-           "embed_named", "encode_one_query", "identity_of", "late_chunker_of",
-           "RerankStatsLike", "Reranker", "Retriever", "SearchIndex", "SizedRetriever", "TimesQueries"]
+__all__ = [
+    "ApproximateIndex",
+    "Chunker",
+    "CountsModelTokens",
+    "DocumentChunker",
+    "EmbedStatsLike",
+    "Embedder",
+    "EmbedsLate",
+    "EncodesQuery",
+    "FullEmbedder",
+    "HasEmbedStats",
+    "HasNotes",
+    "HoldsSearchIndex",
+    "IdentifiedEmbedder",
+    "LabelledEmbedder",
+    "MayChunkLate",
+    "RerankStatsLike",
+    "Reranker",
+    "Retriever",
+    "SearchIndex",
+    "SizedRetriever",
+    "TimesQueries",
+    "embed_named",
+    "encode_one_query",
+    "identity_of",
+    "late_chunker_of",
+]
 
 
 @runtime_checkable
@@ -210,8 +233,9 @@ class Retriever(Protocol):
         """Replace what is indexed with ``chunks`` (row i of ``vectors`` is chunk i)."""
         ...
 
-    def retrieve(self, queries: Sequence[str], query_vectors: np.ndarray | None,
-                 depth: int) -> Ranking:
+    def retrieve(
+        self, queries: Sequence[str], query_vectors: np.ndarray | None, depth: int
+    ) -> Ranking:
         """At least ``depth`` chunks per query (fewer only when fewer are indexed),
         scores higher-is-better."""
         ...
@@ -254,8 +278,9 @@ class TimesQueries(Protocol):
     what load it was measured, where a rerun finds it (``retime``: when to measure them
     again, :func:`sweep.core.timing.needs_retime`); None when it has nowhere to keep them."""
 
-    def query_encode_ms(self, texts: Sequence[str], *,
-                        retime: bool | None = None) -> Timed | None: ...
+    def query_encode_ms(
+        self, texts: Sequence[str], *, retime: bool | None = None
+    ) -> Timed | None: ...
 
 
 @runtime_checkable
@@ -282,9 +307,9 @@ class ApproximateIndex(Protocol):
 
 
 class RerankStatsLike(Protocol):
-    computed: int     # (query, chunk) pairs run through the model
-    cache_hits: int   # pairs whose score came from the cache
-    seconds: float    # model time, loading included
+    computed: int  # (query, chunk) pairs run through the model
+    cache_hits: int  # pairs whose score came from the cache
+    seconds: float  # model time, loading included
 
 
 @runtime_checkable
@@ -297,8 +322,9 @@ class Reranker(Protocol):
 
     def reset_stats(self) -> None: ...
 
-    def rerank(self, queries: Sequence[str], chunks: Sequence[Chunk], ranking: Ranking,
-               top_n: int) -> Ranking:
+    def rerank(
+        self, queries: Sequence[str], chunks: Sequence[Chunk], ranking: Ranking, top_n: int
+    ) -> Ranking:
         """``ranking`` with each query's first ``top_n`` chunks re-ordered; the rest keep
         their first-stage order."""
         ...

@@ -12,11 +12,21 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["MOVED_KEYS", "SETTINGS", "Setting", "format_value", "job_settings", "label",
-           "setting_label", "upgrade_config", "varied_settings"]
+__all__ = [
+    "MOVED_KEYS",
+    "SETTINGS",
+    "Setting",
+    "format_value",
+    "job_settings",
+    "label",
+    "setting_label",
+    "upgrade_config",
+    "varied_settings",
+]
 
 
 @dataclass(frozen=True)
@@ -74,9 +84,11 @@ _NOT_SETTINGS = ("hydra.", "runtime.", "name", "experiment")
 _ALWAYS = ("chunk.size", "chunk.overlap")
 #: Keys a framework preset shows as ``chunk.size`` / ``chunk.overlap`` (its splitter's own):
 #: swept, they would repeat those columns.
-_SHOWN_AS = {"chunk.splitter.chunk_size": "chunk.size",
-             "chunk.splitter.chunk_overlap": "chunk.overlap",
-             "chunk.call.overlap": "chunk.overlap"}
+_SHOWN_AS = {
+    "chunk.splitter.chunk_size": "chunk.size",
+    "chunk.splitter.chunk_overlap": "chunk.overlap",
+    "chunk.call.overlap": "chunk.overlap",
+}
 
 
 def label(key: str) -> str:
@@ -96,8 +108,11 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
 
     settings: dict[str, Any] = {}
     for s in SETTINGS:
-        settings[s.key] = (choices.get(s.key) if s.group
-                           else OmegaConf.select(cfg, MOVED_KEYS.get(s.key, s.key), default=None))
+        settings[s.key] = (
+            choices.get(s.key)
+            if s.group
+            else OmegaConf.select(cfg, MOVED_KEYS.get(s.key, s.key), default=None)
+        )
     for override in overrides:
         where = override.split("=", 1)[0].lstrip("+~")
         key = _ROW_KEY.get(where, where)

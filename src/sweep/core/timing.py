@@ -12,14 +12,23 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["BUSY_LOAD_PER_CPU", "Conditions", "TIMING_LINE", "Timed", "conditions_now",
-           "needs_retime", "per_call_ms", "timed_calls"]
+__all__ = [
+    "BUSY_LOAD_PER_CPU",
+    "TIMING_LINE",
+    "Conditions",
+    "Timed",
+    "conditions_now",
+    "needs_retime",
+    "per_call_ms",
+    "timed_calls",
+]
 
 #: Above this 1-minute load average per CPU a timing counts as taken under load. Not 1.0:
 #: a sweep's own embedding keeps about one runnable thread per CPU (the encoder uses every
@@ -88,16 +97,18 @@ class Conditions:
         return {"at": self.at, "load": self.load, "cpus": self.cpus}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "Conditions":
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Conditions:
         """Read back; what is missing or malformed is unknown, never an error."""
         data = data if isinstance(data, Mapping) else {}
         at, load, cpus = data.get("at"), data.get("load"), data.get("cpus")
-        return cls(at if isinstance(at, str) else None,
-                   float(load) if isinstance(load, (int, float)) and math.isfinite(load) else None,
-                   int(cpus) if isinstance(cpus, int) and cpus > 0 else None)
+        return cls(
+            at if isinstance(at, str) else None,
+            float(load) if isinstance(load, (int, float)) and math.isfinite(load) else None,
+            int(cpus) if isinstance(cpus, int) and cpus > 0 else None,
+        )
 
     @classmethod
-    def worst(cls, parts: Sequence["Conditions"]) -> "Conditions":
+    def worst(cls, parts: Sequence[Conditions]) -> Conditions:
         """One figure made of several timings (an encode kept from an earlier run plus a
         search timed now): as old as its oldest part, as loaded as its busiest; unknown
         when any part is."""
@@ -146,8 +157,11 @@ class Timed:
     conditions: Conditions
 
 
-def timed_calls(items: Sequence, once: Callable[[int, object], object],
-                now: Callable[[], Conditions] = conditions_now) -> Timed:
+def timed_calls(
+    items: Sequence,
+    once: Callable[[int, object], object],
+    now: Callable[[], Conditions] = conditions_now,
+) -> Timed:
     """:func:`per_call_ms` with the conditions read just before: the load average then
     says what the calls competed with, not the calls' own load."""
     conditions = now()

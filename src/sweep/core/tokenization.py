@@ -11,9 +11,9 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import tiktoken
@@ -24,8 +24,8 @@ from sweep.core.errors import BadInput
 
 __all__ = [
     "DEFAULT_TOKENIZER",
-    "TokenizerError",
     "TokenizedText",
+    "TokenizerError",
     "available_encodings",
     "count_tokens",
     "get_encoding",
@@ -112,7 +112,7 @@ def _load(name: str) -> tiktoken.Encoding:
     return enc
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_encoding(name: str) -> tiktoken.Encoding:
     """Return the tiktoken encoding ``name`` without touching the network.
 
@@ -134,7 +134,11 @@ def get_encoding(name: str) -> tiktoken.Encoding:
         return _load(name)
     except _NeedsDownload:
         offline = sorted(
-            {n for n in available_encodings() if n in _OFFLINE_ALIASES or n in _OFFLINE_ALIASES.values()}
+            {
+                n
+                for n in available_encodings()
+                if n in _OFFLINE_ALIASES or n in _OFFLINE_ALIASES.values()
+            }
             | set(tiktoken.registry.ENCODINGS)
         )
         raise TokenizerError(

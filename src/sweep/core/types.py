@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -113,13 +114,17 @@ class Dataset:
             source = d.metadata.get("source_sha256") if isinstance(d.metadata, Mapping) else None
             if source is None:
                 source = hashlib.sha256(d.text.encode("utf-8", "surrogatepass")).hexdigest()
-            readers[d.doc_id] = d.metadata.get("reader") if isinstance(d.metadata, Mapping) else None
+            readers[d.doc_id] = (
+                d.metadata.get("reader") if isinstance(d.metadata, Mapping) else None
+            )
             h.update(json.dumps(["doc", d.doc_id, source]).encode())
         for q in self.queries:
             judgments = [
-                [j.doc_id, j.grade, "quote", j.quote, j.occurrence, j.context] if j.located
+                [j.doc_id, j.grade, "quote", j.quote, j.occurrence, j.context]
+                if j.located
                 else [j.doc_id, j.start, j.end, j.grade, readers.get(j.doc_id) or "text"]
-                for j in q.relevant]
+                for j in q.relevant
+            ]
             h.update(json.dumps(["query", q.query_id, q.query, judgments]).encode())
         return h.hexdigest()[:16]
 
@@ -176,8 +181,10 @@ class Ranking:
 
     def __post_init__(self) -> None:
         if self.ids.ndim != 2 or self.ids.shape != self.scores.shape:
-            raise ValueError(f"ranking ids {self.ids.shape} and scores {self.scores.shape} must be "
-                             "two arrays of the same (n_queries, depth) shape")
+            raise ValueError(
+                f"ranking ids {self.ids.shape} and scores {self.scores.shape} must be "
+                "two arrays of the same (n_queries, depth) shape"
+            )
 
     @property
     def depth(self) -> int:

@@ -19,24 +19,39 @@ import os
 import re
 import stat
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from sweep.core.cachedirs import resolve_cache_dir_of
 from sweep.core.files import NotRegularFile, file_kind, name_problem
 from sweep.core.messages import visible
 from sweep.core.types import Document, describe_readers
 from sweep.datasets.extraction import extract
-from sweep.datasets.problems import (DatasetError, Problem, Report, describe_value, jsonl_objects,
-                                     metadata_of, required_str)
+from sweep.datasets.problems import (
+    DatasetError,
+    Problem,
+    Report,
+    describe_value,
+    jsonl_objects,
+    metadata_of,
+    required_str,
+)
 from sweep.datasets.quotes import QuoteIndex
 from sweep.datasets.readers.base import Reader, UnreadableFile
 from sweep.datasets.readers.limits import ReadLimits, read_document
 from sweep.datasets.readers.registry import format_of, resolve_readers
 
-__all__ = ["CORPUS_FILE", "Corpus", "DOCS_DIR", "DOC_ID_RULE", "ReadOptions", "SkippedFiles",
-           "list_folder", "read_corpus"]
+__all__ = [
+    "CORPUS_FILE",
+    "DOCS_DIR",
+    "DOC_ID_RULE",
+    "Corpus",
+    "ReadOptions",
+    "SkippedFiles",
+    "list_folder",
+    "read_corpus",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +61,10 @@ DOCS_DIR = "docs"
 #: the draft sweep.evidence writes.
 DATASET_FILES = ("queries.jsonl", "qrels", "queries.draft.jsonl")
 #: Why a doc_id is refused (after what is wrong with it): files are named after doc_ids.
-DOC_ID_RULE = ("a doc_id must be a relative name without '..' segments, control characters "
-               "or bidi controls (sweep.extract names a file after it)")
+DOC_ID_RULE = (
+    "a doc_id must be a relative name without '..' segments, control characters "
+    "or bidi controls (sweep.extract names a file after it)"
+)
 #: What a documents folder may hold, for messages (extensions: sweep.datasets.readers.registry).
 _READABLE = "text, Markdown, reST, PDF, HTML, DOCX, PPTX or XLSX"
 
@@ -58,7 +75,7 @@ class SkippedFiles:
 
     folder: str
     hidden: tuple[str, ...] = ()  # a name in the path starts with "."
-    other: tuple[str, ...] = ()   # not a document extension
+    other: tuple[str, ...] = ()  # not a document extension
     special: tuple[str, ...] = ()  # a FIFO, socket, device, dangling link, link up the tree
     outside: tuple[str, ...] = ()  # a link that leaves the dataset folder
 
@@ -67,12 +84,17 @@ class SkippedFiles:
 
     def summary(self) -> str:
         """One line: the folder, how many files were skipped and why."""
-        follow = ("; dataset.follow_links=true (--follow-links) follows links that leave the "
-                  "dataset folder" if self.outside else "")
+        follow = (
+            "; dataset.follow_links=true (--follow-links) follows links that leave the "
+            "dataset folder"
+            if self.outside
+            else ""
+        )
         return f"{visible(self.folder)}: {self.reasons()}; only {_READABLE} files are read{follow}"
 
     def reasons(self, limit: int = 4) -> str:
         """``skipped 814 files: 812 hidden (.git/ 812); 2 not a document format (.zip 2)``."""
+
         def groups(counts: Counter) -> str:
             ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             shown = [f"{visible(name)} {n:,}" for name, n in ranked[:limit]]
@@ -92,8 +114,10 @@ class SkippedFiles:
         if self.special:
             parts.append(f"{len(self.special):,} not a regular file ({names(self.special)})")
         if self.outside:
-            parts.append(f"{len(self.outside):,} link{'s' if len(self.outside) != 1 else ''} "
-                         f"leaving the dataset folder ({names(self.outside)})")
+            parts.append(
+                f"{len(self.outside):,} link{'s' if len(self.outside) != 1 else ''} "
+                f"leaving the dataset folder ({names(self.outside)})"
+            )
         n = len(self)
         return f"skipped {n:,} file{'s' if n != 1 else ''}: {'; '.join(parts)}"
 
@@ -126,10 +150,16 @@ class ReadOptions:
     limits: ReadLimits = ReadLimits()
 
     @classmethod
-    def of(cls, path: Path | str, reader: Mapping[str, str] | None = None,
-           skip_unreadable: bool = False, fuzzy: float | None = None,
-           cache_dir: str | Path | None = None, follow_links: bool = False,
-           **limits: float | None) -> "ReadOptions":
+    def of(
+        cls,
+        path: Path | str,
+        reader: Mapping[str, str] | None = None,
+        skip_unreadable: bool = False,
+        fuzzy: float | None = None,
+        cache_dir: str | Path | None = None,
+        follow_links: bool = False,
+        **limits: float | None,
+    ) -> ReadOptions:
         """Options from a config's plain values; a bad one is a :class:`DatasetError`
         naming the setting. ``cache_dir`` None is the default extraction cache
         (``off`` turns it off); ``limits``: ``max_file_mb=...`` and the others of
@@ -142,16 +172,29 @@ class ReadOptions:
             read_limits = ReadLimits.of(**limits)
         except ValueError as e:
             raise DatasetError(Problem(str(path), None, str(e))) from None
-        if fuzzy is not None and (isinstance(fuzzy, bool) or not isinstance(fuzzy, (int, float))
-                                  or not 0 < fuzzy <= 1):
-            raise DatasetError(Problem(str(path), None, f"dataset.fuzzy must be null or a "
-                                       f"similarity in (0, 1], got {fuzzy!r}"))
+        if fuzzy is not None and (
+            isinstance(fuzzy, bool) or not isinstance(fuzzy, (int, float)) or not 0 < fuzzy <= 1
+        ):
+            raise DatasetError(
+                Problem(
+                    str(path),
+                    None,
+                    f"dataset.fuzzy must be null or a similarity in (0, 1], got {fuzzy!r}",
+                )
+            )
         for key, value in (("skip_unreadable", skip_unreadable), ("follow_links", follow_links)):
             if not isinstance(value, bool):
-                raise DatasetError(Problem(str(path), None, f"dataset.{key} must be true or "
-                                           f"false, got {value!r}"))
-        return cls(readers, skip_unreadable, None if fuzzy is None else float(fuzzy),
-                   resolve_cache_dir_of(cache_dir, "extract"), follow_links, read_limits)
+                raise DatasetError(
+                    Problem(str(path), None, f"dataset.{key} must be true or false, got {value!r}")
+                )
+        return cls(
+            readers,
+            skip_unreadable,
+            None if fuzzy is None else float(fuzzy),
+            resolve_cache_dir_of(cache_dir, "extract"),
+            follow_links,
+            read_limits,
+        )
 
 
 @dataclass(frozen=True)
@@ -170,13 +213,17 @@ class Corpus:
     quote_indexes: dict[str, QuoteIndex] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, documents: Sequence[Document], broken: frozenset[str] = frozenset(),
-           skipped: frozenset[str] = frozenset()) -> "Corpus":
+    def of(
+        cls,
+        documents: Sequence[Document],
+        broken: frozenset[str] = frozenset(),
+        skipped: frozenset[str] = frozenset(),
+    ) -> Corpus:
         documents = tuple(documents)
         return cls(documents, {d.doc_id: d.text for d in documents}, broken, skipped=skipped)
 
     @classmethod
-    def unreadable(cls) -> "Corpus":
+    def unreadable(cls) -> Corpus:
         return cls((), {}, frozenset(), missing=True)
 
     def is_reported(self, doc_id: str) -> bool:
@@ -194,7 +241,11 @@ def read_corpus(path: Path, report: Report, options: ReadOptions) -> Corpus:
     if path.is_dir():
         jsonl, docs = path / CORPUS_FILE, path / DOCS_DIR
         if jsonl.is_file() and docs.is_dir():
-            report.add(path, None, f"both {CORPUS_FILE} and {DOCS_DIR}/ found; keep one so the corpus is unambiguous")
+            report.add(
+                path,
+                None,
+                f"both {CORPUS_FILE} and {DOCS_DIR}/ found; keep one so the corpus is unambiguous",
+            )
             return Corpus.unreadable()
         if jsonl.is_file():
             return _read_corpus_jsonl(jsonl, report)
@@ -249,8 +300,14 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
         if text is None or not title_ok:
             broken.add(doc_id)
             continue
-        documents.append(Document(doc_id=doc_id, text=text, title=title or "",
-                                  metadata=metadata_of(row, {id_key, "title", "text"})))
+        documents.append(
+            Document(
+                doc_id=doc_id,
+                text=text,
+                title=title or "",
+                metadata=metadata_of(row, {id_key, "title", "text"}),
+            )
+        )
     if not first_line:
         if len(report.problems) == problems_before:
             report.add(path, None, "no documents")
@@ -258,8 +315,13 @@ def _read_corpus_jsonl(path: Path, report: Report) -> Corpus:
     return Corpus.of(documents, frozenset(broken))
 
 
-def list_folder(folder: Path, dataset_files: bool = False, *, root: Path | None = None,
-                follow_links: bool = False) -> tuple[list[Path], SkippedFiles]:
+def list_folder(
+    folder: Path,
+    dataset_files: bool = False,
+    *,
+    root: Path | None = None,
+    follow_links: bool = False,
+) -> tuple[list[Path], SkippedFiles]:
     """Document files under ``folder`` in path order, and the files skipped there.
     ``dataset_files``: the folder is the dataset's own, so its questions (``queries.jsonl``,
     ``qrels/``) are not documents, and not reported as skipped either.
@@ -268,11 +330,17 @@ def list_folder(folder: Path, dataset_files: bool = False, *, root: Path | None 
     so it cannot block). A link (to a file or a folder) is followed when it stays inside
     ``root`` (the dataset folder; default ``folder``) or ``folder``, else skipped, unless
     ``follow_links``."""
-    listing = _Listing(dataset_files, follow_links,
-                       {os.path.realpath(folder), os.path.realpath(root or folder)})
+    listing = _Listing(
+        dataset_files, follow_links, {os.path.realpath(folder), os.path.realpath(root or folder)}
+    )
     listing.walk(folder, (), hidden=False, above=frozenset({os.path.realpath(folder)}))
-    return sorted(listing.files), SkippedFiles(str(folder), *(tuple(sorted(names)) for names in (
-        listing.hidden, listing.other, listing.special, listing.outside)))
+    return sorted(listing.files), SkippedFiles(
+        str(folder),
+        *(
+            tuple(sorted(names))
+            for names in (listing.hidden, listing.other, listing.special, listing.outside)
+        ),
+    )
 
 
 @dataclass
@@ -288,8 +356,9 @@ class _Listing:
     special: list[str] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)
 
-    def walk(self, directory: Path, parts: tuple[str, ...], hidden: bool,
-             above: frozenset[str]) -> None:
+    def walk(
+        self, directory: Path, parts: tuple[str, ...], hidden: bool, above: frozenset[str]
+    ) -> None:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:  # a folder that cannot be listed is skipped, and counted
@@ -298,8 +367,9 @@ class _Listing:
         for entry in entries:
             self.visit(entry, parts + (entry.name,), hidden or entry.name.startswith("."), above)
 
-    def visit(self, entry: os.DirEntry, parts: tuple[str, ...], hidden: bool,
-              above: frozenset[str]) -> None:
+    def visit(
+        self, entry: os.DirEntry, parts: tuple[str, ...], hidden: bool, above: frozenset[str]
+    ) -> None:
         relative = "/".join(parts)
         if self.dataset_files and parts[0] in DATASET_FILES:
             return
@@ -340,13 +410,19 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _read_corpus_folder(folder: Path, report: Report, options: ReadOptions,
-                        dataset_files: bool = False, root: Path | None = None) -> Corpus:
+def _read_corpus_folder(
+    folder: Path,
+    report: Report,
+    options: ReadOptions,
+    dataset_files: bool = False,
+    root: Path | None = None,
+) -> Corpus:
     documents: list[Document] = []
     broken: set[str] = set()
     unreadable: list[Problem] = []
-    files, skipped = list_folder(folder, dataset_files, root=root,
-                                 follow_links=options.follow_links)
+    files, skipped = list_folder(
+        folder, dataset_files, root=root, follow_links=options.follow_links
+    )
     if skipped:
         log.warning("%s", skipped.summary())
     for file in files:
@@ -366,17 +442,28 @@ def _read_corpus_folder(folder: Path, report: Report, options: ReadOptions,
     if not files:
         why = f" ({skipped.reasons()})" if skipped else ""
         if dataset_files:
-            report.add(folder, None, f"no corpus: no {CORPUS_FILE}, no {DOCS_DIR}/ folder and no "
-                                     f"{_READABLE} files in the folder itself{why}")
+            report.add(
+                folder,
+                None,
+                f"no corpus: no {CORPUS_FILE}, no {DOCS_DIR}/ folder and no "
+                f"{_READABLE} files in the folder itself{why}",
+            )
         else:
             report.add(folder, None, f"no {_READABLE} files{why}")
         return Corpus.unreadable()
     if unreadable and options.skip_unreadable:
         shown = "; ".join(str(p) for p in unreadable[:3]) + ("; ..." if len(unreadable) > 3 else "")
-        log.warning("%s: skipped %d unreadable file%s (dataset.skip_unreadable=true): %s", folder,
-                    len(unreadable), "s" if len(unreadable) != 1 else "", shown)
+        log.warning(
+            "%s: skipped %d unreadable file%s (dataset.skip_unreadable=true): %s",
+            folder,
+            len(unreadable),
+            "s" if len(unreadable) != 1 else "",
+            shown,
+        )
         if not documents:
-            report.add(folder, None, f"no readable documents: all {len(unreadable)} files are unreadable")
+            report.add(
+                folder, None, f"no readable documents: all {len(unreadable)} files are unreadable"
+            )
             return Corpus.unreadable()
         skipped_ids = frozenset(Path(p.path).relative_to(folder).as_posix() for p in unreadable)
         return Corpus.of(documents, frozenset(broken) - skipped_ids, skipped_ids)
@@ -387,8 +474,14 @@ def _read_corpus_folder(folder: Path, report: Report, options: ReadOptions,
     return Corpus.of(documents, frozenset(broken))
 
 
-def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions, report: Report,
-                        unreadable: list[Problem]) -> Document | None:
+def _read_document_file(
+    file: Path,
+    doc_id: str,
+    fmt: str,
+    options: ReadOptions,
+    report: Report,
+    unreadable: list[Problem],
+) -> Document | None:
     """One file as a Document; None when it cannot be read (the reason is in ``unreadable``
     for files a reader refuses, in ``report`` for a file the system cannot open)."""
     try:
@@ -420,16 +513,22 @@ def _read_document_file(file: Path, doc_id: str, fmt: str, options: ReadOptions,
         unreadable.append(Problem(str(file), None, f"{e} (reader {reader.name})"))
         return None
     except Exception as e:  # noqa: BLE001 - a parser library's own error on a damaged file
-        unreadable.append(Problem(str(file), None, f"reader {reader.name} failed: "
-                                  f"{type(e).__name__}: {e}"))
+        unreadable.append(
+            Problem(str(file), None, f"reader {reader.name} failed: {type(e).__name__}: {e}")
+        )
         return None
     if not extracted.text.strip():
         unreadable.append(Problem(str(file), None, f"no text: reader {reader.name} found none"))
         return None
-    meta = {"format": fmt, "reader": reader.name, "source_sha256": digest,
-            "pages": [list(p) for p in extracted.pages]}
-    return Document(doc_id=doc_id, text=extracted.text, title=extracted.title or file.stem,
-                    metadata=meta)
+    meta = {
+        "format": fmt,
+        "reader": reader.name,
+        "source_sha256": digest,
+        "pages": [list(p) for p in extracted.pages],
+    }
+    return Document(
+        doc_id=doc_id, text=extracted.text, title=extracted.title or file.stem, metadata=meta
+    )
 
 
 def _decode_text(file: Path, data: bytes, unreadable: list[Problem]) -> str | None:
@@ -459,8 +558,11 @@ def _warn_if_markup(file: Path, text: str) -> None:
         tags = sum(len(m.group()) for m in _TAG.finditer(sample))
         looks_html = tags > 0.2 * len(sample)
     if looks_html:
-        log.warning("%s: looks like HTML markup; rename it to .html so it is read as a web page "
-                    "(main text only), or it is indexed tags and all", file)
+        log.warning(
+            "%s: looks like HTML markup; rename it to .html so it is read as a web page "
+            "(main text only), or it is indexed tags and all",
+            file,
+        )
 
 
 def _title_of(text: str, file: Path) -> str:

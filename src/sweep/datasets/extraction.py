@@ -44,8 +44,14 @@ CACHE_FORMAT = 2
 _memo: dict[tuple[str, str, str], Extracted] = {}
 
 
-def extract(data: bytes, filename: str, reader: Reader, cache_dir: Path | None,
-            digest: str | None = None, limits: ReadLimits | None = None) -> Extracted:
+def extract(
+    data: bytes,
+    filename: str,
+    reader: Reader,
+    cache_dir: Path | None,
+    digest: str | None = None,
+    limits: ReadLimits | None = None,
+) -> Extracted:
     """What ``reader`` makes of a file ``filename`` (its path, for messages) with content
     ``data`` (SHA-256 ``digest``, computed when not given), from a cache when it was read
     before. ``cache_dir`` None keeps it in this process only. Raises
@@ -76,13 +82,26 @@ def _without_surrogates(extracted: Extracted) -> Extracted:
     own lines again: theirs are counted when the text held none)."""
     text, title = replace_surrogates(extracted.text), replace_surrogates(extracted.title)
     headings = tuple(replace(h, title=replace_surrogates(h.title)) for h in extracted.headings)
-    found = _replaced(extracted.text, text) or sum(_replaced(before, after) for before, after in (
-        (extracted.title, title), *((a.title, b.title) for a, b in zip(extracted.headings, headings))))
+    found = _replaced(extracted.text, text) or sum(
+        _replaced(before, after)
+        for before, after in (
+            (extracted.title, title),
+            *((a.title, b.title) for a, b in zip(extracted.headings, headings)),
+        )
+    )
     if not found:
         return extracted
-    return replace(extracted, text=text, title=title, headings=headings, warnings=extracted.warnings + (
-        f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
-        "(U+D800 to U+DFFF, no character; a font's broken Unicode map) read as U+FFFD",))
+    return replace(
+        extracted,
+        text=text,
+        title=title,
+        headings=headings,
+        warnings=extracted.warnings
+        + (
+            f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
+            "(U+D800 to U+DFFF, no character; a font's broken Unicode map) read as U+FFFD",
+        ),
+    )
 
 
 def _replaced(before: str, after: str) -> int:
@@ -106,13 +125,21 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
         log.warning("extraction cache: ignoring %s (%s)", path, e)
         return None
     try:
-        if data.get("format") != CACHE_FORMAT or [data["sha256"], data["reader"], data["version"]] != list(key):
+        if data.get("format") != CACHE_FORMAT or [
+            data["sha256"],
+            data["reader"],
+            data["version"],
+        ] != list(key):
             return None
         return Extracted(
-            text=data["text"], title=data["title"],
-            headings=tuple(ExtractedHeading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]),
+            text=data["text"],
+            title=data["title"],
+            headings=tuple(
+                ExtractedHeading(int(h[0]), str(h[1]), int(h[2])) for h in data["headings"]
+            ),
             pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]),
-            warnings=tuple(str(w) for w in data["warnings"]))
+            warnings=tuple(str(w) for w in data["warnings"]),
+        )
     except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         log.warning("extraction cache: ignoring %s (not an entry of this version)", path)
         return None
@@ -122,10 +149,17 @@ def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
     root = path.parent.parent  # the cache folder (entries sit in <root>/<2 hex digits>/)
     if cachedirs.read_only(root):
         return
-    entry = {"format": CACHE_FORMAT, "sha256": key[0], "reader": key[1], "version": key[2],
-             "title": extracted.title, "text": extracted.text,
-             "headings": [[h.level, h.title, h.start] for h in extracted.headings],
-             "pages": [list(p) for p in extracted.pages], "warnings": list(extracted.warnings)}
+    entry = {
+        "format": CACHE_FORMAT,
+        "sha256": key[0],
+        "reader": key[1],
+        "version": key[2],
+        "title": extracted.title,
+        "text": extracted.text,
+        "headings": [[h.level, h.title, h.start] for h in extracted.headings],
+        "pages": [list(p) for p in extracted.pages],
+        "warnings": list(extracted.warnings),
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # A unique temporary name: two jobs of a parallel sweep may write the same entry.

@@ -6,21 +6,34 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core.checks import is_int
 from sweep.core.files import file_kind, name_problem
 from sweep.core.suggest import did_you_mean
 from sweep.core.types import Judgment, Query
 from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
-from sweep.datasets.problems import (Report, describe_value, jsonl_objects, metadata_of,
-                                     required_str, short, text_lines)
+from sweep.datasets.problems import (
+    Report,
+    describe_value,
+    jsonl_objects,
+    metadata_of,
+    required_str,
+    short,
+    text_lines,
+)
 from sweep.datasets.quotes import QuoteLocation
 from sweep.datasets.readers.registry import READERS
 
-__all__ = ["MAX_GRADE", "QRELS_HEADER", "QUERIES_FILE", "next_steps_without_questions",
-           "read_queries"]
+__all__ = [
+    "MAX_GRADE",
+    "QRELS_HEADER",
+    "QUERIES_FILE",
+    "next_steps_without_questions",
+    "read_queries",
+]
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +41,9 @@ QUERIES_FILE = "queries.jsonl"
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 # "score" and "keep" are a proposal's BM25 score and mark from sweep.evidence, kept when a
 # proposal is moved into "relevant" by hand as it is; they say nothing more and are ignored.
-_JUDGMENT_KEYS = frozenset({"doc_id", "start", "end", "grade", "quote", "occurrence", "context",
-                            "score", "keep"})
+_JUDGMENT_KEYS = frozenset(
+    {"doc_id", "start", "end", "grade", "quote", "occurrence", "context", "score", "keep"}
+)
 _ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context"
 # difflib over every id of a big BEIR corpus would make each error slow.
 _SUGGEST_LIMIT = 20_000
@@ -39,16 +53,20 @@ _UNSIGNED = re.compile(r"[0-9]+")
 MAX_GRADE = 100
 
 
-def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
-                  options: ReadOptions) -> tuple[Query, ...]:
+def read_queries(
+    path: Path, corpus: Corpus, split: str, report: Report, options: ReadOptions
+) -> tuple[Query, ...]:
     file = path / QUERIES_FILE if path.is_dir() else path
     if not file.is_file():
         if file.exists():  # a folder, a FIFO: never opened
             report.add(file, None, f"is {file_kind(file.stat().st_mode)}, not a regular file")
         elif path.is_dir():
-            report.add(file, None, "no such file: the questions to evaluate go there, one JSON "
-                                   "object per line (docs/your-data.md); "
-                                   + next_steps_without_questions(path))
+            report.add(
+                file,
+                None,
+                "no such file: the questions to evaluate go there, one JSON "
+                "object per line (docs/your-data.md); " + next_steps_without_questions(path),
+            )
         else:
             report.add(file, None, "no such file")
         return ()
@@ -56,8 +74,12 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
     rows = list(jsonl_objects(file, report))
     if not rows:
         if len(report.problems) == problems_before:
-            report.add(file, None, "no queries; " + next_steps_without_questions(
-                path if path.is_dir() else file.parent))
+            report.add(
+                file,
+                None,
+                "no queries; "
+                + next_steps_without_questions(path if path.is_dir() else file.parent),
+            )
         return ()
     first = rows[0][1]
     if "_id" in first and "query_id" not in first:
@@ -68,19 +90,26 @@ def read_queries(path: Path, corpus: Corpus, split: str, report: Report,
 def next_steps_without_questions(dataset: Path) -> str:
     """The two ways to a labelled set, and which one needs an LLM: said wherever a dataset
     turns out to have no questions."""
-    return (f"questions without labels: python -m sweep.evidence {dataset} --questions FILE "
-            "proposes their evidence from your documents (BM25, no LLM), then --accept writes "
-            "the ones you keep; no questions yet: python -m sweep.generate "
-            f"dataset.path={dataset} generate.out=NEW_FOLDER llm.base_url=URL llm.model=NAME "
-            "writes a set with an LLM")
+    return (
+        f"questions without labels: python -m sweep.evidence {dataset} --questions FILE "
+        "proposes their evidence from your documents (BM25, no LLM), then --accept writes "
+        "the ones you keep; no questions yet: python -m sweep.generate "
+        f"dataset.path={dataset} generate.out=NEW_FOLDER llm.base_url=URL llm.model=NAME "
+        "writes a set with an LLM"
+    )
 
 
 class _OnSkippedFile(Exception):
     """A question whose evidence is in a file left out by ``dataset.skip_unreadable``."""
 
 
-def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Corpus,
-                     report: Report, options: ReadOptions) -> tuple[Query, ...]:
+def _project_queries(
+    file: Path,
+    rows: list[tuple[int, dict[str, Any]]],
+    corpus: Corpus,
+    report: Report,
+    options: ReadOptions,
+) -> tuple[Query, ...]:
     queries: list[Query] = []
     left_out = 0
     first_line: dict[str, int] = {}
@@ -88,8 +117,9 @@ def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus:
     for lineno, row in rows:
         where = (file, lineno)
         query_id = required_str(row, "query_id", where, report)
-        if query_id is not None and not report.first_time(first_line, query_id, where,
-                                                          f"query_id {query_id!r}"):
+        if query_id is not None and not report.first_time(
+            first_line, query_id, where, f"query_id {query_id!r}"
+        ):
             query_id = None
         text = required_str(row, "query", where, report, what="query text")
         qtype = row.get("type")
@@ -109,26 +139,48 @@ def _project_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus:
             continue
         if qtype is not None and not isinstance(qtype, str):
             continue
-        queries.append(Query(query_id=query_id, query=text, relevant=relevant,
-                             type=qtype or None, metadata=metadata_of(row, known)))
+        queries.append(
+            Query(
+                query_id=query_id,
+                query=text,
+                relevant=relevant,
+                type=qtype or None,
+                metadata=metadata_of(row, known),
+            )
+        )
     if left_out:
-        log.warning("%s: left out %d question%s whose evidence is in a skipped unreadable file",
-                    file, left_out, "s" if left_out != 1 else "")
+        log.warning(
+            "%s: left out %d question%s whose evidence is in a skipped unreadable file",
+            file,
+            left_out,
+            "s" if left_out != 1 else "",
+        )
     return tuple(queries)
 
 
-def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: Corpus,
-               report: Report, options: ReadOptions) -> tuple[Judgment, ...] | None:
+def _judgments(
+    row: Mapping[str, Any],
+    where: tuple[Path, int],
+    corpus: Corpus,
+    report: Report,
+    options: ReadOptions,
+) -> tuple[Judgment, ...] | None:
     if "relevant" not in row:
         if "proposed" in row:
             draft = where[0]  # the command to run, with this draft's own names
-            report.add(*where, "not labelled yet: this is a draft of proposed evidence; mark "
-                               "the right passages of 'proposed' with \"keep\": true and run "
-                               f"python -m sweep.evidence {draft.parent} --accept {draft} "
-                               f"--out {draft.parent / 'queries.accepted.jsonl'}")
+            report.add(
+                *where,
+                "not labelled yet: this is a draft of proposed evidence; mark "
+                "the right passages of 'proposed' with \"keep\": true and run "
+                f"python -m sweep.evidence {draft.parent} --accept {draft} "
+                f"--out {draft.parent / 'queries.accepted.jsonl'}",
+            )
         else:
-            report.add(*where, "missing key 'relevant' (use [] for a question with no answer in "
-                               "the corpus; python -m sweep.evidence proposes passages)")
+            report.add(
+                *where,
+                "missing key 'relevant' (use [] for a question with no answer in "
+                "the corpus; python -m sweep.evidence proposes passages)",
+            )
         return None
     items = row["relevant"]
     if not isinstance(items, list):
@@ -146,10 +198,17 @@ def _judgments(row: Mapping[str, Any], where: tuple[Path, int], corpus: Corpus,
     return tuple(judgments) if ok else None
 
 
-def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
-              report: Report, options: ReadOptions) -> Judgment | None:
+def _judgment(
+    item: Any,
+    label: str,
+    where: tuple[Path, int],
+    corpus: Corpus,
+    report: Report,
+    options: ReadOptions,
+) -> Judgment | None:
     """One ``{doc_id, start?, end?, grade?, quote?, occurrence?, context?}``; reports every
     rule it breaks. A quote without offsets is located in the document's text."""
+
     def bad(message: str) -> None:
         report.add(*where, f"{label}: {message}")
 
@@ -181,8 +240,10 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
     start, end = item.get("start"), item.get("end")
     offsets_ok = False
     if has_start != has_end:
-        bad(f"{'start' if has_start else 'end'} without {'end' if has_start else 'start'}: "
-            "give both offsets for a span, or neither for a whole-document judgment")
+        bad(
+            f"{'start' if has_start else 'end'} without {'end' if has_start else 'start'}: "
+            "give both offsets for a span, or neither for a whole-document judgment"
+        )
     elif has_start:
         offsets_ok = True
         for key, value in (("start", start), ("end", end)):
@@ -197,7 +258,9 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
                 bad(f"empty span: start {start} >= end {end}")
                 offsets_ok = False
             elif text is not None and end > len(text):
-                bad(f"span {start}:{end} is outside the text of {doc_id!r} ({len(text)} characters)")
+                bad(
+                    f"span {start}:{end} is outside the text of {doc_id!r} ({len(text)} characters)"
+                )
                 offsets_ok = False
 
     located: str | None = None
@@ -214,29 +277,50 @@ def _judgment(item: Any, label: str, where: tuple[Path, int], corpus: Corpus,
                 bad("quote is empty")
             elif text is not None and hints is not None:
                 found = corpus.quote_index(doc_id).locate(
-                    quote, occurrence=hints[0], context=hints[1], fuzzy=options.fuzzy)
+                    quote, occurrence=hints[0], context=hints[1], fuzzy=options.fuzzy
+                )
                 if isinstance(found, QuoteLocation):
                     start, end, located = found.start, found.end, found.how
                 else:
-                    fuzzy = (" (dataset.fuzzy=0.9 accepts close matches)"
-                             if options.fuzzy is None and found.reason == "not found" else "")
+                    fuzzy = (
+                        " (dataset.fuzzy=0.9 accepts close matches)"
+                        if options.fuzzy is None and found.reason == "not found"
+                        else ""
+                    )
                     moved = _other_reader_hint(doc_id, corpus) if found.reordered else ""
                     bad(f"quote not located in {doc_id!r}: {found.message()}{moved}{fuzzy}")
         elif hinted:
-            bad("occurrence and context are for a quote without offsets; these offsets already "
-                "say where it is")
+            bad(
+                "occurrence and context are for a quote without offsets; these offsets already "
+                "say where it is"
+            )
         elif offsets_ok and text is not None and text[start:end] != quote:
-            bad(f"quote does not match the text of {doc_id!r} at {start}:{end}: "
+            bad(
+                f"quote does not match the text of {doc_id!r} at {start}:{end}: "
                 f"quote {short(quote, 50)}, text {short(text[start:end], 50)}"
-                f"{_line_end_hint(text, start, end, quote)}")
+                f"{_line_end_hint(text, start, end, quote)}"
+            )
 
     if len(report.problems) > errors_before or text is None:
         return None
     if located is not None:
-        return Judgment(doc_id=doc_id, start=start, end=end, grade=grade, quote=item["quote"],
-                        occurrence=hints[0], context=hints[1], located=located)
-    return Judgment(doc_id=doc_id, start=start if has_start else None, end=end if has_end else None,
-                    grade=grade, quote=item.get("quote"))
+        return Judgment(
+            doc_id=doc_id,
+            start=start,
+            end=end,
+            grade=grade,
+            quote=item["quote"],
+            occurrence=hints[0],
+            context=hints[1],
+            located=located,
+        )
+    return Judgment(
+        doc_id=doc_id,
+        start=start if has_start else None,
+        end=end if has_end else None,
+        grade=grade,
+        quote=item.get("quote"),
+    )
 
 
 def _other_reader_hint(doc_id: str, corpus: Corpus) -> str:
@@ -256,8 +340,10 @@ def _hints(item: Mapping[str, Any], bad) -> tuple[int | None, str | None] | None
     occurrence, context = item.get("occurrence"), item.get("context")
     ok = True
     if occurrence is not None and (not is_int(occurrence) or occurrence < 1):
-        bad(f"occurrence must be an integer >= 1 (1 is the first place the quote appears), "
-            f"got {describe_value(occurrence)}")
+        bad(
+            f"occurrence must be an integer >= 1 (1 is the first place the quote appears), "
+            f"got {describe_value(occurrence)}"
+        )
         ok = False
     if context is not None and not (isinstance(context, str) and context.strip()):
         bad(f"context must be a few words near the quote, got {describe_value(context)}")
@@ -272,14 +358,18 @@ def _line_end_hint(text: str, start: int, end: int, quote: str) -> str:
     if "\r" not in text:
         return ""
     if text.replace("\r\n", "\n")[start:end] == quote:
-        return ("; the file has Windows line endings (\\r\\n) and these offsets fit its text "
-                "with \\n only: compute offsets on the text read with open(path, "
-                "encoding='utf-8', newline='')")
+        return (
+            "; the file has Windows line endings (\\r\\n) and these offsets fit its text "
+            "with \\n only: compute offsets on the text read with open(path, "
+            "encoding='utf-8', newline='')"
+        )
     crlf = quote.replace("\r\n", "\n").replace("\n", "\r\n")
     if text.startswith(crlf, start):
-        return ("; they differ only in line endings: the file has \\r\\n where the quote "
-                "has \\n; copy the quote from the text read with open(path, encoding='utf-8', "
-                "newline='')")
+        return (
+            "; they differ only in line endings: the file has \\r\\n where the quote "
+            "has \\n; copy the quote from the text read with open(path, encoding='utf-8', "
+            "newline='')"
+        )
     return ""
 
 
@@ -298,8 +388,9 @@ def _suggestion(doc_id: str, corpus: Corpus) -> str:
     return did_you_mean(doc_id, corpus.texts, cutoff=0.75)
 
 
-def _beir_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Corpus,
-                  split: str, report: Report) -> tuple[Query, ...]:
+def _beir_queries(
+    file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Corpus, split: str, report: Report
+) -> tuple[Query, ...]:
     texts: dict[str, tuple[str, dict[str, Any]]] = {}
     first_line: dict[str, int] = {}
     for lineno, row in rows:
@@ -318,15 +409,23 @@ def _beir_queries(file: Path, rows: list[tuple[int, dict[str, Any]]], corpus: Co
     # A BEIR queries.jsonl holds the queries of every split; the split's qrels
     # say which of them are evaluated.
     return tuple(
-        Query(query_id=qid, query=texts[qid][0], relevant=tuple(judged[qid]), metadata=texts[qid][1])
-        for qid in first_line if qid in judged and qid in texts
+        Query(
+            query_id=qid, query=texts[qid][0], relevant=tuple(judged[qid]), metadata=texts[qid][1]
+        )
+        for qid in first_line
+        if qid in judged and qid in texts
     )
 
 
-def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
-                report: Report) -> dict[str, list[Judgment]]:
+def _read_qrels(
+    path: Path, query_ids: set[str], corpus: Corpus, report: Report
+) -> dict[str, list[Judgment]]:
     if not path.is_file():
-        report.add(path, None, "no such file (BEIR queries need qrels/<split>.tsv; choose it with dataset.split=NAME, or --split NAME for sweep.validate and sweep.score)")
+        report.add(
+            path,
+            None,
+            "no such file (BEIR queries need qrels/<split>.tsv; choose it with dataset.split=NAME, or --split NAME for sweep.validate and sweep.score)",
+        )
         return {}
     judged: dict[str, list[Judgment]] = {}
     first_line: dict[tuple[str, str], int] = {}
@@ -339,7 +438,11 @@ def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
             continue
         rows += 1
         if len(fields) != 3:
-            report.add(path, lineno, f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}")
+            report.add(
+                path,
+                lineno,
+                f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(fields)}",
+            )
             continue
         qid, doc_id, score = fields
         ok = True
@@ -355,11 +458,16 @@ def _read_qrels(path: Path, query_ids: set[str], corpus: Corpus,
             report.add(path, lineno, f"score must be an integer >= 0, got {score!r}")
             ok = False
         elif grade > MAX_GRADE:
-            report.add(path, lineno, f"score {grade} is larger than {MAX_GRADE} (exponential gain "
-                                     "2^grade would overflow)")
+            report.add(
+                path,
+                lineno,
+                f"score {grade} is larger than {MAX_GRADE} (exponential gain "
+                "2^grade would overflow)",
+            )
             ok = False
-        if not report.first_time(first_line, (qid, doc_id), (path, lineno),
-                                 f"judgment of {doc_id!r} for query {qid!r}"):
+        if not report.first_time(
+            first_line, (qid, doc_id), (path, lineno), f"judgment of {doc_id!r} for query {qid!r}"
+        ):
             continue
         if ok:
             judged.setdefault(qid, []).append(Judgment(doc_id=doc_id, grade=grade))

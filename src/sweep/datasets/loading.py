@@ -20,24 +20,38 @@ raises one :class:`DatasetError` whose ``str()`` is the first problem on one lin
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from sweep.core.types import Dataset, Document, Query
-from sweep.datasets.corpus import (CORPUS_FILE, DOCS_DIR, Corpus, ReadOptions, SkippedFiles,
-                                   list_folder, read_corpus)
+from sweep.datasets.corpus import (
+    CORPUS_FILE,
+    DOCS_DIR,
+    Corpus,
+    ReadOptions,
+    SkippedFiles,
+    list_folder,
+    read_corpus,
+)
 from sweep.datasets.judgments import MAX_GRADE, QUERIES_FILE, read_queries
-from sweep.datasets.problems import (BadJsonLine, DatasetError, Problem, Report, describe_value,
-                                     parse_json_line)
+from sweep.datasets.problems import (
+    BadJsonLine,
+    DatasetError,
+    Problem,
+    Report,
+    describe_value,
+    parse_json_line,
+)
 
 __all__ = [
-    "BadJsonLine",
     "CORPUS_FILE",
     "DOCS_DIR",
-    "DatasetError",
     "MAX_GRADE",
-    "Problem",
     "QUERIES_FILE",
+    "BadJsonLine",
+    "DatasetError",
+    "Problem",
     "ReadOptions",
     "SkippedFiles",
     "check_dataset",
@@ -62,15 +76,20 @@ def skipped_files(path: str | Path, *, follow_links: bool = False) -> SkippedFil
     return list_folder(path, dataset_files=True, follow_links=follow_links)[1]
 
 
-def load_corpus(path: str | Path, *, reader: Mapping[str, str] | None = None,
-                skip_unreadable: bool = False, cache_dir: str | Path | None = None,
-                follow_links: bool = False, **limits: float | None) -> tuple[Document, ...]:
+def load_corpus(
+    path: str | Path,
+    *,
+    reader: Mapping[str, str] | None = None,
+    skip_unreadable: bool = False,
+    cache_dir: str | Path | None = None,
+    follow_links: bool = False,
+    **limits: float | None,
+) -> tuple[Document, ...]:
     """Documents of a ``corpus.jsonl`` (project or BEIR rows), a folder of document files,
     or a dataset directory holding either (``reader``: format -> reader name, ``limits``:
     ``max_file_mb=...`` and the others, see :class:`ReadOptions`). Raises :class:`DatasetError`."""
     path = Path(path).expanduser()
-    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir, follow_links,
-                             **limits)
+    options = ReadOptions.of(path, reader, skip_unreadable, None, cache_dir, follow_links, **limits)
     report = Report()
     documents = read_corpus(path, report, options)
     report.raise_if_any(_hint(path))
@@ -78,7 +97,10 @@ def load_corpus(path: str | Path, *, reader: Mapping[str, str] | None = None,
 
 
 def load_queries(
-    path: str | Path, documents: Sequence[Document], *, split: str = "test",
+    path: str | Path,
+    documents: Sequence[Document],
+    *,
+    split: str = "test",
     fuzzy: float | None = None,
 ) -> tuple[Query, ...]:
     """Queries of a project or BEIR ``queries.jsonl`` (or a dataset directory), checked
@@ -93,15 +115,23 @@ def load_queries(
     return queries
 
 
-def load_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
-                 skip_unreadable: bool = False, fuzzy: float | None = None,
-                 cache_dir: str | Path | None = None, follow_links: bool = False,
-                 **limits: float | None) -> Dataset:
+def load_dataset(
+    path: str | Path,
+    *,
+    split: str = "test",
+    reader: Mapping[str, str] | None = None,
+    skip_unreadable: bool = False,
+    fuzzy: float | None = None,
+    cache_dir: str | Path | None = None,
+    follow_links: bool = False,
+    **limits: float | None,
+) -> Dataset:
     """The validated dataset in directory ``path`` (project or BEIR layout, detected),
     its documents read as :class:`ReadOptions` says. Raises :class:`DatasetError` if any
     problem exists."""
-    options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links,
-                             **limits)
+    options = ReadOptions.of(
+        path, reader, skip_unreadable, fuzzy, cache_dir, follow_links, **limits
+    )
     dataset, problems = _scan_dataset(Path(path), split, options)
     if problems:
         raise DatasetError(problems, hint_path=str(path))
@@ -115,15 +145,22 @@ def check_dataset(path: str | Path, *, split: str = "test", **read: Any) -> list
     return scan_dataset(path, split=split, **read)[1]
 
 
-def scan_dataset(path: str | Path, *, split: str = "test", reader: Mapping[str, str] | None = None,
-                 skip_unreadable: bool = False, fuzzy: float | None = None,
-                 cache_dir: str | Path | None = None, follow_links: bool = False,
-                 **limits: float | None,
-                 ) -> tuple[Dataset | None, list[Problem]]:
+def scan_dataset(
+    path: str | Path,
+    *,
+    split: str = "test",
+    reader: Mapping[str, str] | None = None,
+    skip_unreadable: bool = False,
+    fuzzy: float | None = None,
+    cache_dir: str | Path | None = None,
+    follow_links: bool = False,
+    **limits: float | None,
+) -> tuple[Dataset | None, list[Problem]]:
     """``(dataset, [])`` when valid, else ``(None, every problem)``: one read for both."""
     try:
-        options = ReadOptions.of(path, reader, skip_unreadable, fuzzy, cache_dir, follow_links,
-                                 **limits)
+        options = ReadOptions.of(
+            path, reader, skip_unreadable, fuzzy, cache_dir, follow_links, **limits
+        )
     except DatasetError as e:
         return None, e.problems
     return _scan_dataset(Path(path), split, options)
@@ -133,7 +170,9 @@ def _hint(path: Path) -> str:
     return str(path if path.is_dir() else path.parent)
 
 
-def _scan_dataset(path: Path, split: str, options: ReadOptions) -> tuple[Dataset | None, list[Problem]]:
+def _scan_dataset(
+    path: Path, split: str, options: ReadOptions
+) -> tuple[Dataset | None, list[Problem]]:
     # "~/data" reaches here unexpanded when quoted for Hydra: 'dataset.path="~/data"'.
     path = path.expanduser()
     report = Report()
@@ -141,7 +180,9 @@ def _scan_dataset(path: Path, split: str, options: ReadOptions) -> tuple[Dataset
         report.add(path, None, "no such directory")
         return None, report.problems
     if not path.is_dir():
-        report.add(path, None, "not a directory: a dataset is a directory with a corpus and queries.jsonl")
+        report.add(
+            path, None, "not a directory: a dataset is a directory with a corpus and queries.jsonl"
+        )
         return None, report.problems
     corpus = read_corpus(path, report, options)
     queries = read_queries(path, corpus, split, report, options)

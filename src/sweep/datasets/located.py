@@ -17,8 +17,14 @@ from pathlib import Path
 from sweep.core.files import write_text_atomic
 from sweep.core.types import Dataset, Judgment
 
-__all__ = ["LocatedQuote", "located_counts", "located_quotes", "query_lines", "quote_report",
-           "write_offsets"]
+__all__ = [
+    "LocatedQuote",
+    "located_counts",
+    "located_quotes",
+    "query_lines",
+    "quote_report",
+    "write_offsets",
+]
 
 HOWS = ("exact", "normalised", "fuzzy")
 
@@ -34,8 +40,12 @@ class LocatedQuote:
 
 def located_quotes(dataset: Dataset) -> list[LocatedQuote]:
     """Every judgment given as a quote without offsets, in question order."""
-    return [LocatedQuote(q.query_id, i, j) for q in dataset.queries
-            for i, j in enumerate(q.relevant) if j.located is not None]
+    return [
+        LocatedQuote(q.query_id, i, j)
+        for q in dataset.queries
+        for i, j in enumerate(q.relevant)
+        if j.located is not None
+    ]
 
 
 def located_counts(dataset: Dataset) -> dict[str, int]:
@@ -81,7 +91,7 @@ def write_offsets(dataset: Dataset, queries_file: Path, out: Path) -> int:
                     item.pop("occurrence", None)
                     item.pop("context", None)
                     # Offsets and quote must agree exactly: the quote becomes the text found.
-                    item["quote"] = texts[j.doc_id][j.start:j.end]
+                    item["quote"] = texts[j.doc_id][j.start : j.end]
                     added += 1
             raw = json.dumps(row, ensure_ascii=False)
         lines.append(raw)
@@ -96,14 +106,20 @@ def quote_report(dataset: Dataset, queries_file: Path, *, each: bool = False) ->
     if not quotes:
         return []
     counts = located_counts(dataset)
-    lines = [f"quotes: {len(quotes)} located, " + ", ".join(f"{n} {how}" for how, n in counts.items())]
+    lines = [
+        f"quotes: {len(quotes)} located, " + ", ".join(f"{n} {how}" for how, n in counts.items())
+    ]
     if counts["fuzzy"]:
-        lines.append("  fuzzy matches differ from the quote: check them with --quotes, or copy "
-                     "the text found into the quote")
+        lines.append(
+            "  fuzzy matches differ from the quote: check them with --quotes, or copy "
+            "the text found into the quote"
+        )
     if each:
         where = query_lines(queries_file) if queries_file.is_file() else {}
         for q in quotes:
             j = q.judgment
             line = f"{queries_file}:{where[q.query_id]}" if q.query_id in where else q.query_id
-            lines.append(f"{line}: relevant[{q.index}] in {j.doc_id!r} at {j.start}:{j.end}: {j.located}")
+            lines.append(
+                f"{line}: relevant[{q.index}] in {j.doc_id!r} at {j.start}:{j.end}: {j.located}"
+            )
     return lines

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from sweep.core.errors import BadInput
 from sweep.core.files import read_regular_bytes
 from sweep.core.messages import one_line, visible
 
-__all__ = ["BadJsonLine", "DatasetError", "Problem", "Report", "describe_value", "jsonl_objects",
-           "metadata_of", "parse_json_line", "required_str", "short", "text_lines"]
+__all__ = [
+    "BadJsonLine",
+    "DatasetError",
+    "Problem",
+    "Report",
+    "describe_value",
+    "jsonl_objects",
+    "metadata_of",
+    "parse_json_line",
+    "required_str",
+    "short",
+    "text_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -69,7 +81,9 @@ class Report:
     def add(self, path: Path | str, line: int | None, message: str) -> None:
         self.problems.append(Problem(str(path), line, message))
 
-    def first_time(self, seen: dict[Any, int], key: Any, where: tuple[Path, int], what: str) -> bool:
+    def first_time(
+        self, seen: dict[Any, int], key: Any, where: tuple[Path, int], what: str
+    ) -> bool:
         """Whether ``key`` is new to ``seen`` (which then keeps its line); a key seen before is
         reported as ``duplicate <what> (first at line N)``."""
         if key in seen:
@@ -101,7 +115,8 @@ def describe_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     kind = {int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
-        type(value), type(value).__name__)
+        type(value), type(value).__name__
+    )
     return f"{kind} {short(value)}"
 
 
@@ -143,7 +158,11 @@ def text_lines(path: Path, report: Report) -> Iterator[tuple[int, str]]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            report.add(path, lineno, f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at byte {e.start + 1} of the line)")
+            report.add(
+                path,
+                lineno,
+                f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at byte {e.start + 1} of the line)",
+            )
             continue
         if lineno == 1:
             line = line.removeprefix("\ufeff")  # editors on Windows add a BOM
@@ -159,8 +178,9 @@ def parse_json_line(line: str) -> dict[str, Any]:
     """One line of a JSON-lines file as an object: strict JSON (no NaN), no key twice.
     Raises :class:`BadJsonLine`."""
     try:
-        obj = json.loads(line, object_pairs_hook=_object_without_duplicates,
-                         parse_constant=_reject_constant)
+        obj = json.loads(
+            line, object_pairs_hook=_object_without_duplicates, parse_constant=_reject_constant
+        )
     except json.JSONDecodeError as e:
         raise BadJsonLine(f"bad JSON: {e.msg} (column {e.colno})") from None
     except _DuplicateKey as e:
@@ -174,8 +194,10 @@ def parse_json_line(line: str) -> dict[str, Any]:
     if _SURROGATE_ESCAPE.search(line):  # only a \\u escape can give one: the line is UTF-8
         lone = _lone_surrogate(obj)
         if lone is not None:
-            raise BadJsonLine(f"bad JSON: \\u{ord(lone):04x} is half of a character (a lone "
-                              "surrogate), which no text can hold")
+            raise BadJsonLine(
+                f"bad JSON: \\u{ord(lone):04x} is half of a character (a lone "
+                "surrogate), which no text can hold"
+            )
     return obj
 
 
@@ -210,8 +232,14 @@ def jsonl_objects(path: Path, report: Report) -> Iterator[tuple[int, dict[str, A
             report.add(path, lineno, str(e))
 
 
-def required_str(row: Mapping[str, Any], key: str, where: tuple[Path, int], report: Report,
-                  *, what: str | None = None) -> str | None:
+def required_str(
+    row: Mapping[str, Any],
+    key: str,
+    where: tuple[Path, int],
+    report: Report,
+    *,
+    what: str | None = None,
+) -> str | None:
     """``row[key]`` if it is a non-blank string, else report and return None."""
     if key not in row:
         report.add(*where, f"missing key {key!r}")

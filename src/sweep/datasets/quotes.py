@@ -38,8 +38,8 @@ import math
 import re
 import unicodedata
 from array import array
-from collections import Counter
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -52,9 +52,9 @@ from sweep.core.checks import is_int
 from sweep.core.textspans import strip_span
 
 __all__ = [
-    "QuoteLocation",
     "NotLocated",
     "QuoteIndex",
+    "QuoteLocation",
     "describe_difference",
     "locate",
     "normalise",
@@ -92,8 +92,10 @@ _PUNCTUATION_MAP = str.maketrans(
 _JOINS = r"\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}"
 _CONTROLS = r"\p{GCB=Control}\p{GCB=CR}\p{GCB=LF}"
 # characters that may begin a cluster of more than themselves and their joiners
-_SPECIAL = (_CONTROLS + r"\p{GCB=Prepend}\p{GCB=RI}\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}"
-            r"\p{GCB=LVT}\p{Extended_Pictographic}\p{InCB=Consonant}")
+_SPECIAL = (
+    _CONTROLS + r"\p{GCB=Prepend}\p{GCB=RI}\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}"
+    r"\p{GCB=LVT}\p{Extended_Pictographic}\p{InCB=Consonant}"
+)
 _CLUSTER_PATTERN = (
     rf"(?:[^{_SPECIAL}]"  # most characters: one, with its marks
     r"|\p{GCB=Prepend}*(?:"
@@ -282,7 +284,8 @@ _CLUSTER = regex.compile(_CLUSTER_PATTERN)
 _NO_BREAK_AFTER = regex.compile(r"[\p{GCB=Prepend}\r]")
 _NO_BREAK_BEFORE = regex.compile(
     rf"[{_JOINS}\p{{GCB=RI}}\p{{GCB=L}}\p{{GCB=V}}\p{{GCB=T}}\p{{GCB=LV}}\p{{GCB=LVT}}"
-    r"\p{Extended_Pictographic}\p{InCB=Consonant}]")
+    r"\p{Extended_Pictographic}\p{InCB=Consonant}]"
+)
 # How far around a position clusters are looked for before segmenting the whole text
 # once (a run of flags or of combining marks has no certain boundary in it).
 _REACH = 64
@@ -337,8 +340,9 @@ class _Graphemes:
 
     def _certain(self, at: int) -> bool:
         """Whether there is a cluster boundary at ``at`` whatever precedes ``at - 1``."""
-        return at == 0 or not (_NO_BREAK_AFTER.match(self.text, at - 1)
-                               or _NO_BREAK_BEFORE.match(self.text, at))
+        return at == 0 or not (
+            _NO_BREAK_AFTER.match(self.text, at - 1) or _NO_BREAK_BEFORE.match(self.text, at)
+        )
 
     def _cluster_in_whole_text(self, at: int) -> tuple[int, int]:
         if self._ends is None:
@@ -408,20 +412,29 @@ class NotLocated:
         if self.reason == "empty":
             return "the quote is empty"
         if self.reason == "occurrence":
-            return (f"occurrence {self.asked} asked, quote found {_times(self.occurrences)}"
-                    f" ({self.how})")
+            return (
+                f"occurrence {self.asked} asked, quote found {_times(self.occurrences)}"
+                f" ({self.how})"
+            )
         if self.reason == "ambiguous":
             shown = ", ".join(map(str, self.positions[:5]))
             more = ", ..." if len(self.positions) > 5 else ""
-            text = (f"quote found {_times(self.occurrences)} ({self.how}) at offsets "
-                    f"{shown}{more}; pass occurrence=1..{self.occurrences} or a context")
+            text = (
+                f"quote found {_times(self.occurrences)} ({self.how}) at offsets "
+                f"{shown}{more}; pass occurrence=1..{self.occurrences} or a context"
+            )
             return f"{text}; {self.detail}" if self.detail else text
         if not self.closest:
             return "quote not found; the document is empty"
-        moved = ("; the text around it has every word of the quote, in another order"
-                 if self.reordered else "")
-        return (f"quote not found; closest passage (similarity {_floor2(self.similarity)}, "
-                f"{self.differs}): {_quoted(self.closest)}{moved}")
+        moved = (
+            "; the text around it has every word of the quote, in another order"
+            if self.reordered
+            else ""
+        )
+        return (
+            f"quote not found; closest passage (similarity {_floor2(self.similarity)}, "
+            f"{self.differs}): {_quoted(self.closest)}{moved}"
+        )
 
     def __bool__(self) -> bool:
         return False
@@ -499,20 +512,25 @@ class QuoteIndex:
                 continue
             return self._choose(how, matches, wanted, occurrence, context)
         if most_found[0]:
-            return NotLocated("occurrence", occurrences=most_found[0], how=most_found[1],
-                              asked=occurrence)
+            return NotLocated(
+                "occurrence", occurrences=most_found[0], how=most_found[1], asked=occurrence
+            )
         return self._not_found(wanted, folded_quote)
 
     # --- the three steps ---------------------------------------------------------------
 
-    def _matches(self, how: How, quote: str, folded_quote: str,
-                 fuzzy: float | None) -> list[_Match]:
+    def _matches(
+        self, how: How, quote: str, folded_quote: str, fuzzy: float | None
+    ) -> list[_Match]:
         if how == "exact":
             # an occurrence that cuts a grapheme cluster (a letter from its accent, one
             # flag of a pair) is not what the text shows there
             widen = self._graphemes.widen
-            return [_Match(s, s + len(quote), 1.0) for s in _find_all(self.text, quote)
-                    if widen(s, s + len(quote)) == (s, s + len(quote))]
+            return [
+                _Match(s, s + len(quote), 1.0)
+                for s in _find_all(self.text, quote)
+                if widen(s, s + len(quote)) == (s, s + len(quote))
+            ]
         if not folded_quote:  # only invisible characters, and not found as they are
             return []
         if how == "normalised":
@@ -521,13 +539,16 @@ class QuoteIndex:
         return sorted(m for m in self._candidates(folded_quote) if m.score >= fuzzy)
 
     def _normalised(self, folded_quote: str) -> list[_Match]:
-        spans = {self._span(s, s + len(folded_quote))
-                 for s in _find_all(self._folding.text, folded_quote)}
+        spans = {
+            self._span(s, s + len(folded_quote))
+            for s in _find_all(self._folding.text, folded_quote)
+        }
         # A match that begins or ends inside what one cluster folds to ("s" of the "ss"
         # that "ß" folds to, "❤" of an emoji sequence) gives a span that folds to more
         # than the quote: not a match.
-        return [_Match(s, e, 1.0) for s, e in sorted(spans)
-                if normalise(self.text[s:e]) == folded_quote]
+        return [
+            _Match(s, e, 1.0) for s, e in sorted(spans) if normalise(self.text[s:e]) == folded_quote
+        ]
 
     def _span(self, folded_start: int, folded_end: int) -> tuple[int, int]:
         """The original characters behind folded ``[start, end)``, trimmed of spaces,
@@ -579,36 +600,48 @@ class QuoteIndex:
         groups.sort(key=lambda g: (-len(g[2]), g[0]))
         # a window with under half the best one's seed words will not be the best match
         enough = (len(groups[0][2]) + 1) // 2
-        return [(max(0, low), max(0, high))
-                for low, high, voters in groups[:_CANDIDATES] if len(voters) >= enough]
+        return [
+            (max(0, low), max(0, high))
+            for low, high, voters in groups[:_CANDIDATES]
+            if len(voters) >= enough
+        ]
 
     def _word_votes(self, folded_quote: str) -> list[tuple[int, int]]:
         offsets: dict[str, list[int]] = {}
         for match in _WORD.finditer(folded_quote):
             offsets.setdefault(match.group(), []).append(match.start())
         starts = self._word_starts
-        present = sorted((w for w in offsets if w in starts),
-                         key=lambda w: (len(starts[w]), -len(w)))
+        present = sorted(
+            (w for w in offsets if w in starts), key=lambda w: (len(starts[w]), -len(w))
+        )
         rare = [w for w in present if len(starts[w]) <= _COMMON][:_SEED_WORDS] or present[:2]
-        return [(position - offset, voter)
-                for voter, word in enumerate(rare)
-                for offset in offsets[word][:3]
-                for position in starts[word][: _COMMON * 4]]
+        return [
+            (position - offset, voter)
+            for voter, word in enumerate(rare)
+            for offset in offsets[word][:3]
+            for position in starts[word][: _COMMON * 4]
+        ]
 
     def _gram_votes(self, folded_quote: str) -> list[tuple[int, int]]:
         """Votes by 4-character pieces, for a quote sharing no whole word with the text."""
         norm, votes = self._folding.text, []
         step = max(1, len(folded_quote) // 16)
         for voter, offset in enumerate(range(0, max(1, len(folded_quote) - 3), step)):
-            gram = folded_quote[offset:offset + 4]
+            gram = folded_quote[offset : offset + 4]
             for position in _find_all(norm, gram, limit=50):
                 votes.append((position - offset, voter))
         return votes
 
     # --- choosing among matches, and failing well ----------------------------------------
 
-    def _choose(self, how: How, matches: list[_Match], quote: str,
-                occurrence: int | None, context: str | None) -> QuoteLocation | NotLocated:
+    def _choose(
+        self,
+        how: How,
+        matches: list[_Match],
+        quote: str,
+        occurrence: int | None,
+        context: str | None,
+    ) -> QuoteLocation | NotLocated:
         detail = ""
         if occurrence is not None:
             chosen: _Match | None = matches[occurrence - 1]
@@ -622,10 +655,16 @@ class QuoteIndex:
             chosen = _strictly_best(matches)
         if chosen is None:
             first = matches[0]
-            return NotLocated("ambiguous", closest=self.text[first.start:first.end],
-                              closest_start=first.start, similarity=first.score,
-                              occurrences=len(matches), positions=tuple(m.start for m in matches),
-                              how=how, detail=detail)
+            return NotLocated(
+                "ambiguous",
+                closest=self.text[first.start : first.end],
+                closest_start=first.start,
+                similarity=first.score,
+                occurrences=len(matches),
+                positions=tuple(m.start for m in matches),
+                how=how,
+                detail=detail,
+            )
         names = self._needed(quote, chosen) if how == "normalised" else ()
         return QuoteLocation(chosen.start, chosen.end, how, chosen.score, names, len(matches))
 
@@ -657,7 +696,7 @@ class QuoteIndex:
 
     def _needed(self, quote: str, match: _Match) -> tuple[str, ...]:
         """The fewest normalisations under which quote and matched span are equal."""
-        passage = self.text[match.start:match.end]
+        passage = self.text[match.start : match.end]
         bits = [bit for bit, _ in _NAMES]
         for size in range(1, len(bits) + 1):
             for subset in combinations(bits, size):
@@ -670,8 +709,11 @@ class QuoteIndex:
         if not self.text.strip():
             return NotLocated("not found", differs="the document is empty")
         best = next(iter(self._candidates(folded_quote)), None)
-        start, end = (best.start, best.end) if best else strip_span(
-            self.text, 0, min(len(quote), len(self.text)))
+        start, end = (
+            (best.start, best.end)
+            if best
+            else strip_span(self.text, 0, min(len(quote), len(self.text)))
+        )
         if start >= end:  # nothing but whitespace where the fallback window fell
             start, end = strip_span(self.text, 0, len(self.text))
         start, end = self._graphemes.widen(*_whole_words(self.text, start, end, quote))
@@ -681,10 +723,15 @@ class QuoteIndex:
             differs = "the quote is longer than any passage"
         else:
             differs = describe_difference(quote, closest)
-        around = normalise(self.text[max(0, start - len(quote)):end + len(quote)])
-        return NotLocated("not found", closest=closest, closest_start=start,
-                          similarity=similarity, differs=differs,
-                          reordered=_holds_every_word(around, folded_quote))
+        around = normalise(self.text[max(0, start - len(quote)) : end + len(quote)])
+        return NotLocated(
+            "not found",
+            closest=closest,
+            closest_start=start,
+            similarity=similarity,
+            differs=differs,
+            reordered=_holds_every_word(around, folded_quote),
+        )
 
 
 def _holds_every_word(text: str, quote: str) -> bool:
@@ -697,8 +744,10 @@ def _holds_every_word(text: str, quote: str) -> bool:
         return False
     words = _WORD.findall(text)
     missing = wanted - Counter(words)
-    return all(len(word) >= 3 and not word.isdigit() and any(word in other for other in words)
-               for word in missing)
+    return all(
+        len(word) >= 3 and not word.isdigit() and any(word in other for other in words)
+        for word in missing
+    )
 
 
 def locate(
@@ -725,9 +774,13 @@ def describe_difference(quote: str, passage: str) -> str:
     if normalise(quote) == normalise(passage):
         return "only Unicode forms, quotes, dashes or hyphenation"
     ours, theirs = _diff_tokens(quote), _diff_tokens(passage)
-    opcodes = [op for op in SequenceMatcher(None, [t.folded for t in ours],
-                                            [t.folded for t in theirs],
-                                            autojunk=False).get_opcodes() if op[0] != "equal"]
+    opcodes = [
+        op
+        for op in SequenceMatcher(
+            None, [t.folded for t in ours], [t.folded for t in theirs], autojunk=False
+        ).get_opcodes()
+        if op[0] != "equal"
+    ]
     if len(opcodes) == 1:
         phrase = _one_change(opcodes[0], (quote, ours), (passage, theirs))
         if phrase:
@@ -736,8 +789,11 @@ def describe_difference(quote: str, passage: str) -> str:
     return f"{count} words differ" if count != 1 else "1 word differs"
 
 
-def _one_change(opcode: tuple[str, int, int, int, int],
-                ours: tuple[str, list[_Token]], theirs: tuple[str, list[_Token]]) -> str:
+def _one_change(
+    opcode: tuple[str, int, int, int, int],
+    ours: tuple[str, list[_Token]],
+    theirs: tuple[str, list[_Token]],
+) -> str:
     tag, i1, i2, j1, j2 = opcode
     mine, other = _as_written(*ours, i1, i2), _as_written(*theirs, j1, j2)
     if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
@@ -788,7 +844,7 @@ def _diff_tokens(text: str) -> list[_Token]:
 
 def _as_written(text: str, tokens: list[_Token], first: int, last: int) -> str:
     """``tokens[first:last]`` as the text has them, verbatim (spaces and line breaks too)."""
-    return text[tokens[first].start:tokens[last - 1].end] if last > first else ""
+    return text[tokens[first].start : tokens[last - 1].end] if last > first else ""
 
 
 # --- small helpers -----------------------------------------------------------------------
@@ -868,8 +924,11 @@ def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tu
     quote_words = _words_of(quote)
     spans = [(m.start(), m.end()) for m in _TOKEN_OF_DIFF.finditer(norm, window_start, window_end)]
     words = [norm[s:e] for s, e in spans]
-    blocks = [b for b in SequenceMatcher(None, quote_words, words, autojunk=False)
-              .get_matching_blocks() if b.size]
+    blocks = [
+        b
+        for b in SequenceMatcher(None, quote_words, words, autojunk=False).get_matching_blocks()
+        if b.size
+    ]
     if not blocks:
         return []
     lengths = [0]
@@ -883,16 +942,20 @@ def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tu
     for first in range(min(6, len(blocks))):
         for last in range(max(first, len(blocks) - 6), len(blocks)):
             low, high = blocks[first].b, blocks[last].b + blocks[last].size
-            ratio = 2 * (matched[last + 1] - matched[first]) / (
-                quote_chars + lengths[high] - lengths[low])
+            ratio = (
+                2
+                * (matched[last + 1] - matched[first])
+                / (quote_chars + lengths[high] - lengths[low])
+            )
             if ratio > best:
                 best, chosen = ratio, (first, last)
     head, tail = blocks[chosen[0]], blocks[chosen[1]]
     low, high = head.b, tail.b + tail.size
     wide_low = max(0, low - head.a)
     wide_high = min(len(words), high + len(quote_words) - tail.a - tail.size)
-    return sorted({(spans[low][0], spans[high - 1][1]),
-                   (spans[wide_low][0], spans[wide_high - 1][1])})
+    return sorted(
+        {(spans[low][0], spans[high - 1][1]), (spans[wide_low][0], spans[wide_high - 1][1])}
+    )
 
 
 def _strictly_best(matches: list[_Match]) -> _Match | None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from sweep.core.errors import BadInput
 from sweep.core.checks import is_int
+from sweep.core.errors import BadInput
 from sweep.core.files import read_regular_bytes
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens
 from sweep.core.types import Document, Hit
@@ -53,8 +54,13 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}.get(
-        type(value), type(value).__name__)
+    return {
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def _show(value: Any) -> str:
@@ -82,7 +88,12 @@ def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | N
         return None, f"unknown key {extra[0]!r} (a hit has {', '.join(sorted(_HIT_KEYS))})"
     doc_id = item.get("doc_id")
     if not isinstance(doc_id, str):
-        return None, "missing key 'doc_id'" if doc_id is None else f"doc_id must be a string, got {_kind(doc_id)}"
+        return (
+            None,
+            "missing key 'doc_id'"
+            if doc_id is None
+            else f"doc_id must be a string, got {_kind(doc_id)}",
+        )
     if doc_id not in texts:
         return None, f"unknown doc_id {doc_id!r} (not in the corpus)"
     text = texts[doc_id]
@@ -92,14 +103,23 @@ def _parse_hit(item: Any, texts: Mapping[str, str]) -> tuple[Hit | None, str | N
         return None, f"{'start' if has_start else 'end'} without {'end' if has_start else 'start'}"
     if has_start:
         start, end = item["start"], item["end"]
-        bad = [f"{key} must be an integer, got {_show(value)}"
-               for key, value in (("start", start), ("end", end)) if not is_int(value)]
+        bad = [
+            f"{key} must be an integer, got {_show(value)}"
+            for key, value in (("start", start), ("end", end))
+            if not is_int(value)
+        ]
         if bad:
             return None, "; ".join(bad)
         if not 0 <= start < end <= len(text):
-            return None, f"span {start}:{end} is not a non-empty span inside {doc_id!r} ({len(text)} characters)"
+            return (
+                None,
+                f"span {start}:{end} is not a non-empty span inside {doc_id!r} ({len(text)} characters)",
+            )
         if "text" in item and item["text"] != text[start:end]:
-            return None, f"text does not match {doc_id!r} at {start}:{end} (run made against another corpus version?)"
+            return (
+                None,
+                f"text does not match {doc_id!r} at {start}:{end} (run made against another corpus version?)",
+            )
     n_tokens = item.get("n_tokens")
     if n_tokens is not None and not (is_int(n_tokens) and 0 <= n_tokens <= _MAX_INT):
         return None, f"n_tokens must be an integer from 0 to {_MAX_INT}, got {_show(n_tokens)}"
@@ -145,17 +165,32 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
             continue
         qid = row.get("query_id")
         if not isinstance(qid, str):
-            problems.append(f"{where}: " + ("missing key 'query_id'" if qid is None else
-                                            f"query_id must be a string, got {_kind(qid)}"))
+            problems.append(
+                f"{where}: "
+                + (
+                    "missing key 'query_id'"
+                    if qid is None
+                    else f"query_id must be a string, got {_kind(qid)}"
+                )
+            )
             continue
         if qid in lines or qid in unknown:
             first = lines.get(qid)
-            problems.append(f"{where}: duplicate query_id {qid!r}" + (f" (first at line {first})" if first else ""))
+            problems.append(
+                f"{where}: duplicate query_id {qid!r}"
+                + (f" (first at line {first})" if first else "")
+            )
             continue
         items = row.get("hits")
         if not isinstance(items, list):
-            problems.append(f"{where}: " + ("missing key 'hits'" if items is None else
-                                            f"hits must be an array, got {_kind(items)}"))
+            problems.append(
+                f"{where}: "
+                + (
+                    "missing key 'hits'"
+                    if items is None
+                    else f"hits must be an array, got {_kind(items)}"
+                )
+            )
             continue
         parsed: list[Hit] = []
         for rank, item in enumerate(items, 1):
@@ -178,15 +213,18 @@ def read_run(path: str | Path, documents: Sequence[Document], query_ids: Sequenc
     return RunFile(str(path), hits, tuple(unknown), lines)
 
 
-def fill_token_counts(hits: Mapping[str, Sequence[Hit]], documents: Sequence[Document],
-                      tokenizer: str = DEFAULT_TOKENIZER) -> dict[str, tuple[Hit, ...]]:
+def fill_token_counts(
+    hits: Mapping[str, Sequence[Hit]],
+    documents: Sequence[Document],
+    tokenizer: str = DEFAULT_TOKENIZER,
+) -> dict[str, tuple[Hit, ...]]:
     """Hits with ``n_tokens`` counted where missing: the span's text, or the whole document's."""
     texts = {d.doc_id: d.text for d in documents}
 
     def filled(h: Hit) -> Hit:
         if h.n_tokens is not None:
             return h
-        text = texts[h.doc_id] if h.start is None else texts[h.doc_id][h.start:h.end]
+        text = texts[h.doc_id] if h.start is None else texts[h.doc_id][h.start : h.end]
         return Hit(h.doc_id, h.start, h.end, count_tokens(tokenizer, text))
 
     return {qid: tuple(map(filled, hs)) for qid, hs in hits.items()}

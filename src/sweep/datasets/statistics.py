@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from sweep.core.tokenization import DEFAULT_TOKENIZER
 from sweep.core.types import Chunk, Dataset
@@ -38,7 +39,7 @@ class Distribution:
     total: int
 
     @classmethod
-    def of(cls, values: Iterable[int]) -> "Distribution":
+    def of(cls, values: Iterable[int]) -> Distribution:
         v = sorted(values)
         if not v:
             return cls(0, 0, 0, 0, 0, 0)
@@ -75,11 +76,13 @@ class DatasetStats:
     encoding: str = ENCODING
 
 
-def count_straddling(spans: Iterable[tuple[str, int, int]],
-                     chunks_by_doc: Mapping[str, Sequence[Chunk]]) -> int:
+def count_straddling(
+    spans: Iterable[tuple[str, int, int]], chunks_by_doc: Mapping[str, Sequence[Chunk]]
+) -> int:
     """Spans ``(doc_id, start, end)`` that lie inside no single chunk of their document."""
     return sum(
-        1 for doc_id, start, end in spans
+        1
+        for doc_id, start, end in spans
         if not any(c.start <= start and end <= c.end for c in chunks_by_doc.get(doc_id, ()))
     )
 
@@ -108,8 +111,9 @@ def compute_statistics(
     queries = dataset.queries
 
     # Evidence spans: judgments with offsets and a grade above 0.
-    spans = [(j.doc_id, j.start, j.end) for q in queries for j in q.relevant
-             if j.is_span and j.grade > 0]
+    spans = [
+        (j.doc_id, j.start, j.end) for q in queries for j in q.relevant if j.is_span and j.grade > 0
+    ]
     per_query = Counter(sum(1 for j in q.relevant if j.is_span and j.grade > 0) for q in queries)
     type_counts = Counter(q.type or _NO_TYPE for q in queries)
     judgments = [j for q in queries for j in q.relevant]
@@ -125,7 +129,9 @@ def compute_statistics(
             n_chunks += len(chunks)
             if doc.doc_id in span_docs:
                 chunks_by_doc[doc.doc_id] = chunks
-        straddle.append(StraddleCount(size, n_chunks, count_straddling(spans, chunks_by_doc), len(spans)))
+        straddle.append(
+            StraddleCount(size, n_chunks, count_straddling(spans, chunks_by_doc), len(spans))
+        )
 
     return DatasetStats(
         name=dataset.name,
@@ -166,8 +172,10 @@ def _table(rows: Sequence[Sequence[str]], indent: str = "  ", align: str = "") -
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     align = align or "l" + "r" * (len(widths) - 1)
     return [
-        indent + "   ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                            for c, w, a in zip(r, widths, align)).rstrip()
+        indent
+        + "   ".join(
+            c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, widths, align)
+        ).rstrip()
         for r in rows
     ]
 
@@ -176,40 +184,74 @@ def format_statistics(stats: DatasetStats) -> str:
     """The statistics as aligned plain text."""
     out: list[str] = []
     grades = ", ".join(f"grade {g}: {_num(n)}" for g, n in stats.by_grade) or "none"
-    out += _table([
-        ["documents", _num(stats.n_documents), ""],
-        ["queries", _num(stats.n_queries),
-         f"({_num(stats.n_unanswerable)} unanswerable: relevant is [])"],
-        ["judgments", _num(stats.n_span_judgments + stats.n_doc_judgments),
-         f"({_num(stats.n_span_judgments)} spans, {_num(stats.n_doc_judgments)} whole-document; {grades})"],
-    ], indent="", align="lrl")
+    out += _table(
+        [
+            ["documents", _num(stats.n_documents), ""],
+            [
+                "queries",
+                _num(stats.n_queries),
+                f"({_num(stats.n_unanswerable)} unanswerable: relevant is [])",
+            ],
+            [
+                "judgments",
+                _num(stats.n_span_judgments + stats.n_doc_judgments),
+                f"({_num(stats.n_span_judgments)} spans, {_num(stats.n_doc_judgments)} whole-document; {grades})",
+            ],
+        ],
+        indent="",
+        align="lrl",
+    )
 
     out += ["", "queries by type"]
-    out += _table([[t, _num(n), _pct(n, stats.n_queries)] for t, n in stats.by_type] or [["none", "0", ""]])
+    out += _table(
+        [[t, _num(n), _pct(n, stats.n_queries)] for t, n in stats.by_type] or [["none", "0", ""]]
+    )
 
     out += ["", "evidence spans per query (spans with grade > 0)"]
-    out += _table([[f"{k} span{'s' if k != '1' else ''}", _num(n), _pct(n, stats.n_queries)]
-                   for k, n in stats.spans_per_query] or [["none", "0", ""]])
+    out += _table(
+        [
+            [f"{k} span{'s' if k != '1' else ''}", _num(n), _pct(n, stats.n_queries)]
+            for k, n in stats.spans_per_query
+        ]
+        or [["none", "0", ""]]
+    )
 
     def dist_row(label: str, d: Distribution, total: bool) -> list[str]:
         if d.n == 0:
             return [label, "0", "-", "-", "-", "-", "-" if total else ""]
-        return [label, _num(d.n), _num(d.min), _num(d.median), _num(d.p90), _num(d.max),
-                _num(d.total) if total else ""]
+        return [
+            label,
+            _num(d.n),
+            _num(d.min),
+            _num(d.median),
+            _num(d.p90),
+            _num(d.max),
+            _num(d.total) if total else "",
+        ]
 
     out += ["", f"lengths (tokens are {stats.encoding})"]
-    out += _table([
-        ["", "n", "min", "median", "p90", "max", "total"],
-        dist_row("tokens per document", stats.doc_tokens, True),
-        dist_row("span characters", stats.span_chars, False),
-        dist_row("span tokens", stats.span_tokens, False),
-    ])
+    out += _table(
+        [
+            ["", "n", "min", "median", "p90", "max", "total"],
+            dist_row("tokens per document", stats.doc_tokens, True),
+            dist_row("span characters", stats.span_chars, False),
+            dist_row("span tokens", stats.span_tokens, False),
+        ]
+    )
 
     out += ["", "evidence spans straddling a chunk boundary (token chunker, overlap 0)"]
-    out += _table([["size", "chunks", "straddling", "share"]] + [
-        [str(s.size), _num(s.n_chunks), f"{_num(s.straddling)} of {_num(s.n_spans)}", _pct(s.straddling, s.n_spans)]
-        for s in stats.straddle
-    ])
+    out += _table(
+        [["size", "chunks", "straddling", "share"]]
+        + [
+            [
+                str(s.size),
+                _num(s.n_chunks),
+                f"{_num(s.straddling)} of {_num(s.n_spans)}",
+                _pct(s.straddling, s.n_spans),
+            ]
+            for s in stats.straddle
+        ]
+    )
     return "\n".join(out)
 
 

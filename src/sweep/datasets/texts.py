@@ -13,9 +13,9 @@ name is shortened (the list says which file holds which document).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from sweep.core.errors import BadInput
 from sweep.core.files import UnsafeName, path_inside, write_text_atomic
@@ -54,21 +54,31 @@ def write_texts(documents: Sequence[Document], out: Path) -> Written:
     rows = []
     for d, path in zip(documents, paths):
         meta: Mapping = d.metadata if isinstance(d.metadata, Mapping) else {}
-        rows.append({"doc_id": d.doc_id, "file": path.relative_to(out).as_posix(),
-                     "title": d.title, "reader": meta.get("reader"),
-                     "characters": len(d.text), "pages": meta.get("pages", [])})
+        rows.append(
+            {
+                "doc_id": d.doc_id,
+                "file": path.relative_to(out).as_posix(),
+                "title": d.title,
+                "reader": meta.get("reader"),
+                "characters": len(d.text),
+                "pages": meta.get("pages", []),
+            }
+        )
     for stale in old - set(paths):  # a document that is gone since the last run
         if stale.is_file() or stale.is_symlink():
             stale.unlink()
-    write_text_atomic(out / INDEX_FILE,
-                      "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text_atomic(
+        out / INDEX_FILE, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    )
     for d, path in zip(documents, paths):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(path, d.text)
         except OSError as e:
-            raise OutputFolderError(f"{visible(path)}: cannot write the text of document "
-                                    f"{visible(repr(d.doc_id))}: {e.strerror or e}") from None
+            raise OutputFolderError(
+                f"{visible(path)}: cannot write the text of document "
+                f"{visible(repr(d.doc_id))}: {e.strerror or e}"
+            ) from None
     return Written(out, tuple(paths))
 
 
@@ -81,11 +91,14 @@ def _text_paths(documents: Sequence[Document], out: Path) -> list[Path]:
         try:
             path = path_inside(out, d.doc_id, ".txt")
         except UnsafeName as e:
-            raise OutputFolderError(f"{visible(out)}: document {visible(e)}: its text is not "
-                                    "written outside the folder") from None
+            raise OutputFolderError(
+                f"{visible(out)}: document {visible(e)}: its text is not written outside the folder"
+            ) from None
         if path in owner:
-            raise OutputFolderError(f"{visible(path)}: documents {visible(repr(owner[path]))} "
-                                    f"and {visible(repr(d.doc_id))} would share this file")
+            raise OutputFolderError(
+                f"{visible(path)}: documents {visible(repr(owner[path]))} "
+                f"and {visible(repr(d.doc_id))} would share this file"
+            )
         owner[path] = d.doc_id
         paths.append(path)
     return paths
@@ -100,8 +113,10 @@ def _previous_files(out: Path) -> set[Path]:
     index = out / INDEX_FILE
     if not index.is_file():
         if any(out.iterdir()):
-            raise OutputFolderError(f"{visible(out)}: folder is not empty and was not written by "
-                                    "sweep.extract; choose a new or empty folder")
+            raise OutputFolderError(
+                f"{visible(out)}: folder is not empty and was not written by "
+                "sweep.extract; choose a new or empty folder"
+            )
         return set()
     files = set()
     for raw in index.read_text(encoding="utf-8", errors="replace").splitlines():

@@ -13,14 +13,14 @@ its own), and the two recommendations say whether the decision would change.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from sweep.scoring.perquery import PerQueryScores
 
-__all__ = ["RankingAgreement", "SYNTHETIC", "agreement", "kendall_tau", "split_by_source"]
+__all__ = ["SYNTHETIC", "RankingAgreement", "agreement", "kendall_tau", "split_by_source"]
 
 SYNTHETIC = "synthetic"
 #: The other side of a mixed set: every question not marked synthetic.
@@ -40,8 +40,8 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
 class RankingAgreement:
     """How two question sets rank the same settings."""
 
-    names: tuple[str, str]               # e.g. ("synthetic", "hand-written")
-    jobs: tuple[int, ...]                # the settings compared (same order in both sets)
+    names: tuple[str, str]  # e.g. ("synthetic", "hand-written")
+    jobs: tuple[int, ...]  # the settings compared (same order in both sets)
     means: tuple[np.ndarray, np.ndarray]  # per setting, the primary metric's mean on each set
     n_queries: tuple[int, int]
     tau: float
@@ -59,10 +59,17 @@ def _matrix(scores: PerQueryScores, jobs: Sequence[int]) -> np.ndarray:
     return scores.common(jobs)[1].T
 
 
-def agreement(a: PerQueryScores, b: PerQueryScores, *,
-              names: tuple[str, str], picks: tuple[int | None, int | None], n_boot: int = 1000,
-              seed: int = 0, confidence: float = 0.95, pairs: Mapping[int, int] | None = None
-              ) -> RankingAgreement | None:
+def agreement(
+    a: PerQueryScores,
+    b: PerQueryScores,
+    *,
+    names: tuple[str, str],
+    picks: tuple[int | None, int | None],
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    pairs: Mapping[int, int] | None = None,
+) -> RankingAgreement | None:
     """Rank agreement of the settings between two question sets.
 
     ``a`` and ``b`` hold each job's per-query primary metric on each set;
@@ -87,13 +94,22 @@ def agreement(a: PerQueryScores, b: PerQueryScores, *,
         boots[i] = kendall_tau(ra, rb)
     boots = boots[np.isfinite(boots)]
     alpha = (1 - confidence) / 2
-    low, high = (np.quantile(boots, [alpha, 1 - alpha]) if boots.size else (math.nan, math.nan))
-    return RankingAgreement(names, jobs, (ma.mean(axis=0), mb.mean(axis=0)), (len(ma), len(mb)),
-                     tau, float(low), float(high), picks)
+    low, high = np.quantile(boots, [alpha, 1 - alpha]) if boots.size else (math.nan, math.nan)
+    return RankingAgreement(
+        names,
+        jobs,
+        (ma.mean(axis=0), mb.mean(axis=0)),
+        (len(ma), len(mb)),
+        tau,
+        float(low),
+        float(high),
+        picks,
+    )
 
 
-def split_by_source(scores: PerQueryScores, sources: Mapping[str, str | None]
-                    ) -> tuple[PerQueryScores, PerQueryScores] | None:
+def split_by_source(
+    scores: PerQueryScores, sources: Mapping[str, str | None]
+) -> tuple[PerQueryScores, PerQueryScores] | None:
     """Per-query scores of the synthetic and of the other questions; None unless both exist."""
     synthetic = {q for q, s in sources.items() if s == SYNTHETIC}
     if not synthetic or len(synthetic) == len(sources):

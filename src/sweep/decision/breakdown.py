@@ -6,18 +6,24 @@ the report renders them as Markdown and HTML.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from sweep.core.evalconfig import EvalConfig
-from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
+from sweep.scoring.table import ScoreTable
 from sweep.store.traces import QueryTrace
 
-__all__ = ["NO_TYPE", "QueryRow", "TypeBreakdown", "type_breakdown", "type_metric_breakdown",
-           "worst_first"]
+__all__ = [
+    "NO_TYPE",
+    "QueryRow",
+    "TypeBreakdown",
+    "type_breakdown",
+    "type_metric_breakdown",
+    "worst_first",
+]
 
 #: Type label of queries the evaluation set gives no ``type``.
 NO_TYPE = "(no type)"
@@ -33,20 +39,20 @@ class TypeBreakdown:
 
     jobs: tuple[int, ...]
     types: tuple[str, ...]
-    counts: tuple[int, ...]   # queries of each type scored on the metric
-    means: np.ndarray         # NaN where a job scored no query of that type
+    counts: tuple[int, ...]  # queries of each type scored on the metric
+    means: np.ndarray  # NaN where a job scored no query of that type
     metrics: tuple[str, ...] = ()
 
 
-def type_breakdown(scores: PerQueryScores,
-                   types: Mapping[str, str | None]) -> TypeBreakdown | None:
+def type_breakdown(scores: PerQueryScores, types: Mapping[str, str | None]) -> TypeBreakdown | None:
     """Per-type means; None when no query of the evaluation set has a type."""
     if not scores or all(t is None for t in types.values()):
         return None
     jobs = tuple(sorted(scores))
     values = scores.select(jobs).values
-    kind = np.array([t if (t := types.get(q)) is not None else NO_TYPE for q in scores.query_ids],
-                    dtype=object)
+    kind = np.array(
+        [t if (t := types.get(q)) is not None else NO_TYPE for q in scores.query_ids], dtype=object
+    )
     scored = scores.scored()
     names = sorted(set(kind[scored].tolist()), key=lambda t: (t == NO_TYPE, t))
     counts = tuple(int((scored & (kind == t)).sum()) for t in names)
@@ -60,8 +66,12 @@ def type_breakdown(scores: PerQueryScores,
     return TypeBreakdown(jobs, tuple(names), counts, means)
 
 
-def type_metric_breakdown(tables: Mapping[int, ScoreTable], jobs: Sequence[int],
-                          types: Mapping[str, str | None], ev: EvalConfig) -> TypeBreakdown | None:
+def type_metric_breakdown(
+    tables: Mapping[int, ScoreTable],
+    jobs: Sequence[int],
+    types: Mapping[str, str | None],
+    ev: EvalConfig,
+) -> TypeBreakdown | None:
     """Each type on the metric ``eval.type_metrics`` assigns it (fact: mrr@k, multi:
     complete@k, graded: ndcg@k, others: recall@k), at the primary metric's level."""
     if not tables or all(t is None for t in types.values()):
@@ -84,11 +94,16 @@ def type_metric_breakdown(tables: Mapping[int, ScoreTable], jobs: Sequence[int],
     means = np.full((len(jobs), len(names)), np.nan)
     for i, j in enumerate(jobs):
         for c, (t, metric) in enumerate(zip(names, metrics)):
-            values = [v for q, v in tables[j].values(level, metric).items()
-                      if q in by_type[t] and not np.isnan(v)]
+            values = [
+                v
+                for q, v in tables[j].values(level, metric).items()
+                if q in by_type[t] and not np.isnan(v)
+            ]
             if values:
                 means[i, c] = float(np.mean(values))
-    return TypeBreakdown(jobs, tuple(names), tuple(counts), means, tuple(metrics)) if names else None
+    return (
+        TypeBreakdown(jobs, tuple(names), tuple(counts), means, tuple(metrics)) if names else None
+    )
 
 
 @dataclass(frozen=True)
@@ -96,21 +111,25 @@ class QueryRow:
     """One query in the worst-first table of the chosen setting."""
 
     query_id: str
-    value: float                 # the chosen setting's score
-    across_mean: float           # mean over every tested setting
+    value: float  # the chosen setting's score
+    across_mean: float  # mean over every tested setting
     across_min: float
     across_max: float
-    trace: QueryTrace | None     # None when hits.jsonl has no line for it
+    trace: QueryTrace | None  # None when hits.jsonl has no line for it
 
 
-def worst_first(scores: PerQueryScores, job: int,
-                traces: Mapping[str, QueryTrace]) -> list[QueryRow]:
+def worst_first(
+    scores: PerQueryScores, job: int, traces: Mapping[str, QueryTrace]
+) -> list[QueryRow]:
     """Job ``job``'s queries, lowest score first; ties: hardest across settings first."""
     rows = []
     column = {q: c for c, q in enumerate(scores.query_ids)}
     for q, v in scores[job].items():
         others = scores.values[:, column[q]]
         across = others[~np.isnan(others)].tolist() or [v]
-        rows.append(QueryRow(q, v, float(np.mean(across)), float(min(across)), float(max(across)),
-                             traces.get(q)))
+        rows.append(
+            QueryRow(
+                q, v, float(np.mean(across)), float(min(across)), float(max(across)), traces.get(q)
+            )
+        )
     return sorted(rows, key=lambda r: (r.value, r.across_mean, r.query_id))

@@ -8,8 +8,8 @@ import pandas as pd
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.decision.significance import compare_to_best
-from sweep.scoring.table import ScoreTable
 from sweep.scoring.perquery import PerQueryScores
+from sweep.scoring.table import ScoreTable
 
 __all__ = ["compare"]
 
@@ -31,17 +31,33 @@ def compare(tables: Mapping[str, ScoreTable], config: EvalConfig | None = None) 
         raise ValueError("compare: no settings given")
     primary = config.primary_metric
     names = list(tables)
-    per_query = PerQueryScores.from_tables(dict(enumerate(tables.values())), primary.level,
-                                           primary.metric)
+    per_query = PerQueryScores.from_tables(
+        dict(enumerate(tables.values())), primary.level, primary.metric
+    )
     missing = next((job for job in range(len(names)) if job not in per_query), None)
     if missing is not None:
-        raise ValueError(f"compare: setting {names[missing]!r} has no {primary} scores "
-                         f"(its metrics: {', '.join(tables[names[missing]].metric_names)})")
-    comparisons = compare_to_best(per_query, alpha=config.alpha, n_perm=config.n_perm,
-                                  seed=config.seed, power=config.power)
+        raise ValueError(
+            f"compare: setting {names[missing]!r} has no {primary} scores "
+            f"(its metrics: {', '.join(tables[names[missing]].metric_names)})"
+        )
+    comparisons = compare_to_best(
+        per_query, alpha=config.alpha, n_perm=config.n_perm, seed=config.seed, power=config.power
+    )
     frame = pd.DataFrame(
-        [{"setting": names[c.job], "mean": c.mean, "diff": c.diff, "p_value": c.p_value,
-          "p_holm": c.p_holm, "verdict": c.verdict, "n_needed": c.n_needed,
-          "n_compared": c.n_compared} for c in comparisons], columns=COLUMNS)
+        [
+            {
+                "setting": names[c.job],
+                "mean": c.mean,
+                "diff": c.diff,
+                "p_value": c.p_value,
+                "p_holm": c.p_holm,
+                "verdict": c.verdict,
+                "n_needed": c.n_needed,
+                "n_compared": c.n_compared,
+            }
+            for c in comparisons
+        ],
+        columns=COLUMNS,
+    )
     frame["n_needed"] = frame["n_needed"].astype("Int64")
     return frame.sort_values(["mean", "setting"], ascending=[False, True], ignore_index=True)

@@ -10,19 +10,28 @@ worse, and the recommendation says so.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import Primary
-from sweep.store.row import DatasetInfo, Row
-from sweep.scoring.table import ScoreTable
-from sweep.scoring.perquery import PerQueryScores
 from sweep.core.settings import setting_label, varied_settings
 from sweep.decision.significance import Comparison, Recommendation, compare_to_best, recommend
+from sweep.scoring.perquery import PerQueryScores
+from sweep.scoring.table import ScoreTable
+from sweep.store.row import DatasetInfo, Row
 
-__all__ = ["Decision", "Group", "PICK_MARK", "SMALL_EVAL_SET", "SweepDecision", "decide",
-           "group_rows", "holm_correction", "verdict_text"]
+__all__ = [
+    "PICK_MARK",
+    "SMALL_EVAL_SET",
+    "Decision",
+    "Group",
+    "SweepDecision",
+    "decide",
+    "group_rows",
+    "holm_correction",
+    "verdict_text",
+]
 
 #: Below this many compared queries the test can only see large differences: say so.
 SMALL_EVAL_SET = 30
@@ -68,8 +77,10 @@ class Decision:
         head = f"{self.group.label}: " if self.group.label else ""
         if m < 2:
             return f"{head}vs best: {holm_correction(m)}, the p sweep.check gives that pair."
-        return (f"{head}vs best: {holm_correction(m)}; sweep.check tests one pair unadjusted, "
-                f"so its p for a pair can be up to {m} times smaller.")
+        return (
+            f"{head}vs best: {holm_correction(m)}; sweep.check tests one pair unadjusted, "
+            f"so its p for a pair can be up to {m} times smaller."
+        )
 
     @property
     def recommendation_body(self) -> str:
@@ -91,8 +102,9 @@ class Decision:
     @property
     def indistinguishable(self) -> bool:
         """Two or more settings were tested and none is significantly worse than the best."""
-        return (len(self.comparisons) > 1
-                and all(c.verdict != "worse" for c in self.comparisons.values()))
+        return len(self.comparisons) > 1 and all(
+            c.verdict != "worse" for c in self.comparisons.values()
+        )
 
     @property
     def undecided_text(self) -> str:
@@ -100,16 +112,20 @@ class Decision:
         if not self.indistinguishable:
             return ""
         head = f"{self.group.label}: these" if self.group.label else "These"
-        text = (f"{head} {self.n_compared} questions cannot tell the settings apart: none "
-                f"differs significantly from the best on {self.primary.label}")
+        text = (
+            f"{head} {self.n_compared} questions cannot tell the settings apart: none "
+            f"differs significantly from the best on {self.primary.label}"
+        )
         needed = [c.n_needed for c in self.comparisons.values() if c.n_needed is not None]
         if not needed:
             return text + ", and they show no difference that more such questions could confirm."
         # The smallest number is the one for the clearest difference seen: fewer questions
         # than that cannot separate any two settings, even if every difference is real.
-        return (text + f"; about {min(needed):,} would be needed to confirm even the clearest "
-                "difference seen (the smallest of the per-setting estimates); the pick below "
-                "only breaks the tie on cost.")
+        return (
+            text + f"; about {min(needed):,} would be needed to confirm even the clearest "
+            "difference seen (the smallest of the per-setting estimates); the pick below "
+            "only breaks the tie on cost."
+        )
 
     @property
     def chosen_job(self) -> int | None:
@@ -167,11 +183,15 @@ def check_difference(m: int) -> str:
     """Why ``sweep.check`` can judge a pair of this table differently: it tests one planned
     pair, unadjusted, so its p is the table's p before Holm's correction over ``m``."""
     if m < 2:
-        return ("python -m sweep.check tests one planned pair without adjustment; with one "
-                "comparison here, its p for the same pair is this one.")
-    return (f"python -m sweep.check tests one planned pair (a baseline against a new run) "
-            f"without adjustment: for the same pair its p is p_value, up to {m} times smaller, "
-            "so it can find a significant drop where this column says ≈ best.")
+        return (
+            "python -m sweep.check tests one planned pair without adjustment; with one "
+            "comparison here, its p for the same pair is this one."
+        )
+    return (
+        f"python -m sweep.check tests one planned pair (a baseline against a new run) "
+        f"without adjustment: for the same pair its p is p_value, up to {m} times smaller, "
+        "so it can find a significant drop where this column says ≈ best."
+    )
 
 
 def _p(p: float) -> str:
@@ -208,13 +228,25 @@ def group_rows(rows: Sequence[Row]) -> list[Group]:
         if len(fingerprints) > 1 and first.dataset is not None:
             # Two different sets may share a name: then the content hash tells them apart.
             same_name = len(names) < len(fingerprints)
-            parts.append(f"dataset {first.dataset.name}"
-                         + (f" #{first.dataset.key[:8]}" if same_name else ""))
+            parts.append(
+                f"dataset {first.dataset.name}"
+                + (f" #{first.dataset.key[:8]}" if same_name else "")
+            )
         own = dict(first.eval.scoring_key())
-        parts += [f"eval.{k}={v}" for k, v in own.items()
-                  if any(dict(o[0].eval.scoring_key())[k] != v for o in members if o is not m)]
-        groups.append(Group(number, tuple(r.job for r in m), first.dataset, first.eval,
-                            ", ".join(parts) or f"group {number}"))
+        parts += [
+            f"eval.{k}={v}"
+            for k, v in own.items()
+            if any(dict(o[0].eval.scoring_key())[k] != v for o in members if o is not m)
+        ]
+        groups.append(
+            Group(
+                number,
+                tuple(r.job for r in m),
+                first.dataset,
+                first.eval,
+                ", ".join(parts) or f"group {number}",
+            )
+        )
     return groups
 
 
@@ -231,14 +263,17 @@ def decide(rows: Sequence[Row], tables: Mapping[int, ScoreTable]) -> SweepDecisi
     notes: tuple[str, ...] = ()
     if len(groups) > 1:
         parts = "; ".join(f"{g.label}: job(s) {', '.join(map(str, g.jobs))}" for g in groups)
-        notes = (f"These rows were scored on different evaluation sets or with different scoring "
-                 f"settings, so they are never tested against each other: each group has its own "
-                 f"best and recommendation ({parts}).",)
+        notes = (
+            f"These rows were scored on different evaluation sets or with different scoring "
+            f"settings, so they are never tested against each other: each group has its own "
+            f"best and recommendation ({parts}).",
+        )
     return SweepDecision(decisions, notes)
 
 
-def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreTable],
-                  labels: Mapping[int, str]) -> Decision:
+def _decide_group(
+    group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreTable], labels: Mapping[int, str]
+) -> Decision:
     ev = group.eval
     primary = ev.primary_metric
     ok = [r for r in rows if r.ok]
@@ -249,51 +284,82 @@ def _decide_group(group: Group, rows: Sequence[Row], tables: Mapping[int, ScoreT
         return Decision(group, primary, untested=untested, scores=scores, notes=note)
     notes = []
     if untested:
-        notes.append(f"untested: no per-query {primary.label} for "
-                     f"{', '.join(labels[j] for j in untested)}: left out of the significance test "
-                     "and the recommendation.")
+        notes.append(
+            f"untested: no per-query {primary.label} for "
+            f"{', '.join(labels[j] for j in untested)}: left out of the significance test "
+            "and the recommendation."
+        )
     if len(scores) < 2:
-        notes.append(f"Significance needs per-query {primary.label} of at least two settings; "
-                     "is it among the scored metrics (eval.k, eval.budgets)?")
+        notes.append(
+            f"Significance needs per-query {primary.label} of at least two settings; "
+            "is it among the scored metrics (eval.k, eval.budgets)?"
+        )
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
     try:
-        comparisons = compare_to_best(scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed,
-                                      power=ev.power)
+        comparisons = compare_to_best(
+            scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed, power=ev.power
+        )
     except ValueError as e:
         notes.append(f"No significance test: {e}.")
         return Decision(group, primary, untested=untested, scores=scores, notes=tuple(notes))
     n_common = len(scores.common()[0])
     m = len(comparisons) - 1
-    notes.append(f"vs best: each setting against the best on {primary.label}, paired over the "
-                 f"{n_common} queries scored in every setting (randomization test, {ev.n_perm:,} "
-                 f"sign flips, seed {ev.seed}), {holm_correction(m)} (p_holm in results.csv; "
-                 f"p_value is the p before it); ≈ best: p ≥ {ev.alpha:g}, not distinguishable "
-                 f"from the best. {check_difference(m)}")
+    notes.append(
+        f"vs best: each setting against the best on {primary.label}, paired over the "
+        f"{n_common} queries scored in every setting (randomization test, {ev.n_perm:,} "
+        f"sign flips, seed {ev.seed}), {holm_correction(m)} (p_holm in results.csv; "
+        f"p_value is the p before it); ≈ best: p ≥ {ev.alpha:g}, not distinguishable "
+        f"from the best. {check_difference(m)}"
+    )
     if n_common < SMALL_EVAL_SET:
-        notes.append(f"Only {n_common} queries are compared: only large differences can be told "
-                     "apart, so ≈ best is weak evidence that two settings are equal. More "
-                     "queries sharpen the test.")
+        notes.append(
+            f"Only {n_common} queries are compared: only large differences can be told "
+            "apart, so ≈ best is weak evidence that two settings are equal. More "
+            "queries sharpen the test."
+        )
     needed = _questions_needed(comparisons, labels, n_common, ev)
     cost_k = ev.cost_k
     by_job = {r.job: r for r in ok}
     cost = costs(by_job, scores, ev)
     best_mean = max(c.mean for c in comparisons)
-    above = [f"{labels[j]} ({m:.3f})" for j in untested
-             if (m := by_job[j].mean(primary.level, primary.metric)) is not None and m > best_mean]
-    rec = recommend(comparisons, cost, metric=primary.label, labels=labels,
-                    untested=[labels[j] for j in untested])
+    above = [
+        f"{labels[j]} ({m:.3f})"
+        for j in untested
+        if (m := by_job[j].mean(primary.level, primary.metric)) is not None and m > best_mean
+    ]
+    rec = recommend(
+        comparisons,
+        cost,
+        metric=primary.label,
+        labels=labels,
+        untested=[labels[j] for j in untested],
+    )
     if rec is None:
-        notes.append("No recommendation: the settings as good as the best saved no token cost "
-                     f"(tokens@{cost_k}, n_chunks).")
+        notes.append(
+            "No recommendation: the settings as good as the best saved no token cost "
+            f"(tokens@{cost_k}, n_chunks)."
+        )
     if above:
-        notes.append(f"Not tested, with a higher mean {primary.label} than the best tested setting: "
-                     f"{', '.join(above)}; rerun it before deciding.")
-    return Decision(group, primary, {c.job: c for c in comparisons}, untested, rec, scores,
-                    tuple(notes), n_common, needed)
+        notes.append(
+            f"Not tested, with a higher mean {primary.label} than the best tested setting: "
+            f"{', '.join(above)}; rerun it before deciding."
+        )
+    return Decision(
+        group,
+        primary,
+        {c.job: c for c in comparisons},
+        untested,
+        rec,
+        scores,
+        tuple(notes),
+        n_common,
+        needed,
+    )
 
 
-def costs(rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
-          ) -> dict[int, tuple[float, float, float]]:
+def costs(
+    rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
+) -> dict[int, tuple[float, float, float]]:
     """What the recommendation minimises, per job: tokens read per query, then chunks in the
     index, then chunks re-ranked per query. With a budget primary every setting fills the
     same budget: the index decides."""
@@ -301,25 +367,30 @@ def costs(rows: Mapping[int, Row], jobs: Iterable[int], ev: EvalConfig
     out = {}
     for j in jobs:
         st = rows[j].stats
-        tokens = float(primary.measure.budget) if primary.measure.budget is not None else st.tokens(ev.cost_k)
+        tokens = (
+            float(primary.measure.budget)
+            if primary.measure.budget is not None
+            else st.tokens(ev.cost_k)
+        )
         if tokens is not None and st.n_chunks:
             out[j] = (tokens, float(st.n_chunks), float(st.rerank_candidates))
     return out
 
 
-def pick(scores: PerQueryScores, rows: Mapping[int, Row], ev: EvalConfig
-         ) -> int | None:
+def pick(scores: PerQueryScores, rows: Mapping[int, Row], ev: EvalConfig) -> int | None:
     """The job a decision on just these per-query scores would recommend (else its best)."""
     if len(scores) < 2:
         return next(iter(scores), None)
-    comparisons = compare_to_best(scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed,
-                                  power=ev.power)
+    comparisons = compare_to_best(
+        scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed, power=ev.power
+    )
     rec = recommend(comparisons, costs(rows, scores, ev))
     return rec.job if rec else next(c.job for c in comparisons if c.verdict == "best")
 
 
-def _questions_needed(comparisons: Sequence[Comparison], labels: Mapping[int, str], n_have: int,
-                      ev: EvalConfig) -> tuple[str, ...]:
+def _questions_needed(
+    comparisons: Sequence[Comparison], labels: Mapping[int, str], n_have: int, ev: EvalConfig
+) -> tuple[str, ...]:
     """``size=512 overlap=64 vs best: a difference of 0.057 would need about 420 questions;
     you have 167`` for every tie, then how the number is computed."""
     ties = sorted((c for c in comparisons if c.verdict == "tie"), key=lambda c: c.diff)
@@ -328,14 +399,20 @@ def _questions_needed(comparisons: Sequence[Comparison], labels: Mapping[int, st
     lines = []
     for c in ties:
         if c.n_needed is None:
-            lines.append(f"{labels[c.job]} vs best: no difference observed, so no number of "
-                         "questions would tell them apart.")
+            lines.append(
+                f"{labels[c.job]} vs best: no difference observed, so no number of "
+                "questions would tell them apart."
+            )
         else:
-            lines.append(f"{labels[c.job]} vs best: a difference of {abs(c.diff):.3f} would need "
-                         f"about {c.n_needed:,} questions; you have {n_have}.")
+            lines.append(
+                f"{labels[c.job]} vs best: a difference of {abs(c.diff):.3f} would need "
+                f"about {c.n_needed:,} questions; you have {n_have}."
+            )
     m = len(comparisons) - 1
-    lines.append(f"Questions needed: for a paired test at α = {ev.alpha:g}/{m} (Holm's strictest "
-                 f"step over {m} comparison(s)) to detect the observed difference with "
-                 f"{ev.power:.0%} power; normal approximation from the standard deviation of the "
-                 "per-query differences, so read it as an estimate.")
+    lines.append(
+        f"Questions needed: for a paired test at α = {ev.alpha:g}/{m} (Holm's strictest "
+        f"step over {m} comparison(s)) to detect the observed difference with "
+        f"{ev.power:.0%} power; normal approximation from the standard deviation of the "
+        "per-query differences, so read it as an estimate."
+    )
     return tuple(lines)

@@ -8,17 +8,18 @@ two means with their separate intervals.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from sweep.scoring.perquery import PerQueryScores
 
 
-def paired_randomization_test(a: np.ndarray, b: np.ndarray, *, n_perm: int = 10_000,
-                              seed: int = 0) -> float:
+def paired_randomization_test(
+    a: np.ndarray, b: np.ndarray, *, n_perm: int = 10_000, seed: int = 0
+) -> float:
     """Two-sided p-value of mean(a - b) under random sign flips of the per-query differences."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -27,8 +28,9 @@ def paired_randomization_test(a: np.ndarray, b: np.ndarray, *, n_perm: int = 10_
     return float(paired_randomization_tests(a, b[:, None], n_perm=n_perm, seed=seed)[0])
 
 
-def paired_randomization_tests(a: np.ndarray, others: np.ndarray, *, n_perm: int = 10_000,
-                               seed: int = 0) -> np.ndarray:
+def paired_randomization_tests(
+    a: np.ndarray, others: np.ndarray, *, n_perm: int = 10_000, seed: int = 0
+) -> np.ndarray:
     """Two-sided p-values of ``a`` against every column of ``others`` (queries x settings).
 
     All columns share the same random sign flips: one matrix product tests a
@@ -72,8 +74,9 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def questions_needed(diffs: np.ndarray, *, alpha: float, power: float = 0.8,
-                     comparisons: int = 1) -> int | None:
+def questions_needed(
+    diffs: np.ndarray, *, alpha: float, power: float = 0.8, comparisons: int = 1
+) -> int | None:
     """Queries a paired test would need to detect ``mean(diffs)`` with ``power``.
 
     Normal approximation of the paired test: n = ((z(1 - a/2) + z(power)) * sd / |mean|)^2
@@ -105,18 +108,24 @@ class Comparison:
 
     job: int
     mean: float
-    diff: float           # mean - best mean (<= 0)
-    p_value: float        # raw paired test against the best
-    p_holm: float         # Holm-adjusted over the grid
-    verdict: str          # "best" | "tie" (not distinguishable from best) | "worse"
+    diff: float  # mean - best mean (<= 0)
+    p_value: float  # raw paired test against the best
+    p_holm: float  # Holm-adjusted over the grid
+    verdict: str  # "best" | "tie" (not distinguishable from best) | "worse"
     #: For a tie: questions a paired test would need to tell it from the best
     #: (:func:`questions_needed`); None for the best, a worse setting, or no difference.
     n_needed: int | None = None
-    n_compared: int = 0   # queries the test paired
+    n_compared: int = 0  # queries the test paired
 
 
-def compare_to_best(per_query: PerQueryScores, *, alpha: float = 0.05,
-                    n_perm: int = 10_000, seed: int = 0, power: float = 0.8) -> list[Comparison]:
+def compare_to_best(
+    per_query: PerQueryScores,
+    *,
+    alpha: float = 0.05,
+    n_perm: int = 10_000,
+    seed: int = 0,
+    power: float = 0.8,
+) -> list[Comparison]:
     """Test every setting against the one with the highest mean, Holm-corrected.
 
     ``per_query`` holds each job's per-query scores on one metric. Only the
@@ -134,17 +143,35 @@ def compare_to_best(per_query: PerQueryScores, *, alpha: float = 0.05,
     best = max(jobs, key=lambda j: (means[j], -j))
     others = [j for j in jobs if j != best]
     raw = paired_randomization_tests(
-        scores[best], np.column_stack([scores[j] for j in others]) if others
-        else np.empty((len(common), 0)), n_perm=n_perm, seed=seed)
+        scores[best],
+        np.column_stack([scores[j] for j in others]) if others else np.empty((len(common), 0)),
+        n_perm=n_perm,
+        seed=seed,
+    )
     adjusted = holm(raw) if len(raw) else np.array([])
     n = len(common)
     out = [Comparison(best, means[best], 0.0, 1.0, 1.0, "best", n_compared=n)]
     for j, p, ph in zip(others, raw, adjusted):
         tie = ph >= alpha
-        needed = (questions_needed(scores[best] - scores[j], alpha=alpha, power=power,
-                                   comparisons=len(others)) if tie else None)
-        out.append(Comparison(j, means[j], means[j] - means[best], float(p), float(ph),
-                              "tie" if tie else "worse", needed, n))
+        needed = (
+            questions_needed(
+                scores[best] - scores[j], alpha=alpha, power=power, comparisons=len(others)
+            )
+            if tie
+            else None
+        )
+        out.append(
+            Comparison(
+                j,
+                means[j],
+                means[j] - means[best],
+                float(p),
+                float(ph),
+                "tie" if tie else "worse",
+                needed,
+                n,
+            )
+        )
     return sorted(out, key=lambda c: c.job)
 
 
@@ -154,9 +181,14 @@ class Recommendation:
     reason: str
 
 
-def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float, ...]],
-              *, metric: str = "the primary metric", labels: Mapping[int, str] | None = None,
-              untested: Sequence[str] = ()) -> Recommendation | None:
+def recommend(
+    comparisons: Sequence[Comparison],
+    cost: Mapping[int, tuple[float, ...]],
+    *,
+    metric: str = "the primary metric",
+    labels: Mapping[int, str] | None = None,
+    untested: Sequence[str] = (),
+) -> Recommendation | None:
     """The cheapest setting not distinguishable from the best.
 
     ``cost[job] = (retrieved tokens per query at the primary k, chunks in the index[,
@@ -177,14 +209,18 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
         ties = [c for c in candidates if c.job != best.job]
         if not ties:
             others = "every other tested setting" if untested else "every other setting"
-            reason = (f"{name} has the best {metric} ({best.mean:.3f}) and {others} "
-                      "is significantly worse.")
+            reason = (
+                f"{name} has the best {metric} ({best.mean:.3f}) and {others} "
+                "is significantly worse."
+            )
         else:
-            reason = (f"{name} has the best {metric} ({best.mean:.3f}); of the {len(ties)} "
-                      f"setting(s) not distinguishable from it, none retrieves fewer tokens per "
-                      f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f})"
-                      + (f" or re-ranks fewer ({reranked:.0f} per query)" if reranked else "")
-                      + ".")
+            reason = (
+                f"{name} has the best {metric} ({best.mean:.3f}); of the {len(ties)} "
+                f"setting(s) not distinguishable from it, none retrieves fewer tokens per "
+                f"query ({tokens:.0f}) or, at as many tokens, needs fewer chunks ({chunks:.0f})"
+                + (f" or re-ranks fewer ({reranked:.0f} per query)" if reranked else "")
+                + "."
+            )
         return Recommendation(pick.job, reason + _untested(untested))
     best_name = (labels or {}).get(best.job, f"job {best.job}")
     b_tokens, b_chunks, b_reranked = cost.get(best.job, (float("nan"),) * 3)
@@ -193,16 +229,22 @@ def recommend(comparisons: Sequence[Comparison], cost: Mapping[int, tuple[float,
     elif tokens < b_tokens:
         saving = f"retrieves {tokens:.0f} tokens per query instead of {b_tokens:.0f}"
     elif chunks < b_chunks:
-        saving = (f"at the same {tokens:.0f} tokens per query needs {chunks:.0f} chunks in the "
-                  f"index instead of {b_chunks:.0f}")
+        saving = (
+            f"at the same {tokens:.0f} tokens per query needs {chunks:.0f} chunks in the "
+            f"index instead of {b_chunks:.0f}"
+        )
     elif reranked < b_reranked:
-        saving = (f"at the same {tokens:.0f} tokens per query and {chunks:.0f} chunks re-ranks "
-                  f"{reranked:.0f} chunks per query instead of {b_reranked:.0f}")
+        saving = (
+            f"at the same {tokens:.0f} tokens per query and {chunks:.0f} chunks re-ranks "
+            f"{reranked:.0f} chunks per query instead of {b_reranked:.0f}"
+        )
     else:
         saving = f"costs as much ({tokens:.0f} tokens per query, {chunks:.0f} chunks)"
-    reason = (f"{name} is not distinguishable from the best, {best_name}, on {metric} "
-              f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
-              f"{saving}.")
+    reason = (
+        f"{name} is not distinguishable from the best, {best_name}, on {metric} "
+        f"({pick.mean:.3f} vs {best.mean:.3f}, Holm-adjusted p = {pick.p_holm:.2f}) and "
+        f"{saving}."
+    )
     return Recommendation(pick.job, reason + _untested(untested))
 
 

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from sweep.cli.commands import CommandParser
-from sweep.cli.exits import BAD_INPUT, run_with_exits
+from sweep.cli.exits import run_with_exits
 from sweep.embedding.embedder import SentenceTransformerEmbedder
-from sweep.embedding.errors import EmbedderError
 from sweep.embedding.models import DEFAULT_MODEL
 
 
-def _show(model: str, device: str, backend: str, max_seq_length: int | None,
-          texts: Sequence[str]) -> int:
-    emb = SentenceTransformerEmbedder(model, device=device, max_seq_length=max_seq_length,
-                                      cache_dir="off", show_progress=False, backend=backend)
+def _show(
+    model: str, device: str, backend: str, max_seq_length: int | None, texts: Sequence[str]
+) -> int:
+    emb = SentenceTransformerEmbedder(
+        model,
+        device=device,
+        max_seq_length=max_seq_length,
+        cache_dir="off",
+        show_progress=False,
+        backend=backend,
+    )
     emb.load()
     print(f"model: {model}")
     print(f"loaded from: {emb.source}")
@@ -35,11 +41,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--backend", default="torch", help="torch, onnx, onnx-int8 or openvino")
     ap.add_argument("--max-seq-length", type=int, default=None)
-    ap.add_argument("--embed", metavar="TEXT", action="append", default=[],
-                    help="also embed TEXT (without the cache) and print the first values")
+    ap.add_argument(
+        "--embed",
+        metavar="TEXT",
+        action="append",
+        default=[],
+        help="also embed TEXT (without the cache) and print the first values",
+    )
     a = ap.parse_args(argv)
-    return run_with_exits("sweep.embedding", lambda: _show(
-        a.model, a.device, a.backend, a.max_seq_length, a.embed))
+    return run_with_exits(
+        "sweep.embedding", lambda: _show(a.model, a.device, a.backend, a.max_seq_length, a.embed)
+    )
 
 
 if __name__ == "__main__":

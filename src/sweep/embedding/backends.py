@@ -16,22 +16,41 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from sweep.embedding.encoders import (MANIFEST_FILE, MODEL_FILE, OPENVINO_FILE, TOKENIZER_FILE,
-                                      export_kind)
+from sweep.embedding.encoders import (
+    MANIFEST_FILE,
+    MODEL_FILE,
+    OPENVINO_FILE,
+    TOKENIZER_FILE,
+    export_kind,
+)
 from sweep.embedding.onnx_backend import ExportedBackend, OnnxBackend
 from sweep.embedding.openvino_backend import OpenVinoBackend
 
-__all__ = ["BACKENDS", "MANIFEST_FILE", "MODEL_FILE", "OPENVINO_FILE", "TOKENIZER_FILE",
-           "check_backend", "export_kind", "exported_backend"]
+__all__ = [
+    "BACKENDS",
+    "MANIFEST_FILE",
+    "MODEL_FILE",
+    "OPENVINO_FILE",
+    "TOKENIZER_FILE",
+    "check_backend",
+    "export_kind",
+    "exported_backend",
+]
 
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 #: Modules each backend needs beyond the core install, and the extra that brings them.
-_NEEDS = {"onnx": ("onnxruntime", "onnx"), "onnx-int8": ("onnxruntime", "onnx", "onnx_ir"),
-          "openvino": ("openvino", "onnx")}
+_NEEDS = {
+    "onnx": ("onnxruntime", "onnx"),
+    "onnx-int8": ("onnxruntime", "onnx", "onnx_ir"),
+    "openvino": ("openvino", "onnx"),
+}
 _EXTRA = {"onnx": "onnx", "onnx-int8": "onnx", "openvino": "openvino"}
 #: The class of each exported backend (torch is the model itself, always at hand).
 _EXPORTED: dict[str, type[ExportedBackend]] = {
-    "onnx": OnnxBackend, "onnx-int8": OnnxBackend, "openvino": OpenVinoBackend}
+    "onnx": OnnxBackend,
+    "onnx-int8": OnnxBackend,
+    "openvino": OpenVinoBackend,
+}
 
 
 def check_backend(backend: Any) -> str:
@@ -41,13 +60,16 @@ def check_backend(backend: Any) -> str:
         raise ValueError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     for module in _NEEDS.get(backend, ()):
         if not _importable(module):
-            raise ValueError(f"embed.backend={backend} needs the '{module}' package: "
-                             f'pip install -e ".[{_EXTRA[backend]}]"')
+            raise ValueError(
+                f"embed.backend={backend} needs the '{module}' package: "
+                f'pip install -e ".[{_EXTRA[backend]}]"'
+            )
     return backend
 
 
-def exported_backend(name: str, model_name: str, label: str, threads: int | None,
-                     root: Path) -> ExportedBackend:
+def exported_backend(
+    name: str, model_name: str, label: str, threads: int | None, root: Path
+) -> ExportedBackend:
     """The exported backend ``name`` (checked by :func:`check_backend`, not ``torch``)."""
     return _EXPORTED[name](name, model_name, label, threads, root)
 

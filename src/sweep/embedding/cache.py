@@ -29,9 +29,10 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Sequence
+from typing import IO
 
 import numpy as np
 
@@ -163,8 +164,13 @@ class EmbeddingCache:
     rejected on write and ignored on read.
     """
 
-    def __init__(self, root: str | os.PathLike, namespace: str, dim: int | None = None,
-                 meta: dict | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        namespace: str,
+        dim: int | None = None,
+        meta: dict | None = None,
+    ) -> None:
         if not isinstance(namespace, str) or not namespace:
             raise CacheError("embedding cache namespace must be a non-empty string")
         self.root = Path(root)
@@ -198,8 +204,7 @@ class EmbeddingCache:
         """Which of ``texts`` the cache holds (a bool mask), without reading a vector."""
         self._refresh()
         index = self._index
-        return np.fromiter((k in index for k in self.keys_for(texts)), dtype=bool,
-                           count=len(texts))
+        return np.fromiter((k in index for k in self.keys_for(texts)), dtype=bool, count=len(texts))
 
     def get_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Look up ``texts``: (float32 (n, dim) with NaN rows where missing, found mask).
@@ -238,13 +243,15 @@ class EmbeddingCache:
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise CacheError(
-                f"put_many: expected a ({len(texts)}, dim) array, got shape {vectors.shape}")
+                f"put_many: expected a ({len(texts)}, dim) array, got shape {vectors.shape}"
+            )
         if not np.issubdtype(vectors.dtype, np.floating):
             raise CacheError(f"put_many: expected float vectors, got dtype {vectors.dtype}")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if self._dim is not None and vectors.shape[1] != self._dim:
             raise CacheError(
-                f"put_many: vectors have dim {vectors.shape[1]}, this cache holds dim {self._dim}")
+                f"put_many: vectors have dim {vectors.shape[1]}, this cache holds dim {self._dim}"
+            )
         if not np.isfinite(vectors).all():
             raise CacheError("put_many: vectors contain NaN or infinity")
         if len(texts) == 0:
@@ -261,7 +268,9 @@ class EmbeddingCache:
             return 0
         if self._dim is None:
             self._dim = int(vectors.shape[1])
-        key_arr = np.frombuffer(b"".join(keys[i] for i in take), dtype=np.uint8).reshape(-1, KEY_BYTES)
+        key_arr = np.frombuffer(b"".join(keys[i] for i in take), dtype=np.uint8).reshape(
+            -1, KEY_BYTES
+        )
         vec_arr = vectors[take]
         name = _shard_hash(key_arr, vec_arr)
         written = self._write_shard(name, key_arr, vec_arr)
@@ -310,8 +319,12 @@ class EmbeddingCache:
             return
         path = self.dir / _META_NAME
         if not path.exists():
-            body = {"namespace": self.namespace, "dim": self._dim, "created": time.time(),
-                    **{k: v for k, v in self._meta.items() if k not in ("namespace", "dim")}}
+            body = {
+                "namespace": self.namespace,
+                "dim": self._dim,
+                "created": time.time(),
+                **{k: v for k, v in self._meta.items() if k not in ("namespace", "dim")},
+            }
             _atomic_write_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
         self._meta_written = True
 
@@ -353,7 +366,7 @@ class EmbeddingCache:
         index = self._index
         name = shard.name
         for row in range(shard.keys.shape[0]):
-            key = raw[row * KEY_BYTES:(row + 1) * KEY_BYTES]
+            key = raw[row * KEY_BYTES : (row + 1) * KEY_BYTES]
             if key not in index:
                 index[key] = (name, row)
 
@@ -371,16 +384,23 @@ class EmbeddingCache:
         except Exception as exc:  # truncated or garbled: recompute, never crash
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if problem is None:
-            if (vecs.dtype != np.float32 or vecs.ndim != 2
-                    or vecs.shape[0] != shard.keys.shape[0]
-                    or (self._dim is not None and vecs.shape[1] != self._dim)):
+            if (
+                vecs.dtype != np.float32
+                or vecs.ndim != 2
+                or vecs.shape[0] != shard.keys.shape[0]
+                or (self._dim is not None and vecs.shape[1] != self._dim)
+            ):
                 problem = f"unexpected array {vecs.dtype} {vecs.shape}"
             elif _shard_hash(shard.keys, vecs) != name:
                 problem = "checksum mismatch"
         if problem is not None:
             if problem != "missing":
-                log.warning("ignoring corrupt embedding-cache shard %s (%s); "
-                            "its entries will be recomputed", path, problem)
+                log.warning(
+                    "ignoring corrupt embedding-cache shard %s (%s); "
+                    "its entries will be recomputed",
+                    path,
+                    problem,
+                )
                 _remove_shard(self.dir, name)
             self._drop_shard(name)
             return None
@@ -402,12 +422,13 @@ class EmbeddingCache:
             for other in list(self._shards.values()):
                 raw = other.keys.tobytes()
                 for row in range(other.keys.shape[0]):
-                    key = raw[row * KEY_BYTES:(row + 1) * KEY_BYTES]
+                    key = raw[row * KEY_BYTES : (row + 1) * KEY_BYTES]
                     if key not in self._index:
                         self._index[key] = (other.name, row)
 
 
 # -- whole-cache operations -------------------------------------------------
+
 
 def _namespace_dirs(root: Path) -> list[Path]:
     base = root / FORMAT_DIR
@@ -415,14 +436,22 @@ def _namespace_dirs(root: Path) -> list[Path]:
         entries = sorted(os.scandir(base), key=lambda e: e.name)
     except OSError:
         return []
-    return [Path(e.path) for e in entries
-            if e.is_dir(follow_symlinks=False) and len(e.name) == 32
-            and all(c in "0123456789abcdef" for c in e.name)]
+    return [
+        Path(e.path)
+        for e in entries
+        if e.is_dir(follow_symlinks=False)
+        and len(e.name) == 32
+        and all(c in "0123456789abcdef" for c in e.name)
+    ]
 
 
 def _is_cache_file(name: str) -> bool:
-    return (name == _META_NAME or name.startswith(_TMP_PREFIX)
-            or name.endswith(_KEYS_SUFFIX) or name.endswith(_VECS_SUFFIX))
+    return (
+        name == _META_NAME
+        or name.startswith(_TMP_PREFIX)
+        or name.endswith(_KEYS_SUFFIX)
+        or name.endswith(_VECS_SUFFIX)
+    )
 
 
 def _namespace_info(ns_dir: Path) -> dict:
@@ -444,24 +473,34 @@ def _namespace_info(ns_dir: Path) -> dict:
                 continue
             if arr.dtype == np.uint8 and arr.ndim == 2 and arr.shape[1] == KEY_BYTES:
                 raw = arr.tobytes()
-                keys.update(raw[i:i + KEY_BYTES] for i in range(0, len(raw), KEY_BYTES))
+                keys.update(raw[i : i + KEY_BYTES] for i in range(0, len(raw), KEY_BYTES))
                 shards += 1
     meta: dict = {}
     try:
         meta = json.loads((ns_dir / _META_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
-    return {"id": ns_dir.name, "namespace": meta.get("namespace", ""),
-            "model": meta.get("model", ""), "dim": meta.get("dim"),
-            "entries": len(keys), "shards": shards, "bytes": size}
+    return {
+        "id": ns_dir.name,
+        "namespace": meta.get("namespace", ""),
+        "model": meta.get("model", ""),
+        "dim": meta.get("dim"),
+        "entries": len(keys),
+        "shards": shards,
+        "bytes": size,
+    }
 
 
 def cache_info(root: str | os.PathLike) -> dict:
     """Size of the cache at ``root``: entries, bytes and one record per namespace."""
     root = Path(root)
     namespaces = [_namespace_info(d) for d in _namespace_dirs(root)]
-    return {"root": str(root), "entries": sum(n["entries"] for n in namespaces),
-            "bytes": sum(n["bytes"] for n in namespaces), "namespaces": namespaces}
+    return {
+        "root": str(root),
+        "entries": sum(n["entries"] for n in namespaces),
+        "bytes": sum(n["bytes"] for n in namespaces),
+        "namespaces": namespaces,
+    }
 
 
 def clear_cache(root: str | os.PathLike, namespace: str | None = None) -> dict:
@@ -501,6 +540,7 @@ def clear_cache(root: str | os.PathLike, namespace: str | None = None) -> dict:
 
 # -- command line -------------------------------------------------------------
 
+
 def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
@@ -519,8 +559,10 @@ def describe_namespace(ns: dict) -> str:
         return str(ident)
     model = ns.get("model") or ident.get("model") or "?"
     if ident.get("kind") == ENCODE_TIMES_KIND:  # sweep.embedding.encode_times
-        return (f"{model} query encode times (ms) on {ident.get('device', '?')}, "
-                f"{ident.get('threads', '?')} thread(s)")
+        return (
+            f"{model} query encode times (ms) on {ident.get('device', '?')}, "
+            f"{ident.get('threads', '?')} thread(s)"
+        )
     parts = [model]
     for key in ("max_seq_length", "normalize"):
         if key in ident:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -39,21 +39,34 @@ class CachedEmbedder:
     where the query-encode times were measured (they are kept per device and thread count).
     """
 
-    def __init__(self, embedder: Embedder, cache_dir: str | None = None, device: str = "cpu",
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        cache_dir: str | None = None,
+        device: str = "cpu",
+        threads: int | None = None,
+    ) -> None:
         identity = identity_of(embedder)
         if not identity:
-            raise EmbedderError(f"{type(embedder).__name__} has no identity to keep its vectors "
-                                "under: give it an `identity` (the model and settings that "
-                                "determine its vectors, as one string)")
+            raise EmbedderError(
+                f"{type(embedder).__name__} has no identity to keep its vectors "
+                "under: give it an `identity` (the model and settings that "
+                "determine its vectors, as one string)"
+            )
         self.embedder = embedder
         self.device = device
         self.threads = threads
         self._identity = identity
         self._root = resolve_cache_dir(cache_dir)
-        self._cache = None if self._root is None else EmbeddingCache(
-            self._root, json.dumps({"format": 1, "embedder": identity}, sort_keys=True),
-            meta={"model": self.label})
+        self._cache = (
+            None
+            if self._root is None
+            else EmbeddingCache(
+                self._root,
+                json.dumps({"format": 1, "embedder": identity}, sort_keys=True),
+                meta={"model": self.label},
+            )
+        )
         self._stats = EmbedStats()
 
     @property
@@ -85,14 +98,13 @@ class CachedEmbedder:
         """The wrapped embedder's fresh encode of one query, never the cache."""
         return encode_one_query(self.embedder, text)
 
-    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None
-                        ) -> Timed | None:
+    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None) -> Timed | None:
         """Fresh-encode times (ms) of ``texts``, kept in the cache; None when it is off."""
         if self._root is None:
             return None
-        store = CachedEncodeTimes(self._root,
-                                  timing_namespace(self._identity, self.device, self.threads),
-                                  self.label)
+        store = CachedEncodeTimes(
+            self._root, timing_namespace(self._identity, self.device, self.threads), self.label
+        )
         return store.get_or_measure(list(texts), self.encode_query, retime=retime)[0]
 
     def _embed(self, texts: list[str], role: str, what: str, embed) -> np.ndarray:
@@ -104,25 +116,39 @@ class CachedEmbedder:
             vectors, found = np.zeros((len(keys), 0), np.float32), np.zeros(len(keys), bool)
         misses = np.flatnonzero(~found).tolist()
         cache_seconds = time.perf_counter() - start
-        log.info("embedding %d %s (%d distinct): %d cached, %d to embed", len(texts), what,
-                 len(keys), len(keys) - len(misses), len(misses))
+        log.info(
+            "embedding %d %s (%d distinct): %d cached, %d to embed",
+            len(texts),
+            what,
+            len(keys),
+            len(keys) - len(misses),
+            len(misses),
+        )
         model_seconds = 0.0
         if misses:
             start = time.perf_counter()
-            fresh = np.asarray(embed([keys[u][len(role):] for u in misses]), dtype=np.float32)
+            fresh = np.asarray(embed([keys[u][len(role) :] for u in misses]), dtype=np.float32)
             model_seconds = time.perf_counter() - start
             if len(misses) < len(keys):
                 if vectors.shape[1] != fresh.shape[1]:
-                    raise EmbedderError(f"embedding cache holds dim {vectors.shape[1]} vectors, "
-                                        f"the embedder gives {fresh.shape[1]}")
+                    raise EmbedderError(
+                        f"embedding cache holds dim {vectors.shape[1]} vectors, "
+                        f"the embedder gives {fresh.shape[1]}"
+                    )
             else:
                 vectors = np.empty((len(keys), fresh.shape[1]), np.float32)
             vectors[misses] = fresh
             if self._cache is not None:
                 cache_seconds += keep(self._cache, [keys[u] for u in misses], fresh, what)
-        self._stats = bump(self._stats, requested=len(texts), unique=len(keys),
-                           cache_hits=len(keys) - len(misses) if self._cache is not None else 0,
-                           cache_misses=len(misses), embedded=len(misses),
-                           seconds=model_seconds, cache_seconds=cache_seconds)
+        self._stats = bump(
+            self._stats,
+            requested=len(texts),
+            unique=len(keys),
+            cache_hits=len(keys) - len(misses) if self._cache is not None else 0,
+            cache_misses=len(misses),
+            embedded=len(misses),
+            seconds=model_seconds,
+            cache_seconds=cache_seconds,
+        )
         row = {k: i for i, k in enumerate(keys)}
         return np.ascontiguousarray(vectors[[row[role + t] for t in texts]], dtype=np.float32)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Callable
 
 import numpy as np
 
@@ -29,8 +29,7 @@ STORE_EVERY_BATCHES = 16
 #: ``compute(misses, first, out, cache)``: write the vectors of the distinct keys
 #: ``misses`` into ``out`` (``first[u]``: the first input with distinct key ``u``); its
 #: model and cache-store seconds.
-Compute = Callable[[list[int], list[int], np.ndarray, "EmbeddingCache | None"],
-                   tuple[float, float]]
+Compute = Callable[[list[int], list[int], np.ndarray, "EmbeddingCache | None"], tuple[float, float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +67,21 @@ class CacheRun:
     cache_seconds: float
 
 
-def through_cache(keys: list[str], cache: EmbeddingCache | None, dim: Callable[[], int],
-                  announce: Callable[[int, int, int], None], compute: Compute) -> CacheRun:
+def through_cache(
+    keys: list[str],
+    cache: EmbeddingCache | None,
+    dim: Callable[[], int],
+    announce: Callable[[int, int, int], None],
+    compute: Compute,
+) -> CacheRun:
     """Vectors for ``keys``, rows aligned: each distinct key looked up in ``cache`` once,
     the others computed into ``out`` by ``compute``; ``announce(distinct, cached, to
     compute)`` logs; ``dim()`` is the model's width (asked only when something is computed
     or nothing is asked for)."""
     position: dict[str, int] = {}
-    inverse = np.fromiter((position.setdefault(k, len(position)) for k in keys),
-                          dtype=np.int64, count=len(keys))
+    inverse = np.fromiter(
+        (position.setdefault(k, len(position)) for k in keys), dtype=np.int64, count=len(keys)
+    )
     unique = list(position)
     first = np.unique(inverse, return_index=True)[1].tolist()
     start = time.perf_counter()
@@ -93,8 +98,10 @@ def through_cache(keys: list[str], cache: EmbeddingCache | None, dim: Callable[[
         out = np.empty((len(unique), dim()), dtype=np.float32)
         if hits:
             if vectors.shape[1] != out.shape[1]:
-                raise EmbedderError(f"embedding cache holds dim {vectors.shape[1]} vectors, "
-                                    f"the model gives {out.shape[1]}")
+                raise EmbedderError(
+                    f"embedding cache holds dim {vectors.shape[1]} vectors, "
+                    f"the model gives {out.shape[1]}"
+                )
             out[found] = vectors[found]
         model_seconds, store_seconds = compute(misses, first, out, cache)
         cache_seconds += store_seconds
@@ -102,8 +109,14 @@ def through_cache(keys: list[str], cache: EmbeddingCache | None, dim: Callable[[
         out = vectors
     else:
         out = np.zeros((0, dim()), dtype=np.float32)
-    return CacheRun(np.ascontiguousarray(out[inverse], dtype=np.float32), len(unique), hits,
-                    len(misses), model_seconds, cache_seconds)
+    return CacheRun(
+        np.ascontiguousarray(out[inverse], dtype=np.float32),
+        len(unique),
+        hits,
+        len(misses),
+        model_seconds,
+        cache_seconds,
+    )
 
 
 def keep(cache: EmbeddingCache, keys: list[str], vecs: np.ndarray, what: str) -> float:
@@ -117,9 +130,16 @@ def keep(cache: EmbeddingCache, keys: list[str], vecs: np.ndarray, what: str) ->
     return time.perf_counter() - start
 
 
-def embed_misses(strings: list[str], keys: list[str], where: np.ndarray, out: np.ndarray,
-                 cache: EmbeddingCache | None, encode: Callable[[list[str]], np.ndarray],
-                 batch_size: int, show_progress: bool) -> tuple[float, float]:
+def embed_misses(
+    strings: list[str],
+    keys: list[str],
+    where: np.ndarray,
+    out: np.ndarray,
+    cache: EmbeddingCache | None,
+    encode: Callable[[list[str]], np.ndarray],
+    batch_size: int,
+    show_progress: bool,
+) -> tuple[float, float]:
     """Embed ``strings`` with ``encode`` (one batch per call) into ``out[where]``, storing
     each group of :data:`STORE_EVERY_BATCHES` batches under ``keys`` as it is done; the
     model and cache-store seconds."""
@@ -130,14 +150,14 @@ def embed_misses(strings: list[str], keys: list[str], where: np.ndarray, out: np
     model_seconds = store_seconds = 0.0
     with progress.bar(len(strings), "embedding", "text", show=show_progress) as bar:
         for lo in range(0, len(order), group):
-            idx = order[lo:lo + group]
+            idx = order[lo : lo + group]
             chunk = [strings[i] for i in idx]
             start = time.perf_counter()
             parts = []
             # One batch per call, so the bar moves as each batch is done, not
             # once per stored group (which on a small corpus is the whole job).
             for b in range(0, len(chunk), batch_size):
-                parts.append(np.asarray(encode(chunk[b:b + batch_size]), dtype=np.float32))
+                parts.append(np.asarray(encode(chunk[b : b + batch_size]), dtype=np.float32))
                 bar.update(len(parts[-1]))
             model_seconds += time.perf_counter() - start
             vecs = np.concatenate(parts)

@@ -15,34 +15,52 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from sweep.core.messages import first_line
 from sweep.core.checks import is_int, positive_int
+from sweep.core.messages import first_line
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document
 from sweep.embedding import backends, caching
-from sweep.embedding.caching import EmbedStats, bump as _bump, embed_misses
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
+from sweep.embedding.caching import EmbedStats, embed_misses
+from sweep.embedding.caching import bump as _bump
 from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
 from sweep.embedding.errors import EmbedderError, LateChunkingUnsupported
 from sweep.embedding.inputs import input_keys, tokenized
 from sweep.embedding.late import LateChunker
-from sweep.embedding.models import (BUNDLED_ALIASES, DEFAULT_MODEL, DEVICE_PATTERN, ModelFiles,
-                                    cached_snapshot, model_files, model_fingerprint,
-                                    resolve_model)
+from sweep.embedding.models import (
+    BUNDLED_ALIASES,
+    DEFAULT_MODEL,
+    DEVICE_PATTERN,
+    ModelFiles,
+    cached_snapshot,
+    model_files,
+    model_fingerprint,
+    resolve_model,
+)
 from sweep.embedding.onnx_backend import ExportedBackend
 from sweep.embedding.rates import EmbedRate, EmbedRates
 from sweep.embedding.torch_backend import TorchBackend, quiet_transformers
 
 # Re-exported: they were defined here, and code outside the stage imports them from here.
-__all__ = ["DEFAULT_MODEL", "DEVICE_PATTERN", "CacheCount", "EmbedStats", "EmbedderError",
-           "LateChunkingUnsupported", "SentenceTransformerEmbedder", "model_fingerprint",
-           "quiet_transformers", "resolve_model"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "DEVICE_PATTERN",
+    "CacheCount",
+    "EmbedStats",
+    "EmbedderError",
+    "LateChunkingUnsupported",
+    "SentenceTransformerEmbedder",
+    "model_fingerprint",
+    "quiet_transformers",
+    "resolve_model",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +80,32 @@ class CacheCount:
         return self.distinct - self.cached
 
 
-def _check_settings(backend: str, device: Any, batch_size: Any, normalize: Any,
-                    max_seq_length: Any, query_prefix: Any, document_prefix: Any,
-                    threads: Any, onnx_dir: Any, late: Any, late_overlap: Any) -> None:
+def _check_settings(
+    backend: str,
+    device: Any,
+    batch_size: Any,
+    normalize: Any,
+    max_seq_length: Any,
+    query_prefix: Any,
+    document_prefix: Any,
+    threads: Any,
+    onnx_dir: Any,
+    late: Any,
+    late_overlap: Any,
+) -> None:
     """A one-line EmbedderError naming the first ``embed.*`` setting that is unusable."""
     positive_int("embed.threads", threads, error=EmbedderError, allow_null=True)
     positive_int("embed.batch_size", batch_size, error=EmbedderError)
     positive_int("embed.max_seq_length", max_seq_length, error=EmbedderError, allow_null=True)
     if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
-        raise EmbedderError(f"embed.device must be a torch device name like cpu, cuda, "
-                            f"cuda:1 or mps, got {device!r}")
+        raise EmbedderError(
+            f"embed.device must be a torch device name like cpu, cuda, "
+            f"cuda:1 or mps, got {device!r}"
+        )
     if backend != "torch" and device != "cpu":
-        raise EmbedderError(f"embed.backend={backend} runs on the CPU only; "
-                            f"set embed.device=cpu (got {device!r})")
+        raise EmbedderError(
+            f"embed.backend={backend} runs on the CPU only; set embed.device=cpu (got {device!r})"
+        )
     if not isinstance(normalize, bool):
         raise EmbedderError(f"embed.normalize must be true or false, got {normalize!r}")
     if not isinstance(late, bool):
@@ -82,8 +113,10 @@ def _check_settings(backend: str, device: Any, batch_size: Any, normalize: Any,
     if not is_int(late_overlap) or late_overlap < 0:
         raise EmbedderError(f"embed.late_overlap must be an integer >= 0, got {late_overlap!r}")
     if late and backend != "torch":
-        raise EmbedderError(f"embed.late=true needs embed.backend=torch (got {backend}): "
-                            "late chunking reads the model's token embeddings")
+        raise EmbedderError(
+            f"embed.late=true needs embed.backend=torch (got {backend}): "
+            "late chunking reads the model's token embeddings"
+        )
     if onnx_dir is not None and (not isinstance(onnx_dir, str) or not onnx_dir.strip()):
         raise EmbedderError(f"embed.onnx_dir must be a folder path or null, got {onnx_dir!r}")
     for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
@@ -104,19 +137,40 @@ class SentenceTransformerEmbedder:
     only), its windows of ``max_seq_length`` tokens overlapping by ``late_overlap``.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32,
-                 normalize: bool = True, max_seq_length: int | None = None,
-                 query_prefix: str = "", document_prefix: str = "",
-                 cache_dir: str | None = None, show_progress: bool = True,
-                 backend: str = "torch", threads: int | None = None,
-                 onnx_dir: str | None = None, late: bool = False,
-                 late_overlap: int = 64) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        device: str = "cpu",
+        batch_size: int = 32,
+        normalize: bool = True,
+        max_seq_length: int | None = None,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        cache_dir: str | None = None,
+        show_progress: bool = True,
+        backend: str = "torch",
+        threads: int | None = None,
+        onnx_dir: str | None = None,
+        late: bool = False,
+        late_overlap: int = 64,
+    ) -> None:
         try:
             self.backend = backends.check_backend(backend)
         except ValueError as exc:
             raise EmbedderError(str(exc)) from None
-        _check_settings(self.backend, device, batch_size, normalize, max_seq_length,
-                        query_prefix, document_prefix, threads, onnx_dir, late, late_overlap)
+        _check_settings(
+            self.backend,
+            device,
+            batch_size,
+            normalize,
+            max_seq_length,
+            query_prefix,
+            document_prefix,
+            threads,
+            onnx_dir,
+            late,
+            late_overlap,
+        )
         self.model_name = str(model)
         self.device = device
         self.batch_size = batch_size
@@ -134,22 +188,32 @@ class SentenceTransformerEmbedder:
         self._dim: int | None = None
         self._max_seq_length: int | None = None
         self._cache_root = resolve_cache_dir(cache_dir)
-        if self._cache_root is not None and self._cache_root.exists() and not self._cache_root.is_dir():
-            raise EmbedderError(f"runtime.cache_dir {str(self._cache_root)!r} exists and is not a "
-                                "directory")
+        if (
+            self._cache_root is not None
+            and self._cache_root.exists()
+            and not self._cache_root.is_dir()
+        ):
+            raise EmbedderError(
+                f"runtime.cache_dir {str(self._cache_root)!r} exists and is not a directory"
+            )
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()
         # The torch model is always at hand: it downloads a Hub model, counts tokens
         # without a tokenizer file, and late chunking reads its token vectors.
         self._torch = TorchBackend(self._source, device, self.model_name, self.label, threads)
-        self._exported: ExportedBackend | None = None if self.backend == "torch" else \
-            backends.exported_backend(self.backend, self.model_name, self.label, threads,
-                                      self._onnx_root())
+        self._exported: ExportedBackend | None = (
+            None
+            if self.backend == "torch"
+            else backends.exported_backend(
+                self.backend, self.model_name, self.label, threads, self._onnx_root()
+            )
+        )
         self._late = LateChunker(self, self.late_overlap) if late else None
         if os.path.isdir(self._source):
             self._files = model_files(Path(self._source))
             self._max_seq_length = self._check_max_seq_length(
-                max_seq_length or self._files.default_max_seq_length)
+                max_seq_length or self._files.default_max_seq_length
+            )
 
     # -- identity ------------------------------------------------------------
 
@@ -178,8 +242,12 @@ class SentenceTransformerEmbedder:
         query prefix changes.
         """
         files = self._model_files_loaded()
-        namespace = {"format": 1, "weights": files.fingerprint,
-                     "max_seq_length": self.max_seq_length, "normalize": self.normalize}
+        namespace = {
+            "format": 1,
+            "weights": files.fingerprint,
+            "max_seq_length": self.max_seq_length,
+            "normalize": self.normalize,
+        }
         namespace.update(self._runtime().namespace())
         return json.dumps(namespace, sort_keys=True)
 
@@ -194,9 +262,15 @@ class SentenceTransformerEmbedder:
         """Everything that determines the vectors: model, weights fingerprint,
         backend, max_seq_length, normalization and prefixes (for result rows)."""
         files = self._model_files_loaded()
-        identity = {"model": self.label, "weights": files.fingerprint, "backend": self.backend,
-                    "max_seq_length": self.max_seq_length, "normalize": self.normalize,
-                    "query_prefix": self.query_prefix, "document_prefix": self.document_prefix}
+        identity = {
+            "model": self.label,
+            "weights": files.fingerprint,
+            "backend": self.backend,
+            "max_seq_length": self.max_seq_length,
+            "normalize": self.normalize,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+        }
         identity.update(self._runtime().identity())
         if self.late:
             # Only when on, so the identities of existing settings stay as they were.
@@ -239,8 +313,7 @@ class SentenceTransformerEmbedder:
         vec = self._encode([self.query_prefix + text])
         return np.ascontiguousarray(np.asarray(vec, dtype=np.float32).reshape(1, -1))
 
-    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None
-                        ) -> Timed | None:
+    def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None) -> Timed | None:
         """Fresh-encode time (ms) of each query, as :meth:`encode_query` pays it with a
         warm model, and when and under what load it was measured; read from the cache when
         this embedder timed the query before on this device, thread count and CPU, so a
@@ -249,15 +322,19 @@ class SentenceTransformerEmbedder:
         if self._cache_root is None:
             return None
         texts = self._check_texts(texts)
-        store = CachedEncodeTimes(self._cache_root,
-                                  timing_namespace(self.identity, self.device, self.threads),
-                                  self.label)
+        store = CachedEncodeTimes(
+            self._cache_root, timing_namespace(self.identity, self.device, self.threads), self.label
+        )
         timed, measured = store.get_or_measure(texts, self.encode_query, retime=retime)
         if measured:
-            log.info("query encode, one at a time with a warm model: %d of %d queries timed "
-                     "now, p50 %.1f ms, %s (kept in the cache for every setting and rerun)",
-                     measured, len(texts), float(np.median(timed.ms)),
-                     timed.conditions.describe())
+            log.info(
+                "query encode, one at a time with a warm model: %d of %d queries timed "
+                "now, p50 %.1f ms, %s (kept in the cache for every setting and rerun)",
+                measured,
+                len(texts),
+                float(np.median(timed.ms)),
+                timed.conditions.describe(),
+            )
         return timed
 
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
@@ -269,10 +346,13 @@ class SentenceTransformerEmbedder:
             return np.zeros(0, dtype=np.int64)
         files = self._files
         if files is not None and files.tokenizer_file is not None:
-            return np.fromiter((n for n, _ in self._tokenized(strings)), dtype=np.int64,
-                               count=len(strings))
+            return np.fromiter(
+                (n for n, _ in self._tokenized(strings)), dtype=np.int64, count=len(strings)
+            )
         tokenizer = self._ensure_model().tokenizer
-        ids = tokenizer(strings, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        ids = tokenizer(strings, add_special_tokens=True, truncation=False, verbose=False)[
+            "input_ids"
+        ]
         return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(strings))
 
     def cached(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray | None:
@@ -299,8 +379,11 @@ class SentenceTransformerEmbedder:
             return CacheCount(len(set(strings)), 0, None)
         inputs = dict(zip(self._input_keys(strings), strings))  # distinct input -> a text
         cache = self._get_cache()
-        found = (cache.contains_many(list(inputs)) if cache is not None
-                 else np.zeros(len(inputs), dtype=bool))
+        found = (
+            cache.contains_many(list(inputs))
+            if cache is not None
+            else np.zeros(len(inputs), dtype=bool)
+        )
         missing = [s for s, hit in zip(inputs.values(), found) if not hit]
         return CacheCount(len(inputs), int(found.sum()), self._model_tokens(missing))
 
@@ -338,18 +421,25 @@ class SentenceTransformerEmbedder:
         """The loaded ``SentenceTransformer`` (late chunking reads its token vectors)."""
         return self._ensure_model()
 
-    def through_cache(self, keys: list[str], announce: Callable[[int, int, int], None],
-                      compute: caching.Compute) -> np.ndarray:
+    def through_cache(
+        self, keys: list[str], announce: Callable[[int, int, int], None], compute: caching.Compute
+    ) -> np.ndarray:
         """Vectors for ``keys`` through this embedder's cache (:func:`caching.through_cache`),
         counted in :attr:`stats`."""
         cache = self._get_cache()
         run = caching.through_cache(keys, cache, lambda: self.dim, announce, compute)
         if not run.misses and run.unique and self._dim is None:
             self._dim = int(run.vectors.shape[1])
-        self._stats = _bump(self._stats, requested=len(keys), unique=run.unique,
-                            cache_hits=run.hits if cache is not None else 0,
-                            cache_misses=run.misses, embedded=run.misses,
-                            seconds=run.model_seconds, cache_seconds=run.cache_seconds)
+        self._stats = _bump(
+            self._stats,
+            requested=len(keys),
+            unique=run.unique,
+            cache_hits=run.hits if cache is not None else 0,
+            cache_misses=run.misses,
+            embedded=run.misses,
+            seconds=run.model_seconds,
+            cache_seconds=run.cache_seconds,
+        )
         return run.vectors
 
     # -- speed -----------------------------------------------------------------
@@ -359,9 +449,16 @@ class SentenceTransformerEmbedder:
         """Where this embedder's speed is kept (``sweep.embedding.rates``): the same weights
         on the same backend, device and processor run at the same speed."""
         weights = self._files.fingerprint if self._files is not None else self.model_name
-        return json.dumps({"model": self.label, "weights": weights, "backend": self.backend,
-                           "device": self.device, "cpu": f"{cpu_name()} x{os.cpu_count()}"},
-                          sort_keys=True)
+        return json.dumps(
+            {
+                "model": self.label,
+                "weights": weights,
+                "backend": self.backend,
+                "device": self.device,
+                "cpu": f"{cpu_name()} x{os.cpu_count()}",
+            },
+            sort_keys=True,
+        )
 
     def rate(self) -> EmbedRate | None:
         """How fast this embedder ran here before (None: never measured, or no cache)."""
@@ -382,11 +479,16 @@ class SentenceTransformerEmbedder:
 
     def _check_max_seq_length(self, value: int | None) -> int | None:
         files = self._files
-        if value is not None and files is not None and files.position_limit is not None \
-                and value > files.position_limit:
+        if (
+            value is not None
+            and files is not None
+            and files.position_limit is not None
+            and value > files.position_limit
+        ):
             raise EmbedderError(
                 f"embed.max_seq_length={value} exceeds the model's limit of "
-                f"{files.position_limit} positions ({self.model_name})")
+                f"{files.position_limit} positions ({self.model_name})"
+            )
         return value
 
     def _model_files_loaded(self) -> ModelFiles:
@@ -395,8 +497,10 @@ class SentenceTransformerEmbedder:
             self._ensure_model()
             snapshot = cached_snapshot(self._source)
             if snapshot is None:
-                raise EmbedderError(f"cannot load embedding model '{self.model_name}': "
-                                    "downloaded, but not found in the Hugging Face cache")
+                raise EmbedderError(
+                    f"cannot load embedding model '{self.model_name}': "
+                    "downloaded, but not found in the Hugging Face cache"
+                )
             self._files = model_files(snapshot)
         return self._files
 
@@ -407,7 +511,8 @@ class SentenceTransformerEmbedder:
             self._record_rate(load_s=seconds)
         if self._max_seq_length is None:
             self._max_seq_length = self._check_max_seq_length(
-                self._requested_max_seq_length or backend.default_max_seq_length())
+                self._requested_max_seq_length or backend.default_max_seq_length()
+            )
 
     def _ensure_model(self) -> Any:
         if self._torch.model is None:
@@ -433,13 +538,13 @@ class SentenceTransformerEmbedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         """This backend's vectors of ``texts``, the model loaded."""
         self.load()
-        return self._runtime().encode(texts, self.batch_size, self.max_seq_length,
-                                      self.normalize)
+        return self._runtime().encode(texts, self.batch_size, self.max_seq_length, self.normalize)
 
     def _get_cache(self) -> EmbeddingCache | None:
         if self._cache is None and self._cache_root is not None:
-            self._cache = EmbeddingCache(self._cache_root, self.cache_namespace, dim=self._dim,
-                                         meta={"model": self.label})
+            self._cache = EmbeddingCache(
+                self._cache_root, self.cache_namespace, dim=self._dim, meta={"model": self.label}
+            )
         return self._cache
 
     @staticmethod
@@ -475,16 +580,30 @@ class SentenceTransformerEmbedder:
         keys = self._input_keys(strings)  # distinct model inputs, as cache keys
 
         def announce(distinct: int, cached: int, missing: int) -> None:
-            log.info("embedding %d %s (%d distinct model inputs): %d cached, %d to embed",
-                     len(strings), what, distinct, cached, missing)
+            log.info(
+                "embedding %d %s (%d distinct model inputs): %d cached, %d to embed",
+                len(strings),
+                what,
+                distinct,
+                cached,
+                missing,
+            )
 
-        def compute(misses: list[int], first: list[int], out: np.ndarray,
-                    cache: EmbeddingCache | None) -> tuple[float, float]:
+        def compute(
+            misses: list[int], first: list[int], out: np.ndarray, cache: EmbeddingCache | None
+        ) -> tuple[float, float]:
             todo = [strings[first[u]] for u in misses]
             self.load()  # before the bar and the clock: loading is not model time
             model_s, store_s = embed_misses(
-                todo, [keys[first[u]] for u in misses], np.asarray(misses, dtype=np.int64),
-                out, cache, self._encode_batch, self.batch_size, self.show_progress)
+                todo,
+                [keys[first[u]] for u in misses],
+                np.asarray(misses, dtype=np.int64),
+                out,
+                cache,
+                self._encode_batch,
+                self.batch_size,
+                self.show_progress,
+            )
             self._record_rate(texts=len(todo), tokens=self._model_tokens(todo), seconds=model_s)
             return model_s, store_s
 
@@ -497,5 +616,6 @@ class SentenceTransformerEmbedder:
         except EmbedderError:
             raise
         except Exception as exc:
-            raise EmbedderError(f"embedding with '{self.model_name}' failed: "
-                                f"{first_line(exc)}") from None
+            raise EmbedderError(
+                f"embedding with '{self.model_name}' failed: {first_line(exc)}"
+            ) from None

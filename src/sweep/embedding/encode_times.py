@@ -24,23 +24,44 @@ import logging
 import math
 import os
 import platform
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
 from sweep.core import cachedirs
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
-from sweep.core.timing import (TIMING_LINE, Conditions, Timed, conditions_now, needs_retime,
-                               timed_calls)
-from sweep.embedding.cache import (ENCODE_TIMES_KIND, FORMAT_DIR, EmbeddingCache, cache_info,
-                                   cache_key, clear_cache, namespace_dirname)
+from sweep.core.timing import (
+    TIMING_LINE,
+    Conditions,
+    Timed,
+    conditions_now,
+    needs_retime,
+    timed_calls,
+)
+from sweep.embedding.cache import (
+    ENCODE_TIMES_KIND,
+    FORMAT_DIR,
+    EmbeddingCache,
+    cache_info,
+    cache_key,
+    clear_cache,
+    namespace_dirname,
+)
 
-__all__ = ["ENCODE_TIMES_KIND", "LOCK_NAME", "TIMINGS_DIR", "CachedEncodeTimes", "clear_timings",
-           "count_timings", "cpu_name", "timing_namespace"]
+__all__ = [
+    "ENCODE_TIMES_KIND",
+    "LOCK_NAME",
+    "TIMINGS_DIR",
+    "CachedEncodeTimes",
+    "clear_timings",
+    "count_timings",
+    "cpu_name",
+    "timing_namespace",
+]
 
 #: In the cache folder: the kept times, one JSON file per namespace.
 TIMINGS_DIR = "timings"
@@ -70,25 +91,40 @@ def timing_namespace(identity: str, device: str, threads: int | None) -> str:
     # ``embed.threads``, else every core: what a deployed retriever would use. A parallel
     # launch's share per job (sweep.hydrakit.devices) is not the deployment's, and its prewarm
     # pass times the queries with every core before the jobs start.
-    return json.dumps({"format": 1, "kind": ENCODE_TIMES_KIND, "embedder": identity,
-                       "device": device, "threads": threads or os.cpu_count(),
-                       "cpu": f"{cpu_name()} x{os.cpu_count()}"}, sort_keys=True)
+    return json.dumps(
+        {
+            "format": 1,
+            "kind": ENCODE_TIMES_KIND,
+            "embedder": identity,
+            "device": device,
+            "threads": threads or os.cpu_count(),
+            "cpu": f"{cpu_name()} x{os.cpu_count()}",
+        },
+        sort_keys=True,
+    )
 
 
 class CachedEncodeTimes:
     """One embedder's fresh-encode time per query text (ms), in the cache at ``root``, each
     with the :class:`Conditions` it was measured under; ``now`` reads the machine's."""
 
-    def __init__(self, root: Path, namespace: str, label: str, *,
-                 now: Callable[[], Conditions] = conditions_now) -> None:
+    def __init__(
+        self,
+        root: Path,
+        namespace: str,
+        label: str,
+        *,
+        now: Callable[[], Conditions] = conditions_now,
+    ) -> None:
         self.root = Path(root)
         self.namespace = namespace
         self.label = label
         self.path = self.root / TIMINGS_DIR / f"{namespace_dirname(namespace)}.json"
         self._now = now
 
-    def get_or_measure(self, texts: Sequence[str], encode: Callable[[str], object], *,
-                       retime: bool | None = None) -> tuple[Timed, int]:
+    def get_or_measure(
+        self, texts: Sequence[str], encode: Callable[[str], object], *, retime: bool | None = None
+    ) -> tuple[Timed, int]:
         """(the times per text and their worst conditions, how many were measured now):
         kept times are read, the others (and those :func:`needs_retime` says are stale)
         timed one at a time with ``encode`` and kept."""
@@ -103,11 +139,14 @@ class CachedEncodeTimes:
             todo = self._stale(texts, entries, retime)
             if todo:
                 log.info(TIMING_LINE, len(todo))
-                fresh = timed_calls([texts[i] for i in todo], lambda i, text: encode(text),
-                                    self._now)
+                fresh = timed_calls(
+                    [texts[i] for i in todo], lambda i, text: encode(text), self._now
+                )
                 for i, ms in zip(todo, fresh.ms):
-                    entries[self._key(texts[i])] = {"ms": round(float(ms), 4),
-                                                    **fresh.conditions.to_dict()}
+                    entries[self._key(texts[i])] = {
+                        "ms": round(float(ms), 4),
+                        **fresh.conditions.to_dict(),
+                    }
                 self._write(entries)
         return self._timed(texts, entries), len(todo)
 
@@ -123,13 +162,19 @@ class CachedEncodeTimes:
         if not missing and not cachedirs.check_writable("embedding", self.root):
             return missing
         now = self._now()
-        return [i for i, t in enumerate(texts) if self._key(t) not in entries
-                or needs_retime(Conditions.from_dict(entries[self._key(t)]), now, retime)]
+        return [
+            i
+            for i, t in enumerate(texts)
+            if self._key(t) not in entries
+            or needs_retime(Conditions.from_dict(entries[self._key(t)]), now, retime)
+        ]
 
     def _timed(self, texts: list[str], entries: dict) -> Timed:
         rows = [entries[self._key(t)] for t in texts]
-        return Timed(np.array([r["ms"] for r in rows], dtype=np.float64),
-                     Conditions.worst([Conditions.from_dict(r) for r in rows]))
+        return Timed(
+            np.array([r["ms"] for r in rows], dtype=np.float64),
+            Conditions.worst([Conditions.from_dict(r) for r in rows]),
+        )
 
     def _read(self, texts: list[str]) -> dict[str, dict]:
         """The kept times by text key: this namespace's file, then (for texts it lacks)
@@ -140,7 +185,7 @@ class CachedEncodeTimes:
         except (OSError, ValueError, RecursionError):
             data = None
         times = data.get("times") if isinstance(data, dict) else None
-        for key, entry in (times.items() if isinstance(times, dict) else ()):
+        for key, entry in times.items() if isinstance(times, dict) else ():
             ms = entry.get("ms") if isinstance(entry, dict) else None
             if isinstance(ms, (int, float)) and math.isfinite(ms) and ms >= 0:
                 entries[key] = entry
@@ -151,17 +196,24 @@ class CachedEncodeTimes:
         if not texts or not folder.is_dir():
             return {}
         stored, found = EmbeddingCache(self.root, self.namespace, dim=1).get_many(texts)
-        return {self._key(t): {"ms": float(stored[i, 0])} for i, t in enumerate(texts)
-                if found[i] and np.isfinite(stored[i, 0])}
+        return {
+            self._key(t): {"ms": float(stored[i, 0])}
+            for i, t in enumerate(texts)
+            if found[i] and np.isfinite(stored[i, 0])
+        }
 
     def _write(self, entries: dict[str, dict]) -> None:
         if cachedirs.read_only(self.root):
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(self.path, json.dumps(
-                {"namespace": self.namespace, "model": self.label, "times": entries},
-                ensure_ascii=False))
+            write_text_atomic(
+                self.path,
+                json.dumps(
+                    {"namespace": self.namespace, "model": self.label, "times": entries},
+                    ensure_ascii=False,
+                ),
+            )
         except OSError as e:
             cachedirs.note_unwritable("embedding", self.root, e)
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,11 +66,17 @@ class Manifest:
     pad_token: str
 
     @classmethod
-    def read(cls, folder: Path) -> "Manifest":
+    def read(cls, folder: Path) -> Manifest:
         data = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-        return cls(inputs=tuple(data["inputs"]), output=str(data["output"]), dim=int(data["dim"]),
-                   max_seq_length=data.get("max_seq_length"), lowercase=bool(data["lowercase"]),
-                   pad_id=int(data["pad_id"]), pad_token=str(data["pad_token"]))
+        return cls(
+            inputs=tuple(data["inputs"]),
+            output=str(data["output"]),
+            dim=int(data["dim"]),
+            max_seq_length=data.get("max_seq_length"),
+            lowercase=bool(data["lowercase"]),
+            pad_id=int(data["pad_id"]),
+            pad_token=str(data["pad_token"]),
+        )
 
 
 class ExportEncoder:
@@ -94,8 +101,9 @@ class ExportEncoder:
     def _run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
         raise NotImplementedError
 
-    def encode(self, texts: Sequence[str], batch_size: int, max_seq_length: int,
-               normalize: bool) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int, max_seq_length: int, normalize: bool
+    ) -> np.ndarray:
         """float32 (len(texts), dim), rows aligned with ``texts``."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -106,7 +114,7 @@ class ExportEncoder:
             encodings = self._tokenizer.encode_batch(strings, add_special_tokens=True)
         order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
         for lo in range(0, len(order), batch_size):
-            idx = order[lo:lo + batch_size]
+            idx = order[lo : lo + batch_size]
             batch = [encodings[i] for i in idx]
             width = max(len(e.ids) for e in batch)
             ids = np.full((len(batch), width), self.manifest.pad_id, dtype=np.int64)
@@ -139,8 +147,9 @@ class OnnxEncoder(ExportEncoder):
         options.intra_op_num_threads = int(threads or 0)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings about unused initializers are noise here
-        self._session = ort.InferenceSession(str(folder / MODEL_FILE), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        )
         names = {i.name for i in self._session.get_inputs()}
         self._inputs = [n for n in self.manifest.inputs if n in names]
 

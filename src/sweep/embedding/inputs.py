@@ -57,6 +57,9 @@ def _truncated_key(enc, limit: int) -> str:
     while head < n and special[head]:
         head += 1
     content = [i for i, m in zip(enc.ids, special) if not m]
-    kept = enc.ids[:head] + content[:limit - n_special] + \
-        [i for i, m in zip(enc.ids[head:], special[head:]) if m]
+    kept = (
+        enc.ids[:head]
+        + content[: limit - n_special]
+        + [i for i, m in zip(enc.ids[head:], special[head:]) if m]
+    )
     return "\0ids:" + ",".join(map(str, kept))

@@ -15,8 +15,8 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any, Callable, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -63,8 +63,9 @@ def windows(n_tokens: int, width: int, overlap: int) -> list[tuple[int, int]]:
     return spans
 
 
-def assemble(n_tokens: int, spans: Sequence[tuple[int, int]],
-             window_vectors: Sequence[np.ndarray]) -> np.ndarray:
+def assemble(
+    n_tokens: int, spans: Sequence[tuple[int, int]], window_vectors: Sequence[np.ndarray]
+) -> np.ndarray:
     """Per-token vectors (n_tokens, d) of a document from the vectors of its windows.
 
     A token seen by several windows takes its vector from the one where it is
@@ -81,8 +82,10 @@ def assemble(n_tokens: int, spans: Sequence[tuple[int, int]],
     far = n_tokens + 1  # farther than any cut can be
     for (a, b), vecs in zip(spans, window_vectors):
         if not 0 <= a <= b <= n_tokens or vecs.shape != (b - a, d):
-            raise ValueError(f"window ({a}, {b}) with vectors of shape {vecs.shape} does not fit "
-                             f"{n_tokens} tokens of dim {d}")
+            raise ValueError(
+                f"window ({a}, {b}) with vectors of shape {vecs.shape} does not fit "
+                f"{n_tokens} tokens of dim {d}"
+            )
         t = np.arange(a, b)
         left = t - a if a > 0 else np.full(b - a, far)
         right = b - 1 - t if b < n_tokens else np.full(b - a, far)
@@ -95,8 +98,9 @@ def assemble(n_tokens: int, spans: Sequence[tuple[int, int]],
     return out
 
 
-def pool(token_offsets: np.ndarray, token_vectors: np.ndarray,
-         spans: Sequence[tuple[int, int]]) -> np.ndarray:
+def pool(
+    token_offsets: np.ndarray, token_vectors: np.ndarray, spans: Sequence[tuple[int, int]]
+) -> np.ndarray:
     """Mean vector (len(spans), d) of the tokens whose character span overlaps each
     ``[start, end)`` of ``spans``.
 
@@ -156,8 +160,12 @@ class LateHost(Protocol):
         """The loaded ``SentenceTransformer``."""
         ...
 
-    def through_cache(self, keys: list[str], announce: Callable[[int, int, int], None],
-                      compute: Callable[..., tuple[float, float]]) -> np.ndarray: ...
+    def through_cache(
+        self,
+        keys: list[str],
+        announce: Callable[[int, int, int], None],
+        compute: Callable[..., tuple[float, float]],
+    ) -> np.ndarray: ...
 
 
 class LateChunker:
@@ -185,11 +193,17 @@ class LateChunker:
         keys = [self._key(c, by_id, digests) for c in chunks]
 
         def announce(distinct: int, cached: int, missing: int) -> None:
-            log.info("late-chunking %d chunks of %d documents: %d cached, %d to embed",
-                     len(chunks), len(digests), cached, missing)
+            log.info(
+                "late-chunking %d chunks of %d documents: %d cached, %d to embed",
+                len(chunks),
+                len(digests),
+                cached,
+                missing,
+            )
 
-        def compute(misses: list[int], first: list[int], out: np.ndarray,
-                    cache: EmbeddingCache | None) -> tuple[float, float]:
+        def compute(
+            misses: list[int], first: list[int], out: np.ndarray, cache: EmbeddingCache | None
+        ) -> tuple[float, float]:
             # Each missing vector is computed from the first chunk that asks for it.
             wanted: dict[str, list[tuple[int, int, int]]] = {}
             for u in misses:
@@ -203,16 +217,28 @@ class LateChunker:
     def _key(self, c: Chunk, by_id: dict[str, Document], digests: dict[str, str]) -> str:
         doc = by_id.get(c.doc_id)
         if doc is None:
-            raise EmbedderError(f"late chunking: chunk {c.chunk_id} belongs to none of the "
-                                "documents given")
+            raise EmbedderError(
+                f"late chunking: chunk {c.chunk_id} belongs to none of the documents given"
+            )
         if not 0 <= c.start <= c.end <= len(doc.text):
-            raise EmbedderError(f"late chunking: chunk {c.chunk_id} spans [{c.start}, {c.end}), "
-                                f"outside its document of {len(doc.text)} characters")
+            raise EmbedderError(
+                f"late chunking: chunk {c.chunk_id} spans [{c.start}, {c.end}), "
+                f"outside its document of {len(doc.text)} characters"
+            )
         if c.doc_id not in digests:
             digests[c.doc_id] = hashlib.sha256(
-                doc.text.encode("utf-8", "surrogatepass")).hexdigest()
-        return _LATE_KEY + json.dumps([_LATE_FORMAT, self.overlap, self.host.document_prefix,
-                                       digests[c.doc_id], c.start, c.end])
+                doc.text.encode("utf-8", "surrogatepass")
+            ).hexdigest()
+        return _LATE_KEY + json.dumps(
+            [
+                _LATE_FORMAT,
+                self.overlap,
+                self.host.document_prefix,
+                digests[c.doc_id],
+                c.start,
+                c.end,
+            ]
+        )
 
 
 def _by_id(documents: Sequence[Document]) -> dict[str, Document]:
@@ -233,8 +259,14 @@ class _LateRun:
     documents it touches, never the corpus.
     """
 
-    def __init__(self, chunker: LateChunker, todo: list[tuple[Document, list[tuple[int, int, int]]]],
-                 keys: list[str], out: np.ndarray, cache: EmbeddingCache | None) -> None:
+    def __init__(
+        self,
+        chunker: LateChunker,
+        todo: list[tuple[Document, list[tuple[int, int, int]]]],
+        keys: list[str],
+        out: np.ndarray,
+        cache: EmbeddingCache | None,
+    ) -> None:
         host = chunker.host
         self.host, self.overlap = host, chunker.overlap
         # Longest first, as plain embedding does: the bar's rate starts pessimistic.
@@ -245,15 +277,21 @@ class _LateRun:
         self._check_model()
         self.lower = bool(getattr(self.transformer, "do_lower_case", False))
         head, self.tail = _special_tokens(self.tok)
-        prefix = self.tok(_lower(host.document_prefix, self.lower), add_special_tokens=False,
-                          verbose=False)["input_ids"] if host.document_prefix else []
+        prefix = (
+            self.tok(
+                _lower(host.document_prefix, self.lower), add_special_tokens=False, verbose=False
+            )["input_ids"]
+            if host.document_prefix
+            else []
+        )
         self.lead = head + prefix
         self.width = host.max_seq_length - len(self.lead) - len(self.tail)
         if self.width <= self.overlap:
             raise EmbedderError(
                 f"embed.late_overlap={self.overlap} must be less than the {self.width} document "
                 f"tokens a window holds (max_seq_length {host.max_seq_length} minus special and "
-                "prefix tokens)")
+                "prefix tokens)"
+            )
         self.pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         # Per document being read: its token offsets, windows and window vectors so far.
         self.reading: dict[int, tuple[np.ndarray, list[tuple[int, int]], list[np.ndarray]]] = {}
@@ -264,10 +302,15 @@ class _LateRun:
     def _check_model(self) -> None:
         tok, transformer = self.tok, self.transformer
         # getattr: these are the model's own modules, whose attributes vary by release.
-        if tok is None or not getattr(tok, "is_fast", False) or not hasattr(transformer, "auto_model"):
+        if (
+            tok is None
+            or not getattr(tok, "is_fast", False)
+            or not hasattr(transformer, "auto_model")
+        ):
             raise LateChunkingUnsupported(
                 f"embed.late=true needs a fast tokenizer (for character offsets) and a "
-                f"transformer module; '{self.host.model_name}' lacks one")
+                f"transformer module; '{self.host.model_name}' lacks one"
+            )
         check_mean_pooled(self.model, self.host.model_name)
 
     def run(self) -> tuple[float, float]:
@@ -275,8 +318,9 @@ class _LateRun:
         start = time.perf_counter()
         batches = 0
         size = self.host.batch_size
-        with progress.bar(len(self.todo), "late chunking", "doc",
-                          show=self.host.show_progress) as bar:
+        with progress.bar(
+            len(self.todo), "late chunking", "doc", show=self.host.show_progress
+        ) as bar:
             batch: list[tuple[int, list[int]]] = []
             for item in self._window_inputs():
                 batch.append(item)
@@ -293,8 +337,12 @@ class _LateRun:
 
     def _window_inputs(self) -> Iterator[tuple[int, list[int]]]:
         for i, (doc, _) in enumerate(self.todo):
-            enc = self.tok(_lower(doc.text, self.lower), add_special_tokens=False,
-                           return_offsets_mapping=True, verbose=False)
+            enc = self.tok(
+                _lower(doc.text, self.lower),
+                add_special_tokens=False,
+                return_offsets_mapping=True,
+                verbose=False,
+            )
             ids = enc["input_ids"]
             offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
             # A document with no tokens (whitespace) is one window of specials only.
@@ -306,8 +354,9 @@ class _LateRun:
     def _store(self) -> None:
         if self.cache is None or not self.pending_keys:
             return
-        self.store_seconds += keep(self.cache, list(self.pending_keys),
-                                   np.vstack(self.pending_vecs), "chunks late-chunked")
+        self.store_seconds += keep(
+            self.cache, list(self.pending_keys), np.vstack(self.pending_vecs), "chunks late-chunked"
+        )
         self.pending_keys.clear()
         self.pending_vecs.clear()
 
@@ -319,8 +368,8 @@ class _LateRun:
         input_ids = torch.full((len(batch), longest), self.pad, dtype=torch.long)
         mask = torch.zeros((len(batch), longest), dtype=torch.long)
         for row, (_, ids) in enumerate(batch):
-            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-            mask[row, :len(ids)] = 1
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            mask[row, : len(ids)] = 1
         model, host = self.model, self.host
         try:
             with MEMO_LOCK:
@@ -330,13 +379,16 @@ class _LateRun:
                 if host.threads is not None:
                     torch.set_num_threads(host.threads)
                 with torch.inference_mode():
-                    features = {"input_ids": input_ids.to(model.device),
-                                "attention_mask": mask.to(model.device)}
+                    features = {
+                        "input_ids": input_ids.to(model.device),
+                        "attention_mask": mask.to(model.device),
+                    }
                     hidden = self.transformer(features)["token_embeddings"]
             return hidden.float().cpu().numpy()
         except Exception as exc:  # e.g. out of memory
-            raise EmbedderError(f"late chunking with '{host.model_name}' failed: "
-                                f"{first_line(exc)}") from None
+            raise EmbedderError(
+                f"late chunking with '{host.model_name}' failed: {first_line(exc)}"
+            ) from None
 
     def _run_batch(self, batch: list[tuple[int, list[int]]], bar: Any) -> None:
         hidden = self._hidden(batch)
@@ -344,9 +396,9 @@ class _LateRun:
         for row, (i, ids) in enumerate(batch):
             offsets, spans, done = self.reading[i]
             if len(offsets):
-                done.append(hidden[row, lead:len(ids) - tail])
+                done.append(hidden[row, lead : len(ids) - tail])
             else:  # as the plain embedding of an empty text: the mean over the specials
-                done.append(hidden[row, :len(ids)].mean(axis=0, keepdims=True))
+                done.append(hidden[row, : len(ids)].mean(axis=0, keepdims=True))
             if len(done) == len(spans):
                 self._finish(i)
                 bar.update(1)
@@ -374,20 +426,30 @@ def check_mean_pooled(model: Any, name: str) -> None:
     modules = [type(m).__name__ for m in model]
     pooling = model[1] if len(model) > 1 else None
     mode = getattr(pooling, "pooling_mode", None)
-    if isinstance(mode, str) or isinstance(mode, (list, tuple)):  # sentence-transformers >= 6
+    if isinstance(mode, (str, list, tuple)):  # sentence-transformers >= 6
         mean = mode == "mean" or list(mode) == ["mean"]
     else:  # older releases: one flag per mode
         mean = bool(getattr(pooling, "pooling_mode_mean_tokens", False)) and not any(
             getattr(pooling, f"pooling_mode_{m}", False)
-            for m in ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens",
-                      "lasttoken"))
-    if len(modules) < 2 or modules[1] != "Pooling" or not mean or any(
-            m != "Normalize" for m in modules[2:]):
+            for m in (
+                "cls_token",
+                "max_tokens",
+                "mean_sqrt_len_tokens",
+                "weightedmean_tokens",
+                "lasttoken",
+            )
+        )
+    if (
+        len(modules) < 2
+        or modules[1] != "Pooling"
+        or not mean
+        or any(m != "Normalize" for m in modules[2:])
+    ):
         raise LateChunkingUnsupported(
             f"embed.late=true needs a mean-pooled model (transformer, mean pooling, at most a "
             f"normalization); '{name}' is {' -> '.join(modules)}"
-            + ("" if mean else " without mean pooling"))
-
+            + ("" if mean else " without mean pooling")
+        )
 
 
 def _special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:

@@ -23,9 +23,19 @@ from typing import Any
 from sweep.core.messages import first_line
 from sweep.embedding.errors import EmbedderError
 
-__all__ = ["BUNDLED_ALIASES", "DEFAULT_MODEL", "DEVICE_PATTERN", "HUB_PROBE_TIMEOUT", "MEMO_LOCK",
-           "ModelFiles", "cached_snapshot", "load_tokenizer", "model_files", "model_fingerprint",
-           "resolve_model"]
+__all__ = [
+    "BUNDLED_ALIASES",
+    "DEFAULT_MODEL",
+    "DEVICE_PATTERN",
+    "HUB_PROBE_TIMEOUT",
+    "MEMO_LOCK",
+    "ModelFiles",
+    "cached_snapshot",
+    "load_tokenizer",
+    "model_files",
+    "model_fingerprint",
+    "resolve_model",
+]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -45,7 +55,9 @@ def _is_true(value: str | None) -> bool:
 
 
 def _hub_offline() -> bool:
-    if _is_true(os.environ.get("HF_HUB_OFFLINE")) or _is_true(os.environ.get("TRANSFORMERS_OFFLINE")):
+    if _is_true(os.environ.get("HF_HUB_OFFLINE")) or _is_true(
+        os.environ.get("TRANSFORMERS_OFFLINE")
+    ):
         return True
     try:
         from huggingface_hub import constants
@@ -65,8 +77,7 @@ def _bundled_model_path() -> Path | None:
 
 def _looks_like_path(name: str) -> bool:
     # A Hub id has at most one slash and never starts like a path.
-    return (os.path.isabs(name) or name.startswith((".", "~")) or "\\" in name
-            or name.count("/") > 1)
+    return os.path.isabs(name) or name.startswith((".", "~")) or "\\" in name or name.count("/") > 1
 
 
 def cached_snapshot(repo_id: str) -> Path | None:
@@ -90,8 +101,9 @@ def _probe_hub(repo_id: str) -> None:
     try:
         from huggingface_hub import constants, get_token
     except ImportError as exc:
-        raise EmbedderError(f"cannot load embedding model '{repo_id}': "
-                            f"huggingface_hub is not installed ({exc})") from None
+        raise EmbedderError(
+            f"cannot load embedding model '{repo_id}': huggingface_hub is not installed ({exc})"
+        ) from None
     url = f"{constants.ENDPOINT.rstrip('/')}/api/models/{repo_id}"
     request = urllib.request.Request(url, method="GET")
     try:
@@ -107,9 +119,12 @@ def _probe_hub(repo_id: str) -> None:
         if exc.code in (401, 403, 404):
             raise EmbedderError(
                 f"cannot load embedding model '{repo_id}': no such model on the Hugging Face "
-                f"Hub (HTTP {exc.code}; private models need HF_TOKEN)") from None
-        raise EmbedderError(f"cannot load embedding model '{repo_id}': the Hugging Face Hub "
-                            f"answered HTTP {exc.code}") from None
+                f"Hub (HTTP {exc.code}; private models need HF_TOKEN)"
+            ) from None
+        raise EmbedderError(
+            f"cannot load embedding model '{repo_id}': the Hugging Face Hub "
+            f"answered HTTP {exc.code}"
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise EmbedderError(
@@ -139,20 +154,26 @@ def resolve_model(name_or_path: str) -> str:
     expanded = os.path.expanduser(name)
     if os.path.exists(expanded):
         if not os.path.isdir(expanded):
-            raise EmbedderError(f"cannot load embedding model '{name}': "
-                                "not a directory (expected a sentence-transformers model folder)")
+            raise EmbedderError(
+                f"cannot load embedding model '{name}': "
+                "not a directory (expected a sentence-transformers model folder)"
+            )
         return expanded
     if _looks_like_path(name) or not _REPO_ID.match(name):
-        raise EmbedderError(f"cannot load embedding model '{name}': no such directory, "
-                            "and not a Hugging Face model id")
+        raise EmbedderError(
+            f"cannot load embedding model '{name}': no such directory, "
+            "and not a Hugging Face model id"
+        )
     snapshot = cached_snapshot(name)
     if snapshot is not None:
         return str(snapshot)
     if _hub_offline():
-        raise EmbedderError(f"cannot load embedding model '{name}': not in the local Hugging Face "
-                            f"cache and HF_HUB_OFFLINE is set; get it with `huggingface-cli download "
-                            f"{name}` and set embed.model=<the folder it prints>, or use "
-                            "all-MiniLM-L6-v2")
+        raise EmbedderError(
+            f"cannot load embedding model '{name}': not in the local Hugging Face "
+            f"cache and HF_HUB_OFFLINE is set; get it with `huggingface-cli download "
+            f"{name}` and set embed.model=<the folder it prints>, or use "
+            "all-MiniLM-L6-v2"
+        )
     _probe_hub(name)
     return name
 
@@ -224,19 +245,24 @@ def model_files(model_dir: Path) -> ModelFiles:
         if memo is not None:
             return memo
     if not (model_dir / "modules.json").is_file() and not (model_dir / "config.json").is_file():
-        raise EmbedderError(f"cannot load embedding model '{model_dir}': no modules.json or "
-                            "config.json in it (not a sentence-transformers or transformers model)")
+        raise EmbedderError(
+            f"cannot load embedding model '{model_dir}': no modules.json or "
+            "config.json in it (not a sentence-transformers or transformers model)"
+        )
     try:
         fingerprint = model_fingerprint(model_dir)
     except OSError as exc:
-        raise EmbedderError(f"cannot load embedding model '{model_dir}': {first_line(exc)}") from None
+        raise EmbedderError(
+            f"cannot load embedding model '{model_dir}': {first_line(exc)}"
+        ) from None
     transformer_dir = model_dir
     for module in _read_json_list(model_dir / "modules.json"):
         if str(module.get("type", "")).rsplit(".", 1)[-1] == "Transformer":
             transformer_dir = model_dir / str(module.get("path", ""))
             break
     st_config = _read_json(model_dir / "sentence_bert_config.json") or _read_json(
-        transformer_dir / "sentence_bert_config.json")
+        transformer_dir / "sentence_bert_config.json"
+    )
     hf_config = _read_json(transformer_dir / "config.json")
     msl = st_config.get("max_seq_length")
     limit = hf_config.get("max_position_embeddings")
@@ -264,7 +290,6 @@ def _read_json_list(path: Path) -> list[dict]:
     return [d for d in data if isinstance(d, dict)] if isinstance(data, list) else []
 
 
-
 def load_tokenizer(path: Path) -> Any:
     key = str(path)
     with MEMO_LOCK:
@@ -279,4 +304,3 @@ def load_tokenizer(path: Path) -> Any:
             tok.no_padding()
             _TOKENIZER_MEMO[key] = tok
         return tok
-

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,9 @@ _EXPORT_MEMO: dict[tuple[str, int | None], ExportEncoder] = {}
 class ExportedBackend:
     """A backend that runs an export of the model kept under ``root``, on the CPU."""
 
-    def __init__(self, name: str, model_name: str, label: str, threads: int | None,
-                 root: Path) -> None:
+    def __init__(
+        self, name: str, model_name: str, label: str, threads: int | None, root: Path
+    ) -> None:
         self.name = name
         self.model_name = model_name
         self.label = label
@@ -63,8 +65,9 @@ class ExportedBackend:
 
     def folder(self, files: ModelFiles) -> Path:
         """Where this backend's export of the model is (or will be) kept."""
-        return self.root / onnx_export.export_dirname(files.fingerprint, self.name,
-                                                      self._export_precision())
+        return self.root / onnx_export.export_dirname(
+            files.fingerprint, self.name, self._export_precision()
+        )
 
     def load(self, files: ModelFiles) -> float | None:
         """Find or make the export and load its runtime (once per process); the seconds it
@@ -80,19 +83,25 @@ class ExportedBackend:
             encoder = _EXPORT_MEMO.get(key)
             if encoder is None:
                 if not (folder / MANIFEST_FILE).is_file():
-                    log.info("exporting %s for embed.backend=%s in %s; done once per model",
-                             self.label, self.name, folder.parent)
+                    log.info(
+                        "exporting %s for embed.backend=%s in %s; done once per model",
+                        self.label,
+                        self.name,
+                        folder.parent,
+                    )
                 else:
-                    log.info("loading embedding model %s (embed.backend=%s)", self.label,
-                             self.name)
+                    log.info("loading embedding model %s (embed.backend=%s)", self.label, self.name)
                 try:
                     with quiet_transformers():
-                        folder = onnx_export.ensure_export(files.path, files.fingerprint,
-                                                           self.name, self.root, precision)
+                        folder = onnx_export.ensure_export(
+                            files.path, files.fingerprint, self.name, self.root, precision
+                        )
                     encoder = encoder_for(self.name, folder, threads=self.threads)
                 except Exception as exc:
-                    raise EmbedderError(f"cannot run '{self.model_name}' with "
-                                        f"embed.backend={self.name}: {first_line(exc)}") from None
+                    raise EmbedderError(
+                        f"cannot run '{self.model_name}' with "
+                        f"embed.backend={self.name}: {first_line(exc)}"
+                    ) from None
                 _EXPORT_MEMO[key] = encoder
                 seconds = time.perf_counter() - start
         self.encoder = encoder
@@ -104,8 +113,9 @@ class ExportedBackend:
     def dim(self) -> int:
         return int(self.encoder.dim)
 
-    def encode(self, texts: Sequence[str], batch_size: int, max_seq_length: int,
-               normalize: bool) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int, max_seq_length: int, normalize: bool
+    ) -> np.ndarray:
         """float32 (len(texts), dim), the export loaded."""
         return self.encoder.encode(texts, batch_size, max_seq_length, normalize)
 

@@ -46,9 +46,15 @@ from typing import Any
 
 import numpy as np
 
+from sweep.embedding.encoders import (
+    MANIFEST_FILE,
+    MODEL_FILE,
+    OPENVINO_FILE,
+    TOKENIZER_FILE,
+    encoder_for,
+    export_kind,
+)
 from sweep.embedding.errors import BackendExportError
-from sweep.embedding.encoders import (MANIFEST_FILE, MODEL_FILE, OPENVINO_FILE, TOKENIZER_FILE,
-                                      encoder_for, export_kind)
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +95,9 @@ def export_dirname(fingerprint: str, backend: str, precision: str | None = None)
     return f"{fingerprint}-{kind}-{RECIPES[kind]}"
 
 
-def ensure_export(model_dir: Path, fingerprint: str, backend: str, root: Path,
-                  precision: str | None = None) -> Path:
+def ensure_export(
+    model_dir: Path, fingerprint: str, backend: str, root: Path, precision: str | None = None
+) -> Path:
     """The folder of ``model_dir``'s export for ``backend`` under ``root``, built if missing
     (``precision``: OpenVINO's on this machine, for the ``openvino`` backend)."""
     final = root / export_dirname(fingerprint, backend, precision)
@@ -140,8 +147,12 @@ def _load_torch_model(model_dir: Path) -> Any:
 
     try:
         # Eager attention exports as plain MatMul/Softmax, which the optimizer fuses.
-        return SentenceTransformer(str(model_dir), device="cpu", local_files_only=True,
-                                   model_kwargs={"attn_implementation": "eager"}).eval()
+        return SentenceTransformer(
+            str(model_dir),
+            device="cpu",
+            local_files_only=True,
+            model_kwargs={"attn_implementation": "eager"},
+        ).eval()
     except (TypeError, ValueError):
         return SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).eval()
 
@@ -176,7 +187,9 @@ def _export_graph(model_dir: Path, out: Path) -> tuple[Any, dict, Path]:
     tokenizer = getattr(model, "tokenizer", None)
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)
     if backend_tokenizer is None:
-        raise BackendExportError("the exported backends need a model with a fast (tokenizers) tokenizer")
+        raise BackendExportError(
+            "the exported backends need a model with a fast (tokenizers) tokenizer"
+        )
     features = model.preprocess(["an example input", "a"])
     tensors = {k: v for k, v in features.items() if isinstance(v, torch.Tensor)}
     constants = {k: v for k, v in features.items() if not isinstance(v, torch.Tensor)}
@@ -185,14 +198,25 @@ def _export_graph(model_dir: Path, out: Path) -> tuple[Any, dict, Path]:
         raise BackendExportError(f"unsupported model inputs {sorted(tensors)}")
     raw = out / "raw.onnx"
     with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")  # tracer warnings about shape checks that hold for any input
-        torch.onnx.export(_Graph.wrap(model, constants), tuple(tensors[n] for n in inputs), str(raw),
-                          input_names=inputs, output_names=["sentence_embedding"], dynamo=False,
-                          opset_version=17, dynamic_axes={n: {0: "batch", 1: "tokens"} for n in inputs})
+        warnings.simplefilter(
+            "ignore"
+        )  # tracer warnings about shape checks that hold for any input
+        torch.onnx.export(
+            _Graph.wrap(model, constants),
+            tuple(tensors[n] for n in inputs),
+            str(raw),
+            input_names=inputs,
+            output_names=["sentence_embedding"],
+            dynamo=False,
+            opset_version=17,
+            dynamic_axes={n: {0: "batch", 1: "tokens"} for n in inputs},
+        )
     backend_tokenizer.save(str(out / TOKENIZER_FILE))
     manifest = {
-        "format": 1, "source": str(model_dir),
-        "inputs": inputs, "output": "sentence_embedding",
+        "format": 1,
+        "source": str(model_dir),
+        "inputs": inputs,
+        "output": "sentence_embedding",
         "dim": int(model.get_embedding_dimension()),
         "max_seq_length": int(model.max_seq_length) if model.max_seq_length else None,
         "lowercase": bool(getattr(model[0], "do_lower_case", False)),
@@ -242,20 +266,26 @@ def _optimize(raw: Path, dst: Path, model_dir: Path) -> bool:
     Whether the fusions were applied."""
     config = _transformer_config(model_dir)
     heads, hidden = config.get("num_attention_heads"), config.get("hidden_size")
-    if config.get("model_type") in _BERT_LIKE and isinstance(heads, int) and isinstance(hidden, int):
+    if (
+        config.get("model_type") in _BERT_LIKE
+        and isinstance(heads, int)
+        and isinstance(hidden, int)
+    ):
         from onnxruntime.transformers import optimizer
 
         try:
             with _quiet_logs():
-                model = optimizer.optimize_model(str(raw), model_type="bert", num_heads=heads,
-                                                 hidden_size=hidden)
+                model = optimizer.optimize_model(
+                    str(raw), model_type="bert", num_heads=heads, hidden_size=hidden
+                )
                 fused = {k: v for k, v in model.get_fused_operator_statistics().items() if v}
                 model.save_model_to_file(str(dst))
             log.info("ONNX fusions: %s", fused)
             return True
         except Exception as exc:  # fusion is an optimisation, never a requirement
-            log.warning("ONNX Runtime's transformer optimizer failed (%s); using the plain graph",
-                        exc)
+            log.warning(
+                "ONNX Runtime's transformer optimizer failed (%s); using the plain graph", exc
+            )
     shutil.copyfile(raw, dst)
     return False
 
@@ -292,17 +322,30 @@ def _quantize(source: Path, out: Path, model_dir: Path) -> None:
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     with _quiet_logs():
-        quantizer = MatMulNBitsQuantizer(str(source / MODEL_FILE), bits=8,
-                                         block_size=INT8_BLOCK, is_symmetric=True,
-                                         accuracy_level=4, op_types_to_quantize=("MatMul",))
+        quantizer = MatMulNBitsQuantizer(
+            str(source / MODEL_FILE),
+            bits=8,
+            block_size=INT8_BLOCK,
+            is_symmetric=True,
+            accuracy_level=4,
+            op_types_to_quantize=("MatMul",),
+        )
         quantizer.process()
-        quantizer.model.save_model_to_file(str(out / MODEL_FILE),
-                                           use_external_data_format=False)
+        quantizer.model.save_model_to_file(str(out / MODEL_FILE), use_external_data_format=False)
     shutil.copyfile(source / TOKENIZER_FILE, out / TOKENIZER_FILE)
     manifest = json.loads((source / MANIFEST_FILE).read_text(encoding="utf-8"))
-    manifest.update(precision="int8", recipe=RECIPES["int8"], versions=_versions(),
-                    int8={"weights": "MatMulNBits", "bits": 8, "block": INT8_BLOCK,
-                          "symmetric": True, "accuracy_level": 4})
+    manifest.update(
+        precision="int8",
+        recipe=RECIPES["int8"],
+        versions=_versions(),
+        int8={
+            "weights": "MatMulNBits",
+            "bits": 8,
+            "block": INT8_BLOCK,
+            "symmetric": True,
+            "accuracy_level": 4,
+        },
+    )
     _write_manifest(out, manifest)
     _check(out, _load_torch_model(model_dir), "int8", manifest)
 
@@ -310,16 +353,23 @@ def _quantize(source: Path, out: Path, model_dir: Path) -> None:
 def _check(folder: Path, model: Any, kind: str, manifest: dict) -> None:
     """Compare the export with the torch model on the probe texts; record the worst cosine."""
     msl = int(model.max_seq_length or 128)
-    want = np.asarray(model.encode(list(_PROBES), convert_to_numpy=True, show_progress_bar=False,
-                                   normalize_embeddings=True), dtype=np.float64)
+    want = np.asarray(
+        model.encode(
+            list(_PROBES), convert_to_numpy=True, show_progress_bar=False, normalize_embeddings=True
+        ),
+        dtype=np.float64,
+    )
     encoder = encoder_for(_BACKEND[kind], folder)
-    got = encoder.encode(list(_PROBES), batch_size=4, max_seq_length=msl,
-                         normalize=True).astype(np.float64)
+    got = encoder.encode(list(_PROBES), batch_size=4, max_seq_length=msl, normalize=True).astype(
+        np.float64
+    )
     cosine = float(np.min(np.sum(want * got, axis=1)))
     if not cosine >= MIN_PROBE_COSINE[kind]:
         at = f" computed in {encoder.precision}" if kind == "openvino" else ""
-        raise BackendExportError(f"the {kind} export{at} disagrees with the torch model "
-                          f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[kind]} on a probe text)")
+        raise BackendExportError(
+            f"the {kind} export{at} disagrees with the torch model "
+            f"(cosine {cosine:.6f} < {MIN_PROBE_COSINE[kind]} on a probe text)"
+        )
     if kind == "openvino":
         manifest["probe_precision"] = encoder.precision
     manifest["probe_min_cosine"] = round(cosine, 6)
@@ -327,8 +377,9 @@ def _check(folder: Path, model: Any, kind: str, manifest: dict) -> None:
 
 
 def _write_manifest(folder: Path, manifest: dict) -> None:
-    (folder / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
-                                        encoding="utf-8")
+    (folder / MANIFEST_FILE).write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
 
 
 def _versions() -> dict[str, str]:

@@ -35,8 +35,9 @@ class OpenVinoBackend(ExportedBackend):
         try:
             return cpu_precision()
         except Exception as exc:
-            raise EmbedderError(f"embed.backend=openvino: cannot query OpenVINO's CPU "
-                                f"device: {first_line(exc)}") from None
+            raise EmbedderError(
+                f"embed.backend=openvino: cannot query OpenVINO's CPU device: {first_line(exc)}"
+            ) from None
 
     def _export_precision(self) -> str | None:
         return self.precision

@@ -59,7 +59,7 @@ class EmbedRate:
             return tokens * self.seconds / self.tokens
         return texts / self.texts_per_s
 
-    def plus(self, texts: int, tokens: int | None, seconds: float) -> "EmbedRate":
+    def plus(self, texts: int, tokens: int | None, seconds: float) -> EmbedRate:
         """This rate with one more measurement in it."""
         if tokens is None:  # the tokens of these texts are not known: texts alone carry on
             tokens_total = 0.0
@@ -91,14 +91,24 @@ class EmbedRates:
             return None
         try:
             load = entry.get("load_s")
-            return EmbedRate(float(entry.get("texts", 0)), float(entry.get("tokens", 0)),
-                             float(entry.get("seconds", 0)),
-                             None if load is None else float(load))
+            return EmbedRate(
+                float(entry.get("texts", 0)),
+                float(entry.get("tokens", 0)),
+                float(entry.get("seconds", 0)),
+                None if load is None else float(load),
+            )
         except (TypeError, ValueError):
             return None
 
-    def record(self, key: str, *, texts: int = 0, tokens: int | None = None,
-               seconds: float = 0.0, load_s: float | None = None) -> None:
+    def record(
+        self,
+        key: str,
+        *,
+        texts: int = 0,
+        tokens: int | None = None,
+        seconds: float = 0.0,
+        load_s: float | None = None,
+    ) -> None:
         """Add a measurement (``texts`` embedded in ``seconds``), or a model load's time."""
         if cachedirs.read_only(self.root):
             return
@@ -107,8 +117,13 @@ class EmbedRates:
         new = old.plus(texts, tokens, seconds) if texts and seconds > 0 else old
         if load_s is not None:
             new = EmbedRate(new.texts, new.tokens, new.seconds, load_s)
-        data[key] = {"texts": new.texts, "tokens": new.tokens, "seconds": new.seconds,
-                     "load_s": new.load_s, "updated": time.time()}
+        data[key] = {
+            "texts": new.texts,
+            "tokens": new.tokens,
+            "seconds": new.seconds,
+            "load_s": new.load_s,
+            "updated": time.time(),
+        }
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")

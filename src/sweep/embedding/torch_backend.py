@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,18 +54,20 @@ def _load_sentence_transformer(source: str, device: str, display: str) -> Any:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise EmbedderError(f"cannot load embedding model '{display}': sentence-transformers "
-                                f"is not installed ({exc}); pip install sentence-transformers") from None
+            raise EmbedderError(
+                f"cannot load embedding model '{display}': sentence-transformers "
+                f"is not installed ({exc}); pip install sentence-transformers"
+            ) from None
         with quiet_transformers():
             try:
                 model = SentenceTransformer(source, device=device, local_files_only=local)
             except Exception as exc:
                 raise EmbedderError(
-                    f"cannot load embedding model '{display}': {first_line(exc)}") from None
+                    f"cannot load embedding model '{display}': {first_line(exc)}"
+                ) from None
         model.eval()
         _MODEL_MEMO[key] = model
         return model
-
 
 
 class TorchBackend:
@@ -75,8 +78,9 @@ class TorchBackend:
     #: torch computes in float32 (what ``precision`` reports of this backend).
     precision = "fp32"
 
-    def __init__(self, source: str, device: str, model_name: str, label: str,
-                 threads: int | None) -> None:
+    def __init__(
+        self, source: str, device: str, model_name: str, label: str, threads: int | None
+    ) -> None:
         self.source = source
         self.device = device
         self.model_name = model_name
@@ -111,8 +115,9 @@ class TorchBackend:
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension())
 
-    def encode(self, texts: Sequence[str], batch_size: int, max_seq_length: int,
-               normalize: bool) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int, max_seq_length: int, normalize: bool
+    ) -> np.ndarray:
         """float32 (len(texts), dim), the model loaded."""
         self.load()
         with MEMO_LOCK:
@@ -123,5 +128,10 @@ class TorchBackend:
                 import torch
 
                 torch.set_num_threads(self.threads)
-            return self.model.encode(list(texts), batch_size=batch_size, show_progress_bar=False,
-                                     convert_to_numpy=True, normalize_embeddings=normalize)
+            return self.model.encode(
+                list(texts),
+                batch_size=batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+                normalize_embeddings=normalize,
+            )

@@ -12,8 +12,8 @@ over an existing file), each quote checked against its document: see
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from sweep.cli.argtypes import add_reading_options, int_in, reading_options
 from sweep.cli.commands import CommandParser
@@ -33,27 +33,55 @@ _OS_ERRORS = {FileExistsError: BAD_INPUT, OSError: FAILED}
 def main(argv: Sequence[str] | None = None) -> int:
     parser = CommandParser(PROG)
     parser.add_argument("dataset", type=Path, help="dataset folder: its documents are searched")
-    parser.add_argument("--questions", type=Path, metavar="FILE",
-                        help="questions: .jsonl rows {\"query_id\"?, \"query\", ...}, or a text "
-                             "file with one per line (default: DATASET/queries.jsonl)")
-    parser.add_argument("--top", type=int_in(1), default=3, metavar="N",
-                        help="passages proposed per question (default 3)")
-    parser.add_argument("--out", type=Path, metavar="FILE",
-                        help="the draft to write (default: DATASET/queries.draft.jsonl); with "
-                             "--accept, the questions file (default: DATASET/queries.jsonl)")
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        metavar="FILE",
+        help='questions: .jsonl rows {"query_id"?, "query", ...}, or a text '
+        "file with one per line (default: DATASET/queries.jsonl)",
+    )
+    parser.add_argument(
+        "--top",
+        type=int_in(1),
+        default=3,
+        metavar="N",
+        help="passages proposed per question (default 3)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="the draft to write (default: DATASET/queries.draft.jsonl); with "
+        "--accept, the questions file (default: DATASET/queries.jsonl)",
+    )
     parser.add_argument("--force", action="store_true", help="replace the draft if it exists")
-    parser.add_argument("--accept", type=Path, nargs="?", const=_THE_DRAFT, metavar="DRAFT",
-                        help="write the proposals of DRAFT (default: DATASET/queries.draft."
-                             "jsonl) marked \"keep\": true as a questions file, each quote "
-                             "checked against its document; never over an existing file")
+    parser.add_argument(
+        "--accept",
+        type=Path,
+        nargs="?",
+        const=_THE_DRAFT,
+        metavar="DRAFT",
+        help="write the proposals of DRAFT (default: DATASET/queries.draft."
+        'jsonl) marked "keep": true as a questions file, each quote '
+        "checked against its document; never over an existing file",
+    )
     add_reading_options(parser, quotes=False)
     args = parser.parse_args(argv)
     if args.accept is not None:
-        given = [o for o, v in (("--questions", args.questions), ("--top", args.top != 3),
-                                ("--force", args.force)) if v]
+        given = [
+            o
+            for o, v in (
+                ("--questions", args.questions),
+                ("--top", args.top != 3),
+                ("--force", args.force),
+            )
+            if v
+        ]
         if given:
-            parser.error(f"{given[0]} does not go with --accept: it writes the kept proposals "
-                         "of a draft, and never over an existing file")
+            parser.error(
+                f"{given[0]} does not go with --accept: it writes the kept proposals "
+                "of a draft, and never over an existing file"
+            )
     options = reading_options(args)
     log_warnings(PROG)
     if args.accept is not None:
@@ -62,14 +90,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out.exists() and not args.force:
         report_error(PROG, f"{out}: file exists; --force replaces it, --out FILE writes another")
         return BAD_INPUT
-    progress = ((lambda line: print(one_line(line, squeeze=False), file=sys.stderr))
-                if sys.stderr.isatty() else None)
+    progress = (
+        (lambda line: print(one_line(line, squeeze=False), file=sys.stderr))
+        if sys.stderr.isatty()
+        else None
+    )
 
     def call() -> None:
-        draft = draft_evidence(args.dataset, args.questions, out, top=args.top,
-                               overwrite=args.force, progress=progress, **options)
+        draft = draft_evidence(
+            args.dataset,
+            args.questions,
+            out,
+            top=args.top,
+            overwrite=args.force,
+            progress=progress,
+            **options,
+        )
         for line in describe_draft(draft, args.dataset):
             print(one_line(line, squeeze=False))  # question ids and file names are data
+
     return run_with_exits(PROG, call, _OS_ERRORS)
 
 
@@ -80,6 +119,7 @@ def _accept(args, options) -> int:
         accepted = accept_draft(draft, args.dataset, args.out, **options)
         for line in describe_accepted(accepted, args.dataset):
             print(one_line(line, squeeze=False))
+
     return run_with_exits(PROG, call, _OS_ERRORS)
 
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core.checks import is_int
 from sweep.core.types import Document
 from sweep.datasets.loading import QUERIES_FILE, DatasetError, Problem, describe_value, load_corpus
-from sweep.datasets.quotes import QuoteLocation, QuoteIndex
+from sweep.datasets.quotes import QuoteIndex, QuoteLocation
 from sweep.evidence.questions import Question, read_questions
 
 __all__ = ["Accepted", "accept_draft", "describe_accepted"]
@@ -49,9 +50,16 @@ class Accepted:
     left_out: tuple[str, ...]
 
 
-def accept_draft(draft: str | Path, dataset: str | Path, out: str | Path | None = None, *,
-                 reader: Mapping[str, str] | None = None, skip_unreadable: bool = False,
-                 follow_links: bool = False, **limits: float | None) -> Accepted:
+def accept_draft(
+    draft: str | Path,
+    dataset: str | Path,
+    out: str | Path | None = None,
+    *,
+    reader: Mapping[str, str] | None = None,
+    skip_unreadable: bool = False,
+    follow_links: bool = False,
+    **limits: float | None,
+) -> Accepted:
     """Write the kept proposals of ``draft`` as a questions file at ``out`` (default
     ``DATASET/queries.jsonl``), each quote located in ``dataset``'s documents as read with
     ``reader`` and the reading ``limits``. An existing ``out`` is never replaced
@@ -62,12 +70,22 @@ def accept_draft(draft: str | Path, dataset: str | Path, out: str | Path | None 
     if target.exists() or target.is_symlink():
         raise _exists(target)
     if draft.suffix.lower() not in (".jsonl", ".json"):
-        raise DatasetError(Problem(str(draft), None, "not a draft: sweep.evidence writes "
-                                   "drafts as JSON lines (.jsonl)"))
+        raise DatasetError(
+            Problem(
+                str(draft), None, "not a draft: sweep.evidence writes drafts as JSON lines (.jsonl)"
+            )
+        )
     questions = read_questions(draft)
-    documents = {d.doc_id: d for d in load_corpus(dataset, reader=reader,
-                                                  skip_unreadable=skip_unreadable,
-                                                  follow_links=follow_links, **limits)}
+    documents = {
+        d.doc_id: d
+        for d in load_corpus(
+            dataset,
+            reader=reader,
+            skip_unreadable=skip_unreadable,
+            follow_links=follow_links,
+            **limits,
+        )
+    }
     problems: list[Problem] = []
     indexes: dict[str, QuoteIndex] = {}
     rows: list[dict[str, Any]] = []
@@ -78,8 +96,13 @@ def accept_draft(draft: str | Path, dataset: str | Path, out: str | Path | None 
         row = {k: v for k, v in question.row.items() if k not in ("proposed", "relevant")}
         relevant = question.row.get("relevant")
         if relevant is not None and not isinstance(relevant, list):
-            problems.append(Problem(str(draft), question.line, "relevant must be a list, got "
-                                    f"{describe_value(relevant)}"))
+            problems.append(
+                Problem(
+                    str(draft),
+                    question.line,
+                    f"relevant must be a list, got {describe_value(relevant)}",
+                )
+            )
             continue
         if relevant is None and not kept:
             left_out.append(question.query_id)
@@ -89,15 +112,25 @@ def accept_draft(draft: str | Path, dataset: str | Path, out: str | Path | None 
     if problems:
         raise DatasetError(problems)
     if not rows:
-        raise DatasetError(Problem(str(draft), None, "no question has evidence kept: mark the "
-                                   "right proposals with \"keep\": true"))
+        raise DatasetError(
+            Problem(
+                str(draft),
+                None,
+                'no question has evidence kept: mark the right proposals with "keep": true',
+            )
+        )
     _write_new(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return Accepted(target, len(rows), sum(how.values()), how, tuple(left_out))
 
 
-def _kept(question: Question, draft: str, documents: Mapping[str, Document],
-          indexes: dict[str, QuoteIndex], problems: list[Problem],
-          how: dict[str, int]) -> list[dict[str, Any]]:
+def _kept(
+    question: Question,
+    draft: str,
+    documents: Mapping[str, Document],
+    indexes: dict[str, QuoteIndex],
+    problems: list[Problem],
+    how: dict[str, int],
+) -> list[dict[str, Any]]:
     """The judgments of ``question``'s kept proposals; each bad one is a problem."""
     proposed = question.row.get("proposed", [])
 
@@ -121,15 +154,21 @@ def _kept(question: Question, draft: str, documents: Mapping[str, Document],
             continue
         doc_id, quote = item.get("doc_id"), item.get("quote")
         if not isinstance(doc_id, str) or doc_id not in documents:
-            bad(f"{where}: unknown doc_id {doc_id!r}" if isinstance(doc_id, str)
-                else f"{where}: doc_id must be a string, got {describe_value(doc_id)}")
+            bad(
+                f"{where}: unknown doc_id {doc_id!r}"
+                if isinstance(doc_id, str)
+                else f"{where}: doc_id must be a string, got {describe_value(doc_id)}"
+            )
             continue
         if not isinstance(quote, str) or not quote.strip():
             bad(f"{where}: quote must be the evidence kept, got {describe_value(quote)}")
             continue
         index = indexes.setdefault(doc_id, QuoteIndex(documents[doc_id].text))
-        judgment = {"doc_id": doc_id, "quote": quote.strip(),
-                    **{k: item[k] for k in _CARRIED if k in item}}
+        judgment = {
+            "doc_id": doc_id,
+            "quote": quote.strip(),
+            **{k: item[k] for k in _CARRIED if k in item},
+        }
         found = _locate(index, judgment, item)
         if isinstance(found, str):
             bad(f"{where}: quote not located in {doc_id!r}: {found}")
@@ -142,8 +181,9 @@ def _kept(question: Question, draft: str, documents: Mapping[str, Document],
     return kept
 
 
-def _locate(index: QuoteIndex, judgment: Mapping[str, Any], item: Mapping[str, Any]
-            ) -> tuple[QuoteLocation, int | None] | str:
+def _locate(
+    index: QuoteIndex, judgment: Mapping[str, Any], item: Mapping[str, Any]
+) -> tuple[QuoteLocation, int | None] | str:
     """Where the quote is, as the loader will find it, and the ``occurrence`` to write
     with it: a quote found more than once is the match inside the proposal's own
     ``start``..``end``. A string says why it is not located."""
@@ -166,8 +206,11 @@ def _locate(index: QuoteIndex, judgment: Mapping[str, Any], item: Mapping[str, A
 
 
 def _exists(path: Path) -> FileExistsError:
-    return FileExistsError(errno.EEXIST, "file exists; --accept never replaces a file: --out "
-                           "FILE writes the questions to a new one", str(path))
+    return FileExistsError(
+        errno.EEXIST,
+        "file exists; --accept never replaces a file: --out FILE writes the questions to a new one",
+        str(path),
+    )
 
 
 def _write_new(path: Path, text: str) -> None:
@@ -192,14 +235,18 @@ def _write_new(path: Path, text: str) -> None:
 def describe_accepted(accepted: Accepted, dataset: str | Path) -> list[str]:
     """The summary to print: what was written, what was left out, and what to do next."""
     ways = ", ".join(f"{n} {how}" for how, n in sorted(accepted.how.items()))
-    lines = [f"{accepted.out}: {accepted.questions} question"
-             f"{'s' if accepted.questions != 1 else ''} with evidence, {accepted.quotes} kept "
-             f"quote{'s' if accepted.quotes != 1 else ''} located ({ways or 'none'})"]
+    lines = [
+        f"{accepted.out}: {accepted.questions} question"
+        f"{'s' if accepted.questions != 1 else ''} with evidence, {accepted.quotes} kept "
+        f"quote{'s' if accepted.quotes != 1 else ''} located ({ways or 'none'})"
+    ]
     if accepted.left_out:
         shown = ", ".join(accepted.left_out[:5]) + (", ..." if len(accepted.left_out) > 5 else "")
-        lines.append(f"{len(accepted.left_out)} left out, no proposal kept ({shown}): mark one "
-                     "with \"keep\": true, or give \"relevant\": [] when the documents do not "
-                     "answer it, and accept again into a new file")
+        lines.append(
+            f"{len(accepted.left_out)} left out, no proposal kept ({shown}): mark one "
+            'with "keep": true, or give "relevant": [] when the documents do not '
+            "answer it, and accept again into a new file"
+        )
     queries = Path(dataset) / QUERIES_FILE
     if accepted.out.resolve() != queries.resolve():
         lines.append(f"Next: mv {accepted.out} {queries} && python -m sweep.validate {dataset}")

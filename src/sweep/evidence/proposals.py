@@ -17,14 +17,15 @@ hold them all) the passage is proposed whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sweep.core.checks import is_int
-from sweep.core.types import Chunk, Document
 from sweep.core.text.passages import Passage, passages_of, sentences_of
+from sweep.core.types import Chunk, Document
 from sweep.retrieval.lexical import BM25Retriever, Tokenizer
 
 if TYPE_CHECKING:
@@ -47,8 +48,14 @@ class EvidenceCandidate:
         """``{"doc_id", "quote", "score", "start", "end", "keep": false}``: a person sets
         ``keep`` to true on the right ones (``sweep.evidence --accept`` takes those)."""
         p = self.passage
-        return {"doc_id": p.doc_id, "quote": p.text, "score": round(self.score, 3),
-                "start": p.start, "end": p.end, "keep": False}
+        return {
+            "doc_id": p.doc_id,
+            "quote": p.text,
+            "score": round(self.score, 3),
+            "start": p.start,
+            "end": p.end,
+            "keep": False,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,37 +67,64 @@ class Proposal:
     candidates: tuple[EvidenceCandidate, ...]
 
 
-def propose(documents: Sequence[Document], questions: Sequence[Question],
-            top: int = 3) -> list[Proposal]:
+def propose(
+    documents: Sequence[Document], questions: Sequence[Question], top: int = 3
+) -> list[Proposal]:
     """Up to ``top`` candidate passages of ``documents`` for each of ``questions``
     (anything with ``query_id`` and ``query``), in their order."""
-    return propose_from([p for d in documents for p in passages_of(d)], questions, top,
-                        texts={d.doc_id: d.text for d in documents})
+    return propose_from(
+        [p for d in documents for p in passages_of(d)],
+        questions,
+        top,
+        texts={d.doc_id: d.text for d in documents},
+    )
 
 
-def propose_from(passages: Sequence[Passage], questions: Sequence[Question],
-                 top: int = 3, *, texts: Mapping[str, str] | None = None) -> list[Proposal]:
+def propose_from(
+    passages: Sequence[Passage],
+    questions: Sequence[Question],
+    top: int = 3,
+    *,
+    texts: Mapping[str, str] | None = None,
+) -> list[Proposal]:
     """:func:`propose` over passages already cut; ``texts`` (doc_id -> the document's text)
     lets a passage be narrowed to the sentence that carries its match."""
     if not is_int(top) or top < 1:
         raise ValueError(f"top must be an integer >= 1, got {top!r}")
     retriever = BM25Retriever()
-    retriever.index([Chunk(p.doc_id, p.index, p.start, p.end, p.text, n_tokens=p.n_words,
-                           embed_text=p.indexed_text) for p in passages])
+    retriever.index(
+        [
+            Chunk(
+                p.doc_id,
+                p.index,
+                p.start,
+                p.end,
+                p.text,
+                n_tokens=p.n_words,
+                embed_text=p.indexed_text,
+            )
+            for p in passages
+        ]
+    )
     proposals: list[Proposal] = []
     for first in range(0, len(questions), _BATCH):
-        batch = questions[first:first + _BATCH]
+        batch = questions[first : first + _BATCH]
         scores = retriever.scores([q.query for q in batch])
         for question, row in zip(batch, scores):
             terms = set(retriever.tokenize(question.query))
-            candidates = _best(row, passages, top, lambda p: _narrowed(
-                p, terms, retriever.tokenize, texts.get(p.doc_id) if texts else None))
+            candidates = _best(
+                row,
+                passages,
+                top,
+                lambda p: _narrowed(
+                    p, terms, retriever.tokenize, texts.get(p.doc_id) if texts else None
+                ),
+            )
             proposals.append(Proposal(question.query_id, question.query, candidates))
     return proposals
 
 
-def _narrowed(passage: Passage, terms: set[str], tokenize: Tokenizer,
-              text: str | None) -> Passage:
+def _narrowed(passage: Passage, terms: set[str], tokenize: Tokenizer, text: str | None) -> Passage:
     """The one sentence of ``passage`` holding every term of ``terms`` the passage's text
     holds, else the passage (the rule: this module's docstring)."""
     held = terms & set(tokenize(passage.text))
@@ -100,8 +134,9 @@ def _narrowed(passage: Passage, terms: set[str], tokenize: Tokenizer,
     return carrying[0] if len(carrying) == 1 else passage
 
 
-def _best(scores: np.ndarray, passages: Sequence[Passage], top: int,
-          narrow: Callable[[Passage], Passage]) -> tuple[EvidenceCandidate, ...]:
+def _best(
+    scores: np.ndarray, passages: Sequence[Passage], top: int, narrow: Callable[[Passage], Passage]
+) -> tuple[EvidenceCandidate, ...]:
     matching = np.flatnonzero(scores > 0)
     order = matching[np.lexsort((matching, -scores[matching].astype(np.float64)))]
     chosen: list[EvidenceCandidate] = []

@@ -11,12 +11,19 @@ them raised together as one :class:`~sweep.datasets.loading.DatasetError`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from sweep.core.files import read_regular_bytes
-from sweep.datasets.loading import BadJsonLine, DatasetError, Problem, describe_value, parse_json_line
+from sweep.datasets.loading import (
+    BadJsonLine,
+    DatasetError,
+    Problem,
+    describe_value,
+    parse_json_line,
+)
 
 __all__ = ["Question", "draft_text", "read_questions"]
 
@@ -68,8 +75,14 @@ def _lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
         try:
             line = raw.decode("utf-8").removesuffix("\r")
         except UnicodeDecodeError as e:
-            problems.append(Problem(str(path), n, f"not valid UTF-8 (byte 0x{raw[e.start]:02x} "
-                                                  f"at byte {e.start + 1} of the line)"))
+            problems.append(
+                Problem(
+                    str(path),
+                    n,
+                    f"not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                    f"at byte {e.start + 1} of the line)",
+                )
+            )
             continue
         if n == 1:
             line = line.removeprefix("\ufeff")
@@ -77,12 +90,17 @@ def _lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
             yield n, line
 
 
-def _json_rows(path: Path, lines: list[tuple[int, str]], problems: list[Problem],
-               ) -> Iterator[tuple[int, dict[str, Any], str]]:
+def _json_rows(
+    path: Path,
+    lines: list[tuple[int, str]],
+    problems: list[Problem],
+) -> Iterator[tuple[int, dict[str, Any], str]]:
     first_line: dict[str, int] = {}
     for n, line in lines:
+
         def bad(message: str, n: int = n) -> None:
             problems.append(Problem(str(path), n, message))
+
         try:
             row = parse_json_line(line)
         except BadJsonLine as e:
@@ -132,8 +150,9 @@ def _with_ids(rows: list[tuple[int, dict[str, Any], str | None]]) -> tuple[Quest
     return tuple(questions)
 
 
-def draft_text(questions: Sequence[Question],
-               proposed: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+def draft_text(
+    questions: Sequence[Question], proposed: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> str:
     """The draft file: one JSON line per question, in order. A labelled question is its
     line as read (``query_id`` added when it had none); one in ``proposed`` is its row
     without ``relevant``, with ``"proposed": [...]`` last."""

@@ -7,8 +7,9 @@ characters in the same chunks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from sweep.chunking.base import ChunkingSettingsError
 from sweep.chunking.frameworks import read_chunks, split_function
@@ -49,23 +50,33 @@ class SplitterAgreement:
         return self.share >= 0.9 and not self.missing
 
     def lines(self, name: str) -> list[str]:
-        out = [f"Measured on the sweep's {self.n_documents} documents: identical chunks on "
-               f"{self.identical} of {self.n_documents} documents; {self.shared} of the "
-               f"setting's {self.n_chunks} chunks are also {name}'s ({self.n_theirs} in all); "
-               f"{self.shared_ends} of its {self.n_chunks} cut positions are also {name}'s."]
+        out = [
+            f"Measured on the sweep's {self.n_documents} documents: identical chunks on "
+            f"{self.identical} of {self.n_documents} documents; {self.shared} of the "
+            f"setting's {self.n_chunks} chunks are also {name}'s ({self.n_theirs} in all); "
+            f"{self.shared_ends} of its {self.n_chunks} cut positions are also {name}'s."
+        ]
         if self.first_difference is not None:
             doc, mine, theirs, same = self.first_difference
-            out.append(f"First difference: {doc}, where the setting makes {mine} chunks and "
-                       f"{name} {theirs}, {same} of them the same.")
+            out.append(
+                f"First difference: {doc}, where the setting makes {mine} chunks and "
+                f"{name} {theirs}, {same} of them the same."
+            )
         if self.missing:
-            out.append(f"{self.missing} of {name}'s chunk texts could not be placed in their "
-                       "document (it rewrites, repeats or reorders text).")
+            out.append(
+                f"{self.missing} of {name}'s chunk texts could not be placed in their "
+                "document (it rewrites, repeats or reorders text)."
+            )
         return out
 
 
-def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
-                      documents: Sequence[Document], offsets: Sequence[ChunkOffsets]
-                      ) -> SplitterAgreement:
+def measure_agreement(
+    splitter: Any,
+    framework: str,
+    call: Mapping[str, Any],
+    documents: Sequence[Document],
+    offsets: Sequence[ChunkOffsets],
+) -> SplitterAgreement:
     try:
         split = split_function(framework, splitter, dict(call))
     except ChunkingSettingsError as e:  # the module built something that does not split
@@ -82,8 +93,9 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
         except ChunkingSettingsError as e:
             raise ExportError(f"document {doc.doc_id!r}: {e}") from None
         except Exception as e:  # the exported splitter's own error, with the document
-            raise ExportError(f"the exported splitter failed on document {doc.doc_id!r}: "
-                              f"{type(e).__name__}: {e}") from None
+            raise ExportError(
+                f"the exported splitter failed on document {doc.doc_id!r}: {type(e).__name__}: {e}"
+            ) from None
         located = locate_pieces(doc.text, pieces, starts)
         theirs = list(located.spans)
         missing += len(located.missing) + len(located.unordered)
@@ -96,5 +108,6 @@ def measure_agreement(splitter: Any, framework: str, call: Mapping[str, Any],
             identical += 1
         elif first is None:
             first = (doc.doc_id, len(mine), len(theirs), same)
-    return SplitterAgreement(len(documents), identical, shared, n_chunks, n_theirs, first, missing,
-                     shared_ends)
+    return SplitterAgreement(
+        len(documents), identical, shared, n_chunks, n_theirs, first, missing, shared_ends
+    )

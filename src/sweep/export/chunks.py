@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from sweep.chunking.headings import Prefixer, parse_headings
 from sweep.core.types import Document
 from sweep.store.chunkfile import ChunkOffsets
 from sweep.store.traces import page_range
 
-__all__ = ["chunk_records", "check_offsets"]
+__all__ = ["check_offsets", "chunk_records"]
 
 
 def check_offsets(documents: Mapping[str, Document], offsets: Sequence[ChunkOffsets]) -> str | None:
@@ -26,8 +27,9 @@ def check_offsets(documents: Mapping[str, Document], offsets: Sequence[ChunkOffs
     return None
 
 
-def chunk_records(documents: Mapping[str, Document], offsets: Sequence[ChunkOffsets],
-                  prefix: str = "none") -> Iterator[dict[str, Any]]:
+def chunk_records(
+    documents: Mapping[str, Document], offsets: Sequence[ChunkOffsets], prefix: str = "none"
+) -> Iterator[dict[str, Any]]:
     """One record per chunk: ``chunk_id, doc_id, start, end, text`` (``text ==
     doc.text[start:end]``), ``n_tokens``, ``headings`` (the path of Markdown headings the
     chunk starts under), ``pages`` (for paged documents) and, for a setting that embeds a
@@ -41,9 +43,14 @@ def chunk_records(documents: Mapping[str, Document], offsets: Sequence[ChunkOffs
             headings_of[c.doc_id] = ([h.start for h in heads], heads)
             prefixers[c.doc_id] = Prefixer(prefix, doc)
         starts, heads = headings_of[c.doc_id]
-        record: dict[str, Any] = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "start": c.start,
-                                  "end": c.end, "text": doc.text[c.start:c.end],
-                                  "n_tokens": c.n_tokens}
+        record: dict[str, Any] = {
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "start": c.start,
+            "end": c.end,
+            "text": doc.text[c.start : c.end],
+            "n_tokens": c.n_tokens,
+        }
         i = bisect.bisect_right(starts, c.start) - 1
         if i >= 0:
             record["headings"] = list(heads[i].path)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
 
@@ -84,14 +85,19 @@ def sweep_configs(conf_dir: Path) -> SweepConfigs:
         elif entry != "_self_":  # a config file beside config.yaml: runtime.yaml
             keys.update(read_yaml(conf_dir / f"{entry}.yaml"))
     keys.update(groups)
-    options: dict[str, set[str]] = {g: {p.stem for p in (conf_dir / g).glob("*.yaml")}
-                                    for g in groups}
+    options: dict[str, set[str]] = {
+        g: {p.stem for p in (conf_dir / g).glob("*.yaml")} for g in groups
+    }
     targets = set()
     for path in sorted(conf_dir.rglob("*.yaml")):
         targets |= _targets(read_yaml(path))
     targets.discard("???")  # chunk=callable's: the user's function, set on the command line
-    return SweepConfigs(tuple(groups), {g: frozenset(o) for g, o in options.items()},
-                        frozenset(keys), frozenset(targets))
+    return SweepConfigs(
+        tuple(groups),
+        {g: frozenset(o) for g, o in options.items()},
+        frozenset(keys),
+        frozenset(targets),
+    )
 
 
 def _user_function(target: Any) -> str | None:
@@ -100,16 +106,21 @@ def _user_function(target: Any) -> str | None:
         return "not a dotted Python name (mypackage.split)"
     top = target.split(".", 1)[0]
     if top in sys.stdlib_module_names or top.startswith("_"):
-        return ("in Python's standard library, which holds no splitter of yours (the rerun "
-                "would call it with each document's text)")
+        return (
+            "in Python's standard library, which holds no splitter of yours (the rerun "
+            "would call it with each document's text)"
+        )
     if top in _NOT_A_SPLITTER:
-        return (f"in {top}, which holds no splitter of yours (the rerun would call it with "
-                "each document's text)")
+        return (
+            f"in {top}, which holds no splitter of yours (the rerun would call it with "
+            "each document's text)"
+        )
     return None
 
 
-def _node_problem(node: Mapping[str, Any], where: str, config: Mapping[str, Any],
-                  own: SweepConfigs) -> str | None:
+def _node_problem(
+    node: Mapping[str, Any], where: str, config: Mapping[str, Any], own: SweepConfigs
+) -> str | None:
     """Why the Hydra file cannot hold the node at ``where`` (it has a ``_target_``)."""
     target = node["_target_"]
     chunk = config.get("chunk")
@@ -121,13 +132,20 @@ def _node_problem(node: Mapping[str, Any], where: str, config: Mapping[str, Any]
     elif where == "chunk.splitter" and framework is not None:
         if exportable_splitter(framework, target) is None:
             module, names = EXPORTABLE_SPLITTERS.get(framework, ("", ()))
-            allowed = (f"{framework}'s splitters in {module} ({', '.join(names)})" if names
-                       else f"no splitter for chunk.framework {framework!r}")
-            return (f"{where}._target_ is {target!r}, which --to hydra does not write: it "
-                    f"writes only {allowed}; --to chunks writes its chunks")
+            allowed = (
+                f"{framework}'s splitters in {module} ({', '.join(names)})"
+                if names
+                else f"no splitter for chunk.framework {framework!r}"
+            )
+            return (
+                f"{where}._target_ is {target!r}, which --to hydra does not write: it "
+                f"writes only {allowed}; --to chunks writes its chunks"
+            )
     elif target not in own.targets:
-        return (f"{where}._target_ is {target!r}, which none of sweep's own configs builds; "
-                "--to hydra writes only those")
+        return (
+            f"{where}._target_ is {target!r}, which none of sweep's own configs builds; "
+            "--to hydra writes only those"
+        )
     if not isinstance(node.get("_args_", []), list):
         return f"{where}._args_ is {node['_args_']!r}, not a list of arguments"
     for key in ("_partial_", "_recursive_"):
@@ -139,8 +157,7 @@ def _node_problem(node: Mapping[str, Any], where: str, config: Mapping[str, Any]
     return None
 
 
-def _problem(value: Any, where: str, config: Mapping[str, Any], own: SweepConfigs
-             ) -> str | None:
+def _problem(value: Any, where: str, config: Mapping[str, Any], own: SweepConfigs) -> str | None:
     """The first node under ``value`` (at ``where``) the Hydra file cannot hold, said in
     one line; nodes inside lists (``_args_``) and mappings included."""
     if isinstance(value, Mapping):
@@ -156,20 +173,29 @@ def _problem(value: Any, where: str, config: Mapping[str, Any], own: SweepConfig
     return next((p for w, v in items if (p := _problem(v, w, config, own)) is not None), None)
 
 
-def _checked(config: Mapping[str, Any], choices: Mapping[str, str], own: SweepConfigs,
-             config_file: Path, choices_file: Path) -> None:
+def _checked(
+    config: Mapping[str, Any],
+    choices: Mapping[str, str],
+    own: SweepConfigs,
+    config_file: Path,
+    choices_file: Path,
+) -> None:
     for key in config:
         if key not in own.keys:
-            raise ExportError(f"{config_file}: the key {visible(repr(key))} is none of sweep's "
-                              f"own config keys ({', '.join(sorted(own.keys))}); --to hydra "
-                              "writes only those")
+            raise ExportError(
+                f"{config_file}: the key {visible(repr(key))} is none of sweep's "
+                f"own config keys ({', '.join(sorted(own.keys))}); --to hydra "
+                "writes only those"
+            )
     for group in own.groups:
         choice = choices.get(group)
         if group not in _LEFT_OUT and choice is not None and choice not in own.options[group]:
-            raise ExportError(f"{choices_file}: {group}={visible(repr(choice))} is none of "
-                              f"sweep's own {group} configs "
-                              f"({', '.join(sorted(own.options[group]))}); --to hydra writes "
-                              "only those")
+            raise ExportError(
+                f"{choices_file}: {group}={visible(repr(choice))} is none of "
+                f"sweep's own {group} configs "
+                f"({', '.join(sorted(own.options[group]))}); --to hydra writes "
+                "only those"
+            )
     for key, value in config.items():
         problem = None if key in _LEFT_OUT else _problem(value, str(key), config, own)
         if problem is not None:
@@ -188,20 +214,31 @@ def rerun_notes(config: Mapping[str, Any]) -> list[str]:
     splitter = chunk.get("splitter")
     target = splitter.get("_target_") if isinstance(splitter, Mapping) else None
     if framework_of(chunk) == "callable" and isinstance(target, str):
-        notes.append(f"NOTE: the rerun calls {target}, this setting's own splitter: read it "
-                     "before you run it.")
+        notes.append(
+            f"NOTE: the rerun calls {target}, this setting's own splitter: read it "
+            "before you run it."
+        )
     llm, context = config.get("llm"), config.get("context")
     if isinstance(context, Mapping) and context.get("mode") == "llm" and isinstance(llm, Mapping):
         key = f" with the key in ${llm['api_key_env']}" if llm.get("api_key_env") else ""
-        notes.append(f"NOTE: the rerun sends each document and chunk to {llm.get('base_url')}"
-                     f"{key} (context.mode=llm): check that address before you run it.")
+        notes.append(
+            f"NOTE: the rerun sends each document and chunk to {llm.get('base_url')}"
+            f"{key} (context.mode=llm): check that address before you run it."
+        )
     return notes
 
 
-def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
-               header: Sequence[str], own: SweepConfigs, deleted: Sequence[str] = (), *,
-               config_file: Path = Path("resolved_config.yaml"),
-               choices_file: Path = Path(".hydra/hydra.yaml")) -> str:
+def hydra_yaml(
+    config: Mapping[str, Any],
+    choices: Mapping[str, str],
+    out: Path,
+    header: Sequence[str],
+    own: SweepConfigs,
+    deleted: Sequence[str] = (),
+    *,
+    config_file: Path = Path("resolved_config.yaml"),
+    choices_file: Path = Path(".hydra/hydra.yaml"),
+) -> str:
     """The YAML text; ``out`` is where it will be written (the rerun command names it);
     ``header`` the lines of its opening comment; ``own`` what sweep's configs hold, the
     only keys, group options and ``_target_`` s the file may have (an
@@ -211,25 +248,36 @@ def hydra_yaml(config: Mapping[str, Any], choices: Mapping[str, str], out: Path,
     try:
         _checked(config, choices, own, config_file, choices_file)
     except RecursionError:
-        raise ExportError(f"{config_file}: nested too deeply to be written as a Hydra "
-                          "config") from None
+        raise ExportError(
+            f"{config_file}: nested too deeply to be written as a Hydra config"
+        ) from None
     defaults: list[Any] = ["config"]
-    defaults += [{f"override {g}": choices[g]} for g in own.groups
-                 if g not in _LEFT_OUT and choices.get(g)]
+    defaults += [
+        {f"override {g}": choices[g]} for g in own.groups if g not in _LEFT_OUT and choices.get(g)
+    ]
     defaults.append("_self_")
     body = {"defaults": defaults}
     body.update({k: v for k, v in config.items() if k not in _LEFT_OUT})
-    command = " ".join(["python -m sweep --config-dir", shlex.quote(str(out.parent.resolve())),
-                        "--config-name", shlex.quote(out.stem),
-                        *(shlex.quote(d) for d in deleted)])
-    lines = [f"# {visible(line)}"
-             for line in [*header, *rerun_notes(config), f"Rerun it: {command}"]]
+    command = " ".join(
+        [
+            "python -m sweep --config-dir",
+            shlex.quote(str(out.parent.resolve())),
+            "--config-name",
+            shlex.quote(out.stem),
+            *(shlex.quote(d) for d in deleted),
+        ]
+    )
+    lines = [
+        f"# {visible(line)}" for line in [*header, *rerun_notes(config), f"Rerun it: {command}"]
+    ]
     try:
         text = config_yaml(body)
     except OmegaConfBaseException as e:  # a key no config can have (null, say)
-        raise ExportError(f"the job's config cannot be written as a Hydra config: "
-                          f"{type(e).__name__}: {e}") from None
+        raise ExportError(
+            f"the job's config cannot be written as a Hydra config: {type(e).__name__}: {e}"
+        ) from None
     except RecursionError:
-        raise ExportError("the job's config is nested too deeply to be written as a Hydra "
-                          "config") from None
+        raise ExportError(
+            "the job's config is nested too deeply to be written as a Hydra config"
+        ) from None
     return "\n".join(lines) + "\n" + text

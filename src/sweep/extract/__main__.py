@@ -9,8 +9,8 @@ listed, one line each (exit 2).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from sweep.cli.argtypes import add_reading_options, reading_options
 from sweep.cli.commands import CommandParser
@@ -23,8 +23,11 @@ from sweep.datasets.texts import INDEX_FILE, write_texts
 def main(argv: Sequence[str] | None = None) -> int:
     parser = CommandParser("sweep.extract")
     parser.add_argument("dataset", type=Path, help="dataset directory, or a folder of documents")
-    parser.add_argument("out", type=Path, help="folder to write the texts into (new, empty, or "
-                                               "written by sweep.extract before)")
+    parser.add_argument(
+        "out",
+        type=Path,
+        help="folder to write the texts into (new, empty, or written by sweep.extract before)",
+    )
     add_reading_options(parser, quotes=False)
     args = parser.parse_args(argv)
     options = reading_options(args)
@@ -38,9 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report_error("sweep.extract", str(problem))
             return BAD_INPUT
         written = write_texts(documents, args.out)
-        print(f"{len(written.files)} texts written to {visible(written.folder)} "
-              f"(index: {visible(written.folder / INDEX_FILE)})")
+        print(
+            f"{len(written.files)} texts written to {visible(written.folder)} "
+            f"(index: {visible(written.folder / INDEX_FILE)})"
+        )
         return 0
+
     return run_with_exits("sweep.extract", call, {OSError: BAD_INPUT})
 
 

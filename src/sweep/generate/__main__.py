@@ -18,7 +18,7 @@ answer cache does not hold; 130 on Ctrl-C.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import hydra
 from omegaconf import DictConfig
@@ -33,11 +33,15 @@ from sweep.llm.resume import ResumeInfo, stop_interrupted
 
 def _hydra_main(resume: ResumeInfo) -> Callable[[], None]:
     """Hydra's entry: one run, which tells ``resume`` where it caches its answers."""
+
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="generate")
     def _entry(cfg: DictConfig) -> None:
         # a ${...} in the config that cannot resolve is bad input
-        status = run_with_exits("generate", lambda: generating.run_generate(cfg, resume),
-                                {InterpolationResolutionError: BAD_INPUT})
+        status = run_with_exits(
+            "generate",
+            lambda: generating.run_generate(cfg, resume),
+            {InterpolationResolutionError: BAD_INPUT},
+        )
         if status:
             raise SystemExit(status)
 

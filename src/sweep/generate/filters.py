@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+
 import numpy as np
 
 __all__ = ["longest_copied_run", "near_duplicates"]
@@ -37,8 +38,9 @@ def longest_copied_run(question: str, passage: str) -> int:
     return best
 
 
-def near_duplicates(vectors: np.ndarray, threshold: float,
-                    earlier: np.ndarray | None = None) -> list[int | None]:
+def near_duplicates(
+    vectors: np.ndarray, threshold: float, earlier: np.ndarray | None = None
+) -> list[int | None]:
     """For each row of ``vectors`` (unit length), the index of the question it
     duplicates, or None.
 

@@ -17,8 +17,8 @@ prompt when more tasks are needed than there are passages (at most
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -64,9 +64,14 @@ class Task:
 class TaskSource:
     """The tasks of one kind, in order; ``take`` continues where the last call stopped."""
 
-    def __init__(self, kind: str, pool: Sequence[SentenceWindow], order: Sequence[int],
-                 unit_vectors: np.ndarray | None,
-                 terms: tuple[list[frozenset[str]], Counter] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        pool: Sequence[SentenceWindow],
+        order: Sequence[int],
+        unit_vectors: np.ndarray | None,
+        terms: tuple[list[frozenset[str]], Counter] | None = None,
+    ) -> None:
         self.kind = kind
         self.pool = pool
         self.order = list(order)
@@ -93,8 +98,10 @@ class TaskSource:
                 self._cursor = self._made_in_cycle = 0
                 self._used_pairs.clear()
                 if self._variant >= MAX_VARIANTS:
-                    self.note = (f"{len(self.pool)} passages give at most {MAX_VARIANTS} "
-                                 f"{self.kind} tasks each")
+                    self.note = (
+                        f"{len(self.pool)} passages give at most {MAX_VARIANTS} "
+                        f"{self.kind} tasks each"
+                    )
                     break
             target = self.order[self._cursor]
             self._cursor += 1
@@ -106,8 +113,10 @@ class TaskSource:
 
     def _why_empty(self) -> str:
         if self.kind == "multi":
-            return ("no two passages in different documents (or far apart in one) share a "
-                    "specific name or term")
+            return (
+                "no two passages in different documents (or far apart in one) share a "
+                "specific name or term"
+            )
         return f"the corpus has too few passages for {self.kind} questions"
 
     def _task(self, target: int) -> Task | None:
@@ -122,8 +131,9 @@ class TaskSource:
         if self.kind == "multi":
             assert self.terms is not None
             terms, df = self.terms
-            found = neighbours.multi_partner(target, self.pool, self.vectors, terms, df,
-                                             self._used_pairs)
+            found = neighbours.multi_partner(
+                target, self.pool, self.vectors, terms, df, self._used_pairs
+            )
             if found is None:
                 return None
             partner, entity = found

@@ -11,14 +11,20 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from sweep.generate.passages import SentenceWindow
 
-__all__ = ["distractors", "entity_terms", "multi_partner", "normalize_rows", "top_k",
-           "word_vectors"]
+__all__ = [
+    "distractors",
+    "entity_terms",
+    "multi_partner",
+    "normalize_rows",
+    "top_k",
+    "word_vectors",
+]
 
 #: A neighbour this close is a near copy of the target (a second version of a
 #: manual, say) and most likely states the same fact: never a distractor.
@@ -26,11 +32,97 @@ NEAR_COPY = 0.97
 # Capitalised words, product codes and numbers with letters: names a
 # question can be about. Sentence-initial function words are filtered below.
 _TERM = re.compile(r"\b(?:[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*|[A-Za-z]+-?\d[\w-]*)\b")
-_NOT_NAMES = frozenset("""A An The This That These Those It Its If In On At For To Of And Or But
-Not No Yes Do Does Did Is Are Was Were Be Can Could Should Would Will May Must We You Your Our
-They Their He She His Her I When Where What Which Who Why How After Before During All Any Each
-Every Some Most More Also Only Then There Here Note See Use With Without From By As Please
-Step Table Section Example Examples Yes Q A""".split())
+_NOT_NAMES = frozenset(
+    [
+        "A",
+        "An",
+        "The",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "It",
+        "Its",
+        "If",
+        "In",
+        "On",
+        "At",
+        "For",
+        "To",
+        "Of",
+        "And",
+        "Or",
+        "But",
+        "Not",
+        "No",
+        "Yes",
+        "Do",
+        "Does",
+        "Did",
+        "Is",
+        "Are",
+        "Was",
+        "Were",
+        "Be",
+        "Can",
+        "Could",
+        "Should",
+        "Would",
+        "Will",
+        "May",
+        "Must",
+        "We",
+        "You",
+        "Your",
+        "Our",
+        "They",
+        "Their",
+        "He",
+        "She",
+        "His",
+        "Her",
+        "I",
+        "When",
+        "Where",
+        "What",
+        "Which",
+        "Who",
+        "Why",
+        "How",
+        "After",
+        "Before",
+        "During",
+        "All",
+        "Any",
+        "Each",
+        "Every",
+        "Some",
+        "Most",
+        "More",
+        "Also",
+        "Only",
+        "Then",
+        "There",
+        "Here",
+        "Note",
+        "See",
+        "Use",
+        "With",
+        "Without",
+        "From",
+        "By",
+        "As",
+        "Please",
+        "Step",
+        "Table",
+        "Section",
+        "Example",
+        "Examples",
+        "Yes",
+        "Q",
+        "A",
+    ]
+)
 
 
 _WORDS = re.compile(r"[a-z0-9]{3,}")
@@ -73,9 +165,14 @@ def term_frequencies(passages: Sequence[SentenceWindow]) -> tuple[list[frozenset
     return terms, Counter(t for ts in terms for t in ts)
 
 
-def multi_partner(target: int, passages: Sequence[SentenceWindow], unit_vectors: np.ndarray,
-                  terms: Sequence[frozenset[str]], df: Counter,
-                  used: set[frozenset[int]]) -> tuple[int, str] | None:
+def multi_partner(
+    target: int,
+    passages: Sequence[SentenceWindow],
+    unit_vectors: np.ndarray,
+    terms: Sequence[frozenset[str]],
+    df: Counter,
+    used: set[frozenset[int]],
+) -> tuple[int, str] | None:
     """A passage that shares a specific entity with ``target`` and sits in another
     document or at least two passages away in the same one: the most similar such
     passage, and the rarest shared term. None when there is none.

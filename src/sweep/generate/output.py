@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from sweep.core.errors import BadInput
-from sweep.core.types import Document, Query
 from sweep.core.files import write_text_atomic
+from sweep.core.types import Document, Query
 from sweep.generate.runreport import TOOL, GenerationReport
 
-__all__ = ["INCOMPLETE_FILES", "OUTPUT_FILES", "OutputError", "check_output_dir",
-           "write_output"]
+__all__ = ["INCOMPLETE_FILES", "OUTPUT_FILES", "OutputError", "check_output_dir", "write_output"]
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -61,8 +61,9 @@ def _is_generation_output(folder: Path) -> bool:
     return _written_by_us(folder / REPORT_JSON) or _written_by_us(folder / INCOMPLETE_REPORT_JSON)
 
 
-def check_output_dir(out: str | os.PathLike, dataset_path: str | os.PathLike | None,
-                     overwrite: bool) -> Path:
+def check_output_dir(
+    out: str | os.PathLike, dataset_path: str | os.PathLike | None, overwrite: bool
+) -> Path:
     """The output folder, after checking that writing there destroys nothing."""
     folder = Path(out).expanduser()
     if folder.exists() and not folder.is_dir():
@@ -70,19 +71,26 @@ def check_output_dir(out: str | os.PathLike, dataset_path: str | os.PathLike | N
     if dataset_path is not None:
         source = Path(dataset_path).expanduser()
         if folder.resolve() == source.resolve() or (
-                source.is_file() and folder.resolve() == source.resolve().parent):
-            raise OutputError(f"generate.out={str(out)!r} is the dataset's own folder; write "
-                              "the generated set to a new folder")
+            source.is_file() and folder.resolve() == source.resolve().parent
+        ):
+            raise OutputError(
+                f"generate.out={str(out)!r} is the dataset's own folder; write "
+                "the generated set to a new folder"
+            )
     if not folder.is_dir() or not any(folder.iterdir()):
         return folder
     if (folder / "docs").is_dir():
-        raise OutputError(f"generate.out={str(out)!r} holds a docs/ folder; a corpus.jsonl "
-                          "beside it would make the dataset ambiguous, choose another folder")
+        raise OutputError(
+            f"generate.out={str(out)!r} holds a docs/ folder; a corpus.jsonl "
+            "beside it would make the dataset ambiguous, choose another folder"
+        )
     if _is_generation_output(folder) or overwrite:
         return folder
-    raise OutputError(f"generate.out={str(out)!r} is not empty and holds no earlier generation; "
-                      "choose a new folder, or set generate.overwrite=true to replace its "
-                      f"{', '.join(OUTPUT_FILES + INCOMPLETE_FILES)}")
+    raise OutputError(
+        f"generate.out={str(out)!r} is not empty and holds no earlier generation; "
+        "choose a new folder, or set generate.overwrite=true to replace its "
+        f"{', '.join(OUTPUT_FILES + INCOMPLETE_FILES)}"
+    )
 
 
 def document_row(doc: Document) -> dict[str, Any]:
@@ -109,8 +117,12 @@ def query_row(query: Query, texts: Mapping[str, str] | None = None) -> dict[str,
             item.update(start=j.start, end=j.end)
         item["grade"] = j.grade
         relevant.append(item)
-    row: dict[str, Any] = {"query_id": query.query_id, "query": query.query, "type": query.type,
-                           "relevant": relevant}
+    row: dict[str, Any] = {
+        "query_id": query.query_id,
+        "query": query.query,
+        "type": query.type,
+        "relevant": relevant,
+    }
     if query.metadata:
         row["metadata"] = dict(query.metadata)
     return row
@@ -132,17 +144,20 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
-def write_output(folder: Path, documents: Sequence[Document], queries: Sequence[Query],
-                 report: GenerationReport) -> list[Path]:
+def write_output(
+    folder: Path, documents: Sequence[Document], queries: Sequence[Query], report: GenerationReport
+) -> list[Path]:
     """Write the set (each file atomically; the report last, marking a finished set), or,
     for an incomplete run, only its questions and report, under the incomplete names."""
     folder.mkdir(parents=True, exist_ok=True)
     texts = {d.doc_id: d.text for d in documents}
     rows = _jsonl([query_row(q, texts) for q in queries])
     if report.incomplete:
-        return [write_text_atomic(folder / INCOMPLETE_QUERIES, rows),
-                write_text_atomic(folder / INCOMPLETE_REPORT_MD, report.to_markdown()),
-                write_text_atomic(folder / INCOMPLETE_REPORT_JSON, report.to_json())]
+        return [
+            write_text_atomic(folder / INCOMPLETE_QUERIES, rows),
+            write_text_atomic(folder / INCOMPLETE_REPORT_MD, report.to_markdown()),
+            write_text_atomic(folder / INCOMPLETE_REPORT_JSON, report.to_json()),
+        ]
     written = [
         write_text_atomic(folder / CORPUS, _jsonl([document_row(d) for d in documents])),
         write_text_atomic(folder / QUERIES, rows),

@@ -11,8 +11,8 @@ fixed by the seed.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -52,17 +52,27 @@ def cut_passages(documents: Sequence[Document], window_tokens: int) -> tuple[Sen
     Windows much shorter than asked (a document's last few lines) are dropped
     unless they are all their document has: a question needs some context.
     """
-    chunker = build_chunker(strategy="sentence", size=window_tokens, overlap=0,
-                            tokenizer=WINDOW_TOKENIZER)
+    chunker = build_chunker(
+        strategy="sentence", size=window_tokens, overlap=0, tokenizer=WINDOW_TOKENIZER
+    )
     min_tokens = max(10, window_tokens // 5)
     out: list[SentenceWindow] = []
     for doc in documents:
         chunks = [c for c in chunker.chunk(doc) if c.text.strip()]
         usable = [c for c in chunks if c.n_tokens >= min_tokens] or chunks[:1]
         for position, c in enumerate(usable):
-            out.append(SentenceWindow(index=len(out), doc_id=doc.doc_id, title=doc.title,
-                               position=position, start=c.start, end=c.end, text=c.text,
-                               n_tokens=c.n_tokens))
+            out.append(
+                SentenceWindow(
+                    index=len(out),
+                    doc_id=doc.doc_id,
+                    title=doc.title,
+                    position=position,
+                    start=c.start,
+                    end=c.end,
+                    text=c.text,
+                    n_tokens=c.n_tokens,
+                )
+            )
     return tuple(out)
 
 

@@ -11,27 +11,41 @@ generated question.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sweep.generate.passages import SentenceWindow
 
-__all__ = ["PROMPT_VERSION", "adversarial", "evidence_check", "fact", "multi", "realism",
-           "retrieval_check", "unanswerable"]
+__all__ = [
+    "PROMPT_VERSION",
+    "adversarial",
+    "evidence_check",
+    "fact",
+    "multi",
+    "realism",
+    "retrieval_check",
+    "unanswerable",
+]
 
 PROMPT_VERSION = "1"
 
 Messages = list[dict[str, str]]
 
-_SYSTEM = ("You write and review evaluation questions for a document search system. "
-           "Answer with one JSON object and nothing else.")
+_SYSTEM = (
+    "You write and review evaluation questions for a document search system. "
+    "Answer with one JSON object and nothing else."
+)
 
-_QUOTE_RULE = ("copied exactly from the passage, character for character: the shortest "
-               "sentence or sentences that state the answer")
+_QUOTE_RULE = (
+    "copied exactly from the passage, character for character: the shortest "
+    "sentence or sentences that state the answer"
+)
 
 
 def _messages(task: str, user: str) -> Messages:
-    return [{"role": "system", "content": f"Task: {task}\n{_SYSTEM}"},
-            {"role": "user", "content": user}]
+    return [
+        {"role": "system", "content": f"Task: {task}\n{_SYSTEM}"},
+        {"role": "user", "content": user},
+    ]
 
 
 def _attr(text: str) -> str:
@@ -48,12 +62,16 @@ def _variant(variant: int) -> str:
     # cache entry, and a nudge away from the question it already produced.
     if variant <= 0:
         return ""
-    return (f"\nVariant {variant + 1}: questions were already written from this material; "
-            "choose a different fact than the most prominent one.\n")
+    return (
+        f"\nVariant {variant + 1}: questions were already written from this material; "
+        "choose a different fact than the most prominent one.\n"
+    )
 
 
 def fact(p: SentenceWindow, variant: int = 0) -> Messages:
-    return _messages("fact-question", f"""\
+    return _messages(
+        "fact-question",
+        f"""\
 Given a passage of a document, extract one specific, self-contained fact from it.
 Then write a question that is directly and unambiguously answered by that fact alone.
 Write the question the way a user who has not read the passage would ask it: in your own
@@ -64,12 +82,17 @@ Return one JSON object:
 {{"fact": "...", "question": "...", "quote": "..."}}
 where "quote" is the evidence, {_QUOTE_RULE}.
 
-{_passage(p)}""")
+{_passage(p)}""",
+    )
 
 
-def adversarial(target: SentenceWindow, distractors: Sequence[SentenceWindow], variant: int = 0) -> Messages:
+def adversarial(
+    target: SentenceWindow, distractors: Sequence[SentenceWindow], variant: int = 0
+) -> Messages:
     others = "\n\n".join(_passage(d, label) for d, label in zip(distractors, "BCDEF"))
-    return _messages("adversarial-question", f"""\
+    return _messages(
+        "adversarial-question",
+        f"""\
 Write a hard question for a search system. Passage A contains a clear fact. Passages B and C
 come from the same collection and share vocabulary with A, but do not contain that fact.
 Write a question that uses the vocabulary of B and C (their names, terms and topics), so that
@@ -88,11 +111,14 @@ where "quote" is the evidence in passage A, {_QUOTE_RULE}.
 
 {_passage(target, "A")}
 
-{others}""")
+{others}""",
+    )
 
 
 def multi(first: SentenceWindow, second: SentenceWindow, entity: str, variant: int = 0) -> Messages:
-    return _messages("multi-hop-question", f"""\
+    return _messages(
+        "multi-hop-question",
+        f"""\
 Two passages, from different documents or from distant parts of one document, both mention
 "{entity}". Write one question that needs information from both passages: neither passage
 alone answers it completely. Write it the way a real user would ask, without mentioning the
@@ -105,12 +131,15 @@ each {_QUOTE_RULE}.
 
 {_passage(first, "1")}
 
-{_passage(second, "2")}""")
+{_passage(second, "2")}""",
+    )
 
 
 def unanswerable(context: Sequence[SentenceWindow], variant: int = 0) -> Messages:
     passages = "\n\n".join(_passage(p, str(i)) for i, p in enumerate(context, 1))
-    return _messages("unanswerable-question", f"""\
+    return _messages(
+        "unanswerable-question",
+        f"""\
 Below are passages from a document collection. Write one question that a user of this
 collection would plausibly ask (the same domain, the same kind of names and vocabulary)
 but that these documents do not answer: the answer is not in these passages and would not be
@@ -120,7 +149,8 @@ opinions or predictions; do not mention the passages.
 Return one JSON object:
 {{"question": "..."}}
 
-{passages}""")
+{passages}""",
+    )
 
 
 _REALISM_EXAMPLES = """\
@@ -151,7 +181,9 @@ According to the passage, what is mentioned?
 
 
 def realism(question: str) -> Messages:
-    return _messages("realism-rating", f"""\
+    return _messages(
+        "realism-rating",
+        f"""\
 Rate how realistic a question is: would a real user of a document search system ask it, in
 these words? Use a 1 to 5 scale:
 5 = natural and specific, a question real users ask
@@ -169,12 +201,15 @@ Return one JSON object: {{"score": <1-5>, "reason": "..."}}
 
 <question>
 {question}
-</question>""")
+</question>""",
+    )
 
 
 def evidence_check(question: str, quotes: Sequence[str]) -> Messages:
     evidence = "\n\n".join(f"<evidence>\n{q}\n</evidence>" for q in quotes)
-    return _messages("evidence-check", f"""\
+    return _messages(
+        "evidence-check",
+        f"""\
 Can the question be answered from the evidence below alone, without any other knowledge?
 Answer true only if the evidence states the answer; if it is missing, partial or only
 suggested, answer false.
@@ -185,12 +220,15 @@ Return one JSON object: {{"answerable": true or false, "reason": "..."}}
 {question}
 </question>
 
-{evidence}""")
+{evidence}""",
+    )
 
 
 def retrieval_check(question: str, passages: Sequence[SentenceWindow]) -> Messages:
     found = "\n\n".join(_passage(p, str(i)) for i, p in enumerate(passages, 1))
-    return _messages("retrieval-check", f"""\
+    return _messages(
+        "retrieval-check",
+        f"""\
 Do any of these passages answer the question, fully or in part? Answer true if any passage
 states the answer or a substantial part of it; false if none does.
 
@@ -200,4 +238,5 @@ Return one JSON object: {{"answerable": true or false, "reason": "..."}}
 {question}
 </question>
 
-{found}""")
+{found}""",
+    )

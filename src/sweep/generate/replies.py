@@ -8,8 +8,9 @@ contract does not name are ignored.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core.errors import ServiceFailure
 from sweep.llm.jsonreply import parse_json_object
@@ -42,8 +43,11 @@ def _text(obj: Mapping[str, Any], key: str) -> str:
 
 def _question(obj: Mapping[str, Any]) -> str:
     q = " ".join(_text(obj, "question").split())
-    if len(q) < _MIN_QUESTION_CHARS or len(q) > _MAX_QUESTION_CHARS \
-            or not any(c.isalpha() for c in q):
+    if (
+        len(q) < _MIN_QUESTION_CHARS
+        or len(q) > _MAX_QUESTION_CHARS
+        or not any(c.isalpha() for c in q)
+    ):
         raise ShapeError(f"question of {len(q)} characters is not a question")
     return q
 
@@ -54,13 +58,18 @@ def parse_draft(kind: str, answer: str) -> DraftQuestion:
     question = _question(obj)
     if kind == "fact":
         fact = obj.get("fact")
-        return DraftQuestion(question, (_text(obj, "quote"),), fact.strip() if isinstance(fact, str) else None)
+        return DraftQuestion(
+            question, (_text(obj, "quote"),), fact.strip() if isinstance(fact, str) else None
+        )
     if kind == "adversarial":
         return DraftQuestion(question, (_text(obj, "quote"),))
     if kind == "multi":
         quotes = obj.get("quotes")
-        if not isinstance(quotes, list) or len(quotes) != 2 or not all(
-                isinstance(q, str) and q.strip() for q in quotes):
+        if (
+            not isinstance(quotes, list)
+            or len(quotes) != 2
+            or not all(isinstance(q, str) and q.strip() for q in quotes)
+        ):
             raise ShapeError("'quotes' must be a list of two non-empty strings")
         return DraftQuestion(question, tuple(q.strip() for q in quotes))
     if kind == "unanswerable":

@@ -31,19 +31,26 @@ import logging
 import math
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from sweep.core.errors import ServiceFailure
 from sweep.core.types import Document, Judgment, Query
 from sweep.generate import filters, neighbours, prompts
+from sweep.generate.config import KINDS, GenerateConfig
 from sweep.generate.kinds import Task, TaskSource
 from sweep.generate.passages import SentenceWindow, cut_passages, sampling_order
-from sweep.generate.replies import DraftQuestion, ShapeError, parse_draft, parse_rating, parse_check_verdict
+from sweep.generate.replies import (
+    DraftQuestion,
+    ShapeError,
+    parse_check_verdict,
+    parse_draft,
+    parse_rating,
+)
 from sweep.generate.runreport import GenerationReport
-from sweep.generate.config import KINDS, GenerateConfig
 from sweep.generate.spans import SpanMatch, match_span, normalize
 from sweep.llm.client import PENDING, Answer, Completion, LLMClient, RequestFailed
 from sweep.llm.jsonreply import ReplyError
@@ -94,8 +101,14 @@ class GenerationResult:
     estimated: bool = False
 
 
-def generate(documents: Sequence[Document], settings: GenerateConfig, client: LLMClient,
-             embedder: Any, *, dataset: str = "") -> GenerationResult:
+def generate(
+    documents: Sequence[Document],
+    settings: GenerateConfig,
+    client: LLMClient,
+    embedder: Any,
+    *,
+    dataset: str = "",
+) -> GenerationResult:
     """Questions of every kind in ``settings.kinds`` for ``documents``.
 
     ``embedder`` is a :class:`sweep.embedding.embedder.SentenceTransformerEmbedder` (or anything with its
@@ -107,8 +120,14 @@ def generate(documents: Sequence[Document], settings: GenerateConfig, client: LL
 
 
 class _Generation:
-    def __init__(self, documents: Sequence[Document], settings: GenerateConfig,
-                 client: LLMClient, embedder: Any, dataset: str) -> None:
+    def __init__(
+        self,
+        documents: Sequence[Document],
+        settings: GenerateConfig,
+        client: LLMClient,
+        embedder: Any,
+        dataset: str,
+    ) -> None:
         self.documents = {d.doc_id: d for d in documents}
         self.settings = settings
         self.client = client
@@ -152,8 +171,12 @@ class _Generation:
         wanted = [k for k in KINDS if self.targets[k] > 0]
         vectors = self.passage_vectors() if any(k != "fact" for k in wanted) else None
         terms = neighbours.term_frequencies(self.pool) if "multi" in wanted else None
-        return {k: TaskSource(k, self.pool, sampling_order(self.pool, self.settings.seed, k),
-                              vectors, terms) for k in wanted}
+        return {
+            k: TaskSource(
+                k, self.pool, sampling_order(self.pool, self.settings.seed, k), vectors, terms
+            )
+            for k in wanted
+        }
 
     # -- rounds --------------------------------------------------------------------
 
@@ -161,10 +184,18 @@ class _Generation:
         t0 = time.perf_counter()
         s = self.settings
         tokens = sum(p.n_tokens for p in self.pool)
-        log.info("%d documents cut into %d passages of about %d tokens (%s tokens in all)",
-                 len(self.documents), len(self.pool), s.window_tokens, f"{tokens:,}")
-        log.info("asking for %d questions: %s", s.n,
-                 ", ".join(f"{n} {k}" for k, n in self.targets.items() if n))
+        log.info(
+            "%d documents cut into %d passages of about %d tokens (%s tokens in all)",
+            len(self.documents),
+            len(self.pool),
+            s.window_tokens,
+            f"{tokens:,}",
+        )
+        log.info(
+            "asking for %d questions: %s",
+            s.n,
+            ", ".join(f"{n} {k}" for k, n in self.targets.items() if n),
+        )
         sources = self.sources()
         rounds = 0
         while True:
@@ -186,13 +217,18 @@ class _Generation:
             log.warning("%s", note)
         report = self.report(rounds, time.perf_counter() - t0, notes)
         queries = () if self.client.dry_run else self.queries()
-        return GenerationResult(queries, report, dict(self.failures), dict(self.planned),
-                                self.paired_by_words)
+        return GenerationResult(
+            queries, report, dict(self.failures), dict(self.planned), self.paired_by_words
+        )
 
     def round(self, number: int, batch: list[QuestionCandidate]) -> None:
         counts = Counter(c.kind for c in batch)
-        log.info("round %d: %d candidates (%s)", number, len(batch),
-                 ", ".join(f"{counts[k]} {k}" for k in KINDS if counts[k]))
+        log.info(
+            "round %d: %d candidates (%s)",
+            number,
+            len(batch),
+            ", ".join(f"{counts[k]} {k}" for k in KINDS if counts[k]),
+        )
         self.draft_stage(number, batch)
         self.realism_stage(number, batch)
         self.check_stage(number, batch)
@@ -207,12 +243,21 @@ class _Generation:
                 for _, where in c.spans:
                     self.located["exact" if where.exact else "normalised"] += 1
         rejected = Counter(c.rejected[1] for c in batch if c.rejected)
-        log.info("round %d: %d kept, %d rejected%s", number,
-                 sum(c.alive for c in batch), sum(rejected.values()),
-                 f" ({', '.join(f'{r} {n}' for r, n in rejected.most_common())})" if rejected else "")
+        log.info(
+            "round %d: %d kept, %d rejected%s",
+            number,
+            sum(c.alive for c in batch),
+            sum(rejected.values()),
+            f" ({', '.join(f'{r} {n}' for r, n in rejected.most_common())})" if rejected else "",
+        )
 
-    def ask(self, number: int, stage: str, cands: list[QuestionCandidate],
-            messages: list[list[dict[str, str]]]) -> list[Answer]:
+    def ask(
+        self,
+        number: int,
+        stage: str,
+        cands: list[QuestionCandidate],
+        messages: list[list[dict[str, str]]],
+    ) -> list[Answer]:
         answers = self.client.complete_many(messages, desc=f"round {number}: {stage}")
         failed = Counter()
         for c, a in zip(cands, answers):
@@ -224,8 +269,14 @@ class _Generation:
                 failed[a.reason] += 1
         self.failures.update(failed)
         for reason, n in failed.items():
-            log.warning("round %d: %d %s request%s failed: %s", number, n, stage,
-                        "s" if n > 1 else "", reason)
+            log.warning(
+                "round %d: %d %s request%s failed: %s",
+                number,
+                n,
+                stage,
+                "s" if n > 1 else "",
+                reason,
+            )
         return answers
 
     # -- stage 1: drafts -----------------------------------------------------------
@@ -266,21 +317,26 @@ class _Generation:
                 return "not_two_passages"
         if c.kind == "adversarial":
             doc_id, where = c.spans[0]
-            answer = normalize(self.documents[doc_id].text[where.start:where.end])
+            answer = normalize(self.documents[doc_id].text[where.start : where.end])
             if any(answer in normalize(self.pool[i].text) for i in c.task.passages[1:]):
                 return "distractor_has_answer"
         limit = self.settings.copy_run_words
-        if limit and any(filters.longest_copied_run(c.draft.question, self.pool[i].text) >= limit
-                         for i in c.task.passages):
+        if limit and any(
+            filters.longest_copied_run(c.draft.question, self.pool[i].text) >= limit
+            for i in c.task.passages
+        ):
             return "copies_passage"
         return None
 
-    def find_quote(self, quote: str, passages: Sequence[SentenceWindow]) -> tuple[str, SpanMatch] | None:
+    def find_quote(
+        self, quote: str, passages: Sequence[SentenceWindow]
+    ) -> tuple[str, SpanMatch] | None:
         """The quote in one of ``passages`` (in order), else anywhere in their documents."""
         for anywhere in (False, True):
             for p in passages:
-                found = match_span(quote, self.documents[p.doc_id].text, p.start, p.end,
-                               anywhere=anywhere)
+                found = match_span(
+                    quote, self.documents[p.doc_id].text, p.start, p.end, anywhere=anywhere
+                )
                 if found is not None:
                     return p.doc_id, found
         return None
@@ -301,13 +357,15 @@ class _Generation:
     def quotes(self, c: QuestionCandidate) -> list[str]:
         if c.draft is None:  # dry run: the evidence passages stand in for the quotes
             return [self.pool[i].text for i in c.task.evidence_passages]
-        return [self.documents[d].text[w.start:w.end] for d, w in c.spans]
+        return [self.documents[d].text[w.start : w.end] for d, w in c.spans]
 
     # -- stage 2: realism ----------------------------------------------------------
 
     def realism_stage(self, number: int, batch: list[QuestionCandidate]) -> None:
         todo = [c for c in batch if c.rejected is None]
-        answers = self.ask(number, "realism", todo, [prompts.realism(self.question(c)) for c in todo])
+        answers = self.ask(
+            number, "realism", todo, [prompts.realism(self.question(c)) for c in todo]
+        )
         for c, a in zip(todo, answers):
             if not isinstance(a, Completion) or c.pending:
                 continue
@@ -330,8 +388,9 @@ class _Generation:
         for c in todo:
             if c.kind == "unanswerable":
                 c.checked = self.retrieve(c)
-                messages.append(prompts.retrieval_check(self.question(c),
-                                                        [self.pool[i] for i in c.checked]))
+                messages.append(
+                    prompts.retrieval_check(self.question(c), [self.pool[i] for i in c.checked])
+                )
             else:
                 messages.append(prompts.evidence_check(self.question(c), self.quotes(c)))
         answers = self.ask(number, "check", todo, messages)
@@ -356,8 +415,9 @@ class _Generation:
             return
         questions = [self.question(c) for c in cands]
         if self.client.dry_run:  # loads no model: the vectors a run cached, or none
-            cached = None if self.embedder is None else self.embedder.cached(questions,
-                                                                             queries=True)
+            cached = (
+                None if self.embedder is None else self.embedder.cached(questions, queries=True)
+            )
             if cached is None or self.paired_by_words:  # word vectors are another space
                 return
             vectors = neighbours.normalize_rows(cached)
@@ -379,8 +439,9 @@ class _Generation:
         if not todo or self.client.dry_run:  # sends nothing; a dry run embeds no question
             return
         earlier = np.stack(self._kept_vectors) if self._kept_vectors else None
-        found = filters.near_duplicates(np.stack([c.vector for c in todo]),
-                                        self.settings.dedup_threshold, earlier)
+        found = filters.near_duplicates(
+            np.stack([c.vector for c in todo]), self.settings.dedup_threshold, earlier
+        )
         for c, dup in zip(todo, found):
             if dup is None:
                 self._kept_vectors.append(c.vector)
@@ -395,15 +456,22 @@ class _Generation:
             short = self.targets[kind] - len(self.kept[kind])
             if short <= 0 or self.client.dry_run:
                 continue
-            lost = sum(n for (_, reason, k), n in self.rejections.items()
-                       if k == kind and reason == "request_failed")
+            lost = sum(
+                n
+                for (_, reason, k), n in self.rejections.items()
+                if k == kind and reason == "request_failed"
+            )
             if lost:  # not the limit's fault: a rerun asks these again
-                why = (f"{lost} of {self.attempted[kind]} candidates tried got no answer to a "
-                       "request; a rerun retries them")
+                why = (
+                    f"{lost} of {self.attempted[kind]} candidates tried got no answer to a "
+                    "request; a rerun retries them"
+                )
             else:
-                why = source.note or (f"{self.attempted[kind]} candidates tried, the limit of "
-                                      f"generate.max_attempts={self.settings.max_attempts:g} "
-                                      "per question")
+                why = source.note or (
+                    f"{self.attempted[kind]} candidates tried, the limit of "
+                    f"generate.max_attempts={self.settings.max_attempts:g} "
+                    "per question"
+                )
             notes.append(f"{kind}: {len(self.kept[kind])} of {self.targets[kind]} kept ({why})")
         return notes
 
@@ -420,10 +488,19 @@ class _Generation:
     def query(self, query_id: str, c: QuestionCandidate, model: str) -> Query:
         assert c.draft is not None
         relevant = tuple(
-            Judgment(doc_id=d, start=w.start, end=w.end, grade=1,
-                     quote=self.documents[d].text[w.start:w.end]) for d, w in c.spans)
+            Judgment(
+                doc_id=d,
+                start=w.start,
+                end=w.end,
+                grade=1,
+                quote=self.documents[d].text[w.start : w.end],
+            )
+            for d, w in c.spans
+        )
         meta: dict[str, Any] = {
-            "source": SOURCE, "generator": model, "prompt_version": prompts.PROMPT_VERSION,
+            "source": SOURCE,
+            "generator": model,
+            "prompt_version": prompts.PROMPT_VERSION,
             "realism": c.realism,
             "passages": [self.pool[i].location for i in c.task.evidence_passages],
         }
@@ -438,21 +515,38 @@ class _Generation:
             meta["checked"] = [self.pool[i].location for i in c.checked]
         if c.task.variant:
             meta["variant"] = c.task.variant + 1
-        return Query(query_id=query_id, query=c.draft.question, relevant=relevant, type=c.kind,
-                     metadata=meta)
+        return Query(
+            query_id=query_id, query=c.draft.question, relevant=relevant, type=c.kind, metadata=meta
+        )
 
     def report(self, rounds: int, seconds: float, notes: list[str]) -> GenerationReport:
         cfg = self.client.config
         return GenerationReport(
-            dataset=self.dataset, generator=cfg.model or "", endpoint=cfg.endpoint,
-            prompt_version=prompts.PROMPT_VERSION, settings=self.settings.describe(),
-            n_documents=len(self.documents), n_passages=len(self.pool),
-            requested=dict(self.targets), attempted={k: self.attempted[k] for k in KINDS},
+            dataset=self.dataset,
+            generator=cfg.model or "",
+            endpoint=cfg.endpoint,
+            prompt_version=prompts.PROMPT_VERSION,
+            settings=self.settings.describe(),
+            n_documents=len(self.documents),
+            n_passages=len(self.pool),
+            requested=dict(self.targets),
+            attempted={k: self.attempted[k] for k in KINDS},
             kept={k: len(self.kept[k]) for k in KINDS},
             rejections=tuple((s, r, k, n) for (s, r, k), n in sorted(self.rejections.items())),
             requests=self.client.stats.to_dict(),
             quotes={"exact": self.located["exact"], "normalised": self.located["normalised"]},
-            realism=dict(sorted(Counter(c.realism for cs in self.kept.values() for c in cs
-                                        if c.realism is not None).items(), reverse=True)),
-            rounds=rounds, seconds=round(seconds, 2), dry_run=self.client.dry_run,
-            pending=self.pending, notes=tuple(notes), llm=cfg.describe())
+            realism=dict(
+                sorted(
+                    Counter(
+                        c.realism for cs in self.kept.values() for c in cs if c.realism is not None
+                    ).items(),
+                    reverse=True,
+                )
+            ),
+            rounds=rounds,
+            seconds=round(seconds, 2),
+            dry_run=self.client.dry_run,
+            pending=self.pending,
+            notes=tuple(notes),
+            llm=cfg.describe(),
+        )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.generate.config import KINDS
 
@@ -56,8 +57,11 @@ class GenerationReport:
     def incomplete(self) -> bool:
         """Short because requests got no answer: a rerun may still fill the set, so it is
         not presented as finished."""
-        return (not self.dry_run and self.requests.get("failed", 0) > 0
-                and sum(self.kept.values()) < sum(self.requested.values()))
+        return (
+            not self.dry_run
+            and self.requests.get("failed", 0) > 0
+            and sum(self.kept.values()) < sum(self.requested.values())
+        )
 
     @property
     def status(self) -> str:
@@ -78,8 +82,9 @@ class GenerationReport:
         data["requested_total"] = sum(self.requested.values())
         data["kept_total"] = sum(self.kept.values())
         data["rejected"] = self.rejected
-        data["rejections"] = [{"stage": s, "reason": r, "kind": k, "count": n}
-                              for s, r, k, n in self.rejections]
+        data["rejections"] = [
+            {"stage": s, "reason": r, "kind": k, "count": n} for s, r, k, n in self.rejections
+        ]
         data["realism"] = {str(k): v for k, v in self.realism.items()}
         return data
 
@@ -89,61 +94,108 @@ class GenerationReport:
     def to_markdown(self) -> str:
         r = self.requests
         kinds = [k for k in KINDS if self.requested.get(k) or self.kept.get(k)]
-        lines = ["# Generation report", "",
-                 f"Model `{self.generator}` at {self.endpoint}, prompt version "
-                 f"{self.prompt_version}, seed {self.settings.get('seed')}.",
-                 f"Corpus `{self.dataset}`: {self.n_documents} documents, {self.n_passages} "
-                 f"passages of about {self.settings.get('window_tokens')} tokens.", ""]
+        lines = [
+            "# Generation report",
+            "",
+            f"Model `{self.generator}` at {self.endpoint}, prompt version "
+            f"{self.prompt_version}, seed {self.settings.get('seed')}.",
+            f"Corpus `{self.dataset}`: {self.n_documents} documents, {self.n_passages} "
+            f"passages of about {self.settings.get('window_tokens')} tokens.",
+            "",
+        ]
         if self.incomplete:  # first, so that nobody takes the set for a finished one
-            lines[2:2] = [f"**Incomplete**: {r.get('failed', 0)} requests got no answer after "
-                          f"their retries, so {sum(self.kept.values())} of "
-                          f"{sum(self.requested.values())} questions were kept. Run the same "
-                          "command again: it sends only the requests the answer cache does not "
-                          "hold.", ""]
-        lines += _table(["kind", "requested", "tried", "kept"],
-                        [[k, self.requested.get(k, 0), self.attempted.get(k, 0), self.kept.get(k, 0)]
-                         for k in kinds]
-                        + [["**total**", sum(self.requested.values()),
-                            sum(self.attempted.values()), sum(self.kept.values())]])
+            lines[2:2] = [
+                f"**Incomplete**: {r.get('failed', 0)} requests got no answer after "
+                f"their retries, so {sum(self.kept.values())} of "
+                f"{sum(self.requested.values())} questions were kept. Run the same "
+                "command again: it sends only the requests the answer cache does not "
+                "hold.",
+                "",
+            ]
+        lines += _table(
+            ["kind", "requested", "tried", "kept"],
+            [
+                [k, self.requested.get(k, 0), self.attempted.get(k, 0), self.kept.get(k, 0)]
+                for k in kinds
+            ]
+            + [
+                [
+                    "**total**",
+                    sum(self.requested.values()),
+                    sum(self.attempted.values()),
+                    sum(self.kept.values()),
+                ]
+            ],
+        )
         lines += ["", "## Rejected", ""]
         if self.rejections:
             by_reason: dict[tuple[str, str], dict[str, int]] = {}
             for stage, reason, kind, n in self.rejections:
                 by_reason.setdefault((stage, reason), {})[kind] = n
             stages = ("draft", "realism", "check", "dedup")
-            order = sorted(by_reason, key=lambda sr: (stages.index(sr[0]) if sr[0] in stages
-                                                      else len(stages), sr[1]))
-            lines += _table(["reason", "stage", *kinds, "total"],
-                            [[f"`{reason}`", stage, *(by_reason[(stage, reason)].get(k, 0)
-                                                    for k in kinds),
-                              sum(by_reason[(stage, reason)].values())]
-                             for stage, reason in order])
-            lines += [""] + [f"- `{reason}`: {REASONS.get(reason, '')}"
-                             for reason in dict.fromkeys(reason for _, reason in order)]
+            order = sorted(
+                by_reason,
+                key=lambda sr: (stages.index(sr[0]) if sr[0] in stages else len(stages), sr[1]),
+            )
+            lines += _table(
+                ["reason", "stage", *kinds, "total"],
+                [
+                    [
+                        f"`{reason}`",
+                        stage,
+                        *(by_reason[(stage, reason)].get(k, 0) for k in kinds),
+                        sum(by_reason[(stage, reason)].values()),
+                    ]
+                    for stage, reason in order
+                ],
+            )
+            lines += [""] + [
+                f"- `{reason}`: {REASONS.get(reason, '')}"
+                for reason in dict.fromkeys(reason for _, reason in order)
+            ]
         else:
             lines.append("Nothing was rejected.")
         lines += ["", "## Requests", ""]
-        lines += _table(["sent", "from cache", "failed", "retries", "prompt tokens",
-                         "completion tokens"],
-                        [[r.get("sent", 0), r.get("cached", 0), r.get("failed", 0),
-                          r.get("retries", 0), f"{r.get('prompt_tokens', 0):,}",
-                          f"{r.get('completion_tokens', 0):,}"]])
-        lines += ["", "Token counts are the API's `usage` of the answers received in this run. "
-                  f"Answers from the cache had cost {r.get('cached_prompt_tokens', 0):,} prompt "
-                  f"and {r.get('cached_completion_tokens', 0):,} completion tokens when first asked."]
+        lines += _table(
+            ["sent", "from cache", "failed", "retries", "prompt tokens", "completion tokens"],
+            [
+                [
+                    r.get("sent", 0),
+                    r.get("cached", 0),
+                    r.get("failed", 0),
+                    r.get("retries", 0),
+                    f"{r.get('prompt_tokens', 0):,}",
+                    f"{r.get('completion_tokens', 0):,}",
+                ]
+            ],
+        )
+        lines += [
+            "",
+            "Token counts are the API's `usage` of the answers received in this run. "
+            f"Answers from the cache had cost {r.get('cached_prompt_tokens', 0):,} prompt "
+            f"and {r.get('cached_completion_tokens', 0):,} completion tokens when first asked.",
+        ]
         if r.get("usage_missing"):
             lines.append(f"{r['usage_missing']} answers came without a usage field (counted as 0).")
         if self.dry_run:
-            lines += ["", f"Dry run: {r.get('would_send', 0)} requests would be sent now, about "
-                          f"{r.get('would_send_prompt_tokens', 0):,} prompt tokens."]
+            lines += [
+                "",
+                f"Dry run: {r.get('would_send', 0)} requests would be sent now, about "
+                f"{r.get('would_send_prompt_tokens', 0):,} prompt tokens.",
+            ]
         q = self.quotes
-        lines += ["", "## Kept questions", "",
-                  f"Evidence quotes located: {q.get('exact', 0)} exactly, "
-                  f"{q.get('normalised', 0)} by the normalised match (case, whitespace, "
-                  "quote marks, emphasis).",
-                  "Realism of kept questions: " + (", ".join(
-                      f"{score}: {n}" for score, n in self.realism.items()) or "none") + ".",
-                  f"Rounds: {self.rounds}; {self.seconds:.1f} s."]
+        lines += [
+            "",
+            "## Kept questions",
+            "",
+            f"Evidence quotes located: {q.get('exact', 0)} exactly, "
+            f"{q.get('normalised', 0)} by the normalised match (case, whitespace, "
+            "quote marks, emphasis).",
+            "Realism of kept questions: "
+            + (", ".join(f"{score}: {n}" for score, n in self.realism.items()) or "none")
+            + ".",
+            f"Rounds: {self.rounds}; {self.seconds:.1f} s.",
+        ]
         if self.notes:
             lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines) + "\n"

@@ -17,9 +17,22 @@ from dataclasses import dataclass
 
 __all__ = ["SpanMatch", "match_span", "normalize"]
 
-_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
-                       "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2032": "'",
-                       "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2011": "-"})
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2032": "'",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u2011": "-",
+    }
+)
 _DROPPED = frozenset("*`")
 
 
@@ -76,8 +89,9 @@ def _find(text: str, quote: str, lo: int, hi: int) -> SpanMatch | None:
     return None
 
 
-def match_span(quote: str, text: str, lo: int = 0, hi: int | None = None, *,
-           anywhere: bool = True) -> SpanMatch | None:
+def match_span(
+    quote: str, text: str, lo: int = 0, hi: int | None = None, *, anywhere: bool = True
+) -> SpanMatch | None:
     """Offsets of ``quote`` in ``text``, preferring ``text[lo:hi]`` (the passage it was
     quoted from) over the rest of the document (only searched when ``anywhere``);
     None when it is not found."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -94,6 +93,7 @@ def build_node(node: Any, **kwargs: Any) -> Any:
         return instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as e:
         raise cause(e) from None
+
 
 def embedder_node(cfg: DictConfig, device: str | None = None) -> dict[str, Any]:
     """What the embedder is built from: the ``embed`` node, the ``runtime`` keys it is

@@ -16,11 +16,24 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-__all__ = ["JOBS_ENV", "Launch", "Machine", "Placement", "apply_threads", "concurrent_jobs",
-           "cpu_threads", "is_parallel", "launch_of", "machine", "pick_device", "place"]
+__all__ = [
+    "JOBS_ENV",
+    "Launch",
+    "Machine",
+    "Placement",
+    "apply_threads",
+    "concurrent_jobs",
+    "cpu_threads",
+    "is_parallel",
+    "launch_of",
+    "machine",
+    "pick_device",
+    "place",
+]
 
 #: Set by the launching process to the number of jobs in the sweep, so that a
 #: worker (a joblib or submitit process) knows how many jobs can share its machine.
@@ -133,8 +146,9 @@ def place(requested: str, job_num: int, launch: Launch, machine: Machine) -> Pla
     concurrent = concurrent_jobs(launch, machine.cores)
     if launch.launcher in _SCHEDULED:
         concurrent = 1  # the scheduler gave this job its own GPUs: the first visible one
-    return Placement(pick_device(requested, job_num, concurrent, machine),
-                     cpu_threads(launch, machine.cores))
+    return Placement(
+        pick_device(requested, job_num, concurrent, machine), cpu_threads(launch, machine.cores)
+    )
 
 
 def cores() -> int:
@@ -153,8 +167,9 @@ def machine(*, probe_gpus: bool = True) -> Machine:
     n_cores = cores()
     if not probe_gpus:
         return Machine(n_cores)
-    if sys.platform.startswith("linux") and not (os.path.exists("/proc/driver/nvidia/version")
-                                                 or os.path.exists("/dev/kfd")):
+    if sys.platform.startswith("linux") and not (
+        os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/kfd")
+    ):
         return Machine(n_cores)
     try:
         import torch

@@ -10,35 +10,65 @@ selects, and every plain ``key=value`` must name a key it has.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from omegaconf import DictConfig
 
 from sweep.core.configfiles import read_yaml
-from sweep.core.settings import MOVED_KEYS
 from sweep.core.errors import BadInput
+from sweep.core.settings import MOVED_KEYS
 from sweep.core.suggest import closest
 
-__all__ = ["UnknownKey", "check_command_line", "check_overrides", "command_overrides",
-           "expand_grid"]
+__all__ = [
+    "UnknownKey",
+    "check_command_line",
+    "check_overrides",
+    "command_overrides",
+    "expand_grid",
+]
 
 #: Flags after which Hydra does something other than compose this config and run it
 #: (help, printing the config, another config): nothing to check.
-_NOT_A_RUN = ("-h", "--help", "--hydra-help", "--version", "-c", "--cfg", "-i", "--info",
-              "-sc", "--shell-completion", "-cp", "--config-path", "-cn", "--config-name",
-              "-cd", "--config-dir", "--experimental-rerun", "-p", "--package")
+_NOT_A_RUN = (
+    "-h",
+    "--help",
+    "--hydra-help",
+    "--version",
+    "-c",
+    "--cfg",
+    "-i",
+    "--info",
+    "-sc",
+    "--shell-completion",
+    "-cp",
+    "--config-path",
+    "-cn",
+    "--config-name",
+    "-cd",
+    "--config-dir",
+    "--experimental-rerun",
+    "-p",
+    "--package",
+)
 _SHOWN_KEYS = 12
 #: A value that is another key's (``${..size}``): that key is the one to set.
 _RELATIVE = re.compile(r"\$\{(\.+)([\w.]+)\}")
 #: Keys that moved, so that a command line written for the old place is told the new one:
 #: old key -> new key (the runtime's, and those of sweep.core.settings.MOVED_KEYS).
-MOVED = {"embed.cache_dir": "runtime.cache_dir", "embed.show_progress": "runtime.show_progress",
-         "embed.prewarm": "runtime.prewarm", **MOVED_KEYS}
+MOVED = {
+    "embed.cache_dir": "runtime.cache_dir",
+    "embed.show_progress": "runtime.show_progress",
+    "embed.prewarm": "runtime.prewarm",
+    **MOVED_KEYS,
+}
 #: Why a key moved, by the node it moved to.
-_WHY_MOVED = {"runtime": "it says how the command runs, not what it measures",
-              "context": "contextual headers are a node of their own, not the chunker's",
-              "parent": "parent retrieval is a node of its own, not the retriever's"}
+_WHY_MOVED = {
+    "runtime": "it says how the command runs, not what it measures",
+    "context": "contextual headers are a node of their own, not the chunker's",
+    "parent": "parent retrieval is a node of its own, not the retriever's",
+}
 
 
 class UnknownKey(ValueError, BadInput):
@@ -66,16 +96,21 @@ def _check_choice(override: Any, options: Sequence[str]) -> None:
     if not options:
         return  # not a group after all (hydra.job.name=...) or one Hydra fills itself
     try:
-        values = (list(override.sweep_string_iterator()) if override.is_sweep_override()
-                  else [override.get_value_element_as_str()])
+        values = (
+            list(override.sweep_string_iterator())
+            if override.is_sweep_override()
+            else [override.get_value_element_as_str()]
+        )
     except Exception:  # a range over a group, say: Hydra's message is the right one
         return
     for value in values:
         if value not in options and value != "null":
             match = closest(value, options)
             hint = f" (did you mean {override.key_or_group}={match}?)" if match else ""
-            raise UnknownKey(f"unknown {override.key_or_group} option {value!r}{hint}; "
-                             f"the options are: {', '.join(sorted(options))}")
+            raise UnknownKey(
+                f"unknown {override.key_or_group} option {value!r}{hint}; "
+                f"the options are: {', '.join(sorted(options))}"
+            )
 
 
 def _key_names(node: DictConfig) -> list[str]:
@@ -91,7 +126,7 @@ def _missing(cfg: DictConfig, key: str) -> tuple[str, str, list[str]] | None:
             return None  # into a list or a value: Hydra's own check says what is wrong
         names = _key_names(node)
         if part not in names:
-            return ".".join(parts[:i + 1]), ".".join(parts[:i]), names
+            return ".".join(parts[: i + 1]), ".".join(parts[:i]), names
         node = node._get_node(part)  # not resolved: ${...} values are not evaluated here
     return None
 
@@ -111,7 +146,7 @@ def _fed_by(cfg: DictConfig, key: str) -> str | None:
     dots, name = found.groups()
     container = parts[:-1]
     up = len(dots) - 1  # "." is the key's own node, each further dot one node up
-    return ".".join(container[:len(container) - up] + [name]) if up <= len(container) else None
+    return ".".join(container[: len(container) - up] + [name]) if up <= len(container) else None
 
 
 def _leaf_keys(node: DictConfig, prefix: str = "") -> Iterable[str]:
@@ -149,17 +184,26 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         for o in selects:
             if not (o.is_delete() or o.package):
                 _check_choice(o, loader.get_group_options(o.key_or_group))
-        plain = [o for o in parsed if o not in selects and not o.is_hydra_override()
-                 and not (o.is_add() or o.is_force_add() or o.is_delete())
-                 and o.package is None]
+        plain = [
+            o
+            for o in parsed
+            if o not in selects
+            and not o.is_hydra_override()
+            and not (o.is_add() or o.is_force_add() or o.is_delete())
+            and o.package is None
+        ]
         if not plain:
             return
         choices = [o.input_line for o in selects if not o.is_hydra_override()]
         first = expand_grid(choices)[0]
         swept = {o.key_or_group for o in selects if o.is_sweep_override()}
-        options = {p.key_or_group.split(".", 1)[0]: loader.get_group_options(
-            p.key_or_group.split(".", 1)[0]) for p in plain
-            if p.key_or_group.split(".", 1)[0] in groups}
+        options = {
+            p.key_or_group.split(".", 1)[0]: loader.get_group_options(
+                p.key_or_group.split(".", 1)[0]
+            )
+            for p in plain
+            if p.key_or_group.split(".", 1)[0] in groups
+        }
         try:
             # One combination is enough: Hydra applies every key to every job, so a key
             # this one lacks fails a job anyway.
@@ -171,8 +215,10 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         if source is not None:
             # One name per setting: a framework's chunk_size is chunk.size, and setting it
             # under the splitter would leave the row showing the preset's size.
-            raise UnknownKey(f"{override.key_or_group} is set through {source} (the config "
-                             f"hands {source} to it): write {source}=... instead")
+            raise UnknownKey(
+                f"{override.key_or_group} is set through {source} (the config "
+                f"hands {source} to it): write {source}=... instead"
+            )
         found = _missing(cfg, override.key_or_group)
         if found is None:
             continue
@@ -180,18 +226,24 @@ def check_overrides(config_dir: str, config_name: str, args: Sequence[str]) -> N
         leaves = sorted(_leaf_keys(cfg))
         moved = MOVED.get(override.key_or_group)
         if moved in leaves:
-            raise UnknownKey(f"{override.key_or_group} is now {moved}: "
-                             f"{_WHY_MOVED[moved.split('.', 1)[0]]}")
-        elsewhere = _of_other_options(Path(config_dir), first, override.key_or_group,
-                                      options.get(override.key_or_group.split(".", 1)[0], ()),
-                                      swept)
+            raise UnknownKey(
+                f"{override.key_or_group} is now {moved}: {_WHY_MOVED[moved.split('.', 1)[0]]}"
+            )
+        elsewhere = _of_other_options(
+            Path(config_dir),
+            first,
+            override.key_or_group,
+            options.get(override.key_or_group.split(".", 1)[0], ()),
+            swept,
+        )
         if elsewhere is not None:
             raise UnknownKey(elsewhere)
         match = closest(override.key_or_group, leaves)
         hint = f" (did you mean {match}?)" if match else ""
         names = [n for n in names if not n.startswith("_")]
-        shown = ", ".join(sorted(names)[:_SHOWN_KEYS]) + (", ..." if len(names) > _SHOWN_KEYS
-                                                          else "")
+        shown = ", ".join(sorted(names)[:_SHOWN_KEYS]) + (
+            ", ..." if len(names) > _SHOWN_KEYS else ""
+        )
         where = f"{parent} has" if parent else "the top-level keys are"
         # The key only, never its value: it may be a key or a URL with a password in it.
         raise UnknownKey(f"unknown setting {missing}{hint}; {where}: {shown}")
@@ -226,8 +278,9 @@ def _holds(node: Any, parts: Sequence[str]) -> bool:
     return True
 
 
-def _of_other_options(conf_dir: Path, first: Sequence[str], key: str, options: Sequence[str],
-                      swept: set[str]) -> str | None:
+def _of_other_options(
+    conf_dir: Path, first: Sequence[str], key: str, options: Sequence[str], swept: set[str]
+) -> str | None:
     """Why ``key`` (``rerank.model``) cannot be set when the first job's option of its group
     (``rerank=none``) lacks it but other options (``cross_encoder``) have it; else None."""
     group, _, rest = key.partition(".")
@@ -240,9 +293,11 @@ def _of_other_options(conf_dir: Path, first: Sequence[str], key: str, options: S
     if group not in swept:
         choose = owners if len(have) == 1 else "one of those"
         return f"{key} is a setting of {owners}, which {which} does not have: choose {choose}"
-    return (f"{key} is a setting of {owners}, which {which} does not have; a key on the "
-            f"command line is set for every {group} option swept, so give it in a preset of "
-            "your own instead (docs/configuration.md, \"Presets of your own\")")
+    return (
+        f"{key} is a setting of {owners}, which {which} does not have; a key on the "
+        f"command line is set for every {group} option swept, so give it in a preset of "
+        'your own instead (docs/configuration.md, "Presets of your own")'
+    )
 
 
 def check_command_line(config_name: str, prog: str) -> None:

@@ -14,31 +14,30 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, NoReturn
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from sweep.hydrakit import devices
-
-from sweep.jobs import preflight
-from sweep.hydrakit.overrides import expand_grid
-
 from sweep.core import progress
 from sweep.core.errors import BadInput
 from sweep.core.messages import one_line
-from sweep.hydrakit.config import made_here
-from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.datasets.loading import DatasetError
-from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
 from sweep.embedding.cache import resolve_cache_dir
+from sweep.hydrakit import devices
+from sweep.hydrakit.config import made_here
+from sweep.hydrakit.overrides import expand_grid
+from sweep.jobs import preflight
+from sweep.jobs.diskfull import stop_if_disk_full
+from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
-from sweep.reporting.write import write_report
 from sweep.reporting.sweepreport import SweepReport
+from sweep.reporting.write import write_report
 from sweep.store.row import load_rows
 
 log = logging.getLogger("sweep")
@@ -81,8 +80,9 @@ class SweepRun:
 _current: ContextVar[SweepRun] = ContextVar("sweep_run")
 
 
-def _check_start(run: SweepRun, folder: Path, config_name: str, jobs: list[list[str]]
-                 ) -> dict[tuple[str, ...], DictConfig]:
+def _check_start(
+    run: SweepRun, folder: Path, config_name: str, jobs: list[list[str]]
+) -> dict[tuple[str, ...], DictConfig]:
     from omegaconf.errors import OmegaConfBaseException
 
     run.own_folder = made_here(folder) or not folder.exists()
@@ -109,7 +109,9 @@ def _every_problem(e: DatasetError) -> str:
         return str(e)
     lines = [str(p) for p in e.problems[:_LISTED]]
     if len(e.problems) > _LISTED:
-        lines.append(f"... and {len(e.problems) - _LISTED} more; python -m sweep.validate lists them all")
+        lines.append(
+            f"... and {len(e.problems) - _LISTED} more; python -m sweep.validate lists them all"
+        )
     return "\n".join(lines)
 
 
@@ -133,11 +135,17 @@ def log_model_use(folder: Path) -> None:
     except (OSError, ValueError, TypeError, AttributeError):
         pass
     if loads:
-        log.info("embedding: %d text(s) embedded; an embedding model was loaded %d time(s)",
-                 embedded, loads)
+        log.info(
+            "embedding: %d text(s) embedded; an embedding model was loaded %d time(s)",
+            embedded,
+            loads,
+        )
     else:
-        log.info("embedding: %d text(s) embedded; no embedding model loaded (vectors and "
-                 "query timings came from the cache)", embedded)
+        log.info(
+            "embedding: %d text(s) embedded; no embedding model loaded (vectors and "
+            "query timings came from the cache)",
+            embedded,
+        )
 
 
 def figure_cache(config: DictConfig) -> FigureCache | None:
@@ -149,8 +157,12 @@ def figure_cache(config: DictConfig) -> FigureCache | None:
     return None if root is None else FigureCache(root / FIGURES_DIR)
 
 
-def _plan(config_name: str, jobs: list[list[str]], launch: devices.Launch,
-          composed: dict[tuple[str, ...], DictConfig]) -> Grid:
+def _plan(
+    config_name: str,
+    jobs: list[list[str]],
+    launch: devices.Launch,
+    composed: dict[tuple[str, ...], DictConfig],
+) -> Grid:
     """Chunk the grid and say what the sweep is about to do, before its first job: the jobs,
     their dataset and the overrides they share (which job lines then leave out), the texts
     to embed, the share cached and how long the rest should take."""
@@ -181,7 +193,9 @@ class SweepCallback(Callback):
         given = {o.split("=", 1)[0].lstrip("+~") for o in overrides}
         # Sweeper params from an experiment apply unless the command line names the key.
         overrides += [f"{k}={v}" for k, v in params.items() if k not in given]
-        folder = Path(config.hydra.sweep.dir)  # a fresh folder, made now (sweep.hydrakit.config.fresh_dir)
+        folder = Path(
+            config.hydra.sweep.dir
+        )  # a fresh folder, made now (sweep.hydrakit.config.fresh_dir)
         self.run.sweep_dir = folder
         jobs = expand_grid(overrides)
         progress.set_total(len(jobs))

@@ -95,8 +95,14 @@ class JobLogFile(logging.FileHandler):
     and stays quiet after, the terminal keeping every line, where ``logging`` would print
     a traceback for every line it could not write."""
 
-    def __init__(self, filename: str, mode: str = "a", encoding: str | None = None,
-                 delay: bool = False, errors: str | None = None) -> None:
+    def __init__(
+        self,
+        filename: str,
+        mode: str = "a",
+        encoding: str | None = None,
+        delay: bool = False,
+        errors: str | None = None,
+    ) -> None:
         self._failed = False
         super().__init__(filename, mode, encoding, delay, errors)
 
@@ -129,5 +135,8 @@ class JobLogFile(logging.FileHandler):
         if self._failed:
             return
         self._failed = True  # before logging: this handler hears its own warning too
-        log.warning("cannot write the log %s (%s); it goes on on the terminal only",
-                    self.baseFilename, error.strerror or error)
+        log.warning(
+            "cannot write the log %s (%s); it goes on on the terminal only",
+            self.baseFilename,
+            error.strerror or error,
+        )

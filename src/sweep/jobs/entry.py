@@ -21,17 +21,22 @@ from sweep.core.errors import BadInput
 from sweep.core.folderlock import locked
 from sweep.core.interrupts import quiet_second_interrupt
 from sweep.core.messages import first_line
-from sweep.datasets.loading import DatasetError
-from sweep.jobs.callbacks import SweepRun
 from sweep.hydrakit.devices import launch_of
+from sweep.jobs.callbacks import SweepRun
 from sweep.jobs.diskfull import DiskFull, guard_job_setup, stop_if_disk_full
 from sweep.jobs.job import run_job
 from sweep.reporting.sweepreport import build_report
 from sweep.reporting.tables import terminal_text
 from sweep.reporting.write import summary_line, write_html, write_report, write_tables
 
-__all__ = ["end_sweep", "sweep_exit_status", "on_disk_full", "on_interrupt", "on_launcher_failure",
-           "run_hydra_job"]
+__all__ = [
+    "end_sweep",
+    "on_disk_full",
+    "on_interrupt",
+    "on_launcher_failure",
+    "run_hydra_job",
+    "sweep_exit_status",
+]
 
 log = logging.getLogger("sweep")
 
@@ -70,15 +75,19 @@ def run_hydra_job(cfg: DictConfig, state: SweepRun) -> None:
         raise
     # Rebuilt after every job, so a crash or Ctrl-C later never loses this row; after the
     # last job of this process the sweep's end, right after it, writes the tables.
-    ends_here = not launch.separate_processes and (hc.mode == RunMode.RUN
-                                                   or job_num + 1 == launch.n_jobs)
+    ends_here = not launch.separate_processes and (
+        hc.mode == RunMode.RUN or job_num + 1 == launch.n_jobs
+    )
     if not ends_here:
         try:
             write_report(sweep_dir, quiet=True)
         except Exception as e:  # the row is saved; the table can be rebuilt with sweep.report
             stop_if_disk_full(e, sweep_dir)
-            log.warning("could not update the sweep table (%s); rows are kept in %s",
-                        first_line(e, with_type=True), sweep_dir)
+            log.warning(
+                "could not update the sweep table (%s); rows are kept in %s",
+                first_line(e, with_type=True),
+                sweep_dir,
+            )
     interrupts.hold()
 
 
@@ -108,16 +117,25 @@ def on_interrupt(state: SweepRun) -> None:
         write_html(rep)
     except (KeyboardInterrupt, Exception) as e:
         if isinstance(e, KeyboardInterrupt) or interrupts.requested():
-            print("sweep: interrupted again: pictures and report.html skipped "
-                  f"(python -m sweep.report {folder} draws them)", file=sys.stderr)
+            print(
+                "sweep: interrupted again: pictures and report.html skipped "
+                f"(python -m sweep.report {folder} draws them)",
+                file=sys.stderr,
+            )
         else:  # the tables are written; only the pictures failed
-            print(f"sweep: could not draw the pictures and report.html "
-                  f"({first_line(e, with_type=True)}); python -m sweep.report {folder} draws "
-                  "them", file=sys.stderr)
+            print(
+                f"sweep: could not draw the pictures and report.html "
+                f"({first_line(e, with_type=True)}); python -m sweep.report {folder} draws "
+                "them",
+                file=sys.stderr,
+            )
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     print("\n" + terminal_text(rep) + "\n")
-    print(f"sweep: {summary_line(rep)} finished before the interrupt; they are kept in "
-          f"{folder}/ (results.md, results.csv)", file=sys.stderr)
+    print(
+        f"sweep: {summary_line(rep)} finished before the interrupt; they are kept in "
+        f"{folder}/ (results.md, results.csv)",
+        file=sys.stderr,
+    )
     raise SystemExit(130)
 
 
@@ -133,8 +151,11 @@ def on_launcher_failure(state: SweepRun) -> None:
         log.warning("could not update the sweep table (%s)", first_line(e, with_type=True))
         return
     if rep is not None:
-        print(f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "
-              f"finished and are kept in {folder}/ (results.md, results.csv)", file=sys.stderr)
+        print(
+            f"sweep: the launcher stopped before every job ended; {summary_line(rep)} "
+            f"finished and are kept in {folder}/ (results.md, results.csv)",
+            file=sys.stderr,
+        )
 
 
 def on_disk_full(error: DiskFull, state: SweepRun) -> NoReturn:
@@ -154,21 +175,27 @@ def on_disk_full(error: DiskFull, state: SweepRun) -> NoReturn:
         print(f"sweep: no setting had finished; nothing to report in {folder}", file=sys.stderr)
         raise SystemExit(1)
     written, missed, why = [], [], ""
-    for names, write in (("results.md and results.csv", write_tables),
-                         ("report.html", write_html)):
+    for names, write in (("results.md and results.csv", write_tables), ("report.html", write_html)):
         try:
             with locked(folder):
                 write(rep)
             written.append(names)
         except Exception as e:
             # Tables that an earlier job's update wrote stay: they lack only the last rows.
-            missed.append(f"{names} could not be " + (
-                "updated" if write is write_tables and (folder / "results.csv").exists()
-                else "written"))
+            missed.append(
+                f"{names} could not be "
+                + (
+                    "updated"
+                    if write is write_tables and (folder / "results.csv").exists()
+                    else "written"
+                )
+            )
             why = why or _why(e)
     print("\n" + terminal_text(rep) + "\n")
-    line = (f"sweep: {summary_line(rep)} finished before the disk filled; they are kept in "
-            f"{folder}/ ({', '.join(written + ['<job>/row.json'])})")
+    line = (
+        f"sweep: {summary_line(rep)} finished before the disk filled; they are kept in "
+        f"{folder}/ ({', '.join(written + ['<job>/row.json'])})"
+    )
     if missed:
         line += f"; {', '.join(missed)} ({why}): {again}"
     print(line, file=sys.stderr)

@@ -12,55 +12,76 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from sweep.chunking import ChunkingSettingsError
-from sweep.core.errors import BadInput, InvalidSetting, row_status
-from sweep.core.messages import first_line
-from sweep.hydrakit import devices
-
+from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
 from sweep.core import interrupts, progress
-from sweep.hydrakit.config import build_node, cause, embedder_node
+from sweep.core.configfiles import config_yaml
+from sweep.core.errors import BadInput, InvalidSetting, row_status
+from sweep.core.evalconfig import EvalConfig, EvalConfigError
+from sweep.core.files import write_text_atomic
+from sweep.core.measures import Primary
+from sweep.core.messages import first_line
+from sweep.core.peakmemory import PeakMemory
+from sweep.core.protocols import (
+    Chunker,
+    DocumentChunker,
+    Embedder,
+    HasNotes,
+    Reranker,
+    Retriever,
+    embed_named,
+    late_chunker_of,
+)
+from sweep.core.settings import job_settings
 from sweep.core.types import Chunk, Dataset, Document
+from sweep.hydrakit import devices
+from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
 from sweep.jobs.diskfull import stop_if_disk_full
-from sweep.scoring.diagnostics import twohop_class, twohop_queries
-from sweep.core.evalconfig import EvalConfig, EvalConfigError
-from sweep.core.configfiles import config_yaml
-from sweep.core.files import write_text_atomic
-from sweep.core.peakmemory import PeakMemory
-from sweep.retrieval.index import ANN_RECALL_K
-from sweep.pipeline.latency import encode_times_for
-from sweep.core.measures import Primary
-from sweep.pipeline.evaluate import evaluate_setting
-from sweep.store.stats import Stats
-from sweep.retrieval.parents import ParentSpec
-from sweep.chunking.contexts import ContextError, ContextSpec, ContextWriter
 from sweep.llm import LLMClient
 from sweep.llm.config import named_secrets
 from sweep.llm.errors import mask
-from sweep.embedding.errors import LateChunkingUnsupported
+from sweep.pipeline.evaluate import evaluate_setting
+from sweep.pipeline.latency import encode_times_for
 from sweep.retrieval.fusion import HybridRetriever
-from sweep.store.row import DatasetInfo, Row
-from sweep.core.settings import job_settings
-from sweep.core.protocols import (Chunker, DocumentChunker, Embedder, HasNotes,
-                                  Reranker, Retriever, embed_named, late_chunker_of)
-from sweep.store.boundaries import (BOUNDARIES_NAME, boundary_view, showcase_document,
-                                    write_boundary_view)
+from sweep.retrieval.index import ANN_RECALL_K
+from sweep.retrieval.parents import ParentSpec
+from sweep.scoring.diagnostics import twohop_class, twohop_queries
+from sweep.store.boundaries import (
+    BOUNDARIES_NAME,
+    boundary_view,
+    showcase_document,
+    write_boundary_view,
+)
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
+from sweep.store.row import DatasetInfo, Row
+from sweep.store.stats import Stats
 from sweep.store.traces import traces_of, write_traces
 
-__all__ = ["ConfigError", "Stages", "build_eval", "build_stages", "context_spec", "context_writer",
-           "load_job_dataset", "parent_spec", "retime_wanted", "run_job", "save_failed_row",
-           "scoring_config"]
+__all__ = [
+    "ConfigError",
+    "Stages",
+    "build_eval",
+    "build_stages",
+    "context_spec",
+    "context_writer",
+    "load_job_dataset",
+    "parent_spec",
+    "retime_wanted",
+    "run_job",
+    "save_failed_row",
+    "scoring_config",
+]
 
 log = logging.getLogger("sweep")
 
@@ -88,7 +109,6 @@ class _PerDocument:
 
     def chunk_documents(self, docs: Sequence[Document]) -> list[Chunk]:
         return [c for d in docs for c in self._chunker.chunk(d)]
-
 
 
 def retime_wanted(cfg: DictConfig) -> bool | None:
@@ -130,9 +150,11 @@ def design_notes(stages: Stages) -> tuple[str, ...]:
     late = late_chunker_of(stages.embedder) is not None
     lexical = not stages.retriever.needs_vectors or isinstance(stages.retriever, HybridRetriever)
     if stages.contexts is not None and late and not lexical and stages.reranker is None:
-        return ("context.mode=llm with embed.late=true: late chunking embeds the documents as "
-                "written, so this dense row pays for contexts it never reads (BM25, hybrid "
-                "and re-ranking would read them)",)
+        return (
+            "context.mode=llm with embed.late=true: late chunking embeds the documents as "
+            "written, so this dense row pays for contexts it never reads (BM25, hybrid "
+            "and re-ranking would read them)",
+        )
     return ()
 
 
@@ -141,8 +163,9 @@ def context_spec(cfg: DictConfig) -> ContextSpec:
     return build_node(cfg.context) if cfg.get("context") is not None else ContextSpec()
 
 
-def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None
-                   ) -> ContextWriter | None:
+def context_writer(
+    cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | None = None
+) -> ContextWriter | None:
     """The writer of ``context.mode=llm``'s contexts through the ``llm`` group's endpoint;
     None for ``context.mode=none``."""
     if not spec.active:
@@ -152,8 +175,7 @@ def context_writer(cfg: DictConfig, spec: ContextSpec, *, show_progress: bool | 
     config = instantiate(cfg.llm)
     if show_progress is None:
         show_progress = bool((cfg.get("runtime") or {}).get("show_progress", True))
-    return ContextWriter(LLMClient.open(spec.llm_config(config), show_progress=show_progress),
-                         spec)
+    return ContextWriter(LLMClient.open(spec.llm_config(config), show_progress=show_progress), spec)
 
 
 def build_eval(cfg: DictConfig) -> EvalConfig:
@@ -164,8 +186,9 @@ def build_eval(cfg: DictConfig) -> EvalConfig:
     except EvalConfigError as e:
         raise ConfigError(f"eval: {e}") from None
     if not isinstance(ev, EvalConfig):
-        raise ConfigError(f"eval: _target_ must build a sweep.core.evalconfig.EvalConfig, "
-                          f"got {type(ev).__name__}")
+        raise ConfigError(
+            f"eval: _target_ must build a sweep.core.evalconfig.EvalConfig, got {type(ev).__name__}"
+        )
     return ev
 
 
@@ -182,8 +205,13 @@ def load_job_dataset(node: DictConfig) -> Dataset:
         except InstantiationException as e:
             raise cause(e) from None
         ds = _datasets[key]
-        log.info("dataset %s: %d documents, %d queries (%.1fs)", ds.name, len(ds.documents),
-                 len(ds.queries), time.perf_counter() - t0)
+        log.info(
+            "dataset %s: %d documents, %d queries (%.1fs)",
+            ds.name,
+            len(ds.documents),
+            len(ds.queries),
+            time.perf_counter() - t0,
+        )
     return _datasets[key]
 
 
@@ -192,15 +220,21 @@ def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> Ev
     document level when the judgments have no spans (BEIR qrels, say)."""
     scorable = [q for q in dataset.queries if q.has_unit("doc")]
     if not scorable:
-        raise ConfigError(f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
-                          "there is nothing to score")
+        raise ConfigError(
+            f"dataset {dataset.name}: no query has a relevant judgment (grade > 0); "
+            "there is nothing to score"
+        )
     primary = ev.primary_metric
     if primary.level == "span" and not any(q.has_unit("span") for q in scorable):
         fallback = str(Primary("doc", primary.measure))
         if warn:
-            log.warning("dataset %s has no evidence spans, only document judgments: span-level "
-                        "metrics stay empty, and the primary metric is %s instead of %s",
-                        dataset.name, fallback, primary)
+            log.warning(
+                "dataset %s has no evidence spans, only document judgments: span-level "
+                "metrics stay empty, and the primary metric is %s instead of %s",
+                dataset.name,
+                fallback,
+                primary,
+            )
         return ev.with_primary(fallback)
     return ev
 
@@ -214,17 +248,21 @@ def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
     to build the embedder on (None: the configured one)."""
     requested = OmegaConf.select(cfg, "embed.device", default=None)
     launch = launch or Launch()
-    placement = devices.place(str(requested or "cpu"), job_num, launch,
-                              devices.machine(probe_gpus=requested == "auto"))
+    placement = devices.place(
+        str(requested or "cpu"), job_num, launch, devices.machine(probe_gpus=requested == "auto")
+    )
     devices.apply_threads(placement.threads)
     if requested == "auto" or placement.threads is not None:
-        log.info("job %s: device %s, %s CPU thread(s)", job_num, placement.device,
-                 placement.threads or "all")
+        log.info(
+            "job %s: device %s, %s CPU thread(s)",
+            job_num,
+            placement.device,
+            placement.threads or "all",
+        )
     return placement.device if requested == "auto" else None
 
 
-def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
-             ) -> tuple[EvalConfig, Dataset]:
+def _prepare(cfg: DictConfig, job_dir: Path, job_num: int) -> tuple[EvalConfig, Dataset]:
     """The job's folder with its resolved config, its eval config and its dataset."""
     ev = build_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
@@ -235,12 +273,26 @@ def _prepare(cfg: DictConfig, job_dir: Path, job_num: int
     return scoring_config(dataset, ev, warn=job_num == 0), dataset
 
 
-def save_failed_row(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
-                    choices: Mapping[str, Any], error: str) -> Row:
+def save_failed_row(
+    cfg: DictConfig,
+    job_dir: Path,
+    job_num: int,
+    overrides: Sequence[str],
+    choices: Mapping[str, Any],
+    error: str,
+) -> Row:
     """Save a ``failed`` row for a job that could not save its own (its worker died)."""
     ev, dataset = _prepare(cfg, job_dir, job_num)
-    row = Row(job_num, "failed", job_settings(cfg, overrides, choices), ev,
-              DatasetInfo.of(dataset), tuple(overrides), error, path=job_dir)
+    row = Row(
+        job_num,
+        "failed",
+        job_settings(cfg, overrides, choices),
+        ev,
+        DatasetInfo.of(dataset),
+        tuple(overrides),
+        error,
+        path=job_dir,
+    )
     row.save(job_dir)
     return row
 
@@ -257,8 +309,7 @@ def _secrets(cfg: DictConfig) -> tuple[str, ...]:
     row, a log line or ``error.txt`` must never show, whatever failed."""
     try:
         node = cfg.get("llm")
-        return () if node is None else named_secrets(node.get("api_key_env"),
-                                                     node.get("base_url"))
+        return () if node is None else named_secrets(node.get("api_key_env"), node.get("base_url"))
     except OmegaConfBaseException:  # an interpolation that cannot resolve names no secret
         return ()
 
@@ -269,8 +320,14 @@ def _masked(text: str, secrets: tuple[str, ...]) -> str:
     return mask(text, secrets, short="credential")
 
 
-def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[str],
-            choices: Mapping[str, Any], launch: Launch | None = None) -> Row:
+def run_job(
+    cfg: DictConfig,
+    job_dir: Path,
+    job_num: int,
+    overrides: Sequence[str],
+    choices: Mapping[str, Any],
+    launch: Launch | None = None,
+) -> Row:
     """Run one job of the sweep and save its row; never raises for a bad setting.
 
     ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
@@ -280,8 +337,9 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
     retime = retime_wanted(cfg)
     settings = job_settings(cfg, overrides, choices)
     label = " ".join(overrides) or "(defaults)"
-    log.info("%s job %s: %s", progress.job_label(job_num), job_num,
-             progress.job_overrides(overrides))
+    log.info(
+        "%s job %s: %s", progress.job_label(job_num), job_num, progress.job_overrides(overrides)
+    )
     t0, memory = time.perf_counter(), PeakMemory()
     status, error, notes, stats, summary = "ok", None, (), Stats(), None
     diagnostics = first_stage = child = None
@@ -297,29 +355,46 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
         notes = tuple(stages.chunker.notes) + design_notes(stages)
         for note in notes:
             log.warning("%s", note)
-        result = evaluate_setting(dataset.documents, dataset.queries, stages.chunker,
-                                  stages.embedder, stages.retriever, ev, stages.reranker,
-                                  encode_times_of=encode_times_for(
-                                      stages.embedder, job_dir.parent, retime=retime),
-                                  parents=stages.parents, contexts=stages.contexts)
+        result = evaluate_setting(
+            dataset.documents,
+            dataset.queries,
+            stages.chunker,
+            stages.embedder,
+            stages.retriever,
+            ev,
+            stages.reranker,
+            encode_times_of=encode_times_for(stages.embedder, job_dir.parent, retime=retime),
+            parents=stages.parents,
+            contexts=stages.contexts,
+        )
         stats, summary = result.stats, result.summary
         diagnostics, first_stage, child = result.diagnostics, result.first_stage, result.child
         if stats.ann_recall is not None:
-            notes += (f"approximate index ({choices.get('index', 'index')}): its top "
-                      f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
-                      f"(ann_recall@{ANN_RECALL_K})",)
+            notes += (
+                f"approximate index ({choices.get('index', 'index')}): its top "
+                f"{ANN_RECALL_K} hold {100 * stats.ann_recall:.1f}% of exact search's "
+                f"(ann_recall@{ANN_RECALL_K})",
+            )
         result.scores.write_csv(job_dir / "per_query.csv")
         write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
         shown = showcase_document(dataset.documents, dataset.queries)
         if shown is not None:
-            write_boundary_view(job_dir / BOUNDARIES_NAME,
-                                boundary_view(shown, result.chunks, dataset.queries))
+            write_boundary_view(
+                job_dir / BOUNDARIES_NAME, boundary_view(shown, result.chunks, dataset.queries)
+            )
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         # What was retrieved and scored: the chunks, or their parents.
-        write_traces(job_dir / "hits.jsonl",
-                     traces_of(dataset, result.passages, result.ranking, result.credits, max(ev.k),
-                               twohop={q: {k: twohop_class(r, k) for k in ev.k}
-                                       for q, r in twohop.items()}))
+        write_traces(
+            job_dir / "hits.jsonl",
+            traces_of(
+                dataset,
+                result.passages,
+                result.ranking,
+                result.credits,
+                max(ev.k),
+                twohop={q: {k: twohop_class(r, k) for k in ev.k} for q, r in twohop.items()},
+            ),
+        )
     except KeyboardInterrupt:
         raise
     except Exception as e:
@@ -338,10 +413,22 @@ def run_job(cfg: DictConfig, job_dir: Path, job_num: int, overrides: Sequence[st
             write_text_atomic(job_dir / "error.txt", _masked(traceback.format_exc(), secrets))
             log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"
-    row = Row(job_num, status, settings, ev, DatasetInfo.of(dataset), tuple(overrides), error,
-              notes, stats, summary if ok else None, diagnostics if ok else None,
-              first_stage=first_stage if ok else None, child=child if ok else None,
-              path=job_dir)
+    row = Row(
+        job_num,
+        status,
+        settings,
+        ev,
+        DatasetInfo.of(dataset),
+        tuple(overrides),
+        error,
+        notes,
+        stats,
+        summary if ok else None,
+        diagnostics if ok else None,
+        first_stage=first_stage if ok else None,
+        child=child if ok else None,
+        path=job_dir,
+    )
     row = row.with_stats(total_s=time.perf_counter() - t0, peak_rss_mb=memory.peak_mb())
     row.save(job_dir)
     return row

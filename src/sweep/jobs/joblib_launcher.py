@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, configure_log, setup_globals
@@ -35,19 +36,21 @@ __all__ = ["launch"]
 log = logging.getLogger("sweep")
 
 
-def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
-           initial_job_idx: int) -> Sequence[JobReturn]:
+def launch(
+    launcher: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+) -> Sequence[JobReturn]:
     """Run the jobs on as many slots as ``hydra.launcher.n_jobs`` says (joblib's
     convention, on this process's cores); a job whose worker dies gets a ``failed`` row
     and the others run on."""
     try:
         from hydra_plugins.hydra_joblib_launcher._core import execute_job
-        from joblib.externals.loky.process_executor import (BrokenProcessPool,
-                                                            TerminatedWorkerError)
+        from joblib.externals.loky.process_executor import BrokenProcessPool, TerminatedWorkerError
     except ImportError:
-        raise ImportError("hydra/launcher=joblib needs Hydra's joblib launcher: "
-                          "pip install hydra-joblib-launcher (in sweep's checkout: "
-                          'pip install -e ".[joblib]")') from None
+        raise ImportError(
+            "hydra/launcher=joblib needs Hydra's joblib launcher: "
+            "pip install hydra-joblib-launcher (in sweep's checkout: "
+            'pip install -e ".[joblib]")'
+        ) from None
 
     setup_globals()
     assert launcher.config is not None and launcher.task_function is not None
@@ -55,8 +58,9 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
     configure_log(launcher.config.hydra.hydra_logging, launcher.config.hydra.verbose)
     sweep_dir = Path(str(launcher.config.hydra.sweep.dir))
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    n_workers = devices.concurrent_jobs(Launch("joblib", dict(launcher.joblib),
-                                               len(job_overrides)), devices.cores())
+    n_workers = devices.concurrent_jobs(
+        Launch("joblib", dict(launcher.joblib), len(job_overrides)), devices.cores()
+    )
     singleton_state = Singleton.get_state()
     todo = list(enumerate(job_overrides))[::-1]
     slots: list[Any] = [None] * n_workers
@@ -70,8 +74,15 @@ def launch(launcher: Any, job_overrides: Sequence[Sequence[str]],
                 if not todo or slot in busy:
                     continue
                 i, overrides = todo.pop()
-                args = (execute_job, initial_job_idx + i, overrides, launcher.hydra_context,
-                        launcher.config, launcher.task_function, singleton_state)
+                args = (
+                    execute_job,
+                    initial_job_idx + i,
+                    overrides,
+                    launcher.hydra_context,
+                    launcher.config,
+                    launcher.task_function,
+                    singleton_state,
+                )
                 try:
                     future = _executor(slots, slot).submit(*args)
                 except BrokenProcessPool:  # its worker died while idle: the job never ran
@@ -125,8 +136,9 @@ def _job_config(launcher: Any, job_num: int, overrides: Sequence[str]) -> tuple[
     return cfg, Path(str(cfg.hydra.sweep.dir)) / str(cfg.hydra.sweep.subdir)
 
 
-def _worker_died(launcher: Any, job_num: int, overrides: Sequence[str],
-                 error: BaseException) -> JobReturn:
+def _worker_died(
+    launcher: Any, job_num: int, overrides: Sequence[str], error: BaseException
+) -> JobReturn:
     """A ``failed`` row for the job whose worker died, and a return Hydra accepts (the
     sweep goes on; the row says what happened). A row the job saved before its worker
     died is kept."""
@@ -142,22 +154,31 @@ def _worker_died(launcher: Any, job_num: int, overrides: Sequence[str],
         del task_cfg["hydra"]
     if not (job_dir / "row.json").exists():  # died after saving its row: the row stands
         codes = _exit_codes(error)
-        reason = ("its worker process died" + (f" ({codes})" if codes else "")
-                  + ", e.g. killed by the system for lack of memory; the other settings ran on")
+        reason = (
+            "its worker process died"
+            + (f" ({codes})" if codes else "")
+            + ", e.g. killed by the system for lack of memory; the other settings ran on"
+        )
         log.error("job %s (%s): %s", job_num, " ".join(overrides), reason)
         # The job's own Hydra config while its row is made (``${hydra:...}`` in the config
         # reads it), then the launching process's again.
         saved = HydraConfig.instance().cfg
         HydraConfig.instance().set_config(cfg)
         try:
-            save_failed_row(task_cfg, job_dir, job_num, list(overrides),
-                            dict(hc.runtime.choices), reason)
+            save_failed_row(
+                task_cfg, job_dir, job_num, list(overrides), dict(hc.runtime.choices), reason
+            )
         finally:
             if saved is not None:
                 HydraConfig.instance().set_config(saved)
-    ret = JobReturn(overrides=list(overrides), cfg=task_cfg, hydra_cfg=cfg,
-                    working_dir=str(job_dir), task_name=str(hc.job.name),
-                    status=JobStatus.COMPLETED)
+    ret = JobReturn(
+        overrides=list(overrides),
+        cfg=task_cfg,
+        hydra_cfg=cfg,
+        working_dir=str(job_dir),
+        task_name=str(hc.job.name),
+        status=JobStatus.COMPLETED,
+    )
     ret.return_value = None
     return ret
 

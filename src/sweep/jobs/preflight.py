@@ -10,26 +10,34 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
+from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
 from sweep.chunking.frameworks import missing_package
-from sweep.hydrakit.config import build_node, cause
 from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
-from sweep.chunking.contexts import ContextError, Estimate, check_confirmed, estimate
-from sweep.jobs.job import (ConfigError, build_eval, context_spec, context_writer, load_job_dataset,
-                            parent_spec, scoring_config)
+from sweep.hydrakit.config import build_node, cause
+from sweep.jobs.job import (
+    ConfigError,
+    build_eval,
+    context_spec,
+    context_writer,
+    load_job_dataset,
+    parent_spec,
+    scoring_config,
+)
+from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 from sweep.llm import LLMConfigError
 from sweep.llm.config import check_saved
-from sweep.retrieval.parents import ParentError
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
-from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
+from sweep.retrieval.parents import ParentError
 
 __all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused"]
 
@@ -46,10 +54,10 @@ _OWN_CHUNKER = "sweep.chunking.build_chunker"
 _FRAMEWORK_CHUNKER = "sweep.chunking.build_framework_chunker"
 
 
-
 def holds_a_sweep(folder: Path) -> bool:
-    return folder.is_dir() and (any((folder / m).exists() for m in _SWEEP_MARKS)
-                                or any(folder.glob("*/row.json")))
+    return folder.is_dir() and (
+        any((folder / m).exists() for m in _SWEEP_MARKS) or any(folder.glob("*/row.json"))
+    )
 
 
 def check_folder(folder: Path) -> None:
@@ -58,17 +66,21 @@ def check_folder(folder: Path) -> None:
     would overwrite, or on bad input clean up, files that are not its own."""
     if holds_a_sweep(folder):
         n = len(list(folder.glob("*/row.json")))
-        raise ConfigError(f"{folder} already holds a sweep ({n} row(s)); a table must only show "
-                          "its own sweep's rows: choose another hydra.sweep.dir (or leave it "
-                          "unset for a new timestamped folder), or delete that folder")
+        raise ConfigError(
+            f"{folder} already holds a sweep ({n} row(s)); a table must only show "
+            "its own sweep's rows: choose another hydra.sweep.dir (or leave it "
+            "unset for a new timestamped folder), or delete that folder"
+        )
     if folder.is_dir():
         found = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
         if found:
             shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-            raise ConfigError(f"{folder} is not empty ({shown}); a sweep writes its job folders "
-                              "and files there and must not mix them with yours: choose a new or "
-                              "empty hydra.sweep.dir (or leave it unset for a new timestamped "
-                              "folder)")
+            raise ConfigError(
+                f"{folder} is not empty ({shown}); a sweep writes its job folders "
+                "and files there and must not mix them with yours: choose a new or "
+                "empty hydra.sweep.dir (or leave it unset for a new timestamped "
+                "folder)"
+            )
 
 
 def _key(override: str) -> str:
@@ -98,15 +110,18 @@ def chunk_problem(node: DictConfig) -> Exception | None:
     try:
         build_node(node, embed_fn=_never_embed)
     except MissingMandatoryValue as e:  # chunk=callable without the function, say
-        return UnknownChunkSetting(f"{e.full_key} is not set: chunk={node.get('framework')} "
-                                   f"needs it (e.g. {e.full_key}=mypackage.split)")
+        return UnknownChunkSetting(
+            f"{e.full_key} is not set: chunk={node.get('framework')} "
+            f"needs it (e.g. {e.full_key}=mypackage.split)"
+        )
     except Exception as e:  # an unknown tokenizer, say: that cell's row will say so too
         return e
     return None
 
 
-def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
-               ) -> dict[tuple[str, ...], DictConfig]:
+def check_grid(
+    config_name: str, jobs: Sequence[Sequence[str]]
+) -> dict[tuple[str, ...], DictConfig]:
     """Compose the grid's jobs and check them before any work: every distinct dataset/eval
     choice builds and has something to score, and the chunk settings are sound.
 
@@ -147,8 +162,9 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
         llm_key = _subset(overrides, ("llm", "experiment"))
         if llm_key not in llm_checked:
             llm_checked.add(llm_key)
-            cfg = composed.get(tuple(overrides)) or compose(config_name=config_name,
-                                                            overrides=list(overrides))
+            cfg = composed.get(tuple(overrides)) or compose(
+                config_name=config_name, overrides=list(overrides)
+            )
             _check_llm_saved(cfg)
         problem = chunk_checked[chunk_key]
         if problem is not None:
@@ -159,12 +175,18 @@ def check_grid(config_name: str, jobs: Sequence[Sequence[str]]
     if problems and len(problems) == len(jobs):
         overrides, problem = problems[0]
         more = f"; {len(jobs) - 1} more setting(s) cannot run either" if len(jobs) > 1 else ""
-        raise ConfigError(f"no setting of this sweep can run: {one_line(problem)} "
-                          f"({_label(overrides)}){more}")
+        raise ConfigError(
+            f"no setting of this sweep can run: {one_line(problem)} ({_label(overrides)}){more}"
+        )
     if problems:
         overrides, problem = problems[0]
-        log.warning("%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
-                    len(problems), len(jobs), _label(overrides), one_line(problem))
+        log.warning(
+            "%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
+            len(problems),
+            len(jobs),
+            _label(overrides),
+            one_line(problem),
+        )
     check_contexts(config_name, [j for j in jobs if j not in [o for o, _ in problems]], composed)
     return composed
 
@@ -181,8 +203,9 @@ def _check_llm_saved(cfg: DictConfig) -> None:
         raise ConfigError(str(e)) from None
 
 
-def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
-                   composed: dict[tuple[str, ...], DictConfig]) -> None:
+def check_contexts(
+    config_name: str, jobs: Sequence[Sequence[str]], composed: dict[tuple[str, ...], DictConfig]
+) -> None:
     """Before any request: what the grid's context.mode=llm settings would send, said once;
     refused (exit 2) above ``context.confirm_above`` requests unless confirmed, or when
     the endpoint cannot be used at all (a bad llm setting, a missing key)."""
@@ -197,8 +220,9 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
         if key in seen:
             continue
         seen.add(key)
-        cfg = composed.get(tuple(overrides)) or compose(config_name=config_name,
-                                                        overrides=list(overrides))
+        cfg = composed.get(tuple(overrides)) or compose(
+            config_name=config_name, overrides=list(overrides)
+        )
         spec_here = context_spec(cfg)
         if not spec_here.active:
             continue
@@ -213,21 +237,29 @@ def check_contexts(config_name: str, jobs: Sequence[Sequence[str]],
             chunker = build_node(cfg.chunk, embed_fn=_never_embed)
             chunks = chunker.chunk_documents(load_job_dataset(cfg.dataset).documents)
         except Exception as e:  # the semantic strategy, a user's chunker: the job estimates
-            log.info("chunk contexts of %s are estimated in its job (%s)", _label(overrides),
-                     one_line(e))
+            log.info(
+                "chunk contexts of %s are estimated in its job (%s)", _label(overrides), one_line(e)
+            )
             continue
-        found = estimate(writer.client, spec_here, load_job_dataset(cfg.dataset).documents, chunks,
-                         asked)
+        found = estimate(
+            writer.client, spec_here, load_job_dataset(cfg.dataset).documents, chunks, asked
+        )
         spec, model = spec_here, f"{writer.client.config.model} at {writer.client.config.endpoint}"
         cost = None if found.cost is None else (total.cost or 0.0) + found.cost
-        total = Estimate(total.chunks + found.chunks, total.requests + found.requests,
-                         total.prompt_tokens + found.prompt_tokens,
-                         total.completion_tokens + found.completion_tokens, cost)
+        total = Estimate(
+            total.chunks + found.chunks,
+            total.requests + found.requests,
+            total.prompt_tokens + found.prompt_tokens,
+            total.completion_tokens + found.completion_tokens,
+            cost,
+        )
     if spec is None:
         return
     # Chunks two settings share are one request: the client's cache answers the second.
-    log.info("chunk contexts for this sweep: %s (settings that share a chunk ask once)",
-             total.describe(model))
+    log.info(
+        "chunk contexts for this sweep: %s (settings that share a chunk ask once)",
+        total.describe(model),
+    )
     try:
         check_confirmed(spec, total, model)
     except ContextError as e:
@@ -249,9 +281,14 @@ def discard_if_unused(folder: Path, *, remove_folder: bool = True) -> None:
     for path in folder.iterdir():
         if path.name in _SWEEP_FILES:
             path.unlink()
-        elif path.is_dir() and path.name.isdigit() and all(
+        elif (
+            path.is_dir()
+            and path.name.isdigit()
+            and all(
                 p.name in ("resolved_config.yaml", ".hydra") or p.suffix == ".log"
-                for p in path.iterdir()):
+                for p in path.iterdir()
+            )
+        ):
             shutil.rmtree(path)
     if not remove_folder:  # an empty folder of the user's: it stays
         return

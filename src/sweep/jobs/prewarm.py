@@ -26,28 +26,40 @@ import json
 import logging
 import multiprocessing
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from sweep.core.messages import first_line
-from sweep.hydrakit import devices
-from sweep.embedding.cache import resolve_cache_dir
-from sweep.hydrakit.config import embedder_node
-from sweep.hydrakit.devices import Launch
 from sweep.core.files import write_text_atomic
-from sweep.jobs.job import (ConfigError, build_stages, cause, load_job_dataset,
-                            retime_wanted)
-from sweep.pipeline.latency import encode_times_for, latency_sample
+from sweep.core.messages import first_line
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
+from sweep.embedding.cache import resolve_cache_dir
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.embedding.rates import EmbedRate
+from sweep.hydrakit import devices
+from sweep.hydrakit.config import embedder_node
+from sweep.hydrakit.devices import Launch
+from sweep.jobs.job import ConfigError, build_stages, cause, load_job_dataset, retime_wanted
+from sweep.pipeline.latency import encode_times_for, latency_sample
 
-__all__ = ["Grid", "GroupPlan", "GroupReport", "Plan", "PrewarmReport", "REPORT_NAME",
-           "collect_grid", "duration", "embed_spread", "plan_of", "prewarm_grid", "wanted"]
+__all__ = [
+    "REPORT_NAME",
+    "Grid",
+    "GroupPlan",
+    "GroupReport",
+    "Plan",
+    "PrewarmReport",
+    "collect_grid",
+    "duration",
+    "embed_spread",
+    "plan_of",
+    "prewarm_grid",
+    "wanted",
+]
 
 log = logging.getLogger("sweep")
 
@@ -161,18 +173,25 @@ def _sweeps_own_chunker(cfg: DictConfig) -> bool:
     return target.startswith("sweep.") and framework != "callable"
 
 
-def _compose(config_name: str, overrides: Sequence[str],
-             composed: Mapping[tuple[str, ...], DictConfig]) -> DictConfig:
+def _compose(
+    config_name: str, overrides: Sequence[str], composed: Mapping[tuple[str, ...], DictConfig]
+) -> DictConfig:
     from hydra import compose
 
     found = composed.get(tuple(overrides))  # composed by the checks already
-    return found if found is not None else compose(config_name=config_name,
-                                                   overrides=list(overrides))
+    return (
+        found if found is not None else compose(config_name=config_name, overrides=list(overrides))
+    )
 
 
-def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch, *,
-                 machine: devices.Machine | None = None,
-                 composed: Mapping[tuple[str, ...], DictConfig] | None = None) -> Grid:
+def collect_grid(
+    config_name: str,
+    jobs: Sequence[Sequence[str]],
+    launch: Launch,
+    *,
+    machine: devices.Machine | None = None,
+    composed: Mapping[tuple[str, ...], DictConfig] | None = None,
+) -> Grid:
     """Chunk every setting of the grid (milliseconds each; the semantic strategy embeds
     its sentences to cut); the distinct texts per embedder identity.
 
@@ -201,15 +220,18 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
         except Exception as e:  # the job itself will fail to compose and say so
             unplanned[num] = skipped[num] = f"config: {first_line(cause(e))}"
             continue
-        on = wanted(OmegaConf.select(cfg, "runtime.prewarm", default="auto"), launch,
-                    machine.cores)
+        on = wanted(OmegaConf.select(cfg, "runtime.prewarm", default="auto"), launch, machine.cores)
         selected += on
         cache_root = resolve_cache_dir(OmegaConf.select(cfg, "runtime.cache_dir", default=None))
         if on and cache_root is None:
             skipped[num] = "runtime.cache_dir is off: there is no cache to fill"
         if not on and not _sweeps_own_chunker(cfg):
-            _leave(num, "a chunker of your own runs in its job only, where a crash, a hang or "
-                   "a Ctrl-C it mishandles fails that job alone", on)
+            _leave(
+                num,
+                "a chunker of your own runs in its job only, where a crash, a hang or "
+                "a Ctrl-C it mishandles fails that job alone",
+                on,
+            )
             continue
         requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
         device = devices.pick_device(requested, 0, 1, machine)
@@ -225,8 +247,11 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
             continue
         datasets[dataset.name] = None
         if stages.contexts is not None or late_chunker_of(stages.embedder) is not None:
-            _leave(num, "its chunks are embedded with their contexts or late-chunked, which "
-                   "its job does", on)
+            _leave(
+                num,
+                "its chunks are embedded with their contexts or late-chunked, which its job does",
+                on,
+            )
             continue
         if not isinstance(stages.embedder, HasEmbedStats):
             _leave(num, "its embedder keeps no cache to fill", on)
@@ -250,8 +275,15 @@ def collect_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
         if limit > len(group.latency_queries):
             texts = [q.query for q in dataset.queries]
             group.latency_queries = [texts[i] for i in latency_sample(len(texts), limit)]
-    return Grid(tuple(tuple(o) for o in jobs), tuple(g for g in groups.values() if g.settings),
-                unplanned, skipped, selected, tuple(datasets), time.perf_counter() - t0)
+    return Grid(
+        tuple(tuple(o) for o in jobs),
+        tuple(g for g in groups.values() if g.settings),
+        unplanned,
+        skipped,
+        selected,
+        tuple(datasets),
+        time.perf_counter() - t0,
+    )
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -301,20 +333,28 @@ class Plan:
     unplanned: int = 0
 
     def lines(self) -> list[str]:
-        on = (f" on {self.datasets[0]}" if len(self.datasets) == 1
-              else f" on {len(self.datasets)} datasets ({', '.join(self.datasets)})"
-              if self.datasets else "")
+        on = (
+            f" on {self.datasets[0]}"
+            if len(self.datasets) == 1
+            else f" on {len(self.datasets)} datasets ({', '.join(self.datasets)})"
+            if self.datasets
+            else ""
+        )
         first = f"plan: {self.jobs} job(s){on}"
         if self.shared:
             first += f"; every job with {' '.join(self.shared)}"
         lines = [first]
         for g in self.groups:
-            lines.append(f"plan: {g.model} ({g.backend}, {g.device}), {g.settings} setting(s): "
-                         f"{g.texts} distinct texts to embed, {_share(g.cached, g.texts)} "
-                         f"cached; {_estimate(g)}")
+            lines.append(
+                f"plan: {g.model} ({g.backend}, {g.device}), {g.settings} setting(s): "
+                f"{g.texts} distinct texts to embed, {_share(g.cached, g.texts)} "
+                f"cached; {_estimate(g)}"
+            )
         if self.unplanned:
-            lines.append(f"plan: {self.unplanned} job(s) not counted above (their texts are "
-                         "known only when they run)")
+            lines.append(
+                f"plan: {self.unplanned} job(s) not counted above (their texts are "
+                "known only when they run)"
+            )
         return lines
 
 
@@ -337,12 +377,16 @@ def _estimate(g: GroupPlan) -> str:
         return "nothing to embed"
     seconds = g.estimate_s
     if seconds is None:
-        return ("no time estimate yet: this model has not run here before (this sweep "
-                "measures its speed for the next)")
+        return (
+            "no time estimate yet: this model has not run here before (this sweep "
+            "measures its speed for the next)"
+        )
     load = f", a model load of {duration(g.rate.load_s)} included" if g.rate.load_s else ""
     speed = g.rate.texts_per_s
-    return (f"embedding them should take about {duration(seconds)} "
-            f"({speed:.{0 if speed >= 10 else 1}f} texts/s measured here before{load})")
+    return (
+        f"embedding them should take about {duration(seconds)} "
+        f"({speed:.{0 if speed >= 10 else 1}f} texts/s measured here before{load})"
+    )
 
 
 def plan_of(grid: Grid) -> Plan:
@@ -354,23 +398,31 @@ def plan_of(grid: Grid) -> Plan:
         if isinstance(embedder, SentenceTransformerEmbedder):
             d = embedder.count_cached(docs)
             q = embedder.count_cached(queries, queries=True)
-            tokens = (None if d.missing_tokens is None or q.missing_tokens is None
-                      else d.missing_tokens + q.missing_tokens)
+            tokens = (
+                None
+                if d.missing_tokens is None or q.missing_tokens is None
+                else d.missing_tokens + q.missing_tokens
+            )
             counts = (d.distinct + q.distinct, d.cached + q.cached, tokens, embedder.rate())
             backend = embedder.backend
         else:  # a user's embedder: its texts, nothing known of its cache or speed
             counts = (len(docs) + len(queries), 0, None, None)
             backend = "?"
-        label = (embedder.label if isinstance(embedder, LabelledEmbedder) else None
-                 ) or str(g.node.get("model", "?"))
+        label = (embedder.label if isinstance(embedder, LabelledEmbedder) else None) or str(
+            g.node.get("model", "?")
+        )
         groups.append(GroupPlan(label, backend, g.device, g.settings, *counts))
-    shared = tuple(o for o in grid.jobs[0] if all(o in j for j in grid.jobs)) \
-        if len(grid.jobs) > 1 else ()
+    shared = (
+        tuple(o for o in grid.jobs[0] if all(o in j for j in grid.jobs))
+        if len(grid.jobs) > 1
+        else ()
+    )
     return Plan(len(grid.jobs), grid.datasets, shared, tuple(groups), len(grid.unplanned))
 
 
-def _part(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str],
-          device: str) -> dict[str, float]:
+def _part(
+    node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str], device: str
+) -> dict[str, float]:
     """One worker's share of :func:`embed_spread`: its own embedder, its own model load."""
     from hydra.utils import instantiate
 
@@ -382,8 +434,9 @@ def _part(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str],
     return asdict(embedder.stats)
 
 
-def embed_spread(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str],
-                 devices_: Sequence[str]) -> list[dict[str, float]]:
+def embed_spread(
+    node: Mapping[str, Any], docs: Sequence[str], queries: Sequence[str], devices_: Sequence[str]
+) -> list[dict[str, float]]:
     """Embed ``docs`` and ``queries`` into the cache over one process per device (several
     GPUs of one machine), each with an embedder built from ``node``; their stats.
 
@@ -394,16 +447,21 @@ def embed_spread(node: Mapping[str, Any], docs: Sequence[str], queries: Sequence
     n = len(devices_)
     context = multiprocessing.get_context("spawn")  # CUDA does not survive a fork
     with ProcessPoolExecutor(n, mp_context=context) as pool:
-        futures = [pool.submit(_part, dict(node), list(docs[i::n]), list(queries[i::n]), d)
-                   for i, d in enumerate(devices_)]
+        futures = [
+            pool.submit(_part, dict(node), list(docs[i::n]), list(queries[i::n]), d)
+            for i, d in enumerate(devices_)
+        ]
         return [f.result() for f in futures]
 
 
 def _time_queries(group: _Group, folder: Path | None) -> None:
     """The latency columns' query encodes, timed once here for every job of the group
     (with the model this pass loaded, if it loaded one) instead of once per job."""
-    times = (encode_times_for(group.embedder, folder, retime=group.retime)
-             if folder is not None else None)
+    times = (
+        encode_times_for(group.embedder, folder, retime=group.retime)
+        if folder is not None
+        else None
+    )
     if group.latency_queries and times is not None:
         times(group.latency_queries)
 
@@ -428,7 +486,7 @@ def _embed_group(group: _Group, spread: Sequence[str], folder: Path | None) -> G
         embedder = group.embedder
         embedder.reset_stats()
         for lo in range(0, len(docs), _SLICE):
-            embedder.embed_documents(docs[lo:lo + _SLICE])
+            embedder.embed_documents(docs[lo : lo + _SLICE])
         if queries:
             embedder.embed_queries(queries)
         _time_queries(group, folder)  # before the stats are read: a model it loads counts
@@ -437,17 +495,33 @@ def _embed_group(group: _Group, spread: Sequence[str], folder: Path | None) -> G
         loads += 1 if stats.load_seconds > 0 else 0
         load_s += float(stats.load_seconds)
         model_s = float(stats.seconds)
-    label = (group.embedder.label if isinstance(group.embedder, LabelledEmbedder) else None
-             ) or str(group.node.get("model", "?"))
-    return GroupReport(label, group.device, group.settings, texts, cached, embedded,
-                       group.sentences, loads, load_s, model_s)
+    label = (group.embedder.label if isinstance(group.embedder, LabelledEmbedder) else None) or str(
+        group.node.get("model", "?")
+    )
+    return GroupReport(
+        label,
+        group.device,
+        group.settings,
+        texts,
+        cached,
+        embedded,
+        group.sentences,
+        loads,
+        load_s,
+        model_s,
+    )
 
 
-def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch,
-                 folder: Path | None = None, *,
-                 machine: devices.Machine | None = None,
-                 composed: Mapping[tuple[str, ...], DictConfig] | None = None,
-                 grid: Grid | None = None) -> PrewarmReport | None:
+def prewarm_grid(
+    config_name: str,
+    jobs: Sequence[Sequence[str]],
+    launch: Launch,
+    folder: Path | None = None,
+    *,
+    machine: devices.Machine | None = None,
+    composed: Mapping[tuple[str, ...], DictConfig] | None = None,
+    grid: Grid | None = None,
+) -> PrewarmReport | None:
     """Fill the embedding cache with every vector the grid's jobs will ask for.
 
     ``jobs`` are the jobs' override lists (``sweep.hydrakit.overrides.expand_grid``), composed
@@ -465,21 +539,39 @@ def prewarm_grid(config_name: str, jobs: Sequence[Sequence[str]], launch: Launch
     skipped = grid.skipped
     groups = [g for g in grid.groups if g.prewarm and g.cache_root is not None]
     collect_s = grid.seconds
-    spread = ([f"cuda:{i}" for i in range(machine.cuda)] if machine.cuda > 1 else [])
+    spread = [f"cuda:{i}" for i in range(machine.cuda)] if machine.cuda > 1 else []
     reports = []
     for group in groups:
-        reports.append(_embed_group(group, spread if group.device.startswith("cuda") else [],
-                                    folder))
-    report = PrewarmReport(len(jobs), tuple(reports), skipped, collect_s,
-                           collect_s + time.perf_counter() - t0)
+        reports.append(
+            _embed_group(group, spread if group.device.startswith("cuda") else [], folder)
+        )
+    report = PrewarmReport(
+        len(jobs), tuple(reports), skipped, collect_s, collect_s + time.perf_counter() - t0
+    )
     for g in report.groups:
-        load = (f"; model loaded {g.model_loads}x ({g.model_load_s:.1f}s)" if g.model_loads
-                else "; model not loaded")
-        sentences = (f", plus {g.sentences_embedded} sentences while chunking"
-                     if g.sentences_embedded else "")
-        log.info("prewarm: %d setting(s) with %s need %d distinct texts: %d cached, %d embedded"
-                 "%s on %s in %.1fs%s", g.settings, g.model, g.texts, g.cached, g.embedded,
-                 sentences, g.device, g.model_s, load)
+        load = (
+            f"; model loaded {g.model_loads}x ({g.model_load_s:.1f}s)"
+            if g.model_loads
+            else "; model not loaded"
+        )
+        sentences = (
+            f", plus {g.sentences_embedded} sentences while chunking"
+            if g.sentences_embedded
+            else ""
+        )
+        log.info(
+            "prewarm: %d setting(s) with %s need %d distinct texts: %d cached, %d embedded"
+            "%s on %s in %.1fs%s",
+            g.settings,
+            g.model,
+            g.texts,
+            g.cached,
+            g.embedded,
+            sentences,
+            g.device,
+            g.model_s,
+            load,
+        )
     for num, why in sorted(skipped.items()):
         log.info("prewarm: job %d left to embed for itself (%s)", num, why)
     if folder is not None:

@@ -23,9 +23,10 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core import cachedirs
 
@@ -49,7 +50,7 @@ class Usage:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Usage":
+    def from_dict(cls, data: Any) -> Usage:
         if not isinstance(data, Mapping):
             return cls()
         return cls(*(_count(data.get(k)) for k in ("prompt_tokens", "completion_tokens")))
@@ -89,11 +90,16 @@ class ResponseCache:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, RecursionError) as e:  # (RecursionError: nested too deeply)
-            log.warning("ignoring unreadable LLM cache entry %s (%s); asking again", path,
-                        type(e).__name__)
+            log.warning(
+                "ignoring unreadable LLM cache entry %s (%s); asking again", path, type(e).__name__
+            )
             return None
-        if not (isinstance(data, dict) and data.get("format") == FORMAT
-                and data.get("key") == key and isinstance(data.get("text"), str)):
+        if not (
+            isinstance(data, dict)
+            and data.get("format") == FORMAT
+            and data.get("key") == key
+            and isinstance(data.get("text"), str)
+        ):
             log.warning("ignoring malformed LLM cache entry %s; asking again", path)
             return None
         if not data["text"].strip():
@@ -105,12 +111,19 @@ class ResponseCache:
         if not text.strip():  # never an answer (get reads it as a miss): nothing to keep
             return
         path = self.path(key)
-        entry = {"format": FORMAT, "key": key, "request": request, "text": text,
-                 "usage": usage.to_dict(), "created": round(time.time(), 3)}
+        entry = {
+            "format": FORMAT,
+            "key": key,
+            "request": request,
+            "text": text,
+            "usage": usage.to_dict(),
+            "created": round(time.time(), 3),
+        }
         # A lone surrogate (a prompt's text from a damaged PDF, say) has no UTF-8: it is
         # written as the JSON escape \ud800, which reads back as the same string.
-        payload = json.dumps(entry, ensure_ascii=False, indent=1).encode("utf-8",
-                                                                        "backslashreplace")
+        payload = json.dumps(entry, ensure_ascii=False, indent=1).encode(
+            "utf-8", "backslashreplace"
+        )
         if cachedirs.read_only(self.root):
             return
         # Unique per writer: two processes storing the same answer never share a temp file.

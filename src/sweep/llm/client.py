@@ -25,22 +25,37 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from sweep.core import progress
 from sweep.core.tokenization import replace_surrogates
 from sweep.llm.cache import ResponseCache, Usage, request_key
 from sweep.llm.completion import completion_text, describe_body
-from sweep.llm.config import (UNSHOWN_VARIABLE, LLMConfig, check_api_key, key_variable, secrets_of,
-                              resolve_api_key, resolve_llm_cache_dir)
+from sweep.llm.config import (
+    UNSHOWN_VARIABLE,
+    LLMConfig,
+    check_api_key,
+    key_variable,
+    resolve_api_key,
+    resolve_llm_cache_dir,
+    secrets_of,
+)
 from sweep.llm.errors import MASK, LLMError, clean, mask
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Answer", "Completion", "LLMClient", "LLMStats", "Messages", "PENDING",
-           "RequestFailed"]
+__all__ = [
+    "PENDING",
+    "Answer",
+    "Completion",
+    "LLMClient",
+    "LLMStats",
+    "Messages",
+    "RequestFailed",
+]
 
 Messages = Sequence[Mapping[str, str]]
 #: The key handed to the ``openai`` client when the endpoint needs none (it insists on one).
@@ -83,16 +98,16 @@ Answer = Completion | RequestFailed | _Pending
 class LLMStats:
     """What the client did, counted per request (not per retry) unless named so."""
 
-    sent: int = 0                 # requests sent to the endpoint
-    failed: int = 0               # ...of which got no answer after every retry
-    retries: int = 0              # extra attempts after 429, 5xx, a timeout or a non-answer
-    cached: int = 0               # requests answered from the cache, nothing sent
-    prompt_tokens: int = 0        # usage of the answers received (API's own counts)
+    sent: int = 0  # requests sent to the endpoint
+    failed: int = 0  # ...of which got no answer after every retry
+    retries: int = 0  # extra attempts after 429, 5xx, a timeout or a non-answer
+    cached: int = 0  # requests answered from the cache, nothing sent
+    prompt_tokens: int = 0  # usage of the answers received (API's own counts)
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0  # usage recorded with the cached answers: not paid again
     cached_completion_tokens: int = 0
-    usage_missing: int = 0        # answers without a usage field
-    would_send: int = 0           # dry run: requests not in the cache
+    usage_missing: int = 0  # answers without a usage field
+    would_send: int = 0  # dry run: requests not in the cache
     would_send_prompt_tokens: int = 0  # dry run: their prompt tokens, estimated
 
     def to_dict(self) -> dict[str, int]:
@@ -123,24 +138,45 @@ class LLMClient:
     """
 
     @classmethod
-    def open(cls, config: LLMConfig, *, dry_run: bool = False, show_progress: bool = True,
-             count_tokens: Callable[[str], int] | None = None) -> "LLMClient":
+    def open(
+        cls,
+        config: LLMConfig,
+        *,
+        dry_run: bool = False,
+        show_progress: bool = True,
+        count_tokens: Callable[[str], int] | None = None,
+    ) -> LLMClient:
         """The client every command uses: the key read from the variable ``config.api_key_env``
         names, replies cached in ``config.cache_dir`` (null: the user's cache folder; off: none)."""
         root = resolve_llm_cache_dir(config.cache_dir)
-        return cls(config, resolve_api_key(config), ResponseCache(root) if root is not None else None,
-                   dry_run=dry_run, show_progress=show_progress, count_tokens=count_tokens)
+        return cls(
+            config,
+            resolve_api_key(config),
+            ResponseCache(root) if root is not None else None,
+            dry_run=dry_run,
+            show_progress=show_progress,
+            count_tokens=count_tokens,
+        )
 
-    def __init__(self, config: LLMConfig, api_key: str | None, cache: ResponseCache | None, *,
-                 dry_run: bool = False, show_progress: bool = True,
-                 count_tokens: Callable[[str], int] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        config: LLMConfig,
+        api_key: str | None,
+        cache: ResponseCache | None,
+        *,
+        dry_run: bool = False,
+        show_progress: bool = True,
+        count_tokens: Callable[[str], int] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.config = config
         self.cache = cache
         self.dry_run = dry_run
         self.show_progress = show_progress
         # open() checked a key from the environment already, naming its variable.
-        self._secret = None if api_key is None else check_api_key(api_key, "LLMClient's api_key argument")
+        self._secret = (
+            None if api_key is None else check_api_key(api_key, "LLMClient's api_key argument")
+        )
         self._secrets = secrets_of(api_key, config.credentials)
         self._warned_echo = False
         self._count_tokens = count_tokens or (lambda text: len(text) // 4 + 1)
@@ -164,8 +200,10 @@ class LLMClient:
         the HTTP library cannot encode it, and the key must hash what is sent."""
         body: dict[str, Any] = {
             "model": self.config.model,
-            "messages": [{"role": str(m["role"]), "content": replace_surrogates(str(m["content"]))}
-                         for m in messages],
+            "messages": [
+                {"role": str(m["role"]), "content": replace_surrogates(str(m["content"]))}
+                for m in messages
+            ],
             "temperature": self.config.temperature,
         }
         if self.config.max_tokens is not None:
@@ -188,8 +226,11 @@ class LLMClient:
         with self._lock_for(key):
             found = self._lookup(key, body)
             if found is not None:
-                self._counter.add(cached=1, cached_prompt_tokens=found.usage.prompt_tokens,
-                                  cached_completion_tokens=found.usage.completion_tokens)
+                self._counter.add(
+                    cached=1,
+                    cached_prompt_tokens=found.usage.prompt_tokens,
+                    cached_completion_tokens=found.usage.completion_tokens,
+                )
                 return found
             if self.dry_run:
                 tokens = sum(self._count_tokens(m["content"]) + 4 for m in body["messages"])
@@ -207,8 +248,9 @@ class LLMClient:
         if not batch:
             return []
         results: list[Answer | None] = [None] * len(batch)
-        executor = ThreadPoolExecutor(max_workers=self.config.max_concurrency,
-                                      thread_name_prefix="llm")
+        executor = ThreadPoolExecutor(
+            max_workers=self.config.max_concurrency, thread_name_prefix="llm"
+        )
         bar = progress.bar(len(batch), desc, "req", show=self.show_progress and not self.dry_run)
         futures: dict[Future, int] = {}
         try:
@@ -253,8 +295,11 @@ class LLMClient:
             try:
                 self.cache.put(key, body, text, hit.usage)
             except OSError as e:
-                log.warning("could not rewrite a cache entry in %s: %s", self.cache.root,
-                            self._clean(str(e)))
+                log.warning(
+                    "could not rewrite a cache entry in %s: %s",
+                    self.cache.root,
+                    self._clean(str(e)),
+                )
         found = Completion(text, hit.usage, cached=True)
         self._memo[key] = found
         return found
@@ -268,10 +313,13 @@ class LLMClient:
             http_client = None
             if self.config.credentials is not None:
                 http_client = openai.DefaultHttpxClient(auth=self.config.credentials)
-            self._openai = openai.OpenAI(base_url=self.config.endpoint,
-                                         api_key=self._secret or NO_KEY,
-                                         timeout=self.config.timeout_s, max_retries=0,
-                                         http_client=http_client)
+            self._openai = openai.OpenAI(
+                base_url=self.config.endpoint,
+                api_key=self._secret or NO_KEY,
+                timeout=self.config.timeout_s,
+                max_retries=0,
+                http_client=http_client,
+            )
         return self._openai
 
     def _fatal(self, message: str) -> LLMError:
@@ -295,9 +343,11 @@ class LLMClient:
                 cause = self._clean(_cause(e), _CAUSE_CHARS) or type(e).__name__
                 reason = f"cannot connect to {cfg.endpoint} ({cause})"
                 if attempt == cfg.max_retries:
-                    raise self._fatal(f"cannot reach the LLM endpoint {cfg.endpoint}: "
-                                      f"{cause} (is the server running, and is "
-                                      "llm.base_url right?)") from None
+                    raise self._fatal(
+                        f"cannot reach the LLM endpoint {cfg.endpoint}: "
+                        f"{cause} (is the server running, and is "
+                        "llm.base_url right?)"
+                    ) from None
             except openai.APIStatusError as e:
                 code = e.status_code
                 if code == 429 or code >= 500:
@@ -308,8 +358,10 @@ class LLMClient:
             except Exception as e:
                 # Anything else the openai package or the HTTP library raises: its text may
                 # quote a header, so it leaves here masked, and without its chain of causes.
-                raise self._fatal(f"the request to the LLM endpoint {cfg.endpoint} failed: "
-                                  f"{type(e).__name__}: {e}") from None
+                raise self._fatal(
+                    f"the request to the LLM endpoint {cfg.endpoint} failed: "
+                    f"{type(e).__name__}: {e}"
+                ) from None
             else:
                 answer = self._completion(raw)
                 if isinstance(answer, Completion):
@@ -317,14 +369,18 @@ class LLMClient:
                 # Typically a proxy or an overloaded server for a moment: retried like a 5xx.
                 reason = answer.reason
             if attempt < cfg.max_retries:
-                delay = retry_after if retry_after is not None else \
-                    min(cfg.backoff_s * 2 ** attempt, _MAX_BACKOFF_S) * random.uniform(0.8, 1.2)
+                delay = (
+                    retry_after
+                    if retry_after is not None
+                    else min(cfg.backoff_s * 2**attempt, _MAX_BACKOFF_S) * random.uniform(0.8, 1.2)
+                )
                 log.debug("retrying after %s in %.2f s", reason, delay)
                 self._sleep(delay)
         self._counter.add(failed=1)
         retries = cfg.max_retries
-        return RequestFailed(self._clean(f"{reason} (after {retries} "
-                                         f"{'retry' if retries == 1 else 'retries'})"))
+        return RequestFailed(
+            self._clean(f"{reason} (after {retries} {'retry' if retries == 1 else 'retries'})")
+        )
 
     def _completion(self, raw: Any) -> Completion | RequestFailed:
         """The answer in an HTTP 200 response, or why there is none (nothing counted yet)."""
@@ -342,18 +398,26 @@ class LLMClient:
         masked = self._masked(text)
         if masked != text and not self._warned_echo:
             self._warned_echo = True
-            log.warning("an answer contained the API key or the password in llm.base_url (the "
-                        "server quoted it back, or the key is short enough to be a word of the "
-                        "answer); it is replaced by %s in the answers and the cache", MASK)
+            log.warning(
+                "an answer contained the API key or the password in llm.base_url (the "
+                "server quoted it back, or the key is short enough to be a word of the "
+                "answer); it is replaced by %s in the answers and the cache",
+                MASK,
+            )
         raw_usage = getattr(response, "usage", None)
         if raw_usage is None:
             self._counter.add(usage_missing=1)
             usage = Usage()
         else:
-            usage = Usage.from_dict({"prompt_tokens": getattr(raw_usage, "prompt_tokens", 0),
-                                     "completion_tokens": getattr(raw_usage, "completion_tokens", 0)})
-        self._counter.add(prompt_tokens=usage.prompt_tokens,
-                          completion_tokens=usage.completion_tokens)
+            usage = Usage.from_dict(
+                {
+                    "prompt_tokens": getattr(raw_usage, "prompt_tokens", 0),
+                    "completion_tokens": getattr(raw_usage, "completion_tokens", 0),
+                }
+            )
+        self._counter.add(
+            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+        )
         return Completion(masked, usage, cached=False)
 
     def _status_error(self, e: Any) -> LLMError:
@@ -364,20 +428,26 @@ class LLMClient:
         variable = shown if shown == UNSHOWN_VARIABLE else f"${shown}"
         if code in (401, 403):
             if self._secret is None:
-                where = (f"{variable} is not set" if cfg.api_key_env
-                         else "llm.api_key_env is null")
-                return self._fatal(f"the LLM endpoint {cfg.endpoint} requires an API key (HTTP "
-                                   f"{code}) and {where}; put the key in an environment "
-                                   "variable and name it with llm.api_key_env")
+                where = f"{variable} is not set" if cfg.api_key_env else "llm.api_key_env is null"
+                return self._fatal(
+                    f"the LLM endpoint {cfg.endpoint} requires an API key (HTTP "
+                    f"{code}) and {where}; put the key in an environment "
+                    "variable and name it with llm.api_key_env"
+                )
             # The server's text is left out: it often quotes the key back.
-            return self._fatal(f"the LLM endpoint {cfg.endpoint} rejected the API key in "
-                               f"{variable} (HTTP {code})")
+            return self._fatal(
+                f"the LLM endpoint {cfg.endpoint} rejected the API key in {variable} (HTTP {code})"
+            )
         if code == 404:
-            return self._fatal(f"the LLM endpoint {cfg.endpoint} answered HTTP 404 for model "
-                               f"{cfg.model!r}: {detail or 'not found'} (check llm.model, and "
-                               "that llm.base_url ends where the API starts, usually /v1)")
-        return self._fatal(f"the LLM endpoint {cfg.endpoint} refused the request (HTTP {code}): "
-                           f"{detail or 'no details'}")
+            return self._fatal(
+                f"the LLM endpoint {cfg.endpoint} answered HTTP 404 for model "
+                f"{cfg.model!r}: {detail or 'not found'} (check llm.model, and "
+                "that llm.base_url ends where the API starts, usually /v1)"
+            )
+        return self._fatal(
+            f"the LLM endpoint {cfg.endpoint} refused the request (HTTP {code}): "
+            f"{detail or 'no details'}"
+        )
 
     def _masked(self, text: str) -> str:
         """An answer with the secrets masked (a short key only where quoted as one)."""

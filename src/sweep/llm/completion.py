@@ -63,8 +63,11 @@ def describe_body(content_type: str, body: str) -> str:
     content = message.get("content") if isinstance(message, dict) else None
     finish = choice.get("finish_reason")
     # "stop" says nothing; "length" or "content_filter" say why there is no text.
-    why = f", finish_reason {finish}" if isinstance(finish, str) and finish != "stop" \
-        and _FINISH.fullmatch(finish) else ""
+    why = (
+        f", finish_reason {finish}"
+        if isinstance(finish, str) and finish != "stop" and _FINISH.fullmatch(finish)
+        else ""
+    )
     if content is None:
         return f"no message content{why}"
     if not isinstance(content, str):

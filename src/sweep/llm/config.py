@@ -6,18 +6,28 @@ import base64
 import ipaddress
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from sweep.core import cachedirs
 from sweep.core.checks import integer, number
 from sweep.llm.errors import LLMConfigError, LLMError
 
-__all__ = ["LLMConfig", "check_api_key", "check_saved", "default_llm_cache_dir", "key_variable",
-           "named_secrets", "resolve_api_key", "resolve_llm_cache_dir", "secrets_of",
-           "without_userinfo"]
+__all__ = [
+    "LLMConfig",
+    "check_api_key",
+    "check_saved",
+    "default_llm_cache_dir",
+    "key_variable",
+    "named_secrets",
+    "resolve_api_key",
+    "resolve_llm_cache_dir",
+    "secrets_of",
+    "without_userinfo",
+]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: What environment variable names look like by convention. A lowercase value
@@ -55,8 +65,10 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_url, str) or not self.base_url.strip():
-            raise LLMConfigError("llm.base_url is required: the endpoint's URL, e.g. "
-                                 "https://api.openai.com/v1 or http://localhost:11434/v1")
+            raise LLMConfigError(
+                "llm.base_url is required: the endpoint's URL, e.g. "
+                "https://api.openai.com/v1 or http://localhost:11434/v1"
+            )
         url = self.base_url.strip()
         parts = urlsplit(url)
         try:
@@ -65,29 +77,46 @@ class LLMConfig:
             if "@" in url:
                 # urlsplit ends the user:password part at the first # / or ?: a password
                 # with one of them unencoded would be read as the host and shown.
-                raise LLMConfigError("llm.base_url is not a URL sweep can read: percent-encode "
-                                     "# / ? @ in a password (# is %23), e.g. http://user:"
-                                     "pa%23ss@host/v1 (the value is not shown: it may hold a "
-                                     "password)") from None
+                raise LLMConfigError(
+                    "llm.base_url is not a URL sweep can read: percent-encode "
+                    "# / ? @ in a password (# is %23), e.g. http://user:"
+                    "pa%23ss@host/v1 (the value is not shown: it may hold a "
+                    "password)"
+                ) from None
             parts = parts._replace(netloc="")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             shown = without_userinfo(url)
-            got = f", got {shown!r}" if "@" not in shown else \
-                " (the value is not shown: it may hold a password)"
+            got = (
+                f", got {shown!r}"
+                if "@" not in shown
+                else " (the value is not shown: it may hold a password)"
+            )
             raise LLMConfigError(f"llm.base_url must be an http:// or https:// URL{got}")
         if not isinstance(self.model, str) or not self.model.strip():
-            raise LLMConfigError("llm.model is required: the model name the endpoint serves, "
-                                 "e.g. llm.model=gpt-4o-mini or llm.model=qwen2.5:7b")
-        if self.api_key_env is not None and not (isinstance(self.api_key_env, str) and (
-                self.api_key_env == "" or _ENV_NAME.fullmatch(self.api_key_env))):
+            raise LLMConfigError(
+                "llm.model is required: the model name the endpoint serves, "
+                "e.g. llm.model=gpt-4o-mini or llm.model=qwen2.5:7b"
+            )
+        if self.api_key_env is not None and not (
+            isinstance(self.api_key_env, str)
+            and (self.api_key_env == "" or _ENV_NAME.fullmatch(self.api_key_env))
+        ):
             # The value is not echoed: a key pasted here by mistake must not be printed.
-            raise LLMConfigError("llm.api_key_env must be the name of an environment variable "
-                                 "(letters, digits and _), e.g. OPENAI_API_KEY, or null; "
-                                 "the value given is not shown in case it is the key itself")
+            raise LLMConfigError(
+                "llm.api_key_env must be the name of an environment variable "
+                "(letters, digits and _), e.g. OPENAI_API_KEY, or null; "
+                "the value given is not shown in case it is the key itself"
+            )
         number("llm.temperature", self.temperature, 0.0, 2.0, error=LLMConfigError)
         if self.max_tokens is not None:
-            integer("llm.max_tokens", self.max_tokens, 1, 1_000_000, allow_null=True,
-                    error=LLMConfigError)
+            integer(
+                "llm.max_tokens",
+                self.max_tokens,
+                1,
+                1_000_000,
+                allow_null=True,
+                error=LLMConfigError,
+            )
         if not isinstance(self.json_mode, bool):
             raise LLMConfigError(f"llm.json_mode must be true or false, got {self.json_mode!r}")
         integer("llm.max_concurrency", self.max_concurrency, 1, 256, error=LLMConfigError)
@@ -99,7 +128,9 @@ class LLMConfig:
             if value is not None:
                 number(f"llm.{name}", value, 0.0, 1e6, error=LLMConfigError)
         if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
-            raise LLMConfigError(f"llm.cache_dir must be a path, off, or null, got {self.cache_dir!r}")
+            raise LLMConfigError(
+                f"llm.cache_dir must be a path, off, or null, got {self.cache_dir!r}"
+            )
 
     @property
     def endpoint(self) -> str:
@@ -116,13 +147,21 @@ class LLMConfig:
 
     def describe(self) -> dict[str, Any]:
         """The settings for a report: everything but where the cache is, never a secret."""
-        return {"base_url": self.endpoint, "model": self.model,
-                "api_key_env": key_variable(self.api_key_env, "(not shown)") if self.api_key_env
-                else self.api_key_env,
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "json_mode": self.json_mode, "max_concurrency": self.max_concurrency,
-                "timeout_s": self.timeout_s, "max_retries": self.max_retries,
-                "input_price": self.input_price, "output_price": self.output_price}
+        return {
+            "base_url": self.endpoint,
+            "model": self.model,
+            "api_key_env": key_variable(self.api_key_env, "(not shown)")
+            if self.api_key_env
+            else self.api_key_env,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_mode": self.json_mode,
+            "max_concurrency": self.max_concurrency,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "input_price": self.input_price,
+            "output_price": self.output_price,
+        }
 
 
 def without_userinfo(url: str) -> str:
@@ -163,20 +202,25 @@ def resolve_api_key(config: LLMConfig, environ: Mapping[str, str] = os.environ) 
     key = environ.get(name, "")
     if key.strip():
         shown = key_variable(name, None)
-        return check_api_key(key.strip(), f"environment variable {shown}" if shown
-                             else UNSHOWN_VARIABLE)
+        return check_api_key(
+            key.strip(), f"environment variable {shown}" if shown else UNSHOWN_VARIABLE
+        )
     if is_local(config.endpoint):
         return None
     if key_variable(name, None) is None:
-        raise LLMError(f"{UNSHOWN_VARIABLE} is not set; its value is not shown because it does "
-                       "not look like a variable name (capital letters, digits and _) and may "
-                       "be the key itself. Put the key for "
-                       f"{config.endpoint} in an environment variable and set llm.api_key_env "
-                       "to its name, e.g. OPENAI_API_KEY (or llm.api_key_env=null for an "
-                       "endpoint that needs no key)")
-    raise LLMError(f"environment variable {name} is not set: it must hold the API key for "
-                   f"{config.endpoint} (export {name}=..., or set llm.api_key_env=null for an "
-                   "endpoint that needs no key)")
+        raise LLMError(
+            f"{UNSHOWN_VARIABLE} is not set; its value is not shown because it does "
+            "not look like a variable name (capital letters, digits and _) and may "
+            "be the key itself. Put the key for "
+            f"{config.endpoint} in an environment variable and set llm.api_key_env "
+            "to its name, e.g. OPENAI_API_KEY (or llm.api_key_env=null for an "
+            "endpoint that needs no key)"
+        )
+    raise LLMError(
+        f"environment variable {name} is not set: it must hold the API key for "
+        f"{config.endpoint} (export {name}=..., or set llm.api_key_env=null for an "
+        "endpoint that needs no key)"
+    )
 
 
 def check_api_key(key: str, source: str) -> str:
@@ -190,11 +234,20 @@ def check_api_key(key: str, source: str) -> str:
     for i, c in enumerate(key, 1):
         if " " <= c <= "~":
             continue
-        what = ("a line break" if c in "\r\n\u2028\u2029\x85" else "a tab" if c == "\t"
-                else "a control character" if not c.isprintable() else "a character beyond ASCII")
-        raise LLMConfigError(f"the API key in {source} has {what} at character {i} of "
-                             f"{len(key)}, which an HTTP header cannot carry (the key is not "
-                             "shown): set it again as one line of printable ASCII")
+        what = (
+            "a line break"
+            if c in "\r\n\u2028\u2029\x85"
+            else "a tab"
+            if c == "\t"
+            else "a control character"
+            if not c.isprintable()
+            else "a character beyond ASCII"
+        )
+        raise LLMConfigError(
+            f"the API key in {source} has {what} at character {i} of "
+            f"{len(key)}, which an HTTP header cannot carry (the key is not "
+            "shown): set it again as one line of printable ASCII"
+        )
     return key
 
 
@@ -209,8 +262,9 @@ def secrets_of(api_key: str | None, credentials: tuple[str, str] | None) -> tupl
     return tuple(s for s in found if s)
 
 
-def named_secrets(api_key_env: object, base_url: object,
-                  environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+def named_secrets(
+    api_key_env: object, base_url: object, environ: Mapping[str, str] = os.environ
+) -> tuple[str, ...]:
     """The secrets an ``llm`` node's plain values name (the key in ``$api_key_env``, a
     password in ``base_url``), unchecked: for masking what a job writes when anything
     failed, also before (or without) a client being made."""
@@ -223,8 +277,9 @@ def named_secrets(api_key_env: object, base_url: object,
     return secrets_of(key.strip() or None, credentials)
 
 
-def check_saved(api_key_env: object, base_url: object,
-                environ: Mapping[str, str] = os.environ) -> None:
+def check_saved(
+    api_key_env: object, base_url: object, environ: Mapping[str, str] = os.environ
+) -> None:
     """A one-line :class:`LLMConfigError` when an ``llm`` node that is to be saved (a
     sweep writes its config into every job's folder, ``results.csv`` and Hydra's files)
     holds a secret: a password in ``base_url``, or a key pasted where the variable's
@@ -234,14 +289,21 @@ def check_saved(api_key_env: object, base_url: object,
         raise LLMConfigError(
             "llm.base_url holds a password (not shown), and a sweep saves its config in every "
             "job's folder and in results.csv: give the endpoint without it, and its key in "
-            "the environment variable llm.api_key_env names")
-    if isinstance(api_key_env, str) and api_key_env and not (
+            "the environment variable llm.api_key_env names"
+        )
+    if (
+        isinstance(api_key_env, str)
+        and api_key_env
+        and not (
             _CONVENTIONAL_ENV_NAME.fullmatch(api_key_env)
-            or (_ENV_NAME.fullmatch(api_key_env) and api_key_env in environ)):
+            or (_ENV_NAME.fullmatch(api_key_env) and api_key_env in environ)
+        )
+    ):
         raise LLMConfigError(
             "llm.api_key_env is not the name of an environment variable that is set (the value "
             "is not shown: it may be the key itself), and a sweep saves its config in every "
-            "job's folder: set it to the variable's name, e.g. llm.api_key_env=OPENAI_API_KEY")
+            "job's folder: set it to the variable's name, e.g. llm.api_key_env=OPENAI_API_KEY"
+        )
 
 
 def default_llm_cache_dir() -> Path:

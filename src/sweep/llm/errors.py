@@ -18,8 +18,8 @@ from __future__ import annotations
 import base64
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from sweep.core.errors import BadInput, ServiceFailure
 from sweep.core.messages import one_line
@@ -39,19 +39,31 @@ _FRAGMENT_FROM = 12
 _WORD_CHAR = "A-Za-z0-9"
 #: What precedes a credential a server quotes back: "Bearer k1", "Authorization: k1",
 #: '"api_key": "k1"', "password=k1" (the names in any letter case).
-_CREDENTIAL = (r"(?i:\b(?:bearer|basic|token|authorization|api[_-]?key|password|secret)\b"
-               r"[\"']?\s*[:=]?\s*[\"']?\s*(?:bearer\s+)?)")
+_CREDENTIAL = (
+    r"(?i:\b(?:bearer|basic|token|authorization|api[_-]?key|password|secret)\b"
+    r"[\"']?\s*[:=]?\s*[\"']?\s*(?:bearer\s+)?)"
+)
 
 #: One or more backslashes: an escape, escaped again when a repr lands in JSON or a log.
 _BACKSLASHES = r"\\+"
 #: Letters of the one-character escapes of repr and JSON.
-_ESCAPE_LETTERS = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", "\v": "v",
-                   "\a": "a", "\0": "0"}
+_ESCAPE_LETTERS = {
+    "\n": "n",
+    "\r": "r",
+    "\t": "t",
+    "\b": "b",
+    "\f": "f",
+    "\v": "v",
+    "\a": "a",
+    "\0": "0",
+}
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 #: What may stand between two characters of a key a server wrapped or split: white space,
 #: and line breaks and tabs as repr, JSON, percent-encoding and HTML write them.
-_GAP = (r"(?:\s|\\+[nrt]|\\+u000[9ad]|\\+x0[9ad]|%0[9ad]|%20"
-        r"|&#0*(?:9|10|13|32);|&#x0*(?:9|a|d|20);)*")
+_GAP = (
+    r"(?:\s|\\+[nrt]|\\+u000[9ad]|\\+x0[9ad]|%0[9ad]|%20"
+    r"|&#0*(?:9|10|13|32);|&#x0*(?:9|a|d|20);)*"
+)
 _BASE64_RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=")
 _HEX_RUN = frozenset("0123456789abcdefABCDEF")
 #: Characters one character of a key and a gap take at most, looking back from a match.
@@ -87,8 +99,9 @@ def mask(text: str, secrets: Iterable[str | None], *, short: str = "alone") -> s
         if len(secret) >= _MASK_EVERYWHERE_FROM:
             text = _mask_everywhere(text, secret)
         elif short == "credential":
-            text = re.sub(rf"({_CREDENTIAL}){re.escape(secret)}(?![{_WORD_CHAR}])",
-                          rf"\g<1>{MASK}", text)
+            text = re.sub(
+                rf"({_CREDENTIAL}){re.escape(secret)}(?![{_WORD_CHAR}])", rf"\g<1>{MASK}", text
+            )
         else:
             alone = rf"(?<![{_WORD_CHAR}]){re.escape(secret)}(?![{_WORD_CHAR}])"
             text = re.sub(alone, MASK, text)
@@ -97,7 +110,7 @@ def mask(text: str, secrets: Iterable[str | None], *, short: str = "alone") -> s
 
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, an ellipsis marking a cut."""
-    return text if len(text) <= limit else text[:max(limit - 1, 0)].rstrip() + "…"
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
 def clean(text: str, secrets: Iterable[str | None], limit: int | None = None) -> str:
@@ -213,11 +226,13 @@ def _forms(secret: str) -> _Forms:
     chars = _characters(secret)
     k = _anchor(len(secret))
     flags = re.IGNORECASE
-    return _Forms(encoded=_encoded_pattern(secret),
-                  head=re.compile(_GAP.join(chars[:k]), flags),
-                  tail=re.compile(_GAP.join(chars[-k:]), flags),
-                  right=tuple(re.compile(_GAP + c, flags) for c in chars),
-                  left=tuple(re.compile(c + _GAP + r"\Z", flags) for c in chars))
+    return _Forms(
+        encoded=_encoded_pattern(secret),
+        head=re.compile(_GAP.join(chars[:k]), flags),
+        tail=re.compile(_GAP.join(chars[-k:]), flags),
+        right=tuple(re.compile(_GAP + c, flags) for c in chars),
+        left=tuple(re.compile(c + _GAP + r"\Z", flags) for c in chars),
+    )
 
 
 def _characters(secret: str) -> list[str]:
@@ -235,8 +250,7 @@ def _characters(secret: str) -> list[str]:
 def _character(c: str) -> str:
     code = ord(c)
     data = c.encode("utf-8", "surrogatepass")
-    forms = {re.escape(c), "".join(f"%{b:02x}" for b in data), f"&#0*{code};",
-             f"&#x0*{code:x};"}
+    forms = {re.escape(c), "".join(f"%{b:02x}" for b in data), f"&#0*{code};", f"&#x0*{code:x};"}
     if c in _ESCAPE_LETTERS:
         forms.add(_BACKSLASHES + _ESCAPE_LETTERS[c])
     if code < 0x100:
@@ -245,7 +259,7 @@ def _character(c: str) -> str:
         forms.add(_BACKSLASHES + f"u{code:04x}")
     else:  # JSON writes a character beyond the BMP as a surrogate pair
         high, low = divmod(code - 0x10000, 0x400)
-        forms.add(_BACKSLASHES + f"u{0xd800 + high:04x}" + _BACKSLASHES + f"u{0xdc00 + low:04x}")
+        forms.add(_BACKSLASHES + f"u{0xD800 + high:04x}" + _BACKSLASHES + f"u{0xDC00 + low:04x}")
         forms.add(_BACKSLASHES + f"U{code:08x}")
     if len(data) > 1:  # a bytes repr: one \xNN per byte
         forms.add("".join(_BACKSLASHES + f"x{b:02x}" for b in data))
@@ -266,7 +280,7 @@ def _encoded_pattern(secret: str) -> re.Pattern[str]:
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + data).decode()
         # The characters whose six bits all come from the key: the same whatever surrounds it.
-        core = encoded[-(-8 * offset // 6):8 * (offset + len(data)) // 6]
+        core = encoded[-(-8 * offset // 6) : 8 * (offset + len(data)) // 6]
         cores |= {core, core.replace("+", "-").replace("/", "_")}
     b64 = "|".join(re.escape(c) for c in sorted(cores, key=len, reverse=True))
     return re.compile(rf"(?P<b64>{b64})|(?P<hex>(?i:{data.hex()}))")

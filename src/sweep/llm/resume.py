@@ -8,9 +8,10 @@ again sends only what is still unanswered; ``sweep.generate`` and
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, NoReturn
+from typing import NoReturn
 
 from sweep.core.interrupts import deaf_to_interrupts, quiet_second_interrupt
 
@@ -42,11 +43,15 @@ def stop_interrupted(prog: str, cache_root: Path | None) -> NoReturn:
     """After Ctrl-C: one line on what is kept, exit 130. Python still waits for the
     requests in flight (they finish and are cached); a second Ctrl-C stops that wait
     with one line instead of a threading traceback."""
-    quiet_second_interrupt(f"{prog}: interrupted again: the requests in flight are dropped; "
-                           "a rerun asks them again")
+    quiet_second_interrupt(
+        f"{prog}: interrupted again: the requests in flight are dropped; a rerun asks them again"
+    )
     with deaf_to_interrupts():
-        where = (f"the answers received so far are cached in {cache_root}: run the same "
-                 "command again to continue without asking for them again"
-                 if cache_root is not None else "llm.cache_dir is off: a rerun asks again")
+        where = (
+            f"the answers received so far are cached in {cache_root}: run the same "
+            "command again to continue without asking for them again"
+            if cache_root is not None
+            else "llm.cache_dir is off: a rerun asks again"
+        )
         print(f"\n{prog}: interrupted; {where}", file=sys.stderr)
     raise SystemExit(130)

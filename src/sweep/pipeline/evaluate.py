@@ -6,21 +6,20 @@ Hydra only builds them (``sweep.jobs.job``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
-
+from sweep.chunking.contexts import Contexts
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.protocols import Chunker, Embedder, HasEmbedStats, Reranker, Retriever
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document, Query, Ranking
-from sweep.chunking.contexts import Contexts
 from sweep.pipeline import steps
 from sweep.retrieval.parents import ParentSpec
 from sweep.scoring.aggregate import Summary
 from sweep.scoring.credit import UnitCredits
-from sweep.scoring.table import ScoreTable
 from sweep.scoring.diagnostics import Diagnostics
+from sweep.scoring.table import ScoreTable
 from sweep.store.stats import Stats
 
 __all__ = ["SettingResult", "evaluate_setting"]
@@ -84,36 +83,61 @@ def evaluate_setting(
     written = None
     if contexts is not None:
         chunked, written = steps.contextualize(contexts, documents, chunked)
-    embedded = steps.embed(embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors,
-                           documents=documents)
+    embedded = steps.embed(
+        embedder, chunked.chunks, texts, needs_vectors=retriever.needs_vectors, documents=documents
+    )
     indexed = steps.index(retriever, chunked.chunks, embedded.doc_vecs)
     depth = steps.retrieval_depth(chunked.chunks, config.k, config.budgets)
     if reranker is not None:  # the re-ranker must see its full top N
         depth = max(depth, min(int(reranker.top_n), len(chunked.chunks)))
-    found, enough = (steps.find_parents(documents, chunked, parents, config)
-                     if parents is not None and parents.active else (None, None))
-    searched = steps.search(retriever, embedder, texts, embedded, depth,
-                            latency_queries=config.latency_queries,
-                            encode_times_of=encode_times_of, enough=enough,
-                            n_chunks=len(chunked.chunks))
-    reranked = (steps.rerank(reranker, queries, chunked.chunks, searched.ranking, config)
-                if reranker is not None else None)
+    found, enough = (
+        steps.find_parents(documents, chunked, parents, config)
+        if parents is not None and parents.active
+        else (None, None)
+    )
+    searched = steps.search(
+        retriever,
+        embedder,
+        texts,
+        embedded,
+        depth,
+        latency_queries=config.latency_queries,
+        encode_times_of=encode_times_of,
+        enough=enough,
+        n_chunks=len(chunked.chunks),
+    )
+    reranked = (
+        steps.rerank(reranker, queries, chunked.chunks, searched.ranking, config)
+        if reranker is not None
+        else None
+    )
     ranking = reranked.ranking if reranked is not None else searched.ranking
-    lifted = (steps.lift(queries, chunked, ranking, found, config) if found is not None
-              else None)
+    lifted = steps.lift(queries, chunked, ranking, found, config) if found is not None else None
     if lifted is not None:
         passages, n_tokens, ranking = lifted.passages, lifted.n_tokens, lifted.ranking
     else:
         passages, n_tokens = chunked.chunks, chunked.n_tokens
     scored = steps.score(queries, passages, n_tokens, ranking, config)
-    parts = [chunked, embedded, indexed, searched, scored] + ([reranked] if reranked else []) \
-        + ([lifted] if lifted else []) + ([written] if written else [])
+    parts = (
+        [chunked, embedded, indexed, searched, scored]
+        + ([reranked] if reranked else [])
+        + ([lifted] if lifted else [])
+        + ([written] if written else [])
+    )
     columns = {name: value for part in parts for name, value in part.columns().items()}
     # The latency columns' query encodes may load the model after embedding did not.
     if isinstance(embedder, HasEmbedStats):
         columns["model_load_s"] = float(embedder.stats.load_seconds)
     stats = Stats(**columns)
-    return SettingResult(chunked.chunks, list(passages), ranking, scored.table, scored.summary,
-                         scored.credits, scored.diagnostics, stats,
-                         reranked.first_stage if reranked is not None else None,
-                         lifted.child if lifted is not None else None)
+    return SettingResult(
+        chunked.chunks,
+        list(passages),
+        ranking,
+        scored.table,
+        scored.summary,
+        scored.credits,
+        scored.diagnostics,
+        stats,
+        reranked.first_stage if reranked is not None else None,
+        lifted.child if lifted is not None else None,
+    )

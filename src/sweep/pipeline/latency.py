@@ -26,24 +26,38 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
-from sweep.core.protocols import (Embedder, Retriever, TimesQueries, encode_one_query,
-                                  identity_of)
-from sweep.core.timing import (TIMING_LINE, Conditions, Timed, conditions_now, needs_retime,
-                               per_call_ms, timed_calls)
+from sweep.core.protocols import Embedder, Retriever, TimesQueries, encode_one_query, identity_of
+from sweep.core.timing import (
+    TIMING_LINE,
+    Conditions,
+    Timed,
+    conditions_now,
+    needs_retime,
+    per_call_ms,
+    timed_calls,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ENCODE_TIMES_LOCK", "ENCODE_TIMES_NAME", "EncodeTimes", "Latency", "encode_times",
-           "encode_times_for", "latency_sample", "search_times"]
+__all__ = [
+    "ENCODE_TIMES_LOCK",
+    "ENCODE_TIMES_NAME",
+    "EncodeTimes",
+    "Latency",
+    "encode_times",
+    "encode_times_for",
+    "latency_sample",
+    "search_times",
+]
 
 #: In the sweep folder (cache off): per embedder, the fresh-encode time of each query (ms).
 ENCODE_TIMES_NAME = "query_encode_ms.json"
@@ -59,7 +73,7 @@ class Latency:
     n: int
 
     @classmethod
-    def of_ms(cls, ms: Sequence[float] | np.ndarray) -> "Latency":
+    def of_ms(cls, ms: Sequence[float] | np.ndarray) -> Latency:
         ms = np.asarray(ms, dtype=np.float64)
         if not ms.size:
             return cls(float("nan"), float("nan"), 0)
@@ -75,27 +89,32 @@ def latency_sample(n: int, limit: int) -> np.ndarray:
     return (np.arange(limit) * n) // limit
 
 
-def encode_times(texts: Sequence[str], encode: Callable[[str], object],
-                 now: Callable[[], Conditions] = conditions_now) -> Timed:
+def encode_times(
+    texts: Sequence[str],
+    encode: Callable[[str], object],
+    now: Callable[[], Conditions] = conditions_now,
+) -> Timed:
     """Fresh-encode time (ms) of each text, one at a time, and the conditions then."""
     log.info(TIMING_LINE, len(texts))
     return timed_calls(list(texts), lambda i, text: encode(text), now)
 
 
-def search_times(queries: Sequence[str], vectors: np.ndarray | None, retriever: Retriever,
-                 depth: int) -> np.ndarray:
+def search_times(
+    queries: Sequence[str], vectors: np.ndarray | None, retriever: Retriever, depth: int
+) -> np.ndarray:
     """Search time (ms) of each query, one at a time, for the sweep's depth; ``vectors``
     are the queries' rows (None: a retriever without them)."""
 
     def once(i: int, text: object) -> object:
-        vec = None if vectors is None else vectors[i:i + 1]
+        vec = None if vectors is None else vectors[i : i + 1]
         return retriever.retrieve([text], vec, depth)
 
     return per_call_ms(list(queries), once)
 
 
-def encode_times_for(embedder: Embedder, sweep_dir: Path, *, retime: bool | None = None
-                     ) -> Callable[[Sequence[str]], Timed] | None:
+def encode_times_for(
+    embedder: Embedder, sweep_dir: Path, *, retime: bool | None = None
+) -> Callable[[Sequence[str]], Timed] | None:
     """Where a sweep's settings get their encode times: the embedder's cache, else the
     sweep folder (the first setting to need them measures them); None for an embedder
     without an identity (each setting measures its own). ``retime`` (``runtime.retime``):
@@ -120,8 +139,9 @@ def encode_times_for(embedder: Embedder, sweep_dir: Path, *, retime: bool | None
             if timed is not None:
                 return timed
         # The sweep folder is new, so with retime true its entries are this sweep's own.
-        return store.get_or_measure(identity, texts, measure,
-                                    retime=False if retime is False else None)
+        return store.get_or_measure(
+            identity, texts, measure, retime=False if retime is False else None
+        )
 
     return times
 
@@ -148,9 +168,14 @@ class EncodeTimes:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def get_or_measure(self, identity: str, texts: Sequence[str],
-                       measure: Callable[[list[str]], Timed], *,
-                       retime: bool | None = None) -> Timed:
+    def get_or_measure(
+        self,
+        identity: str,
+        texts: Sequence[str],
+        measure: Callable[[list[str]], Timed],
+        *,
+        retime: bool | None = None,
+    ) -> Timed:
         texts = list(texts)
         if not texts:
             return Timed(np.zeros(0), Conditions())
@@ -161,14 +186,24 @@ class EncodeTimes:
             if isinstance(entry, dict) and entry.get("queries") == texts:
                 ms = np.asarray(entry.get("ms", []), dtype=np.float64)
                 kept = Conditions.from_dict(entry.get("conditions"))
-                if (ms.shape == (len(texts),) and np.all(np.isfinite(ms))
-                        and not needs_retime(kept, self._now(), retime)):
+                if (
+                    ms.shape == (len(texts),)
+                    and np.all(np.isfinite(ms))
+                    and not needs_retime(kept, self._now(), retime)
+                ):
                     return Timed(ms, kept)
             timed = measure(texts)
-            log.info("query encode, one at a time with a warm model, over %d queries: "
-                     "p50 %.1f ms, %s (shared by every setting with this embedder)",
-                     len(timed.ms), float(np.median(timed.ms)), timed.conditions.describe())
-            data[identity] = {"queries": texts, "ms": [round(float(x), 4) for x in timed.ms],
-                              "conditions": timed.conditions.to_dict()}
+            log.info(
+                "query encode, one at a time with a warm model, over %d queries: "
+                "p50 %.1f ms, %s (shared by every setting with this embedder)",
+                len(timed.ms),
+                float(np.median(timed.ms)),
+                timed.conditions.describe(),
+            )
+            data[identity] = {
+                "queries": texts,
+                "ms": [round(float(x), 4) for x in timed.ms],
+                "conditions": timed.conditions.to_dict(),
+            }
             write_text_atomic(self.path, json.dumps(data, ensure_ascii=False))
         return timed

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +21,20 @@ from sweep.chunking.contexts import Contexts, with_contexts
 from sweep.chunking.health import Health, chunk_health
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.measures import measures_for
-from sweep.core.protocols import (ApproximateIndex, Chunker, CountsModelTokens, Embedder,
-                                  HasEmbedStats, HoldsSearchIndex, Reranker, Retriever,
-                                  SizedRetriever, embed_named, encode_one_query, late_chunker_of)
+from sweep.core.protocols import (
+    ApproximateIndex,
+    Chunker,
+    CountsModelTokens,
+    Embedder,
+    HasEmbedStats,
+    HoldsSearchIndex,
+    Reranker,
+    Retriever,
+    SizedRetriever,
+    embed_named,
+    encode_one_query,
+    late_chunker_of,
+)
 from sweep.core.timing import Conditions, Timed, conditions_now
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
@@ -31,13 +43,30 @@ from sweep.retrieval.parents import Parents, ParentSpec, parents_of
 from sweep.retrieval.parents import lift_to_parents as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
 from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
-from sweep.scoring.table import ScoreTable
 from sweep.scoring.diagnostics import Diagnostics, diagnose
+from sweep.scoring.table import ScoreTable
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Chunked", "Embedded", "Indexed", "Lifted", "Reranked", "Scored", "Searched", "chunk",
-           "contextualize", "embed", "find_parents", "index", "lift", "rerank", "retrieval_depth", "score", "search"]
+__all__ = [
+    "Chunked",
+    "Embedded",
+    "Indexed",
+    "Lifted",
+    "Reranked",
+    "Scored",
+    "Searched",
+    "chunk",
+    "contextualize",
+    "embed",
+    "find_parents",
+    "index",
+    "lift",
+    "rerank",
+    "retrieval_depth",
+    "score",
+    "search",
+]
 
 
 @dataclass(frozen=True)
@@ -48,9 +77,13 @@ class Chunked:
     health: Health
 
     def columns(self) -> dict[str, Any]:
-        return {"n_chunks": len(self.chunks), "mean_chunk_tokens": float(self.n_tokens.mean()),
-                "max_chunk_tokens": int(self.n_tokens.max()), "chunk_s": self.seconds,
-                **self.health.columns()}
+        return {
+            "n_chunks": len(self.chunks),
+            "mean_chunk_tokens": float(self.n_tokens.mean()),
+            "max_chunk_tokens": int(self.n_tokens.max()),
+            "chunk_s": self.seconds,
+            **self.health.columns(),
+        }
 
 
 def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
@@ -63,13 +96,17 @@ def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
     n_tokens = np.fromiter((c.n_tokens for c in chunks), dtype=np.int64, count=len(chunks))
     # A chunker of one's own may not say its target size or its length unit: then no
     # chunk is called tiny (None), and the other health columns still apply.
-    health = chunk_health(documents, chunks, getattr(chunker, "target_size", None),
-                          getattr(chunker, "length", None))
+    health = chunk_health(
+        documents, chunks, getattr(chunker, "target_size", None), getattr(chunker, "length", None)
+    )
     return Chunked(chunks, n_tokens, seconds, health)
 
 
-def contextualize(write: Callable[[Sequence[Document], Sequence[Chunk]], Contexts],
-                  documents: Sequence[Document], chunked: Chunked) -> tuple[Chunked, Contexts]:
+def contextualize(
+    write: Callable[[Sequence[Document], Sequence[Chunk]], Contexts],
+    documents: Sequence[Document],
+    chunked: Chunked,
+) -> tuple[Chunked, Contexts]:
     """The chunks with an LLM's context before their embedding input (searched, never
     credited: offsets and text stay the chunk's own)."""
     contexts = write(documents, chunked.chunks)
@@ -93,18 +130,30 @@ class Embedded:
     seconds: float
 
     def columns(self) -> dict[str, Any]:
-        return {"mean_model_tokens": float(self.model_tokens.mean()),
-                "truncated_share": self.truncated_share, "max_seq_length": self.max_seq_length,
-                # what embedding the corpus costs: every chunk, cached or not, as the model
-                # sees it (truncated at max_seq_length)
-                "embed_tokens": int(np.minimum(self.model_tokens, self.max_seq_length).sum()),
-                "embedded": self.embedded, "cache_hits": self.cache_hits,
-                "cache_misses": self.cache_misses, "model_s": self.model_s,
-                "model_load_s": self.model_load_s, "embed_s": self.seconds}
+        return {
+            "mean_model_tokens": float(self.model_tokens.mean()),
+            "truncated_share": self.truncated_share,
+            "max_seq_length": self.max_seq_length,
+            # what embedding the corpus costs: every chunk, cached or not, as the model
+            # sees it (truncated at max_seq_length)
+            "embed_tokens": int(np.minimum(self.model_tokens, self.max_seq_length).sum()),
+            "embedded": self.embedded,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "model_s": self.model_s,
+            "model_load_s": self.model_load_s,
+            "embed_s": self.seconds,
+        }
 
 
-def embed(embedder: Embedder, chunks: Sequence[Chunk], queries: Sequence[str], *,
-          needs_vectors: bool, documents: Sequence[Document] = ()) -> Embedded:
+def embed(
+    embedder: Embedder,
+    chunks: Sequence[Chunk],
+    queries: Sequence[str],
+    *,
+    needs_vectors: bool,
+    documents: Sequence[Document] = (),
+) -> Embedded:
     """The embedder's stats count from its last ``reset_stats`` (before chunking, so the
     semantic chunker's sentence embeddings count too).
 
@@ -124,20 +173,37 @@ def embed(embedder: Embedder, chunks: Sequence[Chunk], queries: Sequence[str], *
         inputs = [c.text if late is not None else c.embedding_input for c in chunks]
         model_tokens, max_len, truncated_share = _token_counts(embedder, inputs, late is not None)
         t0 = time.perf_counter()
-        vecs = (late.embed_late(documents, chunks) if late is not None
-                else embed_named(embedder, inputs, "chunks"))
+        vecs = (
+            late.embed_late(documents, chunks)
+            if late is not None
+            else embed_named(embedder, inputs, "chunks")
+        )
         doc_vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         query_vecs = np.ascontiguousarray(embedder.embed_queries(queries), dtype=np.float32)
     seconds = time.perf_counter() - t0
-    s = (embedder.stats if isinstance(embedder, HasEmbedStats)
-         else _Handed(len(chunks) + len(queries) if needs_vectors else 0, seconds))
-    return Embedded(doc_vecs, query_vecs, model_tokens, max_len, truncated_share,
-                    int(s.embedded), int(s.cache_hits), int(s.cache_misses), float(s.seconds),
-                    float(s.load_seconds), seconds)
+    s = (
+        embedder.stats
+        if isinstance(embedder, HasEmbedStats)
+        else _Handed(len(chunks) + len(queries) if needs_vectors else 0, seconds)
+    )
+    return Embedded(
+        doc_vecs,
+        query_vecs,
+        model_tokens,
+        max_len,
+        truncated_share,
+        int(s.embedded),
+        int(s.cache_hits),
+        int(s.cache_misses),
+        float(s.seconds),
+        float(s.load_seconds),
+        seconds,
+    )
 
 
-def _token_counts(embedder: Embedder, inputs: list[str], late: bool
-                  ) -> tuple[np.ndarray, int, float]:
+def _token_counts(
+    embedder: Embedder, inputs: list[str], late: bool
+) -> tuple[np.ndarray, int, float]:
     """Each input's model tokens, the embedder's max_seq_length and the share of inputs
     longer (none when late chunking, which truncates nothing)."""
     if not isinstance(embedder, CountsModelTokens):
@@ -149,7 +215,11 @@ def _token_counts(embedder: Embedder, inputs: list[str], late: bool
         log.warning(
             "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
             "(longest %d); their tails are never embedded, so this row partly measures "
-            "truncation, not chunking", 100 * truncated_share, max_len, int(model_tokens.max()))
+            "truncation, not chunking",
+            100 * truncated_share,
+            max_len,
+            int(model_tokens.max()),
+        )
     return model_tokens, max_len, truncated_share
 
 
@@ -171,8 +241,11 @@ class Indexed:
     seconds: float
 
     def columns(self) -> dict[str, Any]:
-        return {"n_vectors": self.n_vectors, "index_bytes": self.index_bytes,
-                "index_s": self.seconds}
+        return {
+            "n_vectors": self.n_vectors,
+            "index_bytes": self.index_bytes,
+            "index_s": self.seconds,
+        }
 
 
 def index(retriever: Retriever, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> Indexed:
@@ -215,20 +288,30 @@ class Searched:
 
     def columns(self) -> dict[str, Any]:
         n = self.latency.n
-        return {"retrieval_depth": self.ranking.depth, "retrieve_s": self.seconds,
-                "latency_p50_ms": self.latency.p50_ms if n else None,
-                "latency_p95_ms": self.latency.p95_ms if n else None,
-                "latency_measured_at": self.measured.at if n else None,
-                "latency_load": self.measured.load if n else None,
-                "latency_cpus": self.measured.cpus if n else None,
-                "ann_recall": self.ann_recall}
+        return {
+            "retrieval_depth": self.ranking.depth,
+            "retrieve_s": self.seconds,
+            "latency_p50_ms": self.latency.p50_ms if n else None,
+            "latency_p95_ms": self.latency.p95_ms if n else None,
+            "latency_measured_at": self.measured.at if n else None,
+            "latency_load": self.measured.load if n else None,
+            "latency_cpus": self.measured.cpus if n else None,
+            "ann_recall": self.ann_recall,
+        }
 
 
-def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], embedded: Embedded,
-           depth: int, *, latency_queries: int,
-           encode_times_of: Callable[[Sequence[str]], Timed] | None = None,
-           enough: Callable[[Ranking], bool] | None = None, n_chunks: int | None = None
-           ) -> Searched:
+def search(
+    retriever: Retriever,
+    embedder: Embedder,
+    queries: Sequence[str],
+    embedded: Embedded,
+    depth: int,
+    *,
+    latency_queries: int,
+    encode_times_of: Callable[[Sequence[str]], Timed] | None = None,
+    enough: Callable[[Ranking], bool] | None = None,
+    n_chunks: int | None = None,
+) -> Searched:
     """Rank ``depth`` chunks per query, then time queries one at a time for the latency columns.
 
     ``enough`` (parent retrieval): a test of the ranking; while it fails, the depth
@@ -249,8 +332,7 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
     # next to embedding them).
     ann = None
     found = retriever.search_index if isinstance(retriever, HoldsSearchIndex) else None
-    if (isinstance(found, ApproximateIndex) and found.approximate
-            and embedded.doc_vecs is not None):
+    if isinstance(found, ApproximateIndex) and found.approximate and embedded.doc_vecs is not None:
         ann = ann_recall(found, embedded.doc_vecs, embedded.query_vecs)
 
     sample = latency_sample(len(queries), latency_queries)
@@ -259,14 +341,22 @@ def search(retriever: Retriever, embedder: Embedder, queries: Sequence[str], emb
     parts = [conditions_now()]  # before the searches: what they competed with
     search_ms = search_times(timed, vectors, retriever, depth)
     if embedded.doc_vecs is not None and timed:
-        encode = (encode_times_of(timed) if encode_times_of is not None
-                  else encode_times(timed, partial(encode_one_query, embedder)))
+        encode = (
+            encode_times_of(timed)
+            if encode_times_of is not None
+            else encode_times(timed, partial(encode_one_query, embedder))
+        )
         search_ms = search_ms + encode.ms
         parts.append(encode.conditions)
     latency, measured = Latency.of_ms(search_ms), Conditions.worst(parts)
     if latency.n:
-        log.info("retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms, "
-                 "%s", latency.n, latency.p50_ms, latency.p95_ms, measured.describe())
+        log.info(
+            "retrieval latency over %d queries, one at a time: p50 %.1f ms, p95 %.1f ms, %s",
+            latency.n,
+            latency.p50_ms,
+            latency.p95_ms,
+            measured.describe(),
+        )
     return Searched(ranking, depth, latency, ann, seconds, measured)
 
 
@@ -276,16 +366,24 @@ class Reranked:
     #: The retriever's own ranking summarized: every eval measure, plus each at k = top_n.
     first_stage: Summary
     candidates: float  # chunks per query the re-ranker scored
-    computed: int      # pairs it ran through its model (the others came from its cache)
+    computed: int  # pairs it ran through its model (the others came from its cache)
     seconds: float
 
     def columns(self) -> dict[str, Any]:
-        return {"rerank_candidates": self.candidates, "rerank_computed": self.computed,
-                "rerank_s": self.seconds}
+        return {
+            "rerank_candidates": self.candidates,
+            "rerank_computed": self.computed,
+            "rerank_s": self.seconds,
+        }
 
 
-def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk], first: Ranking,
-           config: EvalConfig) -> Reranked:
+def rerank(
+    reranker: Reranker,
+    queries: Sequence[Query],
+    chunks: Sequence[Chunk],
+    first: Ranking,
+    config: EvalConfig,
+) -> Reranked:
     texts = [q.query for q in queries]
     top_n = int(reranker.top_n)
     reranker.reset_stats()
@@ -295,8 +393,9 @@ def rerank(reranker: Reranker, queries: Sequence[Query], chunks: Sequence[Chunk]
     n = min(top_n, first.ids.shape[1])
     candidates = float((first.ids[:, :n] >= 0).sum(axis=1).mean()) if len(queries) else 0.0
     ceiling = measures_for(sorted({*config.k, top_n}), config.budgets)
-    first_table = score_ranked(queries, first.ids, chunks, ceiling,
-                               min_coverage=config.min_coverage, gain=config.gain)
+    first_table = score_ranked(
+        queries, first.ids, chunks, ceiling, min_coverage=config.min_coverage, gain=config.gain
+    )
     first_stage = summarize(first_table, queries, n_boot=config.n_boot, seed=config.seed)
     return Reranked(ranking, first_stage, candidates, int(reranker.stats.computed), seconds)
 
@@ -315,33 +414,48 @@ class Lifted:
     seconds: float
 
     def columns(self) -> dict[str, Any]:
-        return {"n_parents": len(self.parents.passages),
-                "mean_parent_tokens": float(self.parents.n_tokens.mean()),
-                "parent_s": self.seconds}
+        return {
+            "n_parents": len(self.parents.passages),
+            "mean_parent_tokens": float(self.parents.n_tokens.mean()),
+            "parent_s": self.seconds,
+        }
 
 
-def find_parents(documents: Sequence[Document], chunked: Chunked, spec: ParentSpec,
-                 config: EvalConfig) -> tuple[Parents, Callable[[Ranking], bool]]:
+def find_parents(
+    documents: Sequence[Document], chunked: Chunked, spec: ParentSpec, config: EvalConfig
+) -> tuple[Parents, Callable[[Ranking], bool]]:
     """The chunks' parents, and the test that a chunk ranking brings enough passages for
     every @k and @Bt measure (or all the text there is)."""
     parents = parents_of(documents, chunked.chunks, spec)
     need = retrieval_depth(parents.passages, config.k, config.budgets)
 
     def enough(ranking: Ranking) -> bool:
-        return bool(((lift_ranking(ranking, parents).ranking.ids >= 0).sum(axis=1)
-                     >= need).all())
+        return bool(((lift_ranking(ranking, parents).ranking.ids >= 0).sum(axis=1) >= need).all())
+
     return parents, enough
 
 
-def lift(queries: Sequence[Query], chunked: Chunked, ranking: Ranking, parents: Parents,
-         config: EvalConfig) -> Lifted:
+def lift(
+    queries: Sequence[Query],
+    chunked: Chunked,
+    ranking: Ranking,
+    parents: Parents,
+    config: EvalConfig,
+) -> Lifted:
     t0 = time.perf_counter()
-    table = score_ranked(queries, ranking.ids, chunked.chunks, config.measures,
-                         min_coverage=config.min_coverage, gain=config.gain)
+    table = score_ranked(
+        queries,
+        ranking.ids,
+        chunked.chunks,
+        config.measures,
+        min_coverage=config.min_coverage,
+        gain=config.gain,
+    )
     child = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
     lifted = lift_ranking(ranking, parents)
-    return Lifted(parents, lifted.passages, lifted.n_tokens, lifted.ranking, child,
-                  time.perf_counter() - t0)
+    return Lifted(
+        parents, lifted.passages, lifted.n_tokens, lifted.ranking, child, time.perf_counter() - t0
+    )
 
 
 @dataclass(frozen=True)
@@ -358,21 +472,40 @@ class Scored:
         return {"tokens_at": self.tokens_at, "score_s": self.seconds}
 
 
-def score(queries: Sequence[Query], chunks: Sequence[Chunk], n_tokens: np.ndarray,
-          ranking: Ranking, config: EvalConfig) -> Scored:
+def score(
+    queries: Sequence[Query],
+    chunks: Sequence[Chunk],
+    n_tokens: np.ndarray,
+    ranking: Ranking,
+    config: EvalConfig,
+) -> Scored:
     """Score ``ranking`` over ``chunks`` (the chunks, or their parents), whose token
     counts ``n_tokens`` are what an LLM would read."""
     t0 = time.perf_counter()
-    table = score_ranked(queries, ranking.ids, chunks, config.measures,
-                         min_coverage=config.min_coverage, gain=config.gain)
+    table = score_ranked(
+        queries,
+        ranking.ids,
+        chunks,
+        config.measures,
+        min_coverage=config.min_coverage,
+        gain=config.gain,
+    )
     summary = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
     credits = credit_units(queries, ranking.ids, chunks, min_coverage=config.min_coverage)
     top = ranking.scores[:, 0] if ranking.scores.shape[1] else np.full(len(queries), np.nan)
-    diagnostics = diagnose(queries, credits, top, ks=config.k, twohop_types=config.twohop_types,
-                           n_boot=config.n_boot, seed=config.seed)
+    diagnostics = diagnose(
+        queries,
+        credits,
+        top,
+        ks=config.k,
+        twohop_types=config.twohop_types,
+        n_boot=config.n_boot,
+        seed=config.seed,
+    )
     seconds = time.perf_counter() - t0
     # The context an LLM would be handed at each k: the cost side of the trade-off.
     padded = np.where(ranking.ids >= 0, n_tokens[np.maximum(ranking.ids, 0)], 0)
-    tokens_at = {k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan
-                 for k in config.k}
+    tokens_at = {
+        k: float(padded[:, :k].sum(axis=1).mean()) if len(queries) else math.nan for k in config.k
+    }
     return Scored(table, summary, credits, diagnostics, tokens_at, seconds)

@@ -9,7 +9,8 @@ two-hop class of every multi-hop question (``hits.jsonl``) is compared between t
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -27,13 +28,15 @@ DESIGNS: Mapping[str, tuple[Any, tuple[str, ...]]] = {
     "embed.late": (False, ()),
 }
 _MISSED = ("hop1_missed", "hop2_missed", "both_missed")
-DESIGNS_NOTE = ("Each design row against the row with the same settings and the design off, on "
-                "the same multi-hop questions: how many the plain row misses (a span never "
-                "retrieved: hop1_missed, hop2_missed, both_missed) the design makes complete "
-                "(every span in the top k), how many ranked_out ones it completes, and how "
-                "many complete ones it loses. Counts of questions; few questions decide little. A parent "
-                "row hands the LLM more text per hit than its twin: read it with the token "
-                "budgets of the comparison table.")
+DESIGNS_NOTE = (
+    "Each design row against the row with the same settings and the design off, on "
+    "the same multi-hop questions: how many the plain row misses (a span never "
+    "retrieved: hop1_missed, hop2_missed, both_missed) the design makes complete "
+    "(every span in the top k), how many ranked_out ones it completes, and how "
+    "many complete ones it loses. Counts of questions; few questions decide little. A parent "
+    "row hands the LLM more text per hit than its twin: read it with the token "
+    "budgets of the comparison table."
+)
 
 
 def _off(value: Any, off: Any) -> bool:
@@ -48,13 +51,15 @@ def design_pairs(rows: Sequence[Row]) -> list[tuple[str, Row, Row]]:
         plain = {}
         for r in rows:
             if r.ok and _off(r.settings.get(key), off):
-                plain[tuple(sorted((k, repr(v)) for k, v in r.settings.items()
-                                   if k not in ignore))] = r
+                plain[
+                    tuple(sorted((k, repr(v)) for k, v in r.settings.items() if k not in ignore))
+                ] = r
         for r in rows:
             if not r.ok or _off(r.settings.get(key), off):
                 continue
-            twin = plain.get(tuple(sorted((k, repr(v)) for k, v in r.settings.items()
-                                          if k not in ignore)))
+            twin = plain.get(
+                tuple(sorted((k, repr(v)) for k, v in r.settings.items() if k not in ignore))
+            )
             if twin is not None:
                 pairs.append((key, r, twin))
     return pairs
@@ -72,27 +77,33 @@ def _classes(row: Row, k: int) -> dict[str, str] | None:
     return {q: t.twohop[k] for q, t in traces.items() if k in t.twohop}
 
 
-def twohop_changes_frame(rows: Sequence[Row], labels: Mapping[int, str], k: int
-                         ) -> pd.DataFrame | None:
+def twohop_changes_frame(
+    rows: Sequence[Row], labels: Mapping[int, str], k: int
+) -> pd.DataFrame | None:
     records = []
     for key, design, plain in design_pairs(rows):
         after, before = _classes(design, k), _classes(plain, k)
         if not after or not before:
             continue
         shared = [q for q in before if q in after]
-        moved = {c: sum(before[q] == c and after[q] == "complete" for q in shared)
-                 for c in (*_MISSED, "ranked_out")}
+        moved = {
+            c: sum(before[q] == c and after[q] == "complete" for q in shared)
+            for c in (*_MISSED, "ranked_out")
+        }
         missed = sum(before[q] in _MISSED for q in shared)
-        records.append({
-            "design": f"{key}={design.settings.get(key)}",
-            "setting": labels.get(design.job, str(design.job)),
-            "against": labels.get(plain.job, str(plain.job)),
-            "multi-hop": str(len(shared)),
-            "complete": f"{sum(before[q] == 'complete' for q in shared)} → "
-                        f"{sum(after[q] == 'complete' for q in shared)}",
-            "missed by plain": str(missed),
-            **{f"{c} → complete": str(n) for c, n in moved.items()},
-            "complete → not": str(sum(before[q] == "complete" and after[q] != "complete"
-                                      for q in shared)),
-        })
+        records.append(
+            {
+                "design": f"{key}={design.settings.get(key)}",
+                "setting": labels.get(design.job, str(design.job)),
+                "against": labels.get(plain.job, str(plain.job)),
+                "multi-hop": str(len(shared)),
+                "complete": f"{sum(before[q] == 'complete' for q in shared)} → "
+                f"{sum(after[q] == 'complete' for q in shared)}",
+                "missed by plain": str(missed),
+                **{f"{c} → complete": str(n) for c, n in moved.items()},
+                "complete → not": str(
+                    sum(before[q] == "complete" and after[q] != "complete" for q in shared)
+                ),
+            }
+        )
     return pd.DataFrame(records) if records else None

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import math
 import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -81,12 +82,23 @@ class Series:
 def _order(values: Sequence[Any]) -> list[Any]:
     """Distinct values, numbers in numeric order, anything else after them as text."""
     distinct = list(dict.fromkeys(values))
-    return sorted(distinct, key=lambda v: (0, float(v), "") if isinstance(v, (int, float))
-                  and not isinstance(v, bool) else (1, 0.0, str(v)))
+    return sorted(
+        distinct,
+        key=lambda v: (
+            (0, float(v), "")
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else (1, 0.0, str(v))
+        ),
+    )
 
 
-def _drawn(path: Path, cache: "FigureCache | None", what: str, inputs: tuple,
-           make: Callable[[], Figure | None]) -> Path | None:
+def _drawn(
+    path: Path,
+    cache: FigureCache | None,
+    what: str,
+    inputs: tuple,
+    make: Callable[[], Figure | None],
+) -> Path | None:
     """``make()``'s figure saved as ``path`` (None when there is nothing to draw), or the
     same picture copied from ``cache``."""
     key = None
@@ -145,19 +157,22 @@ def heatmap_panels(cells: Sequence[Cell]) -> list[Panel]:
     return panels
 
 
-def heatmap(path: Path, cells: Sequence[Cell], *, title: str,
-            cache: "FigureCache | None" = None) -> Path | None:
+def heatmap(
+    path: Path, cells: Sequence[Cell], *, title: str, cache: FigureCache | None = None
+) -> Path | None:
     """:func:`heatmap_figure` saved as ``path``; None when there is nothing to draw."""
-    return _drawn(path, cache, "heatmap", (tuple(cells), title),
-                  lambda: heatmap_figure(cells, title=title))
+    return _drawn(
+        path, cache, "heatmap", (tuple(cells), title), lambda: heatmap_figure(cells, title=title)
+    )
 
 
 def colour_range(cells: Sequence[Cell]) -> tuple[float, float]:
     """What the heatmap's colours span: 0 to 1 for a metric in [0, 1] (every metric sweep
     scores), else the cells' intervals. Never the values' own min and max: that stretches
     a tie (0.959 and 1.000) over the whole scale, and draws it as the largest difference."""
-    ends = [v for c in cells for v in (c.mean, c.low, c.high)
-            if v is not None and not math.isnan(v)]
+    ends = [
+        v for c in cells for v in (c.mean, c.low, c.high) if v is not None and not math.isnan(v)
+    ]
     lo, hi = min(ends), max(ends)
     if lo >= 0.0 and hi <= 1.0:
         return 0.0, 1.0
@@ -209,9 +224,17 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
                 color = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
             ax.text(j, i, text, ha="center", va="center", fontsize=font, color=color)
             if c.mark in ("best", "tie"):
-                ax.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False,
-                                       edgecolor="#e4572e", linewidth=2.5 if c.mark == "best" else 1.5,
-                                       linestyle="-" if c.mark == "best" else "--"))
+                ax.add_patch(
+                    Rectangle(
+                        (j - 0.46, i - 0.46),
+                        0.92,
+                        0.92,
+                        fill=False,
+                        edgecolor="#e4572e",
+                        linewidth=2.5 if c.mark == "best" else 1.5,
+                        linestyle="-" if c.mark == "best" else "--",
+                    )
+                )
         ax.set_xticks(range(len(overlaps)), [str(o) for o in overlaps])
         ax.set_yticks(range(len(sizes)), [str(s) for s in sizes])
         ax.set_xlabel("chunk.overlap")
@@ -223,8 +246,11 @@ def heatmap_figure(cells: Sequence[Cell], *, title: str) -> Figure | None:
     if image is not None:
         fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="mean")
     marked = any(c.mark for c in cells)
-    fig.suptitle(title + ("\nframed: best (solid), not distinguishable from best (dashed)"
-                          if marked else ""), fontsize=10)
+    fig.suptitle(
+        title
+        + ("\nframed: best (solid), not distinguishable from best (dashed)" if marked else ""),
+        fontsize=10,
+    )
     return fig
 
 
@@ -235,15 +261,24 @@ MAX_PANELS = 12
 
 def _rank_counts(ranks: Mapping[str, int], k: int) -> np.ndarray:
     values = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
-    return np.array([np.count_nonzero(values == r) for r in range(1, k + 1)]
-                    + [np.count_nonzero((values <= 0) | (values > k))])
+    return np.array(
+        [np.count_nonzero(values == r) for r in range(1, k + 1)]
+        + [np.count_nonzero((values <= 0) | (values > k))]
+    )
 
 
-def rank_histograms(path: Path, ranks: Mapping[str, Mapping[str, int]], *, k: int,
-                    title: str, cache: "FigureCache | None" = None) -> Path | None:
+def rank_histograms(
+    path: Path,
+    ranks: Mapping[str, Mapping[str, int]],
+    *,
+    k: int,
+    title: str,
+    cache: FigureCache | None = None,
+) -> Path | None:
     """:func:`rank_figure` saved as ``path``; None when no setting has a ranked query."""
-    return _drawn(path, cache, "ranks", (ranks, k, title),
-                  lambda: rank_figure(ranks, k=k, title=title))
+    return _drawn(
+        path, cache, "ranks", (ranks, k, title), lambda: rank_figure(ranks, k=k, title=title)
+    )
 
 
 def rank_figure(ranks: Mapping[str, Mapping[str, int]], *, k: int, title: str) -> Figure | None:
@@ -271,8 +306,9 @@ def rank_figure(ranks: Mapping[str, Mapping[str, int]], *, k: int, title: str) -
         ax.bar(xs[:-1], c[:-1], color="#3b75af", width=0.8)
         ax.bar(xs[-1:], c[-1:], color="#9e9e9e", width=0.8)
         ax.set_xticks(xs, names, fontsize=7)
-        ax.set_title(f"{label}\nfound {int(c[:-1].sum())}/{int(c.sum())}, at rank 1: {int(c[0])}",
-                     fontsize=8)
+        ax.set_title(
+            f"{label}\nfound {int(c[:-1].sum())}/{int(c.sum())}, at rank 1: {int(c[0])}", fontsize=8
+        )
         # Every panel says what it counts: opened full size, one panel is read on its own.
         ax.set_ylabel("questions", fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
@@ -283,8 +319,9 @@ def rank_figure(ranks: Mapping[str, Mapping[str, int]], *, k: int, title: str) -
     return fig
 
 
-def _rank_matrix(labels: Sequence[str], counts: Mapping[str, np.ndarray],
-                 names: Sequence[str], title: str) -> Figure:
+def _rank_matrix(
+    labels: Sequence[str], counts: Mapping[str, np.ndarray], names: Sequence[str], title: str
+) -> Figure:
     grid = np.stack([counts[lab] for lab in labels]).astype(float)
     share = grid / np.maximum(grid.sum(axis=1, keepdims=True), 1)
     fig = Figure(figsize=(0.55 * len(names) + 3.5, 0.28 * len(labels) + 1.6), layout="constrained")
@@ -292,8 +329,15 @@ def _rank_matrix(labels: Sequence[str], counts: Mapping[str, np.ndarray],
     ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
-            ax.text(j, i, f"{int(grid[i, j])}", ha="center", va="center", fontsize=7,
-                    color="white" if share[i, j] > 0.6 else "black")
+            ax.text(
+                j,
+                i,
+                f"{int(grid[i, j])}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if share[i, j] > 0.6 else "black",
+            )
     ax.set_xticks(range(len(names)), names, fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.axvline(len(names) - 1.5, color="#555555", linewidth=1)  # "none" stands apart
@@ -303,11 +347,22 @@ def _rank_matrix(labels: Sequence[str], counts: Mapping[str, np.ndarray],
     return fig
 
 
-def budget_lines(path: Path, series: Sequence[Series], *, metric: str,
-                 title: str, cache: "FigureCache | None" = None) -> Path | None:
+def budget_lines(
+    path: Path,
+    series: Sequence[Series],
+    *,
+    metric: str,
+    title: str,
+    cache: FigureCache | None = None,
+) -> Path | None:
     """:func:`budget_figure` saved as ``path``; None when no series has a value."""
-    return _drawn(path, cache, "budget", (tuple(series), metric, title),
-                  lambda: budget_figure(series, metric=metric, title=title))
+    return _drawn(
+        path,
+        cache,
+        "budget",
+        (tuple(series), metric, title),
+        lambda: budget_figure(series, metric=metric, title=title),
+    )
 
 
 def budget_figure(series: Sequence[Series], *, metric: str, title: str) -> Figure | None:
@@ -350,11 +405,13 @@ class ScoreSplit:
     threshold: float | None = None
 
 
-def score_histograms(path: Path, splits: Sequence[ScoreSplit], *, title: str,
-                     cache: "FigureCache | None" = None) -> Path | None:
+def score_histograms(
+    path: Path, splits: Sequence[ScoreSplit], *, title: str, cache: FigureCache | None = None
+) -> Path | None:
     """:func:`score_figure` saved as ``path``; None when there is nothing to draw."""
-    return _drawn(path, cache, "scores", (tuple(splits), title),
-                  lambda: score_figure(splits, title=title))
+    return _drawn(
+        path, cache, "scores", (tuple(splits), title), lambda: score_figure(splits, title=title)
+    )
 
 
 def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
@@ -377,10 +434,20 @@ def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
         ax = axes[n // ncols][n % ncols]
         # Counts, which a reader can check against the table; the unanswerable bars
         # are drawn on top so that the (usually far fewer) unanswerable questions stay visible.
-        ax.hist(s.answerable, bins=bins, alpha=0.6, color="#3b75af",
-                label=f"answerable ({len(s.answerable)})")
-        ax.hist(s.unanswerable, bins=bins, alpha=0.8, color="#e4572e",
-                label=f"unanswerable ({len(s.unanswerable)})")
+        ax.hist(
+            s.answerable,
+            bins=bins,
+            alpha=0.6,
+            color="#3b75af",
+            label=f"answerable ({len(s.answerable)})",
+        )
+        ax.hist(
+            s.unanswerable,
+            bins=bins,
+            alpha=0.8,
+            color="#e4572e",
+            label=f"unanswerable ({len(s.unanswerable)})",
+        )
         if s.threshold is not None and math.isfinite(s.threshold):
             ax.axvline(s.threshold, color="black", linestyle="--", linewidth=1)
         ax.set_title(s.label, fontsize=8)
@@ -391,16 +458,19 @@ def score_figure(splits: Sequence[ScoreSplit], *, title: str) -> Figure | None:
     for n in range(len(splits), nrows * ncols):
         axes[n // ncols][n % ncols].set_visible(False)
     fig.suptitle(title, fontsize=10)
-    fig.supxlabel("top-1 retrieval score (dashed: the threshold of best balanced accuracy)",
-                  fontsize=9)
+    fig.supxlabel(
+        "top-1 retrieval score (dashed: the threshold of best balanced accuracy)", fontsize=9
+    )
     return fig
 
 
-def length_histograms(path: Path, lengths: Mapping[str, np.ndarray], *, title: str,
-                      cache: "FigureCache | None" = None) -> Path | None:
+def length_histograms(
+    path: Path, lengths: Mapping[str, np.ndarray], *, title: str, cache: FigureCache | None = None
+) -> Path | None:
     """Per setting, chunks per token-length bin (shared bins); None without chunks."""
-    return _drawn(path, cache, "lengths", (lengths, title),
-                  lambda: length_figure(lengths, title=title))
+    return _drawn(
+        path, cache, "lengths", (lengths, title), lambda: length_figure(lengths, title=title)
+    )
 
 
 def length_figure(lengths: Mapping[str, np.ndarray], *, title: str) -> Figure | None:
@@ -416,8 +486,9 @@ def length_figure(lengths: Mapping[str, np.ndarray], *, title: str) -> Figure | 
     for n, (label, values) in enumerate(items):
         ax = axes[n // ncols][n % ncols]
         ax.hist(values, bins=bins, color="#3b75af")
-        ax.set_title("\n".join(textwrap.wrap(f"{label} (median {int(np.median(values))})", 48)),
-                     fontsize=8)
+        ax.set_title(
+            "\n".join(textwrap.wrap(f"{label} (median {int(np.median(values))})", 48)), fontsize=8
+        )
         ax.set_ylabel("chunks", fontsize=8)
         ax.tick_params(labelsize=7)
     for n in range(len(items), nrows * ncols):

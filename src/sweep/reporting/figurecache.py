@@ -22,8 +22,9 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -198,8 +199,11 @@ class FigureCache:
     def _temporaries(self) -> list[Path]:
         if not self.folder.is_dir():
             return []
-        return [p for p in self.folder.iterdir()
-                if p.name.startswith(_TMP_PREFIX) and p.suffix == ".png"]
+        return [
+            p
+            for p in self.folder.iterdir()
+            if p.name.startswith(_TMP_PREFIX) and p.suffix == ".png"
+        ]
 
     def _prune(self) -> None:
         now = time.time()
@@ -210,7 +214,7 @@ class FigureCache:
         if len(files) <= MAX_FILES:
             return
         by_age = sorted(files, key=_mtime)
-        for p in by_age[:len(files) - MAX_FILES * 4 // 5]:
+        for p in by_age[: len(files) - MAX_FILES * 4 // 5]:
             p.unlink(missing_ok=True)
 
 

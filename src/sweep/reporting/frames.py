@@ -21,23 +21,31 @@ import io
 import json
 import logging
 import stat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
 from sweep.core import csvcells
-from sweep.decision.decide import SweepDecision, decide
-from sweep.core.files import write_text_atomic
+from sweep.core.files import regular_file, write_text_atomic
 from sweep.core.measures import Primary
-from sweep.core.files import regular_file
-from sweep.store.row import Row, load_rows
-from sweep.scoring.table import ScoreTable
 from sweep.core.settings import SETTINGS, varied_settings
+from sweep.decision.decide import SweepDecision, decide
+from sweep.scoring.table import ScoreTable
+from sweep.store.row import Row, load_rows
 from sweep.store.traces import read_traces
 
-__all__ = ["combine_per_query", "frame", "grid", "load", "load_per_query", "per_query_tables",
-           "query_types", "write_results"]
+__all__ = [
+    "combine_per_query",
+    "frame",
+    "grid",
+    "load",
+    "load_per_query",
+    "per_query_tables",
+    "query_types",
+    "write_results",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,19 +62,24 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
     c = decision.comparison(row.job)
     d = decision.of(row.job)
     untested = d is not None and row.job in d.untested
-    rec.update({
-        "job": row.job, "status": row.status, "error": row.error or "",
-        "dataset": row.dataset.name if row.dataset else "",
-        "overrides": " ".join(row.overrides), "notes": " | ".join(row.notes),
-        "vs_best": "untested" if untested else (c.verdict if c else ""),
-        # The job export --recommended and check take: they refuse a folder whose rows
-        # no longer pick it (sweep.reporting.selection.recommended_job).
-        "recommended": d is not None and d.chosen_job == row.job,
-        "diff_from_best": c.diff if c else None,
-        "p_value": c.p_value if c else None,
-        "p_holm": c.p_holm if c else None,
-        "n_needed": c.n_needed if c else None,
-    })
+    rec.update(
+        {
+            "job": row.job,
+            "status": row.status,
+            "error": row.error or "",
+            "dataset": row.dataset.name if row.dataset else "",
+            "overrides": " ".join(row.overrides),
+            "notes": " | ".join(row.notes),
+            "vs_best": "untested" if untested else (c.verdict if c else ""),
+            # The job export --recommended and check take: they refuse a folder whose rows
+            # no longer pick it (sweep.reporting.selection.recommended_job).
+            "recommended": d is not None and d.chosen_job == row.job,
+            "diff_from_best": c.diff if c else None,
+            "p_value": c.p_value if c else None,
+            "p_holm": c.p_holm if c else None,
+            "n_needed": c.n_needed if c else None,
+        }
+    )
     # A row that never ran a stage has only its time to report.
     rec.update(row.stats.to_columns() if row.ok else {"total_s": row.stats.total_s})
     if row.diagnostics is not None:
@@ -155,8 +168,9 @@ def load_per_query(sweep_dir: str | Path) -> pd.DataFrame:
     return df[columns]
 
 
-def grid(df: pd.DataFrame, metric: str, *, rows: str = "chunk.size",
-         columns: str = "chunk.overlap") -> pd.DataFrame:
+def grid(
+    df: pd.DataFrame, metric: str, *, rows: str = "chunk.size", columns: str = "chunk.overlap"
+) -> pd.DataFrame:
     """One metric over chunk size (rows) x overlap (columns), the usual grid, ok settings only.
 
     ``metric`` is a column (``span.recall@5``) or a primary-style name
@@ -166,8 +180,9 @@ def grid(df: pd.DataFrame, metric: str, *, rows: str = "chunk.size",
     if name not in df.columns:
         raise KeyError(f"no column {metric!r}; metric columns look like span.recall@5")
     ok = df[df["status"] == "ok"]
-    varied = df.attrs.get("varied") or [c for c in (s.key for s in SETTINGS) if c in df.columns
-                                         and df[c].astype(str).nunique() > 1]
+    varied = df.attrs.get("varied") or [
+        c for c in (s.key for s in SETTINGS) if c in df.columns and df[c].astype(str).nunique() > 1
+    ]
     outer = [k for k in varied if k not in (rows, columns) and k in df.columns]
     table = ok.pivot(index=[*outer, rows], columns=columns, values=name)
     table.columns.name = columns
@@ -201,15 +216,18 @@ def combine_per_query(rows: Sequence[Row], out: Path) -> None:
         done, size = old["entries"], int(old["size"])
         # Appended to only when it is the file sweep wrote: a link in its place is replaced,
         # never followed to a file of someone else's.
-        append = (entries[:len(done)] == done and stat.S_ISREG(out.lstat().st_mode)
-                  and out.stat().st_size == size)
+        append = (
+            entries[: len(done)] == done
+            and stat.S_ISREG(out.lstat().st_mode)
+            and out.stat().st_size == size
+        )
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         append, done = False, []
     if not append:
         done = []
         write_text_atomic(out, "job,query_id,level,metric,value\n")
     with open(out, "a", encoding="utf-8", newline="") as f:
-        for job, path, _, _ in entries[len(done):]:
+        for job, path, _, _ in entries[len(done) :]:
             with open(path, encoding="utf-8", newline="") as src:
                 text = src.read()
             body = text.split("\n", 1)[1] if "\n" in text else ""

@@ -14,11 +14,11 @@ import base64
 import hashlib
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from itertools import pairwise
 from pathlib import Path
-from typing import Sequence
 
 from sweep.core.files import write_text_atomic
 
@@ -81,11 +81,14 @@ class Table:
     badge: str = ""
 
     @classmethod
-    def of(cls, df, classes: Sequence[str] = (), badge: str = "") -> "Table":
+    def of(cls, df, classes: Sequence[str] = (), badge: str = "") -> Table:
         """A pandas DataFrame of display strings, with a CSS class per row."""
-        return cls(tuple(str(c) for c in df.columns),
-                   tuple(tuple(str(v) for v in row) for row in df.itertuples(index=False)),
-                   tuple(classes), badge)
+        return cls(
+            tuple(str(c) for c in df.columns),
+            tuple(tuple(str(v) for v in row) for row in df.itertuples(index=False)),
+            tuple(classes),
+            badge,
+        )
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,11 @@ def _cell(text: str, badge: str) -> str:
         return f'<td class="short">{escape(head)}<span class="badge">{escape(badge)}</span></td>'
     if _numeric(text):
         return f'<td class="num">{escape(text)}</td>'
-    return f'<td class="short">{escape(text)}</td>' if len(text) <= SHORT_CELL else f"<td>{escape(text)}</td>"
+    return (
+        f'<td class="short">{escape(text)}</td>'
+        if len(text) <= SHORT_CELL
+        else f"<td>{escape(text)}</td>"
+    )
 
 
 def table_html(table: Table) -> str:
@@ -134,8 +141,10 @@ def table_html(table: Table) -> str:
         tds = "".join(_cell(c, badge) for c in row)
         body.append(f'<tr class="{cls}">{tds}</tr>' if cls else f"<tr>{tds}</tr>")
     # Wide tables scroll inside their box instead of widening the page.
-    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 #: A picture wider than this (in pixels) takes a whole row of a grid: at a third of
@@ -165,22 +174,32 @@ def picture_html(picture: Picture) -> str:
     wide = " wide" if size and size[0] > WIDE_PX else ""
     caption = escape(picture.caption)
     # The wrapper stays in the page when the figure becomes the overlay: closing returns to it.
-    return (f'<div class="picture{wide}" id="{key}-at"><figure class="zoom" id="{key}">'
-            f'<a href="#{key}" title="open full size"><img alt="{caption}"{dims} '
-            f'src="data:image/png;base64,{data}"></a>'
-            f'<a class="close" href="#{key}-at" aria-label="close"></a>'
-            f'<figcaption>{caption}<span class="hint"> (click to enlarge)</span></figcaption>'
-            "</figure></div>")
+    return (
+        f'<div class="picture{wide}" id="{key}-at"><figure class="zoom" id="{key}">'
+        f'<a href="#{key}" title="open full size"><img alt="{caption}"{dims} '
+        f'src="data:image/png;base64,{data}"></a>'
+        f'<a class="close" href="#{key}-at" aria-label="close"></a>'
+        f'<figcaption>{caption}<span class="hint"> (click to enlarge)</span></figcaption>'
+        "</figure></div>"
+    )
 
 
 def legend(items: Sequence[tuple[str, str]]) -> str:
     """A line of ``(CSS row class, meaning)`` swatches that says what a table's row marks mean."""
-    swatch = {"best": "background:#e3f4e1", "tie": "background:#f3faf2",
-              "pick": "background:#dcebfa;border:2px solid #3b75af;border-left-width:5px",
-              "bad": "background:#fbeaea"}
-    return ('<p class="legend">' + "".join(
-        f'<span class="sw" style="{swatch.get(cls, "")}"></span>{escape(text)}' for cls, text in items)
-        + "</p>")
+    swatch = {
+        "best": "background:#e3f4e1",
+        "tie": "background:#f3faf2",
+        "pick": "background:#dcebfa;border:2px solid #3b75af;border-left-width:5px",
+        "bad": "background:#fbeaea",
+    }
+    return (
+        '<p class="legend">'
+        + "".join(
+            f'<span class="sw" style="{swatch.get(cls, "")}"></span>{escape(text)}'
+            for cls, text in items
+        )
+        + "</p>"
+    )
 
 
 def paragraphs(texts: Sequence[str], cls: str = "note") -> str:
@@ -204,11 +223,14 @@ def marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def boundary_html(text: str, chunks: Sequence[tuple[int, int]],
-                  evidence: Sequence[tuple[int, int]] = ()) -> str:
+def boundary_html(
+    text: str, chunks: Sequence[tuple[int, int]], evidence: Sequence[tuple[int, int]] = ()
+) -> str:
     """``text`` with chunk boundaries drawn: chunks in alternating colours, overlaps darker,
     text in no chunk grey, a red bar where each chunk starts, evidence underlined."""
-    cuts = sorted({0, len(text), *(p for s in chunks for p in s), *(p for s in evidence for p in s)})
+    cuts = sorted(
+        {0, len(text), *(p for s in chunks for p in s), *(p for s in evidence for p in s)}
+    )
     starts = {a: i for i, (a, _) in reversed(list(enumerate(chunks)))}
     out = []
     for a, b in pairwise(cuts):
@@ -227,13 +249,19 @@ def boundary_html(text: str, chunks: Sequence[tuple[int, int]],
 
 def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:
     """A complete HTML document; nothing in it refers to another file."""
-    body = "".join(f"<section><h2>{escape(s.title)}</h2>{s.body}</section>" if s.title
-                   else f"<section>{s.body}</section>" for s in sections)
+    body = "".join(
+        f"<section><h2>{escape(s.title)}</h2>{s.body}</section>"
+        if s.title
+        else f"<section>{s.body}</section>"
+        for s in sections
+    )
     sub = f'<p class="sub">{escape(subtitle)}</p>' if subtitle else ""
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
-            f"<body><h1>{escape(title)}</h1>{sub}{body}</body></html>\n")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
+        f"<body><h1>{escape(title)}</h1>{sub}{body}</body></html>\n"
+    )
 
 
 def write_page(path: Path, html: str) -> Path:

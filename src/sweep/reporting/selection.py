@@ -9,13 +9,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sweep.core.errors import BadInput
 from sweep.core.configfiles import ConfigFileError, read_yaml
-from sweep.decision.decide import decide
-from sweep.reporting.frames import per_query_tables
+from sweep.core.errors import BadInput
 from sweep.core.files import NotRegularFile, not_utf8, regular_file
 from sweep.core.settings import upgrade_config
 from sweep.core.tokenization import DEFAULT_TOKENIZER
+from sweep.decision.decide import decide
+from sweep.reporting.frames import per_query_tables
 from sweep.store.row import Row, RowError, load_rows, read_row
 
 __all__ = ["ChosenJob", "ExportError", "choose_job", "recommended_job"]
@@ -73,8 +73,11 @@ class ChosenJob:
     def choices(self) -> dict[str, str]:
         """Hydra's group choices (``chunk: langchain``); {} when the job kept none."""
         found = self._hydra.get("choices")
-        return {str(k): str(v) for k, v in (found if isinstance(found, dict) else {}).items()
-                if v is not None and not str(k).startswith("hydra/")}
+        return {
+            str(k): str(v)
+            for k, v in (found if isinstance(found, dict) else {}).items()
+            if v is not None and not str(k).startswith("hydra/")
+        }
 
     def file(self, *parts: str) -> Path | None:
         """The job's file ``<job>/<parts...>`` when it is there; an :class:`ExportError` when
@@ -88,18 +91,25 @@ class ChosenJob:
     @property
     def label(self) -> str:
         settings = self.row.settings
-        plain = {"chunk.prefix": "none", "chunk.tokenizer": DEFAULT_TOKENIZER,
-                 "retrieve": "dense", "rerank": "none",
-                 # a framework's size and overlap are already chunk.size and chunk.overlap
-                 "chunk.splitter.chunk_size": settings.get("chunk.size"),
-                 "chunk.splitter.chunk_overlap": settings.get("chunk.overlap")}
-        shown = {k: v for k, v in settings.items() if v is not None
-                 and k.startswith(("chunk", "embed.model", "retrieve", "rerank"))
-                 and plain.get(k) != v
-                 and (k == "chunk.strategy" or v != settings.get("chunk.strategy"))
-                 and not (k == "embed.model" and settings.get("retrieve") == "bm25")}
-        return " ".join(f"{k.split('.')[-1]}={str(v).rsplit('/', 1)[-1]}"
-                        for k, v in shown.items())
+        plain = {
+            "chunk.prefix": "none",
+            "chunk.tokenizer": DEFAULT_TOKENIZER,
+            "retrieve": "dense",
+            "rerank": "none",
+            # a framework's size and overlap are already chunk.size and chunk.overlap
+            "chunk.splitter.chunk_size": settings.get("chunk.size"),
+            "chunk.splitter.chunk_overlap": settings.get("chunk.overlap"),
+        }
+        shown = {
+            k: v
+            for k, v in settings.items()
+            if v is not None
+            and k.startswith(("chunk", "embed.model", "retrieve", "rerank"))
+            and plain.get(k) != v
+            and (k == "chunk.strategy" or v != settings.get("chunk.strategy"))
+            and not (k == "embed.model" and settings.get("retrieve") == "bm25")
+        }
+        return " ".join(f"{k.split('.')[-1]}={str(v).rsplit('/', 1)[-1]}" for k, v in shown.items())
 
 
 def _rows(sweep_dir: Path) -> list[Row]:
@@ -116,12 +126,15 @@ def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
     in a table an older sweep wrote, which has none), and the jobs it lists; an error when
     it cannot say, so the rows are never the only word on what was recommended."""
     path = sweep_dir / "results.csv"
-    rebuild = (f"python -m sweep.report {sweep_dir} rebuilds it from the rows; or name the job "
-               f"with {option} N")
+    rebuild = (
+        f"python -m sweep.report {sweep_dir} rebuilds it from the rows; or name the job "
+        f"with {option} N"
+    )
     try:
         if regular_file(path, inside=sweep_dir) is None:
-            raise ExportError(f"{path}: missing, so the recommendation cannot be checked; "
-                              f"{rebuild}")
+            raise ExportError(
+                f"{path}: missing, so the recommendation cannot be checked; {rebuild}"
+            )
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             columns = reader.fieldnames or ()
@@ -132,9 +145,11 @@ def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
             for r in reader:
                 flag = r["recommended"] if recorded else "False"
                 if flag not in ("True", "False") or not (r["job"] or "").isdigit():
-                    raise ExportError(f"{path}:{reader.line_num}: job {r['job']!r}, recommended "
-                                      f"{flag!r}: not a job number and True or False; the file "
-                                      f"is damaged; {rebuild}")
+                    raise ExportError(
+                        f"{path}:{reader.line_num}: job {r['job']!r}, recommended "
+                        f"{flag!r}: not a job number and True or False; the file "
+                        f"is damaged; {rebuild}"
+                    )
                 listed.add(int(r["job"]))
                 if flag == "True":
                     jobs.add(int(r["job"]))
@@ -149,8 +164,7 @@ def _reported(sweep_dir: Path, option: str) -> tuple[set[int] | None, set[int]]:
         raise ExportError(f"{path}: cannot be read ({e.strerror or e}); {rebuild}") from None
 
 
-def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
-                    option: str = "--job") -> int:
+def recommended_job(sweep_dir: Path, rows: list[Row] | None = None, option: str = "--job") -> int:
     """The job the sweep's report recommends (in a sweep of one setting, that setting); an
     error when there is none or several, when a row or a finished job's per-query scores
     cannot be read (the recommendation, recomputed without them, could differ from the
@@ -163,19 +177,25 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
     for job in sorted(reported if reported is not None else listed):
         if job not in by_job:
             says = "recommends" if reported is not None else "lists"
-            raise ExportError(f"{_unread(sweep_dir / str(job) / 'row.json')}; results.csv "
-                              f"{says} job {job}, and no other job is taken in its place: "
-                              f"name the job with {option} N")
+            raise ExportError(
+                f"{_unread(sweep_dir / str(job) / 'row.json')}; results.csv "
+                f"{says} job {job}, and no other job is taken in its place: "
+                f"name the job with {option} N"
+            )
     loaded = {r.path.resolve() for r in rows if r.path is not None}
     for path in sorted(sweep_dir.glob("*/row.json")):
         if path.parent.resolve() not in loaded:
-            raise ExportError(f"{_unread(path)}, so the recommendation cannot be recomputed; "
-                              f"name the job with {option} N")
+            raise ExportError(
+                f"{_unread(path)}, so the recommendation cannot be recomputed; "
+                f"name the job with {option} N"
+            )
     for r in rows:
         if r.ok and r.file("per_query.csv") is None:
-            raise ExportError(f"{sweep_dir / str(r.job) / 'per_query.csv'}: missing, so the "
-                              f"recommendation cannot be recomputed; name the job with "
-                              f"{option} N")
+            raise ExportError(
+                f"{sweep_dir / str(r.job) / 'per_query.csv'}: missing, so the "
+                f"recommendation cannot be recomputed; name the job with "
+                f"{option} N"
+            )
     try:
         tables = per_query_tables(rows)
     except ValueError as e:  # a damaged per_query.csv, named with its line
@@ -183,22 +203,31 @@ def recommended_job(sweep_dir: Path, rows: list[Row] | None = None,
     decision = decide(rows, tables)
     picks = [d.chosen_job for d in decision.decisions if d.chosen_job is not None]
     if not picks:
-        raise ExportError(f"{sweep_dir}: no recommended setting (no job finished with scores); "
-                          f"choose one with {option} N")
+        raise ExportError(
+            f"{sweep_dir}: no recommended setting (no job finished with scores); "
+            f"choose one with {option} N"
+        )
     if len(picks) > 1:
-        raise ExportError(f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
-                          f"scoring group (jobs {', '.join(map(str, picks))}); choose with "
-                          f"{option} N")
+        raise ExportError(
+            f"{sweep_dir}: {len(picks)} recommended settings, one per dataset or "
+            f"scoring group (jobs {', '.join(map(str, picks))}); choose with "
+            f"{option} N"
+        )
     if reported is None:  # an older sweep's table: every job it lists has its row (above)
-        log.warning("%s has no recommended column (an older sweep wrote it): the "
-                    "recommendation is recomputed from its rows; python -m sweep.report %s "
-                    "records it", sweep_dir / "results.csv", sweep_dir)
+        log.warning(
+            "%s has no recommended column (an older sweep wrote it): the "
+            "recommendation is recomputed from its rows; python -m sweep.report %s "
+            "records it",
+            sweep_dir / "results.csv",
+            sweep_dir,
+        )
     elif reported != {picks[0]}:
         recorded = f"job {', '.join(map(str, sorted(reported)))}" if reported else "none"
         raise ExportError(
             f"{sweep_dir}: its rows recommend job {picks[0]}, its results.csv {recorded}: the "
             f"folder changed after its report (python -m sweep.report {sweep_dir} rebuilds "
-            f"it); or name the job with {option} N")
+            f"it); or name the job with {option} N"
+        )
     return picks[0]
 
 
@@ -211,8 +240,9 @@ def choose_job(sweep_dir: Path, job: int | None, option: str = "--job") -> Chose
     if row is None and (sweep_dir / str(number) / "row.json").exists():
         raise ExportError(_unread(sweep_dir / str(number) / "row.json"))
     if row is None:
-        raise ExportError(f"{sweep_dir}: no job {number} (jobs: "
-                          f"{', '.join(str(r.job) for r in rows)})")
+        raise ExportError(
+            f"{sweep_dir}: no job {number} (jobs: {', '.join(str(r.job) for r in rows)})"
+        )
     if not row.ok:
         raise ExportError(f"{sweep_dir}: job {number} is {row.status}: {row.error}")
     return ChosenJob(sweep_dir, row)

@@ -9,20 +9,31 @@ chosen setting (from ``<job>/hits.jsonl``). ``sweep.reporting.tables``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import pandas as pd
 
-from sweep.decision.breakdown import (QueryRow, TypeBreakdown, type_breakdown, type_metric_breakdown,
-                             worst_first)
-from sweep.decision.agreement import HAND_WRITTEN, SYNTHETIC, RankingAgreement, agreement, split_by_source
+from sweep.core.settings import setting_label, varied_settings
+from sweep.decision.agreement import (
+    HAND_WRITTEN,
+    SYNTHETIC,
+    RankingAgreement,
+    agreement,
+    split_by_source,
+)
+from sweep.decision.breakdown import (
+    QueryRow,
+    TypeBreakdown,
+    type_breakdown,
+    type_metric_breakdown,
+    worst_first,
+)
 from sweep.decision.decide import Decision, SweepDecision, decide, pick
 from sweep.reporting.frames import frame, per_query_tables
-from sweep.store.row import Row, load_rows, unfinished_jobs
 from sweep.scoring.table import ScoreTable
-from sweep.core.settings import setting_label, varied_settings
+from sweep.store.row import Row, load_rows, unfinished_jobs
 from sweep.store.traces import QueryTrace, read_traces
 
 __all__ = ["GroupView", "SweepReport", "build_report", "report_of_rows"]
@@ -48,8 +59,8 @@ class SweepReport:
     rows: tuple[Row, ...]
     decision: SweepDecision
     frame: pd.DataFrame
-    keys: tuple[str, ...]             # settings that vary: the table's first columns
-    labels: Mapping[int, str]         # job -> "size=256 overlap=0"
+    keys: tuple[str, ...]  # settings that vary: the table's first columns
+    labels: Mapping[int, str]  # job -> "size=256 overlap=0"
     groups: tuple[GroupView, ...]
     #: jobs that started and saved no row (a killed sweep, or one still running)
     unfinished: tuple[int, ...] = ()
@@ -67,8 +78,12 @@ def _traces(row: Row | None) -> dict[str, QueryTrace]:
     return read_traces(path) if path is not None else {}
 
 
-def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str],
-          tables: Mapping[int, ScoreTable]) -> GroupView:
+def _view(
+    d: Decision,
+    rows: Mapping[int, Row],
+    labels: Mapping[int, str],
+    tables: Mapping[int, ScoreTable],
+) -> GroupView:
     if not d.scores:
         return GroupView(d, None, (), "")
     job = d.chosen_job
@@ -82,14 +97,19 @@ def _view(d: Decision, rows: Mapping[int, Row], labels: Mapping[int, str],
     split = split_by_source(d.scores, {q: t.source for q, t in typed.items()})
     if split is not None:
         ev = d.group.eval
-        agree = agreement(*split, names=(SYNTHETIC, HAND_WRITTEN),
-                          picks=(pick(split[0], rows, ev), pick(split[1], rows, ev)),
-                          n_boot=ev.n_boot, seed=ev.seed)
+        agree = agreement(
+            *split,
+            names=(SYNTHETIC, HAND_WRITTEN),
+            picks=(pick(split[0], rows, ev), pick(split[1], rows, ev)),
+            n_boot=ev.n_boot,
+            seed=ev.seed,
+        )
     worst: tuple[QueryRow, ...] = ()
     if job is not None and job in d.scores:
         worst = tuple(worst_first(d.scores, job, chosen))
-    return GroupView(d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type,
-                     agree)
+    return GroupView(
+        d, breakdown, worst, labels.get(job, "") if job is not None else "", per_type, agree
+    )
 
 
 def build_report(sweep_dir: Path) -> SweepReport | None:
@@ -101,8 +121,9 @@ def build_report(sweep_dir: Path) -> SweepReport | None:
     return report_of_rows(sweep_dir, rows, unfinished_jobs(sweep_dir))
 
 
-def report_of_rows(sweep_dir: Path, rows: list[Row], unfinished: tuple[int, ...] = ()
-                   ) -> SweepReport:
+def report_of_rows(
+    sweep_dir: Path, rows: list[Row], unfinished: tuple[int, ...] = ()
+) -> SweepReport:
     """The report of saved rows (of one folder, or of several sweeps on one table)."""
     tables = per_query_tables(rows)
     decision = decide(rows, tables)
@@ -110,5 +131,6 @@ def report_of_rows(sweep_dir: Path, rows: list[Row], unfinished: tuple[int, ...]
     labels = {r.job: setting_label(r.settings, keys) for r in rows}
     by_job = {r.job: r for r in rows}
     groups = tuple(_view(d, by_job, labels, tables) for d in decision.decisions)
-    return SweepReport(sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups,
-                       unfinished)
+    return SweepReport(
+        sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups, unfinished
+    )

@@ -9,27 +9,42 @@ renders the same frames to HTML.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
-from sweep.decision.breakdown import QueryRow
-from sweep.decision.decide import Decision
-from sweep.core.measures import LEVELS
 from sweep.core.mdtext import md_text
+from sweep.core.measures import LEVELS
 from sweep.core.messages import visible
-from sweep.scoring.aggregate import Summary
-from sweep.store.row import Row
 from sweep.core.settings import format_value, label, setting_label
 from sweep.core.timing import BUSY_LOAD_PER_CPU
-from sweep.store.stats import Stats
+from sweep.decision.breakdown import QueryRow
+from sweep.decision.decide import Decision
 from sweep.reporting.designs import DESIGNS_NOTE, twohop_changes_frame
 from sweep.reporting.sweepreport import GroupView, SweepReport
+from sweep.scoring.aggregate import Summary
+from sweep.store.row import Row
+from sweep.store.stats import Stats
 
-__all__ = ["ROW_LEGEND", "TERMINAL_WIDTH", "agreement_lines", "breakdown_frame",
-           "breakdown_markdown", "footnotes", "markdown", "recommendations", "results_frame",
-           "results_markdown", "row_class", "row_classes", "terminal_table", "terminal_text",
-           "unfinished_note", "worst_queries_markdown"]
+__all__ = [
+    "ROW_LEGEND",
+    "TERMINAL_WIDTH",
+    "agreement_lines",
+    "breakdown_frame",
+    "breakdown_markdown",
+    "footnotes",
+    "markdown",
+    "recommendations",
+    "results_frame",
+    "results_markdown",
+    "row_class",
+    "row_classes",
+    "terminal_table",
+    "terminal_text",
+    "unfinished_note",
+    "worst_queries_markdown",
+]
 
 HEADLINE_METRICS = ("recall", "ndcg")
 TERMINAL_WIDTH = 120
@@ -91,25 +106,33 @@ def results_frame(rep: SweepReport) -> pd.DataFrame:
     first_cols = first_stage_metrics(rep)
     # Parent retrieval: the primary metric of the chunks themselves, beside their parents'.
     p = rep.decision.primary
-    child_cols = ([(p.level, p.metric)] if p is not None and any(r.child is not None for r in rep.ok)
-                  else [])
+    child_cols = (
+        [(p.level, p.metric)] if p is not None and any(r.child is not None for r in rep.ok) else []
+    )
     records = []
     for r in rep.rows:
         st = r.stats
         rec = {label(k): format_value(r.settings.get(k)) for k in rep.keys}
         # The verdict beside the settings: a wide table scrolls, and these are what is read.
         rec["vs best"] = rep.decision.verdict(r)
-        rec.update({
-            "chunks": fmt(st.n_chunks) if r.ok else "–",
-            "tok/chunk": fmt(st.mean_chunk_tokens, 1) if r.ok else "–",
-            f"tok@{cost_k}": fmt(st.tokens(cost_k), 0) if r.ok else "–",
-            "trunc %": fmt(100 * st.truncated_share, 1) if r.ok else "–",
-        })
+        rec.update(
+            {
+                "chunks": fmt(st.n_chunks) if r.ok else "–",
+                "tok/chunk": fmt(st.mean_chunk_tokens, 1) if r.ok else "–",
+                f"tok@{cost_k}": fmt(st.tokens(cost_k), 0) if r.ok else "–",
+                "trunc %": fmt(100 * st.truncated_share, 1) if r.ok else "–",
+            }
+        )
         rec.update({f"{lvl} {m}": with_ci(r, lvl, m) for lvl, m in metric_cols})
         rec.update({f"1st stage {lvl} {m}": _cell(r.first_stage, lvl, m) for lvl, m in first_cols})
         rec.update({f"child {lvl} {m}": _cell(r.child, lvl, m) for lvl, m in child_cols})
-        rec.update({"embed s": fmt(st.embed_s, 1) if r.ok else "–", "total s": fmt(st.total_s, 1),
-                    "status": _status(r)})
+        rec.update(
+            {
+                "embed s": fmt(st.embed_s, 1) if r.ok else "–",
+                "total s": fmt(st.total_s, 1),
+                "status": _status(r),
+            }
+        )
         records.append(rec)
     return pd.DataFrame(records)
 
@@ -144,10 +167,12 @@ def row_classes(rep: SweepReport) -> tuple[str, ...]:
 
 
 #: What the row marks of report.html's tables mean: ``(CSS class, meaning)``.
-ROW_LEGEND = (("best", "best: the highest mean on the primary metric"),
-              ("tie", "≈ best: not distinguishable from the best"),
-              ("pick", "recommended: the cheapest setting not distinguishable from the best"),
-              ("bad", "did not run"))
+ROW_LEGEND = (
+    ("best", "best: the highest mean on the primary metric"),
+    ("tie", "≈ best: not distinguishable from the best"),
+    ("pick", "recommended: the cheapest setting not distinguishable from the best"),
+    ("bad", "did not run"),
+)
 
 
 def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
@@ -199,8 +224,13 @@ def terminal_table(rep: SweepReport, width: int = TERMINAL_WIDTH) -> str:
     # Why a setting did not run, under the table: prose may wrap, columns may not.
     # The strategy always: "invalid: size=256 overlap=0" hides that it was strategy=sentance.
     why_keys = ["chunk.strategy", *(k for k in rep.keys if k != "chunk.strategy")]
-    reasons = [visible(f"{r.status}: {setting_label(r.settings, why_keys)}: "
-                       f"{r.error or '(no reason saved)'}") for r in rep.rows if not r.ok]
+    reasons = [
+        visible(
+            f"{r.status}: {setting_label(r.settings, why_keys)}: {r.error or '(no reason saved)'}"
+        )
+        for r in rep.rows
+        if not r.ok
+    ]
     return "\n".join([plain(df), *reasons])
 
 
@@ -214,10 +244,11 @@ def short_class_names(names: pd.Series) -> pd.Series:
     still tells every name apart, even read case-blind (``SentenceSplitter`` stays whole
     beside ``sentence``): a column that must be narrower stays readable, where clipping
     would leave ``RecursiveCharacterTextSplit…``."""
+
     def short(name: str) -> str:
         for suffix in _CLASS_SUFFIXES:
             if name.endswith(suffix) and len(name) > len(suffix):
-                return name[:-len(suffix)]
+                return name[: -len(suffix)]
         return name
 
     distinct = set(names)
@@ -229,7 +260,7 @@ def short_class_names(names: pd.Series) -> pd.Series:
 
 
 def _ellipsis(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def plain(df: pd.DataFrame) -> str:
@@ -252,9 +283,11 @@ def _width(text: str) -> int:
 
 def unfinished_note(jobs: Sequence[int]) -> str:
     """``job 2 never finished (...)``: jobs that started and saved no row."""
-    return (f"job{'s' if len(jobs) > 1 else ''} {', '.join(map(str, jobs))} never finished "
-            "(no row.json: the sweep was killed, or is still running), so "
-            f"{'they are' if len(jobs) > 1 else 'it is'} not in the table")
+    return (
+        f"job{'s' if len(jobs) > 1 else ''} {', '.join(map(str, jobs))} never finished "
+        "(no row.json: the sweep was killed, or is still running), so "
+        f"{'they are' if len(jobs) > 1 else 'it is'} not in the table"
+    )
 
 
 def footnotes(rep: SweepReport) -> list[str]:
@@ -267,22 +300,31 @@ def footnotes(rep: SweepReport) -> list[str]:
     for r in by_dataset.values():
         assert r.summary is not None
         head = f"dataset {r.dataset.name}: " if len(by_dataset) > 1 and r.dataset else ""
-        counts = [f"{lvl} level: {lv.n_queries} queries scored, {lv.n_excluded} excluded "
-                  f"(no {lvl}-level judgment)" for lvl, lv in r.summary.levels.items()]
+        counts = [
+            f"{lvl} level: {lv.n_queries} queries scored, {lv.n_excluded} excluded "
+            f"(no {lvl}-level judgment)"
+            for lvl, lv in r.summary.levels.items()
+        ]
         notes.append(head + "; ".join(counts) + ".")
     if any(r.stats.truncated_share > 0 for r in ok):
-        notes.append("trunc %: share of chunks longer than the embedder's max_seq_length; "
-                     "their tails are never embedded.")
+        notes.append(
+            "trunc %: share of chunks longer than the embedder's max_seq_length; "
+            "their tails are never embedded."
+        )
     for r in rep.rows:  # settings a strategy ignores are said, not silently dropped
         notes += [f"{setting_label(r.settings, rep.keys)}: {n}" for n in r.notes]
     cost_k = _cost_k(rep)
-    notes.append(f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
-                 "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
-                 "so chunk sizes are compared at the same context cost.")
+    notes.append(
+        f"tok@{cost_k}: mean tokens of the top {cost_k} chunks per query, what the LLM "
+        "would read; @Bt columns take the longest prefix of the ranking within B tokens, "
+        "so chunk sizes are compared at the same context cost."
+    )
     if any(r.child is not None for r in ok):
-        notes.append("parent retrieval (retrieve.parent): the chunks are searched and their "
-                     "parents scored, so metrics and tok@k are those of the parents; child "
-                     "columns score the chunks themselves.")
+        notes.append(
+            "parent retrieval (retrieve.parent): the chunks are searched and their "
+            "parents scored, so metrics and tok@k are those of the parents; child "
+            "columns score the chunks themselves."
+        )
     notes += diagnostics_notes(rep)
     notes += agreement_lines(rep)
     notes += rep.decision.notes
@@ -290,10 +332,14 @@ def footnotes(rep: SweepReport) -> list[str]:
         head = f"{d.group.label}: " if d.group.label else ""
         notes += [head + n for n in d.notes + d.needed]
     boot = next((r.summary for r in ok if r.summary is not None), None)
-    how = (f" ({boot.confidence * 100:g}%, {boot.n_boot} resamples, seed {boot.seed})"
-           if boot else " (95%)")
-    notes.append(f"Cells: mean [bootstrap interval over queries{how}]. "
-                 "All metrics, k, budgets: results.csv.")
+    how = (
+        f" ({boot.confidence * 100:g}%, {boot.n_boot} resamples, seed {boot.seed})"
+        if boot
+        else " (95%)"
+    )
+    notes.append(
+        f"Cells: mean [bootstrap interval over queries{how}]. All metrics, k, budgets: results.csv."
+    )
     return notes
 
 
@@ -311,24 +357,32 @@ def diagnostics_notes(rep: SweepReport) -> list[str]:
         k = view.decision.group.eval.cost_k
         t = r.diagnostics.twohop_at(k)
         if t is not None and t.n:
-            parts.append(f"two-hop failures at k={k} over {t.n} multi-hop queries: "
-                         + ", ".join(f"{c} {t.share(c):.0%}" for c in TWOHOP_CLASSES))
+            parts.append(
+                f"two-hop failures at k={k} over {t.n} multi-hop queries: "
+                + ", ".join(f"{c} {t.share(c):.0%}" for c in TWOHOP_CLASSES)
+            )
         a = r.diagnostics.abstention
         if a is not None:
-            parts.append(f"abstention AUROC {a.auroc:.2f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}] "
-                         f"over {a.n_unanswerable} unanswerable questions")
+            parts.append(
+                f"abstention AUROC {a.auroc:.2f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}] "
+                f"over {a.n_unanswerable} unanswerable questions"
+            )
         if parts:
-            notes.append(f"{rep.labels[job]}: " + "; ".join(parts) + " (every setting: diagnostics.md).")
+            notes.append(
+                f"{rep.labels[job]}: " + "; ".join(parts) + " (every setting: diagnostics.md)."
+            )
     return notes
 
 
-COST_NOTE = ("What each setting costs to run in production. vectors and index MB: the index "
-             "as built (FAISS's serialized size; BM25's arrays). embed tokens: model tokens to "
-             "embed the whole corpus once, cached or not. tok@k: tokens an LLM reads per query "
-             "from the top k. latency: one query at a time, a fresh query encode plus the "
-             "search, on this machine with a warm model (re-ranking not included). peak MB: "
-             "the most memory (resident set) the job's process held while the job ran: the "
-             "model, the index and everything else that job loaded.")
+COST_NOTE = (
+    "What each setting costs to run in production. vectors and index MB: the index "
+    "as built (FAISS's serialized size; BM25's arrays). embed tokens: model tokens to "
+    "embed the whole corpus once, cached or not. tok@k: tokens an LLM reads per query "
+    "from the top k. latency: one query at a time, a fresh query encode plus the "
+    "search, on this machine with a warm model (re-ranking not included). peak MB: "
+    "the most memory (resident set) the job's process held while the job ran: the "
+    "model, the index and everything else that job loaded."
+)
 
 #: Beside a latency measured under load: slower than the machine is when idle.
 LOAD_MARK = "†"
@@ -341,27 +395,30 @@ def latency_note(rep: SweepReport) -> str | None:
         return None
     known = [c for c in timed if c.known]
     if not known:
-        return ("latency measured at an unknown time (kept by an earlier version that did "
-                "not record when, nor the machine's load then).")
+        return (
+            "latency measured at an unknown time (kept by an earlier version that did "
+            "not record when, nor the machine's load then)."
+        )
     first, last = min(known, key=lambda c: c.at).when(), max(known, key=lambda c: c.at).when()
     if first != last:
         day = first[:11]
-        last = last[len(day):-len(" UTC")] if last.startswith(day) else last[:-len(" UTC")]
-        first = first[:-len(" UTC")]
+        last = last[len(day) : -len(" UTC")] if last.startswith(day) else last[: -len(" UTC")]
+        first = first[: -len(" UTC")]
     when = first if first == last else f"{first}–{last} UTC"
     loads = sorted({f"{c.load:.1f}" for c in known}, key=float)
     cpus = sorted({c.cpus for c in known})
     load = loads[0] if len(loads) == 1 else f"{loads[0]}–{loads[-1]}"
     on = " or ".join(map(str, cpus))
-    note = (f"latency measured {when}, 1-minute load {load} on {on} CPU"
-            f"{'s' if cpus != [1] else ''}")
+    note = f"latency measured {when}, 1-minute load {load} on {on} CPU{'s' if cpus != [1] else ''}"
     if len(known) < len(timed):
         note += "; some figures at an unknown time"
     if any(c.busy for c in known):
-        note += (f". {LOAD_MARK} measured under load (more than {BUSY_LOAD_PER_CPU:g} runnable "
-                 "tasks per CPU): slower than on an idle machine. A later run measures such "
-                 "figures again once the machine is idle; runtime.retime=true measures every "
-                 "one again")
+        note += (
+            f". {LOAD_MARK} measured under load (more than {BUSY_LOAD_PER_CPU:g} runnable "
+            "tasks per CPU): slower than on an idle machine. A later run measures such "
+            "figures again once the machine is idle; runtime.retime=true measures every "
+            "one again"
+        )
     return note + "."
 
 
@@ -380,29 +437,41 @@ def cost_frame(rep: SweepReport) -> pd.DataFrame | None:
     for r in ok:
         st = r.stats
         mb = None if st.index_bytes is None else st.index_bytes / 2**20
-        records.append({
-            "setting": rep.labels[r.job],
-            "vectors": fmt(st.n_vectors),
-            "index MB": fmt(mb, 2),
-            "embed tokens": fmt(st.embed_tokens) if st.embed_tokens else "–",
-            f"tok@{cost_k}": fmt(st.tokens(cost_k), 0),
-            "latency p50 ms": _latency(st.latency_p50_ms, st),
-            "latency p95 ms": _latency(st.latency_p95_ms, st),
-            "peak MB": fmt(st.peak_rss_mb, 0),
-        })
+        records.append(
+            {
+                "setting": rep.labels[r.job],
+                "vectors": fmt(st.n_vectors),
+                "index MB": fmt(mb, 2),
+                "embed tokens": fmt(st.embed_tokens) if st.embed_tokens else "–",
+                f"tok@{cost_k}": fmt(st.tokens(cost_k), 0),
+                "latency p50 ms": _latency(st.latency_p50_ms, st),
+                "latency p95 ms": _latency(st.latency_p95_ms, st),
+                "peak MB": fmt(st.peak_rss_mb, 0),
+            }
+        )
         if any(o.stats.context_prompt_tokens or o.stats.context_requests for o in ok):
-            records[-1].update({
-                "context LLM tokens": (fmt(st.context_prompt_tokens + st.context_completion_tokens)
-                                       if st.context_prompt_tokens else "–"),
-                "context requests sent": fmt(st.context_requests) if st.context_prompt_tokens else "–",
-                "context cost": fmt(st.context_cost, 2) if st.context_cost is not None else "–"})
+            records[-1].update(
+                {
+                    "context LLM tokens": (
+                        fmt(st.context_prompt_tokens + st.context_completion_tokens)
+                        if st.context_prompt_tokens
+                        else "–"
+                    ),
+                    "context requests sent": fmt(st.context_requests)
+                    if st.context_prompt_tokens
+                    else "–",
+                    "context cost": fmt(st.context_cost, 2) if st.context_cost is not None else "–",
+                }
+            )
     return pd.DataFrame(records)
 
 
-CONTEXT_NOTE = ("context LLM tokens: prompt and completion tokens of the chunk contexts, as the "
-                "endpoint counted them, cached answers included (they were paid once); "
-                "requests sent: this run's, the others came from the cache; cost: at the llm "
-                "group's input_price and output_price per million tokens.")
+CONTEXT_NOTE = (
+    "context LLM tokens: prompt and completion tokens of the chunk contexts, as the "
+    "endpoint counted them, cached answers included (they were paid once); "
+    "requests sent: this run's, the others came from the cache; cost: at the llm "
+    "group's input_price and output_price per million tokens."
+)
 
 
 def cost_markdown(rep: SweepReport) -> str | None:
@@ -416,19 +485,27 @@ def cost_markdown(rep: SweepReport) -> str | None:
 def cost_notes(rep: SweepReport, df: pd.DataFrame) -> list[str]:
     """The notes above the cost table: what its columns mean, when latency was measured."""
     latency = latency_note(rep)
-    return ([COST_NOTE] + ([latency] if latency else [])
-            + ([CONTEXT_NOTE] if "context LLM tokens" in df.columns else []))
+    return (
+        [COST_NOTE]
+        + ([latency] if latency else [])
+        + ([CONTEXT_NOTE] if "context LLM tokens" in df.columns else [])
+    )
 
 
 def recommendations(rep: SweepReport) -> list[str]:
     """Per group: that its questions cannot tell the settings apart (when so), then the pick."""
-    return [t for d in rep.decision.decisions for t in (d.undecided_text, d.recommendation_text) if t]
+    return [
+        t for d in rep.decision.decisions for t in (d.undecided_text, d.recommendation_text) if t
+    ]
 
 
 def agreement_lines(rep: SweepReport) -> list[str]:
     """Per group of a set that mixes synthetic and hand-written questions: do they agree?"""
-    return [agreement_line(v.agreement, rep.labels) + " (by_source.md)" for v in rep.groups
-            if v.agreement is not None]
+    return [
+        agreement_line(v.agreement, rep.labels) + " (by_source.md)"
+        for v in rep.groups
+        if v.agreement is not None
+    ]
 
 
 def results_markdown(rep: SweepReport) -> str:
@@ -451,38 +528,50 @@ def terminal_text(rep: SweepReport) -> str:
     # Which correction the vs best p carries, right under the table: sweep.check reports a
     # pair's p unadjusted, and the two must not read as contradicting each other.
     caption = "\n".join(d.caption for d in rep.decision.decisions if d.caption)
-    prose = (([caption] if caption else []) + [*agreement_lines(rep), *recommendations(rep)]
-             + (["\n".join(needed)] if needed else []))
+    prose = (
+        ([caption] if caption else [])
+        + [*agreement_lines(rep), *recommendations(rep)]
+        + (["\n".join(needed)] if needed else [])
+    )
     # Line by line: the prose's own line breaks stay, a setting's value cannot drive the terminal.
-    return "\n\n".join([terminal_table(rep),
-                         *("\n".join(visible(line) for line in p.split("\n")) for p in prose)])
+    return "\n\n".join(
+        [terminal_table(rep), *("\n".join(visible(line) for line in p.split("\n")) for p in prose)]
+    )
 
 
 # ---------------------------------------------------------------- per query type
 
 
-def breakdown_frame(view: GroupView, rep: SweepReport, *, per_type: bool = False
-                    ) -> pd.DataFrame | None:
+def breakdown_frame(
+    view: GroupView, rep: SweepReport, *, per_type: bool = False
+) -> pd.DataFrame | None:
     """The primary metric per query type, or (``per_type``) each type on its own metric."""
     b = view.type_metrics if per_type else view.breakdown
     if b is None:
         return None
     records = []
     for i, job in enumerate(b.jobs):
-        rec = {"setting": rep.labels.get(job, f"job {job}"),
-               "vs best": rep.decision.verdict(rep.row(job))}
-        names = ([f"{t}: {m} (n={n})" for t, m, n in zip(b.types, b.metrics, b.counts)] if per_type
-                 else [f"{t} (n={n})" for t, n in zip(b.types, b.counts)])
+        rec = {
+            "setting": rep.labels.get(job, f"job {job}"),
+            "vs best": rep.decision.verdict(rep.row(job)),
+        }
+        names = (
+            [f"{t}: {m} (n={n})" for t, m, n in zip(b.types, b.metrics, b.counts)]
+            if per_type
+            else [f"{t} (n={n})" for t, n in zip(b.types, b.counts)]
+        )
         rec.update({name: fmt(float(v)) for name, v in zip(names, b.means[i])})
         records.append(rec)
     return pd.DataFrame(records)
 
 
-TYPE_METRIC_NOTE = ("Each query type on the metric that asks what that type needs "
-                    "(eval.type_metrics): single-fact lookups on mrr (is the one chunk near the "
-                    "top?), multi-hop on complete (are both hops in the top k: two-hop recall), "
-                    "graded on ndcg (Järvelin & Kekäläinen 2002: higher grades count more, and "
-                    "more near the top), the others on recall.")
+TYPE_METRIC_NOTE = (
+    "Each query type on the metric that asks what that type needs "
+    "(eval.type_metrics): single-fact lookups on mrr (is the one chunk near the "
+    "top?), multi-hop on complete (are both hops in the top k: two-hop recall), "
+    "graded on ndcg (Järvelin & Kekäläinen 2002: higher grades count more, and "
+    "more near the top), the others on recall."
+)
 
 
 def breakdown_markdown(rep: SweepReport) -> str | None:
@@ -493,13 +582,16 @@ def breakdown_markdown(rep: SweepReport) -> str | None:
             continue
         d = view.decision
         where = md_text(f" ({d.group.label})") if d.group.label else ""
-        parts.append(f"# {d.primary.label} by query type{where}\n\nMean per query type; n = queries "
-                     f"of that type scored at this level. Small n: read as a hint, not a verdict."
-                     f"\n\n{markdown(df)}\n")
+        parts.append(
+            f"# {d.primary.label} by query type{where}\n\nMean per query type; n = queries "
+            f"of that type scored at this level. Small n: read as a hint, not a verdict."
+            f"\n\n{markdown(df)}\n"
+        )
         own = breakdown_frame(view, rep, per_type=True)
         if own is not None:
-            parts.append(f"## Each type on its own metric{where}\n\n{TYPE_METRIC_NOTE}\n\n"
-                         f"{markdown(own)}\n")
+            parts.append(
+                f"## Each type on its own metric{where}\n\n{TYPE_METRIC_NOTE}\n\n{markdown(own)}\n"
+            )
     return "\n".join(parts) if parts else None
 
 
@@ -508,30 +600,47 @@ def breakdown_markdown(rep: SweepReport) -> str | None:
 
 def agreement_line(a, labels) -> str:
     """One sentence: how alike the two rankings are, and whether the pick would change."""
-    tau = "undefined (one side ranks every setting the same)" if math.isnan(a.tau) else (
-        f"{a.tau:.2f} [{a.tau_low:.2f}, {a.tau_high:.2f}]")
+    tau = (
+        "undefined (one side ranks every setting the same)"
+        if math.isnan(a.tau)
+        else (f"{a.tau:.2f} [{a.tau_low:.2f}, {a.tau_high:.2f}]")
+    )
     pa, pb = (labels.get(p, "none") if p is not None else "none" for p in a.picks)
-    same = (f"both recommend {pa}" if a.same_pick
-            else f"{a.names[0]} questions recommend {pa}, {a.names[1]} ones {pb}")
-    return (f"{a.names[0]} vs {a.names[1]} questions ({a.n_queries[0]} and {a.n_queries[1]}): "
-            f"Kendall's τ between their rankings of the {len(a.jobs)} settings = {tau} "
-            f"(95% bootstrap interval over queries); {same}.")
+    same = (
+        f"both recommend {pa}"
+        if a.same_pick
+        else f"{a.names[0]} questions recommend {pa}, {a.names[1]} ones {pb}"
+    )
+    return (
+        f"{a.names[0]} vs {a.names[1]} questions ({a.n_queries[0]} and {a.n_queries[1]}): "
+        f"Kendall's τ between their rankings of the {len(a.jobs)} settings = {tau} "
+        f"(95% bootstrap interval over queries); {same}."
+    )
 
 
-AGREEMENT_NOTE = ("Generated questions tend to reuse the words of the passage they were "
-                  "written from, so tuning on them alone can over-fit: a low τ, or a different "
-                  "pick, means the synthetic set does not rank the settings as your real "
-                  "questions do; trust the real ones.")
+AGREEMENT_NOTE = (
+    "Generated questions tend to reuse the words of the passage they were "
+    "written from, so tuning on them alone can over-fit: a low τ, or a different "
+    "pick, means the synthetic set does not rank the settings as your real "
+    "questions do; trust the real ones."
+)
 
 
 def agreement_frame(view: GroupView, rep: SweepReport) -> pd.DataFrame | None:
     a = view.agreement
     if a is None:
         return None
-    return pd.DataFrame([{"setting": rep.labels[j], "vs best": rep.decision.verdict(rep.row(j)),
-                          f"{a.names[0]} (n={a.n_queries[0]})": fmt(float(x)),
-                          f"{a.names[1]} (n={a.n_queries[1]})": fmt(float(y))}
-                         for j, x, y in zip(a.jobs, *a.means)])
+    return pd.DataFrame(
+        [
+            {
+                "setting": rep.labels[j],
+                "vs best": rep.decision.verdict(rep.row(j)),
+                f"{a.names[0]} (n={a.n_queries[0]})": fmt(float(x)),
+                f"{a.names[1]} (n={a.n_queries[1]})": fmt(float(y)),
+            }
+            for j, x, y in zip(a.jobs, *a.means)
+        ]
+    )
 
 
 def agreement_markdown(rep: SweepReport) -> str | None:
@@ -542,26 +651,32 @@ def agreement_markdown(rep: SweepReport) -> str | None:
             continue
         d = view.decision
         where = md_text(f" ({d.group.label})") if d.group.label else ""
-        parts.append(f"# {d.primary.label} by question source{where}\n\n"
-                     f"{md_text(agreement_line(view.agreement, rep.labels))}\n\n{AGREEMENT_NOTE}\n\n"
-                     f"{markdown(df)}\n")
+        parts.append(
+            f"# {d.primary.label} by question source{where}\n\n"
+            f"{md_text(agreement_line(view.agreement, rep.labels))}\n\n{AGREEMENT_NOTE}\n\n"
+            f"{markdown(df)}\n"
+        )
     return "\n".join(parts) if parts else None
 
 
 # ---------------------------------------------------------------- diagnostics
 
 
-TWOHOP_NOTE = ("Two-hop failures of the queries with two or more evidence spans "
-               "(eval.twohop_types), at k: complete = every span in the top k (two-hop "
-               "recall@k); ranked_out = every span retrieved, not all within k (a larger k "
-               "would fix it); hop1_missed / hop2_missed / both_missed = the first span, a later "
-               "span, or both never covered by the retrieved ranking (chunking, embedding or the "
-               "query is at fault, not k). Cells: share (count).")
-ABSTAIN_NOTE = ("Should we retrieve at all? The top-1 retrieval score of each "
-                "answerable and each unanswerable question: AUROC = how often an answerable one "
-                "scores above an unanswerable one (0.5 = chance), with its 95% bootstrap "
-                "interval; at the threshold of best balanced accuracy, the share of unanswerable "
-                "questions declined and of answerable ones wrongly declined.")
+TWOHOP_NOTE = (
+    "Two-hop failures of the queries with two or more evidence spans "
+    "(eval.twohop_types), at k: complete = every span in the top k (two-hop "
+    "recall@k); ranked_out = every span retrieved, not all within k (a larger k "
+    "would fix it); hop1_missed / hop2_missed / both_missed = the first span, a later "
+    "span, or both never covered by the retrieved ranking (chunking, embedding or the "
+    "query is at fault, not k). Cells: share (count)."
+)
+ABSTAIN_NOTE = (
+    "Should we retrieve at all? The top-1 retrieval score of each "
+    "answerable and each unanswerable question: AUROC = how often an answerable one "
+    "scores above an unanswerable one (0.5 = chance), with its 95% bootstrap "
+    "interval; at the threshold of best balanced accuracy, the share of unanswerable "
+    "questions declined and of answerable ones wrongly declined."
+)
 
 
 def twohop_frame(rep: SweepReport, k: int) -> pd.DataFrame | None:
@@ -584,30 +699,42 @@ def abstention_frame(rep: SweepReport) -> pd.DataFrame | None:
         a = r.diagnostics.abstention if r.diagnostics else None
         if a is None:
             continue
-        records.append({"setting": rep.labels[r.job], "vs best": rep.decision.verdict(r),
-                        "AUROC": f"{a.auroc:.3f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}]",
-                        "threshold": f"{a.threshold:.3f}",
-                        "unanswerable declined": f"{a.declined_unanswerable:.0%}",
-                        "answerable declined": f"{a.declined_answerable:.0%}",
-                        "balanced accuracy": f"{a.balanced_accuracy:.3f}",
-                        "n (ans / unans)": f"{a.n_answerable} / {a.n_unanswerable}"})
+        records.append(
+            {
+                "setting": rep.labels[r.job],
+                "vs best": rep.decision.verdict(r),
+                "AUROC": f"{a.auroc:.3f} [{a.auroc_low:.2f}, {a.auroc_high:.2f}]",
+                "threshold": f"{a.threshold:.3f}",
+                "unanswerable declined": f"{a.declined_unanswerable:.0%}",
+                "answerable declined": f"{a.declined_answerable:.0%}",
+                "balanced accuracy": f"{a.balanced_accuracy:.3f}",
+                "n (ans / unans)": f"{a.n_answerable} / {a.n_unanswerable}",
+            }
+        )
     return pd.DataFrame(records) if records else None
 
 
 def abstention_caveat(rep: SweepReport) -> str | None:
     from sweep.scoring.diagnostics import FEW_UNANSWERABLE
 
-    counts = [r.diagnostics.abstention.n_unanswerable for r in rep.ok
-              if r.diagnostics and r.diagnostics.abstention]
+    counts = [
+        r.diagnostics.abstention.n_unanswerable
+        for r in rep.ok
+        if r.diagnostics and r.diagnostics.abstention
+    ]
     if counts and min(counts) < FEW_UNANSWERABLE:
-        return (f"Only {min(counts)} unanswerable question(s): the AUROC and its interval rest on "
-                "very few examples; write more questions whose answer is not in the corpus.")
+        return (
+            f"Only {min(counts)} unanswerable question(s): the AUROC and its interval rest on "
+            "very few examples; write more questions whose answer is not in the corpus."
+        )
     return None
 
 
 def twohop_ks(rep: SweepReport) -> list[int]:
     """The ks of the printed table, or the primary's."""
-    ks = [k for d in rep.decision.decisions for k in (d.group.eval.table_k or (d.group.eval.cost_k,))]
+    ks = [
+        k for d in rep.decision.decisions for k in (d.group.eval.table_k or (d.group.eval.cost_k,))
+    ]
     return list(dict.fromkeys(ks))
 
 
@@ -620,14 +747,17 @@ def diagnostics_markdown(rep: SweepReport) -> str | None:
             parts.append(f"# Two-hop failures at k={k}\n\n{TWOHOP_NOTE}\n\n{markdown(df)}\n")
         df = twohop_changes_frame(rep.rows, rep.labels, k)
         if df is not None:
-            parts.append(f"# Do parents, contexts or late chunking complete two-hop questions? "
-                         f"(k={k})\n\n{DESIGNS_NOTE}\n\n{markdown(df)}\n")
+            parts.append(
+                f"# Do parents, contexts or late chunking complete two-hop questions? "
+                f"(k={k})\n\n{DESIGNS_NOTE}\n\n{markdown(df)}\n"
+            )
     df = abstention_frame(rep)
     if df is not None:
         caveat = abstention_caveat(rep)
-        parts.append(f"# Abstention: can the top score tell an unanswerable question?\n\n"
-                     f"{ABSTAIN_NOTE}" + (f"\n\n{caveat}" if caveat else "")
-                     + f"\n\n{markdown(df)}\n")
+        parts.append(
+            f"# Abstention: can the top score tell an unanswerable question?\n\n"
+            f"{ABSTAIN_NOTE}" + (f"\n\n{caveat}" if caveat else "") + f"\n\n{markdown(df)}\n"
+        )
     return "\n".join(parts) if parts else None
 
 
@@ -641,43 +771,86 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def worst_queries_markdown(rows: Sequence[QueryRow], *, metric: str, setting: str,
-                           details: int = WORST_DETAILS, text_limit: int = 700) -> str:
+def worst_queries_markdown(
+    rows: Sequence[QueryRow],
+    *,
+    metric: str,
+    setting: str,
+    details: int = WORST_DETAILS,
+    text_limit: int = 700,
+) -> str:
     """The worst-first table, then query text, gold evidence and top chunks of the worst ones."""
-    table = pd.DataFrame([{
-        "#": str(i), "query_id": r.query_id, "type": (r.trace.type or "") if r.trace else "",
-        "value": f"{r.value:.3f}",
-        "all settings": f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
-        "query": _clip(r.trace.query, 120) if r.trace else ""} for i, r in enumerate(rows, 1)])
+    table = pd.DataFrame(
+        [
+            {
+                "#": str(i),
+                "query_id": r.query_id,
+                "type": (r.trace.type or "") if r.trace else "",
+                "value": f"{r.value:.3f}",
+                "all settings": f"{r.across_mean:.3f} [{r.across_min:.2f}, {r.across_max:.2f}]",
+                "query": _clip(r.trace.query, 120) if r.trace else "",
+            }
+            for i, r in enumerate(rows, 1)
+        ]
+    )
     twohop_k = _twohop_k(rows, metric)
     if twohop_k is not None:
-        table.insert(4, f"two-hop@{twohop_k}", [(r.trace.twohop.get(twohop_k, "") if r.trace else "")
-                                               for r in rows])
-    out = [f"# Worst queries: {metric}, {md_text(setting)}", "",
-           f"Queries sorted by {metric} of {md_text(setting)}, lowest first; `all settings` is the mean "
-           "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
-           "question (or a bad judgment), one that is low only here is this setting's fault.", "",
-           markdown(table) if len(table) else "(no queries)"]
+        table.insert(
+            4,
+            f"two-hop@{twohop_k}",
+            [(r.trace.twohop.get(twohop_k, "") if r.trace else "") for r in rows],
+        )
+    out = [
+        f"# Worst queries: {metric}, {md_text(setting)}",
+        "",
+        f"Queries sorted by {metric} of {md_text(setting)}, lowest first; `all settings` is the mean "
+        "[min, max] over every setting that ran, so a query that is low everywhere is a hard "
+        "question (or a bad judgment), one that is low only here is this setting's fault.",
+        "",
+        markdown(table) if len(table) else "(no queries)",
+    ]
     for i, r in enumerate(rows[:details], 1):
         t = r.trace
-        out += ["", f"## {i}. {md_text(r.query_id)} — {metric} = {r.value:.3f}"
-                + (f" (type: {md_text(t.type)})" if t and t.type else "")
-                + (f", two-hop@{twohop_k}: {md_text(t.twohop[twohop_k])}"
-                   if t and twohop_k is not None and twohop_k in t.twohop else ""), ""]
+        out += [
+            "",
+            f"## {i}. {md_text(r.query_id)} — {metric} = {r.value:.3f}"
+            + (f" (type: {md_text(t.type)})" if t and t.type else "")
+            + (
+                f", two-hop@{twohop_k}: {md_text(t.twohop[twohop_k])}"
+                if t and twohop_k is not None and twohop_k in t.twohop
+                else ""
+            ),
+            "",
+        ]
         if t is None:
             out.append("(no saved hits for this query)")
             continue
-        out += [f"**Query:** {md_text(_clip(t.query, 10 * text_limit))}", "", "**Gold evidence:**", ""]
+        out += [
+            f"**Query:** {md_text(_clip(t.query, 10 * text_limit))}",
+            "",
+            "**Gold evidence:**",
+            "",
+        ]
         for g in t.gold:
             page = f", p. {g.pages}" if g.pages else ""
-            where = f"{g.doc_id} [{g.start}:{g.end}]{page}" if g.start is not None else f"{g.doc_id} (whole document)"
-            out.append(f"- {md_text(where)}, grade {g.grade}"
-                       + (f": “{md_text(_clip(g.text, text_limit))}”" if g.text else ""))
+            where = (
+                f"{g.doc_id} [{g.start}:{g.end}]{page}"
+                if g.start is not None
+                else f"{g.doc_id} (whole document)"
+            )
+            out.append(
+                f"- {md_text(where)}, grade {g.grade}"
+                + (f": “{md_text(_clip(g.text, text_limit))}”" if g.text else "")
+            )
         out += ["", "**Retrieved:**", ""]
         for h in t.hits:
             shares = [h.gold_share(g) for g in t.gold]
-            mark = ("holds " + ", ".join(f"{s:.0%} of gold {j + 1}" for j, s in enumerate(shares) if s > 0)
-                    if any(shares) else "no gold")
+            mark = (
+                "holds "
+                + ", ".join(f"{s:.0%} of gold {j + 1}" for j, s in enumerate(shares) if s > 0)
+                if any(shares)
+                else "no gold"
+            )
             page = f", p. {h.pages}" if h.pages else ""
             line = f"{h.rank}. {md_text(f'{h.doc_id} [{h.start}:{h.end}]{page}')}, {h.n_tokens} tokens, {mark}"
             if h.text is not None:
@@ -696,6 +869,9 @@ def _twohop_k(rows: Sequence[QueryRow], metric: str) -> int | None:
 
 
 def worst_markdown(rep: SweepReport) -> str | None:
-    parts = [worst_queries_markdown(v.worst, metric=v.decision.primary.label, setting=v.worst_setting)
-             for v in rep.groups if v.worst]
+    parts = [
+        worst_queries_markdown(v.worst, metric=v.decision.primary.label, setting=v.worst_setting)
+        for v in rep.groups
+        if v.worst
+    ]
     return "\n".join(parts) if parts else None

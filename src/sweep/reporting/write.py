@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
 
-from sweep.core.errors import BadInput
 from sweep.cli.exits import report_error
+from sweep.core.errors import BadInput
 from sweep.core.files import NotRegularFile, folder_inside, write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.messages import visible
@@ -26,14 +26,26 @@ from sweep.reporting.chunkhealth import health_markdown
 from sweep.reporting.figurecache import FigureCache
 from sweep.reporting.frames import combine_per_query, write_results
 from sweep.reporting.sweepreport import SweepReport, build_report
-from sweep.reporting.tables import (agreement_markdown, breakdown_markdown, diagnostics_markdown,
-                                    results_markdown, terminal_text, unfinished_note,
-                                    worst_markdown)
+from sweep.reporting.tables import (
+    agreement_markdown,
+    breakdown_markdown,
+    diagnostics_markdown,
+    results_markdown,
+    terminal_text,
+    unfinished_note,
+    worst_markdown,
+)
 from sweep.store.row import unfinished_jobs
 from sweep.store.traces import TraceError
 
-__all__ = ["ReportError", "rebuild_reports", "summary_line", "write_html", "write_report",
-           "write_tables"]
+__all__ = [
+    "ReportError",
+    "rebuild_reports",
+    "summary_line",
+    "write_html",
+    "write_report",
+    "write_tables",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +59,17 @@ def write_tables(rep: SweepReport) -> list[str]:
     d = rep.sweep_dir
     write_results(d / "results.csv", rep.frame)
     health = health_markdown(rep)
-    write_text_atomic(d / "results.md", results_markdown(rep) + (f"\n\n{health}" if health else "")
-                      + "\n")
+    write_text_atomic(
+        d / "results.md", results_markdown(rep) + (f"\n\n{health}" if health else "") + "\n"
+    )
     combine_per_query(rep.rows, d / "per_query.csv")
     files = ["results.csv", "results.md", "per_query.csv"]
-    for name, text in (("by_type.md", breakdown_markdown(rep)), ("diagnostics.md", diagnostics_markdown(rep)),
-                       ("by_source.md", agreement_markdown(rep)), ("worst_queries.md", worst_markdown(rep))):
+    for name, text in (
+        ("by_type.md", breakdown_markdown(rep)),
+        ("diagnostics.md", diagnostics_markdown(rep)),
+        ("by_source.md", agreement_markdown(rep)),
+        ("worst_queries.md", worst_markdown(rep)),
+    ):
         if text is not None:
             write_text_atomic(d / name, text)
             files.append(name)
@@ -62,8 +79,8 @@ def write_tables(rep: SweepReport) -> list[str]:
 def write_html(rep: SweepReport, figures: FigureCache | None = None) -> list[str]:
     """plots/ and report.html (seconds: matplotlib; pictures drawn before are copied from
     ``figures``)."""
-    from sweep.reporting.html import render_html
     from sweep.reporting.chunkhealth import write_length_histograms
+    from sweep.reporting.html import render_html
     from sweep.reporting.pictures import write_pictures, write_score_histograms
 
     # Pictures go only into a folder of the sweep's own: a link in its place (to a folder
@@ -82,8 +99,13 @@ def summary_line(rep: SweepReport) -> str:
     return f"{len(rep.rows)} setting(s): {', '.join(parts)}"
 
 
-def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = None,
-                 figures: FigureCache | None = None) -> SweepReport | None:
+def write_report(
+    sweep_dir: Path,
+    *,
+    quiet: bool = False,
+    html: bool | None = None,
+    figures: FigureCache | None = None,
+) -> SweepReport | None:
     """(Re)write the tables; unless quiet also print them and draw plots/ and report.html.
 
     ``html`` overrides whether pictures and report.html are made (default: ``not quiet``,
@@ -108,8 +130,10 @@ def write_report(sweep_dir: Path, *, quiet: bool = False, html: bool | None = No
             raise ReportError(str(e)) from None
     if not quiet:
         print("\n" + terminal_text(rep) + "\n")
-        print(f"sweep: {summary_line(rep)}; files in {visible(sweep_dir)}/ ({', '.join(files)}, "
-              "<job>/row.json); the full table and notes are in results.md")
+        print(
+            f"sweep: {summary_line(rep)}; files in {visible(sweep_dir)}/ ({', '.join(files)}, "
+            "<job>/row.json); the full table and notes are in results.md"
+        )
         if rep.unfinished:  # a killed sweep's report must not read as the whole sweep
             log.warning(unfinished_note(rep.unfinished))
     return rep
@@ -124,8 +148,9 @@ def comparison_path(out: str) -> Path:
     return path
 
 
-def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
-                    html: bool = True) -> int:
+def rebuild_reports(
+    dirs: Sequence[Path], *, out: str = "sweep-comparison.html", html: bool = True
+) -> int:
     """Rewrite each sweep's report and, for several, the comparison page; the exit status.
 
     0 when every folder had rows; 1 when one had none yet; 2 when one is not a sweep
@@ -147,8 +172,11 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
             continue
         if rep is None:
             unfinished = unfinished_jobs(d)
-            print(f"sweep.report: {visible(d)}: no finished rows"
-                  + (f"; {unfinished_note(unfinished)}" if unfinished else ""), file=sys.stderr)
+            print(
+                f"sweep.report: {visible(d)}: no finished rows"
+                + (f"; {unfinished_note(unfinished)}" if unfinished else ""),
+                file=sys.stderr,
+            )
             status = max(status, 1)
         else:
             done.append(rep)
@@ -159,7 +187,9 @@ def rebuild_reports(dirs: Sequence[Path], *, out: str = "sweep-comparison.html",
             page = comparison_path(out)
             try:
                 page.parent.mkdir(parents=True, exist_ok=True)
-                print(f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, page)}")
+                print(
+                    f"sweep.report: comparison of {len(done)} sweeps: {compare_sweeps(done, page)}"
+                )
             except OSError as e:
                 report_error("sweep.report", e)
                 status = 2

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from sweep.core.types import Chunk, Ranking
 from sweep.core.checks import positive_int
 from sweep.core.protocols import SearchIndex
+from sweep.core.types import Chunk, Ranking
 
 __all__ = ["DenseRetriever", "check_depth"]
 
@@ -78,14 +78,15 @@ class DenseRetriever:
             # Complete when every row's score at the cut differs from the last
             # fetched score (exact search then returned all of its equals).
             if fetch >= index.ntotal or all(
-                    len(rs) < fetch or rs[-1] != rs[n - 1] for rs, _ in ranked):
+                len(rs) < fetch or rs[-1] != rs[n - 1] for rs, _ in ranked
+            ):
                 break
             fetch = min(index.ntotal, 2 * fetch)
         ids = np.full((nq, n), -1, dtype=np.int64)
         scores = np.full((nq, n), np.nan, dtype=np.float32)
         for i, (row_scores, order) in enumerate(ranked):
-            ids[i, :len(order[:n])] = order[:n]
-            scores[i, :len(row_scores[:n])] = row_scores[:n]
+            ids[i, : len(order[:n])] = order[:n]
+            scores[i, : len(row_scores[:n])] = row_scores[:n]
         return Ranking(ids, scores)
 
 

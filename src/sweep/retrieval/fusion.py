@@ -14,15 +14,16 @@ Either way the Ranking's score is the fused score (higher is better).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from sweep.core.types import Chunk, Ranking
 from sweep.core.checks import positive_int
-from sweep.retrieval.lexical import BM25Retriever
-from sweep.retrieval.dense import DenseRetriever, check_depth, check_k
 from sweep.core.protocols import SearchIndex
+from sweep.core.types import Chunk, Ranking
+from sweep.retrieval.dense import DenseRetriever, check_depth, check_k
+from sweep.retrieval.lexical import BM25Retriever
 
 __all__ = ["FUSIONS", "HybridRetriever", "reciprocal_rank_fusion", "weighted_fusion"]
 
@@ -37,13 +38,14 @@ def _ranked(rows: list[list[tuple[float, float, int]]], n: int | None) -> Rankin
     scores = np.full((len(rows), width), np.nan, dtype=np.float32)
     for i, row in enumerate(rows):
         best = sorted(row, key=lambda t: (-t[0], -t[1], t[2]))[:width]
-        ids[i, :len(best)] = [c for _, _, c in best]
-        scores[i, :len(best)] = [s for s, _, _ in best]
+        ids[i, : len(best)] = [c for _, _, c in best]
+        scores[i, : len(best)] = [s for s, _, _ in best]
     return Ranking(ids, scores)
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Ranking], k: float = 60,
-                           n: int | None = None) -> Ranking:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Ranking], k: float = 60, n: int | None = None
+) -> Ranking:
     """Fuse rankings of the same queries by RRF; ``n`` cuts each fused row (None: keep all)."""
     if not rankings:
         raise ValueError("reciprocal_rank_fusion needs at least one ranking")
@@ -70,8 +72,9 @@ def _normalised(ids: np.ndarray, scores: np.ndarray) -> dict[int, float]:
     return dict(zip(ids.tolist(), values.tolist()))
 
 
-def weighted_fusion(dense: Ranking, lexical: Ranking, alpha: float,
-                    n: int | None = None) -> Ranking:
+def weighted_fusion(
+    dense: Ranking, lexical: Ranking, alpha: float, n: int | None = None
+) -> Ranking:
     """``alpha * dense + (1 - alpha) * lexical`` on per-query min-max normalised scores."""
     if len(dense.ids) != len(lexical.ids):
         raise ValueError("rankings to fuse must have one row per query each, for the same queries")
@@ -79,8 +82,16 @@ def weighted_fusion(dense: Ranking, lexical: Ranking, alpha: float,
     for i in range(len(dense.ids)):
         d = _normalised(dense.ids[i], dense.scores[i])
         b = _normalised(lexical.ids[i], lexical.scores[i])
-        rows.append([(alpha * d.get(c, 0.0) + (1 - alpha) * b.get(c, 0.0),
-                      alpha * (c in d) + (1 - alpha) * (c in b), c) for c in {**d, **b}])
+        rows.append(
+            [
+                (
+                    alpha * d.get(c, 0.0) + (1 - alpha) * b.get(c, 0.0),
+                    alpha * (c in d) + (1 - alpha) * (c in b),
+                    c,
+                )
+                for c in {**d, **b}
+            ]
+        )
     return _ranked(rows, n)
 
 
@@ -91,10 +102,19 @@ class HybridRetriever:
 
     needs_vectors = True
 
-    def __init__(self, index: SearchIndex | None = None, fusion: str = "rrf", rrf_k: float = 60,
-                 alpha: float = 0.5, candidates: int = 100, depth: int | None = None,
-                 k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
-                 stopwords: Any = "en") -> None:
+    def __init__(
+        self,
+        index: SearchIndex | None = None,
+        fusion: str = "rrf",
+        rrf_k: float = 60,
+        alpha: float = 0.5,
+        candidates: int = 100,
+        depth: int | None = None,
+        k1: float = 1.5,
+        b: float = 0.75,
+        stemmer: str | None = "english",
+        stopwords: Any = "en",
+    ) -> None:
         if fusion not in FUSIONS:
             raise ValueError(f"retrieve.fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
         if isinstance(rrf_k, bool) or not isinstance(rrf_k, (int, float)) or rrf_k < 0:

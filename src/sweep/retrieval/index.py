@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import numpy as np
 
-from sweep.core.protocols import SearchIndex
 from sweep.core.checks import positive_int
+from sweep.core.protocols import SearchIndex
 
 
 def _faiss():
@@ -97,8 +97,10 @@ class _FaissIndex:
         k = positive_int("search: k", k)
         queries = _check_vectors("search", queries, self._dim)
         if queries.shape[0] == 0 or self._index.ntotal == 0:
-            return (np.full((queries.shape[0], k), np.finfo(np.float32).min, dtype=np.float32),
-                    np.full((queries.shape[0], k), -1, dtype=np.int64))
+            return (
+                np.full((queries.shape[0], k), np.finfo(np.float32).min, dtype=np.float32),
+                np.full((queries.shape[0], k), -1, dtype=np.int64),
+            )
         self._configure_search()
         scores, ids = self._index.search(queries, k)
         return np.asarray(scores, dtype=np.float32), np.asarray(ids, dtype=np.int64)
@@ -135,7 +137,11 @@ class HNSWIndex(_FaissIndex):
 
     def __init__(self, m: int = 32, ef_construction: int = 200, ef_search: int = 128) -> None:
         super().__init__()
-        for name, value in (("m", m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
+        for name, value in (
+            ("m", m),
+            ("ef_construction", ef_construction),
+            ("ef_search", ef_search),
+        ):
             positive_int(f"HNSWIndex: {name}", value)
         if m < 2:
             raise ValueError(f"HNSWIndex: m must be at least 2, got {m}")
@@ -160,8 +166,10 @@ class HNSWIndex(_FaissIndex):
         self._index.hnsw.efSearch = self.ef_search
 
     def describe(self) -> str:
-        return (f"HNSW(m={self.m}, ef_construction={self.ef_construction}, "
-                f"ef_search={self.ef_search}, dim={self._dim}, n={self.ntotal})")
+        return (
+            f"HNSW(m={self.m}, ef_construction={self.ef_construction}, "
+            f"ef_search={self.ef_search}, dim={self._dim}, n={self.ntotal})"
+        )
 
 
 class IVFIndex(_FaissIndex):
@@ -210,16 +218,19 @@ class IVFIndex(_FaissIndex):
         self._index.nprobe = min(self.nprobe, self._cells)
 
     def describe(self) -> str:
-        return (f"IVF(nlist={self._cells}, nprobe={min(self.nprobe, self._cells)}, "
-                f"dim={self._dim}, n={self.ntotal})")
+        return (
+            f"IVF(nlist={self._cells}, nprobe={min(self.nprobe, self._cells)}, "
+            f"dim={self._dim}, n={self.ntotal})"
+        )
 
 
 #: Depth at which an approximate index is compared with exact search.
 ANN_RECALL_K = 10
 
 
-def ann_recall(index: SearchIndex, vectors: np.ndarray, queries: np.ndarray,
-               k: int = ANN_RECALL_K) -> float:
+def ann_recall(
+    index: SearchIndex, vectors: np.ndarray, queries: np.ndarray, k: int = ANN_RECALL_K
+) -> float:
     """Share of exact search's top ``k`` that ``index`` also returns in its top ``k``,
     averaged over the queries: what the approximate index costs in neighbours.
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,14 +31,17 @@ def _stopword_list(stopwords: Any) -> frozenset[str]:
         return frozenset()
     if isinstance(stopwords, str):
         if stopwords.lower() != "en":
-            raise ValueError(f"retrieve.stopwords must be en, none or a list of words, "
-                             f"got {stopwords!r}")
+            raise ValueError(
+                f"retrieve.stopwords must be en, none or a list of words, got {stopwords!r}"
+            )
         from bm25s.stopwords import STOPWORDS_EN
 
         return frozenset(STOPWORDS_EN)
     words = list(stopwords)
     if not all(isinstance(w, str) for w in words):
-        raise ValueError(f"retrieve.stopwords must be en, none or a list of words, got {stopwords!r}")
+        raise ValueError(
+            f"retrieve.stopwords must be en, none or a list of words, got {stopwords!r}"
+        )
     return frozenset(w.lower() for w in words)
 
 
@@ -47,11 +51,14 @@ def _stemmer(name: str | None) -> Callable[[list[str]], list[str]] | None:
     try:
         import Stemmer
     except ImportError:
-        raise ImportError("retrieve.stemmer needs PyStemmer: pip install PyStemmer "
-                          "(or set retrieve.stemmer=none)") from None
+        raise ImportError(
+            "retrieve.stemmer needs PyStemmer: pip install PyStemmer (or set retrieve.stemmer=none)"
+        ) from None
     if name not in Stemmer.algorithms():
-        raise ValueError(f"retrieve.stemmer must be none or one of "
-                         f"{', '.join(Stemmer.algorithms())}, got {name!r}")
+        raise ValueError(
+            f"retrieve.stemmer must be none or one of "
+            f"{', '.join(Stemmer.algorithms())}, got {name!r}"
+        )
     return Stemmer.Stemmer(name).stemWords
 
 
@@ -91,11 +98,22 @@ class BM25Retriever:
 
     needs_vectors = False
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, stemmer: str | None = "english",
-                 stopwords: Any = "en", depth: int | None = None, index: Any = None) -> None:
+    def __init__(
+        self,
+        k1: float = 1.5,
+        b: float = 0.75,
+        stemmer: str | None = "english",
+        stopwords: Any = "en",
+        depth: int | None = None,
+        index: Any = None,
+    ) -> None:
         for name, value, high in (("k1", k1, None), ("b", b, 1.0)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                    or (high is not None and value > high):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or value < 0
+                or (high is not None and value > high)
+            ):
                 bounds = "in [0, 1]" if high is not None else "≥ 0"
                 raise ValueError(f"retrieve.{name} must be a number {bounds}, got {value!r}")
         self.k1, self.b = float(k1), float(b)

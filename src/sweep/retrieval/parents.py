@@ -11,18 +11,25 @@ auto-merging retriever are the deployed forms of this design.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from sweep.core.errors import InvalidSetting
 from sweep.chunking.headings import markdown_sections
+from sweep.core.errors import InvalidSetting
 from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, tokenize
 from sweep.core.types import Chunk, Document, Ranking
 
-__all__ = ["PARENT_MODES", "LiftedRanking", "ParentError", "Parents", "ParentSpec", "lift_to_parents",
-           "parents_of"]
+__all__ = [
+    "PARENT_MODES",
+    "LiftedRanking",
+    "ParentError",
+    "ParentSpec",
+    "Parents",
+    "lift_to_parents",
+    "parents_of",
+]
 
 PARENT_MODES = ("none", "section", "window")
 
@@ -46,12 +53,15 @@ class ParentSpec:
         if self.mode is None:  # parent.mode=null: as none
             object.__setattr__(self, "mode", "none")
         if self.mode not in PARENT_MODES:
-            raise ParentError(f"parent.mode must be one of {', '.join(PARENT_MODES)}, "
-                              f"got {self.mode!r}")
-        if self.size is not None and (isinstance(self.size, bool) or not isinstance(self.size, int)
-                                      or self.size < 1):
-            raise ParentError(f"parent.size must be a positive number of tokens or null, "
-                              f"got {self.size!r}")
+            raise ParentError(
+                f"parent.mode must be one of {', '.join(PARENT_MODES)}, got {self.mode!r}"
+            )
+        if self.size is not None and (
+            isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1
+        ):
+            raise ParentError(
+                f"parent.size must be a positive number of tokens or null, got {self.size!r}"
+            )
         if self.mode == "window" and self.size is None:
             raise ParentError("parent.mode=window needs parent.size (tokens)")
         if not (isinstance(self.encoding, str) and self.encoding):
@@ -73,12 +83,14 @@ class Parents:
 
     @property
     def n_tokens(self) -> np.ndarray:
-        return np.fromiter((p.n_tokens for p in self.passages), dtype=np.int64,
-                           count=len(self.passages))
+        return np.fromiter(
+            (p.n_tokens for p in self.passages), dtype=np.int64, count=len(self.passages)
+        )
 
 
-def _window(doc: Document, start: int, end: int, lo_char: int, hi_char: int, size: int,
-            encoding: str) -> tuple[int, int]:
+def _window(
+    doc: Document, start: int, end: int, lo_char: int, hi_char: int, size: int, encoding: str
+) -> tuple[int, int]:
     """The span of ``size`` tokens centred on ``[start, end)`` inside ``[lo_char, hi_char)``;
     the chunk itself when it already has that many tokens."""
     tt = tokenize(encoding, doc.text)
@@ -95,8 +107,7 @@ def _window(doc: Document, start: int, end: int, lo_char: int, hi_char: int, siz
     return min(start, max(s, lo_char)), max(end, min(e, hi_char))
 
 
-def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
-               spec: ParentSpec) -> Parents:
+def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk], spec: ParentSpec) -> Parents:
     """Each chunk's parent span, parents shared by the chunks that have the same one."""
     if not spec.active:
         raise ValueError("parents_of needs parent.mode=section or window")
@@ -106,12 +117,19 @@ def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
     for c in chunks:
         doc = by_id[c.doc_id]
         if spec.mode == "window":
-            spans.append((c.doc_id, *_window(doc, c.start, c.end, 0, len(doc.text), spec.size,
-                                             spec.encoding)))
+            spans.append(
+                (
+                    c.doc_id,
+                    *_window(doc, c.start, c.end, 0, len(doc.text), spec.size, spec.encoding),
+                )
+            )
             continue
         if c.doc_id not in sections:
             bounds = markdown_sections(doc.text) or [(0, len(doc.text))]
-            sections[c.doc_id] = (np.array([a for a, _ in bounds]), np.array([b for _, b in bounds]))
+            sections[c.doc_id] = (
+                np.array([a for a, _ in bounds]),
+                np.array([b for _, b in bounds]),
+            )
         starts, ends = sections[c.doc_id]
         # Every section the chunk touches: a chunker that ignores headings can straddle two.
         first = max(int(np.searchsorted(starts, c.start, side="right")) - 1, 0)
@@ -121,15 +139,24 @@ def parents_of(documents: Sequence[Document], chunks: Sequence[Chunk],
             lo, hi = _window(doc, c.start, c.end, lo, hi, spec.size, spec.encoding)
         spans.append((c.doc_id, min(lo, c.start), max(hi, c.end)))
     position: dict[tuple[str, int, int], int] = {}
-    of_chunk = np.fromiter((position.setdefault(s, len(position)) for s in spans),
-                           dtype=np.int64, count=len(spans))
+    of_chunk = np.fromiter(
+        (position.setdefault(s, len(position)) for s in spans), dtype=np.int64, count=len(spans)
+    )
     index_in_doc: dict[str, int] = {}
     passages = []
     for doc_id, start, end in position:
         text = by_id[doc_id].text[start:end]
         i = index_in_doc[doc_id] = index_in_doc.get(doc_id, -1) + 1
-        passages.append(Chunk(doc_id=doc_id, index=i, start=start, end=end, text=text,
-                              n_tokens=count_tokens(spec.encoding, text)))
+        passages.append(
+            Chunk(
+                doc_id=doc_id,
+                index=i,
+                start=start,
+                end=end,
+                text=text,
+                n_tokens=count_tokens(spec.encoding, text),
+            )
+        )
     return Parents(passages, of_chunk, spec.encoding)
 
 
@@ -169,8 +196,9 @@ class LiftedRanking:
 
     @property
     def n_tokens(self) -> np.ndarray:
-        return np.fromiter((p.n_tokens for p in self.passages), dtype=np.int64,
-                           count=len(self.passages))
+        return np.fromiter(
+            (p.n_tokens for p in self.passages), dtype=np.int64, count=len(self.passages)
+        )
 
 
 def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
@@ -187,12 +215,13 @@ def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
     def passage(parent: Chunk, start: int, end: int) -> int:
         key = (parent.doc_id, start, end)
         if key not in position:
-            text = parent.text[start - parent.start:end - parent.start]
+            text = parent.text[start - parent.start : end - parent.start]
             i = next_index[parent.doc_id]
             next_index[parent.doc_id] = i + 1
             position[key] = len(passages)
-            passages.append(Chunk(parent.doc_id, i, start, end, text,
-                                  count_tokens(parents.encoding, text)))
+            passages.append(
+                Chunk(parent.doc_id, i, start, end, text, count_tokens(parents.encoding, text))
+            )
         return position[key]
 
     rows: list[list[tuple[int, float]]] = []
@@ -213,6 +242,6 @@ def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
     scores = np.full((len(rows), width), np.nan, dtype=np.float32)
     for q, row in enumerate(rows):
         if row:
-            ids[q, :len(row)] = [i for i, _ in row]
-            scores[q, :len(row)] = [v for _, v in row]
+            ids[q, : len(row)] = [i for i, _ in row]
+            scores[q, : len(row)] = [v for _, v in row]
     return LiftedRanking(Ranking(ids, scores), passages)

@@ -18,19 +18,26 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from sweep.core.errors import BadInput
-from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
 from sweep.core.checks import positive_int
+from sweep.core.errors import BadInput
 from sweep.core.types import Chunk, Ranking
+from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
 from sweep.embedding.embedder import DEVICE_PATTERN, model_fingerprint
 
-__all__ = ["CrossEncoderReranker", "RerankStats", "RerankerError", "no_reranker", "resolve_reranker"]
+__all__ = [
+    "CrossEncoderReranker",
+    "RerankStats",
+    "RerankerError",
+    "no_reranker",
+    "resolve_reranker",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +51,8 @@ class RerankerError(ValueError, BadInput):
 
 @dataclass(frozen=True)
 class RerankStats:
-    computed: int = 0     # pairs run through the model
-    cache_hits: int = 0   # pairs whose score came from the cache
+    computed: int = 0  # pairs run through the model
+    cache_hits: int = 0  # pairs whose score came from the cache
     seconds: float = 0.0  # model time, loading included
 
 
@@ -70,9 +77,11 @@ def resolve_reranker(name: str) -> Path:
             return Path(snapshot_download(name, local_files_only=True))
         except Exception:  # not cached (or no huggingface_hub): say how to get it
             pass
-    raise RerankerError(f"rerank.model={name}: no such folder and not in the local Hugging Face "
-                        f"cache; get it with `huggingface-cli download {name}` and set "
-                        f"rerank.model=<the folder it prints>")
+    raise RerankerError(
+        f"rerank.model={name}: no such folder and not in the local Hugging Face "
+        f"cache; get it with `huggingface-cli download {name}` and set "
+        f"rerank.model=<the folder it prints>"
+    )
 
 
 def _load(path: Path, device: str, max_length: int | None) -> Any:
@@ -86,8 +95,9 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
 
             with quiet_transformers():
                 try:
-                    model = CrossEncoder(str(path), device=device, max_length=max_length,
-                                         local_files_only=True)
+                    model = CrossEncoder(
+                        str(path), device=device, max_length=max_length, local_files_only=True
+                    )
                 except Exception as exc:
                     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                     raise RerankerError(f"cannot load re-ranking model {path}: {first}") from None
@@ -110,15 +120,25 @@ class CrossEncoderReranker:
     folder; ``off`` disables).
     """
 
-    def __init__(self, model: str, top_n: int = 20, batch_size: int = 32,
-                 max_length: int | None = None, device: str = "cpu", cache_dir: str | None = None,
-                 show_progress: bool = True) -> None:
+    def __init__(
+        self,
+        model: str,
+        top_n: int = 20,
+        batch_size: int = 32,
+        max_length: int | None = None,
+        device: str = "cpu",
+        cache_dir: str | None = None,
+        show_progress: bool = True,
+    ) -> None:
         self.top_n = positive_int("rerank.top_n", top_n, error=RerankerError)
         self.batch_size = positive_int("rerank.batch_size", batch_size, error=RerankerError)
-        self.max_length = positive_int("rerank.max_length", max_length, error=RerankerError, allow_null=True)
+        self.max_length = positive_int(
+            "rerank.max_length", max_length, error=RerankerError, allow_null=True
+        )
         if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
-            raise RerankerError(f"rerank.device must be a torch device name like cpu or cuda, "
-                                f"got {device!r}")
+            raise RerankerError(
+                f"rerank.device must be a torch device name like cpu or cuda, got {device!r}"
+            )
         self.device = device
         self.model_name = str(model)
         self.path = resolve_reranker(self.model_name)
@@ -140,13 +160,24 @@ class CrossEncoderReranker:
 
     @property
     def cache_namespace(self) -> str:
-        return json.dumps({"kind": "cross-encoder", "format": 1, "weights": self.fingerprint,
-                           "max_length": self.max_length}, sort_keys=True)
+        return json.dumps(
+            {
+                "kind": "cross-encoder",
+                "format": 1,
+                "weights": self.fingerprint,
+                "max_length": self.max_length,
+            },
+            sort_keys=True,
+        )
 
     def _get_cache(self) -> EmbeddingCache | None:
         if self._cache is None and self._cache_root is not None:
-            self._cache = EmbeddingCache(self._cache_root, self.cache_namespace, dim=1,
-                                         meta={"model": f"cross-encoder {self.path.name}"})
+            self._cache = EmbeddingCache(
+                self._cache_root,
+                self.cache_namespace,
+                dim=1,
+                meta={"model": f"cross-encoder {self.path.name}"},
+            )
         return self._cache
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
@@ -167,30 +198,43 @@ class CrossEncoderReranker:
             model = _load(self.path, self.device, self.max_length)
             todo = [json.loads(unique[i]) for i in misses]
             try:
-                computed = model.predict([tuple(p) for p in todo], batch_size=self.batch_size,
-                                         show_progress_bar=self.show_progress and len(todo) > 256,
-                                         convert_to_numpy=True)
+                computed = model.predict(
+                    [tuple(p) for p in todo],
+                    batch_size=self.batch_size,
+                    show_progress_bar=self.show_progress and len(todo) > 256,
+                    convert_to_numpy=True,
+                )
             except Exception as exc:
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise RerankerError(f"re-ranking with {self.model_name} failed: {first}") from None
             computed = np.asarray(computed, dtype=np.float32).reshape(len(todo), -1)
             if computed.shape[1] != 1:
-                raise RerankerError(f"rerank.model={self.model_name} gives {computed.shape[1]} "
-                                    "scores per pair; a re-ranker must give one (num_labels=1)")
+                raise RerankerError(
+                    f"rerank.model={self.model_name} gives {computed.shape[1]} "
+                    "scores per pair; a re-ranker must give one (num_labels=1)"
+                )
             seconds = time.perf_counter() - start
             values[misses] = computed[:, 0]
             ok = np.isfinite(computed[:, 0])
             if cache is not None and ok.any():
                 cache.put_many([unique[i] for i, good in zip(misses, ok) if good], computed[ok])
-        self._stats = replace(self._stats, computed=self._stats.computed + len(misses),
-                              cache_hits=self._stats.cache_hits + len(unique) - len(misses),
-                              seconds=self._stats.seconds + seconds)
-        log.info("re-ranking %d pairs: %d cached, %d scored", len(unique),
-                 len(unique) - len(misses), len(misses))
+        self._stats = replace(
+            self._stats,
+            computed=self._stats.computed + len(misses),
+            cache_hits=self._stats.cache_hits + len(unique) - len(misses),
+            seconds=self._stats.seconds + seconds,
+        )
+        log.info(
+            "re-ranking %d pairs: %d cached, %d scored",
+            len(unique),
+            len(unique) - len(misses),
+            len(misses),
+        )
         return np.asarray([values[where[k]] for k in keys], dtype=np.float32)
 
-    def rerank(self, queries: Sequence[str], chunks: Sequence[Chunk], ranking: Ranking,
-               top_n: int) -> Ranking:
+    def rerank(
+        self, queries: Sequence[str], chunks: Sequence[Chunk], ranking: Ranking, top_n: int
+    ) -> Ranking:
         """Each query's first ``top_n`` chunks ordered by cross-encoder score, ties by
         first-stage rank; later ranks unchanged, their scores NaN."""
         if len(queries) != len(ranking.ids):
@@ -203,10 +247,9 @@ class CrossEncoderReranker:
         out = np.full(ranking.scores.shape, np.nan, dtype=np.float32)
         at = 0
         for i, head in enumerate(heads):
-            s = scores[at:at + len(head)]
+            s = scores[at : at + len(head)]
             at += len(head)
             order = np.lexsort((np.arange(len(head)), -s.astype(np.float64)))
-            ids[i, :len(head)] = head[order]
-            out[i, :len(head)] = s[order]
+            ids[i, : len(head)] = head[order]
+            out[i, : len(head)] = s[order]
         return Ranking(ids, out)
-

@@ -10,13 +10,14 @@ only in :meth:`Summary.to_markdown`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from sweep.core.types import Query
 from sweep.core.measures import LEVELS
+from sweep.core.types import Query
 from sweep.scoring.table import ScoreTable
 
 __all__ = ["LevelSummary", "MetricSummary", "Summary", "bootstrap_means", "summarize"]
@@ -67,12 +68,14 @@ class Summary:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Summary":
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
         """Read back :meth:`to_dict`'s layout; ``KeyError``/``TypeError`` on anything else."""
         levels = {}
         for name, lv in data["levels"].items():
-            metrics = {m: MetricSummary(float(v["mean"]), float(v["ci_low"]), float(v["ci_high"]))
-                       for m, v in lv["metrics"].items()}
+            metrics = {
+                m: MetricSummary(float(v["mean"]), float(v["ci_low"]), float(v["ci_high"]))
+                for m, v in lv["metrics"].items()
+            }
             levels[name] = LevelSummary(name, int(lv["n_queries"]), int(lv["n_excluded"]), metrics)
         boot = data["bootstrap"]
         return cls(levels, int(boot["n_boot"]), float(boot["confidence"]), int(boot["seed"]))
@@ -90,7 +93,8 @@ class Summary:
         """A table: one row per metric, one column per level, ``mean [ci_low, ci_high]``."""
         pct = f"{self.confidence * 100:g}%"
         header = ["metric"] + [
-            f"{name} (n={lv.n_queries}, excluded {lv.n_excluded})" for name, lv in self.levels.items()
+            f"{name} (n={lv.n_queries}, excluded {lv.n_excluded})"
+            for name, lv in self.levels.items()
         ]
         lines = [
             "| " + " | ".join(header) + " |",
@@ -100,17 +104,23 @@ class Summary:
             cells = [metric]
             for lv in self.levels.values():
                 m = lv.metrics.get(metric)
-                cells.append("—" if m is None else
-                             f"{m.mean:.{digits}f} [{m.ci_low:.{digits}f}, {m.ci_high:.{digits}f}]")
+                cells.append(
+                    "—"
+                    if m is None
+                    else f"{m.mean:.{digits}f} [{m.ci_low:.{digits}f}, {m.ci_high:.{digits}f}]"
+                )
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-        lines.append(f"Mean over queries with a relevant unit at the level, [{pct} bootstrap interval over "
-                     f"queries, {self.n_boot} resamples, seed {self.seed}].")
+        lines.append(
+            f"Mean over queries with a relevant unit at the level, [{pct} bootstrap interval over "
+            f"queries, {self.n_boot} resamples, seed {self.seed}]."
+        )
         return "\n".join(lines) + "\n"
 
 
-def bootstrap_means(values: np.ndarray, *, n_boot: int, seed: Sequence[int] | int,
-                    confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_means(
+    values: np.ndarray, *, n_boot: int, seed: Sequence[int] | int, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of the column means of ``values`` (queries x metrics).
 
     Rows are resampled with replacement ``n_boot`` times; every column sees the
@@ -125,15 +135,23 @@ def bootstrap_means(values: np.ndarray, *, n_boot: int, seed: Sequence[int] | in
         b = min(block, n_boot - lo)
         picks = rng.integers(0, n, size=(b, n))
         # Counts of each query per resample, then one matrix product for all metrics.
-        counts = np.bincount((picks + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
-        means[lo:lo + b] = counts @ values / n
+        counts = np.bincount(
+            (picks + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n
+        ).reshape(b, n)
+        means[lo : lo + b] = counts @ values / n
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha], axis=0)
     return low, high
 
 
-def summarize(table: ScoreTable, queries: Sequence[Query], *, n_boot: int = 1000,
-              confidence: float = 0.95, seed: int = 0) -> Summary:
+def summarize(
+    table: ScoreTable,
+    queries: Sequence[Query],
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Summary:
     """Per level: counts, and every metric's mean with its bootstrap interval.
 
     ``queries`` are the queries that were scored; a table row for a query not
@@ -146,8 +164,10 @@ def summarize(table: ScoreTable, queries: Sequence[Query], *, n_boot: int = 1000
     known = {q.query_id for q in queries}
     for code in np.unique(table.query_code).tolist():
         if table.query_ids[code] not in known:
-            raise ValueError(f"score table has rows for query {table.query_ids[code]!r}, "
-                             "which is not among the queries")
+            raise ValueError(
+                f"score table has rows for query {table.query_ids[code]!r}, "
+                "which is not among the queries"
+            )
     levels: dict[str, LevelSummary] = {}
     for level_index, level in enumerate(LEVELS):
         included = {q.query_id for q in queries if q.has_unit(level)}
@@ -155,16 +175,22 @@ def summarize(table: ScoreTable, queries: Sequence[Query], *, n_boot: int = 1000
         row_ids = [table.query_ids[c] for c in codes.tolist()]
         stray = next((qid for qid in row_ids if qid not in included), None)
         if stray is not None:
-            raise ValueError(f"score table has {level}-level rows for query {stray!r}, "
-                             f"which has no relevant unit at that level")
+            raise ValueError(
+                f"score table has {level}-level rows for query {stray!r}, "
+                f"which has no relevant unit at that level"
+            )
         if names and (len(row_ids) != len(included) or np.isnan(values).any()):
             missing = len(included) - int(np.isfinite(values).all(axis=1).sum())
-            raise ValueError(f"score table lacks {level}-level values for {missing} of "
-                             f"{len(included)} queries with a relevant unit")
+            raise ValueError(
+                f"score table lacks {level}-level values for {missing} of "
+                f"{len(included)} queries with a relevant unit"
+            )
         metrics: dict[str, MetricSummary] = {}
         if names and len(included):
             means = values.mean(axis=0)
-            low, high = bootstrap_means(values, n_boot=n_boot, seed=[seed, level_index], confidence=confidence)
+            low, high = bootstrap_means(
+                values, n_boot=n_boot, seed=[seed, level_index], confidence=confidence
+            )
             for j, name in enumerate(names):
                 metrics[name] = MetricSummary(float(means[j]), float(low[j]), float(high[j]))
         levels[level] = LevelSummary(level, len(included), len(queries) - len(included), metrics)

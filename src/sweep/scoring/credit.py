@@ -22,15 +22,15 @@ takes about a second.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sweep.core.types import Chunk, Hit, Query
 from sweep.core.measures import LEVELS, MIN_COVERAGE, PER_CONFIG_NAMES, RANK_NAMES, Measure
+from sweep.core.types import Chunk, Hit, Query
 from sweep.scoring.table import ScoreTable
 
 __all__ = [
@@ -87,7 +87,7 @@ class _Gold:
         return max(len(self.doc_code), 1)
 
     @classmethod
-    def of(cls, queries: Sequence[Query]) -> "_Gold":
+    def of(cls, queries: Sequence[Query]) -> _Gold:
         query_ids = tuple(q.query_id for q in queries)
         if len(set(query_ids)) != len(query_ids):
             seen: set[str] = set()
@@ -111,15 +111,36 @@ class _Gold:
                             "is not a non-empty span"
                         )
                     spans.append((qi, d, j.start, j.end, j.grade))
-        du = np.array(sorted((q, d, g) for (q, d), g in doc_units.items()), dtype=np.int64).reshape(-1, 3)
+        du = np.array(sorted((q, d, g) for (q, d), g in doc_units.items()), dtype=np.int64).reshape(
+            -1, 3
+        )
         su = np.array(spans, dtype=np.int64).reshape(-1, 5)
         n_docs = max(len(doc_code), 1)
-        group_key, piece_group, piece_start, piece_end = _merge_spans(su[:, 0] * n_docs + su[:, 1], su[:, 2], su[:, 3])
-        gold_len = np.bincount(group_key[piece_group] // n_docs, weights=piece_end - piece_start,
-                               minlength=len(queries)).astype(np.int64)
-        return cls(query_ids, doc_code, du[:, 0], du[:, 1], du[:, 2].astype(np.float64),
-                   su[:, 0], su[:, 1], su[:, 2], su[:, 3], su[:, 4].astype(np.float64),
-                   group_key, piece_group, piece_start, piece_end, gold_len)
+        group_key, piece_group, piece_start, piece_end = _merge_spans(
+            su[:, 0] * n_docs + su[:, 1], su[:, 2], su[:, 3]
+        )
+        gold_len = np.bincount(
+            group_key[piece_group] // n_docs,
+            weights=piece_end - piece_start,
+            minlength=len(queries),
+        ).astype(np.int64)
+        return cls(
+            query_ids,
+            doc_code,
+            du[:, 0],
+            du[:, 1],
+            du[:, 2].astype(np.float64),
+            su[:, 0],
+            su[:, 1],
+            su[:, 2],
+            su[:, 3],
+            su[:, 4].astype(np.float64),
+            group_key,
+            piece_group,
+            piece_start,
+            piece_end,
+            gold_len,
+        )
 
     def units(self, level: str) -> tuple[np.ndarray, np.ndarray]:
         """``(query of each unit, grade of each unit)`` at ``level``."""
@@ -188,18 +209,28 @@ class RankedHits:
     @property
     def rank(self) -> np.ndarray:
         """1-based rank of every hit."""
-        return np.arange(len(self.doc), dtype=np.int64) - np.repeat(self.offsets[:-1], self.n_hits) + 1
+        return (
+            np.arange(len(self.doc), dtype=np.int64) - np.repeat(self.offsets[:-1], self.n_hits) + 1
+        )
 
     @classmethod
-    def from_hits(cls, query_ids: Sequence[str], runs: Mapping[str, Sequence[Hit]],
-                  doc_code: Mapping[str, int], *, need_tokens: bool) -> "RankedHits":
+    def from_hits(
+        cls,
+        query_ids: Sequence[str],
+        runs: Mapping[str, Sequence[Hit]],
+        doc_code: Mapping[str, int],
+        *,
+        need_tokens: bool,
+    ) -> RankedHits:
         """Encode ``runs`` in the order of ``query_ids`` (a missing query = no hits)."""
         lists = [runs.get(qid, ()) for qid in query_ids]
         counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
         offsets = np.concatenate(([0], np.cumsum(counts)))
         n = int(offsets[-1])
         hits = list(chain.from_iterable(lists))
-        doc = np.fromiter(map(doc_code.get, map(attrgetter("doc_id"), hits), repeat(-1)), np.int64, n)
+        doc = np.fromiter(
+            map(doc_code.get, map(attrgetter("doc_id"), hits), repeat(-1)), np.int64, n
+        )
         start = _int_column(hits, "start")
         end = _int_column(hits, "end")
         where = _first_bad((start < 0) != (end < 0), start < -1, end < start)
@@ -225,15 +256,18 @@ class RankedHits:
         return cls(offsets, doc, start, end, tokens)
 
     @classmethod
-    def from_chunk_ranking(cls, ranking: np.ndarray, chunks: Sequence[Chunk],
-                           doc_code: Mapping[str, int]) -> "RankedHits":
+    def from_chunk_ranking(
+        cls, ranking: np.ndarray, chunks: Sequence[Chunk], doc_code: Mapping[str, int]
+    ) -> RankedHits:
         """Encode a ``(n_queries, depth)`` array of chunk indices (-1 pads short rows).
 
         Rows must be in query order; this skips building ``Hit`` objects.
         """
         ranking = np.asarray(ranking, dtype=np.int64)
         if ranking.ndim != 2:
-            raise ValueError(f"ranking must be a 2-d array of chunk indices, got shape {ranking.shape}")
+            raise ValueError(
+                f"ranking must be a 2-d array of chunk indices, got shape {ranking.shape}"
+            )
         if ranking.size and (ranking.max() >= len(chunks) or ranking.min() < -1):
             raise ValueError("ranking holds chunk indices outside the chunk list")
         valid = ranking >= 0
@@ -254,7 +288,9 @@ def _int_column(hits: list[Hit], name: str) -> np.ndarray:
     try:
         return np.fromiter(map(attrgetter(name), hits), np.int64, len(hits))
     except TypeError:  # some values are None
-        return np.fromiter((-1 if v is None else v for v in map(attrgetter(name), hits)), np.int64, len(hits))
+        return np.fromiter(
+            (-1 if v is None else v for v in map(attrgetter(name), hits)), np.int64, len(hits)
+        )
 
 
 def _first_bad(*masks: np.ndarray) -> int | None:
@@ -312,7 +348,9 @@ def _span_coverage(gold: _Gold, hits: RankedHits, min_coverage: float) -> _Cover
     nd = gold.n_docs
     rows = np.flatnonzero(is_span_hit & (hits.doc >= 0))
     row_q = hits.query[rows]
-    group = np.minimum(np.searchsorted(gold.group_key, row_q * nd + hits.doc[rows]), len(gold.group_key) - 1)
+    group = np.minimum(
+        np.searchsorted(gold.group_key, row_q * nd + hits.doc[rows]), len(gold.group_key) - 1
+    )
     keep = gold.group_key[group] == row_q * nd + hits.doc[rows]
     rows, group = rows[keep], group[keep]
     lo, hi = hits.start[rows], hits.end[rows]
@@ -339,11 +377,18 @@ def _span_coverage(gold: _Gold, hits: RankedHits, min_coverage: float) -> _Cover
     span_group = np.searchsorted(gold.group_key, gold.su_q * nd + gold.su_doc)
     span_piece = np.searchsorted(piece_a, span_group * big + gold.su_start, side="right") - 1
 
-    bounds = np.unique(np.concatenate((
-        piece_a, piece_b,
-        span_piece * big + gold.su_start, span_piece * big + gold.su_end,
-        pair_piece * big + pair_lo, pair_piece * big + pair_hi,
-    )))
+    bounds = np.unique(
+        np.concatenate(
+            (
+                piece_a,
+                piece_b,
+                span_piece * big + gold.su_start,
+                span_piece * big + gold.su_end,
+                pair_piece * big + pair_lo,
+                pair_piece * big + pair_hi,
+            )
+        )
+    )
     b_piece, b_pos = np.divmod(bounds, big)
     # Segment p runs from boundary p to boundary p + 1 (length 0 at a piece's last boundary).
     seg_len = np.zeros(len(bounds), dtype=np.int64)
@@ -354,7 +399,9 @@ def _span_coverage(gold: _Gold, hits: RankedHits, min_coverage: float) -> _Cover
     p_first = np.searchsorted(bounds, pair_piece * big + pair_lo)
     p_count = np.searchsorted(bounds, pair_piece * big + pair_hi) - p_first
     for sl in _slices(p_count):
-        np.minimum.at(seg_rank, _expand(p_first[sl], p_count[sl]), np.repeat(pair_rank[sl], p_count[sl]))
+        np.minimum.at(
+            seg_rank, _expand(p_first[sl], p_count[sl]), np.repeat(pair_rank[sl], p_count[sl])
+        )
 
     hit_seg = np.flatnonzero(seg_rank < _NEVER)
     seg_q = gold.group_key[gold.piece_group[b_piece[hit_seg]]] // nd
@@ -438,8 +485,14 @@ class _Credits:
     ideal_term: np.ndarray
 
     @classmethod
-    def of(cls, unit_q: np.ndarray, unit_grade: np.ndarray, unit_rank: np.ndarray,
-           n_queries: int, gain: str) -> "_Credits":
+    def of(
+        cls,
+        unit_q: np.ndarray,
+        unit_grade: np.ndarray,
+        unit_rank: np.ndarray,
+        n_queries: int,
+        gain: str,
+    ) -> _Credits:
         gains = unit_grade if gain == "linear" else np.exp2(unit_grade) - 1.0
         n_units = np.bincount(unit_q, minlength=n_queries)
         got = unit_rank < _NEVER
@@ -461,11 +514,23 @@ class _Credits:
         ideal_q = unit_q[order]
         ideal_pos = np.arange(len(ideal_q)) - np.searchsorted(ideal_q, ideal_q) + 1
         ideal_term = gains[order] / np.log2(ideal_pos + 1.0)
-        return cls(n_queries, n_units, ev_q, ev_rank, ev_units, ev_first, ap_term, dcg_term,
-                   ideal_q, ideal_pos, ideal_term)
+        return cls(
+            n_queries,
+            n_units,
+            ev_q,
+            ev_rank,
+            ev_units,
+            ev_first,
+            ap_term,
+            dcg_term,
+            ideal_q,
+            ideal_pos,
+            ideal_term,
+        )
 
-    def measure(self, names: Sequence[str], cutoff: np.ndarray, *, budget: bool = False
-                ) -> dict[str, np.ndarray]:
+    def measure(
+        self, names: Sequence[str], cutoff: np.ndarray, *, budget: bool = False
+    ) -> dict[str, np.ndarray]:
         """Rank measures of every query at a per-query cut-off (hits considered).
 
         For a token budget (``budget``) the ideal DCG takes all of the query's
@@ -496,12 +561,24 @@ class _Credits:
                 first_rank[has] = self.ev_rank[self.ev_first[has]]
                 out[name] = np.where(has, 1.0 / first_rank, 0.0)
             elif name == "ap":
-                out[name] = np.bincount(self.ev_q, weights=np.where(inside, self.ap_term, 0.0), minlength=nq) / r
+                out[name] = (
+                    np.bincount(
+                        self.ev_q, weights=np.where(inside, self.ap_term, 0.0), minlength=nq
+                    )
+                    / r
+                )
             elif name == "ndcg":
-                dcg = np.bincount(self.ev_q, weights=np.where(inside, self.dcg_term, 0.0), minlength=nq)
-                in_ideal = (np.ones(len(self.ideal_q), dtype=bool) if budget
-                            else self.ideal_pos <= cutoff[self.ideal_q])
-                idcg = np.bincount(self.ideal_q, weights=np.where(in_ideal, self.ideal_term, 0.0), minlength=nq)
+                dcg = np.bincount(
+                    self.ev_q, weights=np.where(inside, self.dcg_term, 0.0), minlength=nq
+                )
+                in_ideal = (
+                    np.ones(len(self.ideal_q), dtype=bool)
+                    if budget
+                    else self.ideal_pos <= cutoff[self.ideal_q]
+                )
+                idcg = np.bincount(
+                    self.ideal_q, weights=np.where(in_ideal, self.ideal_term, 0.0), minlength=nq
+                )
                 out[name] = np.divide(dcg, idcg, out=np.zeros(nq), where=idcg > 0)
             else:  # pragma: no cover - names are checked by the caller
                 raise ValueError(name)
@@ -545,7 +622,9 @@ def _precision_omega(gold: _Gold, chunks: Sequence[Chunk]) -> np.ndarray:
     # A chunk overlapping [a, b) starts before b and after a - (longest chunk of its doc).
     longest = np.zeros(nd, dtype=np.int64)
     np.maximum.at(longest, c_doc, c_end - c_start)
-    lo = np.searchsorted(c_key, piece_doc * big + np.maximum(gold.piece_start - longest[piece_doc] + 1, 0))
+    lo = np.searchsorted(
+        c_key, piece_doc * big + np.maximum(gold.piece_start - longest[piece_doc] + 1, 0)
+    )
     hi = np.searchsorted(c_key, piece_doc * big + gold.piece_end, side="left")
     count = np.maximum(hi - lo, 0)
     cand = _expand(lo, count)
@@ -555,7 +634,10 @@ def _precision_omega(gold: _Gold, chunks: Sequence[Chunk]) -> np.ndarray:
     # Union of the pieces and their overlapping chunks, per (query, doc) group.
     group = np.concatenate((gold.piece_group, gold.piece_group[cand_piece]))
     u_groups, u_group, u_start, u_end = _merge_spans(
-        group, np.concatenate((gold.piece_start, c_start[cand])), np.concatenate((gold.piece_end, c_end[cand])))
+        group,
+        np.concatenate((gold.piece_start, c_start[cand])),
+        np.concatenate((gold.piece_end, c_end[cand])),
+    )
     u_query = gold.group_key[u_groups[u_group]] // nd
     union = np.bincount(u_query, weights=u_end - u_start, minlength=nq)
     has = np.zeros(nq, dtype=bool)
@@ -613,14 +695,29 @@ def score_ranked(
     gold = _Gold.of(queries)
     ranking = np.asarray(ranking)
     if ranking.ndim != 2 or ranking.shape[0] != len(queries):
-        raise ValueError(f"ranking must have one row per query ({len(queries)}), got shape {ranking.shape}")
+        raise ValueError(
+            f"ranking must have one row per query ({len(queries)}), got shape {ranking.shape}"
+        )
     hits = RankedHits.from_chunk_ranking(ranking, chunks, gold.doc_code)
-    return _score(gold, hits, list(dict.fromkeys(measures)), min_coverage=min_coverage, gain=gain,
-                  chunks=chunks)
+    return _score(
+        gold,
+        hits,
+        list(dict.fromkeys(measures)),
+        min_coverage=min_coverage,
+        gain=gain,
+        chunks=chunks,
+    )
 
 
-def _score(gold: _Gold, hits: RankedHits, measures: list[Measure], *, min_coverage: float,
-           gain: str, chunks: Sequence[Chunk] | None) -> ScoreTable:
+def _score(
+    gold: _Gold,
+    hits: RankedHits,
+    measures: list[Measure],
+    *,
+    min_coverage: float,
+    gain: str,
+    chunks: Sequence[Chunk] | None,
+) -> ScoreTable:
     if chunks is None:
         measures = [m for m in measures if m.name not in PER_CONFIG_NAMES]
     metric_names = tuple(str(m) for m in measures)
@@ -630,13 +727,20 @@ def _score(gold: _Gold, hits: RankedHits, measures: list[Measure], *, min_covera
     for m in measures:
         key = _cutoff_key(m)
         if key is not None and key not in cutoffs:
-            cutoffs[key] = np.full(nq, m.k, dtype=np.int64) if m.k is not None else _budget_prefix(hits, key[1])
+            cutoffs[key] = (
+                np.full(nq, m.k, dtype=np.int64)
+                if m.k is not None
+                else _budget_prefix(hits, key[1])
+            )
 
     coverage = None
     if any("span" in m.levels for m in measures):
         coverage = _span_coverage(gold, hits, min_coverage)
-    omega = _precision_omega(gold, chunks) if chunks is not None and any(
-        m.name in PER_CONFIG_NAMES for m in measures) else None
+    omega = (
+        _precision_omega(gold, chunks)
+        if chunks is not None and any(m.name in PER_CONFIG_NAMES for m in measures)
+        else None
+    )
 
     parts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
     for level_code, level in enumerate(LEVELS):
@@ -664,20 +768,28 @@ def _score(gold: _Gold, hits: RankedHits, measures: list[Measure], *, min_covera
                     columns[:, col] = omega[included]
                 continue
             cut = cutoffs[key]
-            ranked = credits.measure([m.name for _, m in group if m.name in RANK_NAMES], cut,
-                                     budget=key[0] == "t")
+            ranked = credits.measure(
+                [m.name for _, m in group if m.name in RANK_NAMES], cut, budget=key[0] == "t"
+            )
             for col, m in group:
-                values = ranked[m.name] if m.name in RANK_NAMES else _coverage_measure(
-                    m.name, coverage, hits, gold, cut)
+                values = (
+                    ranked[m.name]
+                    if m.name in RANK_NAMES
+                    else _coverage_measure(m.name, coverage, hits, gold, cut)
+                )
                 columns[:, col] = values[included]
         codes = np.array([i for i, _ in level_measures], dtype=np.int64)
         parts.append((level_code, included, codes, columns))
 
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
-        return ScoreTable(gold.query_ids, metric_names, empty, empty.astype(np.int8), empty.copy(), np.zeros(0))
+        return ScoreTable(
+            gold.query_ids, metric_names, empty, empty.astype(np.int8), empty.copy(), np.zeros(0)
+        )
     q_col = np.concatenate([np.repeat(inc, len(codes)) for _, inc, codes, _ in parts])
-    l_col = np.concatenate([np.full(len(inc) * len(codes), lv, dtype=np.int8) for lv, inc, codes, _ in parts])
+    l_col = np.concatenate(
+        [np.full(len(inc) * len(codes), lv, dtype=np.int8) for lv, inc, codes, _ in parts]
+    )
     m_col = np.concatenate([np.tile(codes, len(inc)) for _, inc, codes, _ in parts])
     v_col = np.concatenate([cols.ravel() for _, _, _, cols in parts])
     return ScoreTable(gold.query_ids, metric_names, q_col, l_col, m_col, v_col)
@@ -691,8 +803,9 @@ def _cutoff_key(m: Measure) -> tuple[str, int] | None:
     return None
 
 
-def _coverage_measure(name: str, coverage: _Coverage | None, hits: RankedHits, gold: _Gold,
-                      cutoff: np.ndarray) -> np.ndarray:
+def _coverage_measure(
+    name: str, coverage: _Coverage | None, hits: RankedHits, gold: _Gold, cutoff: np.ndarray
+) -> np.ndarray:
     assert coverage is not None
     start = hits.offsets[:-1]
     stop = start + np.minimum(cutoff, hits.n_hits)
@@ -722,16 +835,21 @@ class UnitCredits:
 
     def first_relevant(self, level: str) -> dict[str, int | None]:
         """Rank of the first hit that credits any unit, per query (None: none does)."""
-        return {q: min((r for r in units if r is not None), default=None)
-                for q, units in self.ranks[level].items()}
+        return {
+            q: min((r for r in units if r is not None), default=None)
+            for q, units in self.ranks[level].items()
+        }
 
 
 def _unit_credits(gold: _Gold, hits: RankedHits, min_coverage: float) -> UnitCredits:
     out: dict[str, dict[str, tuple[int | None, ...]]] = {}
     for level in LEVELS:
         unit_q, _ = gold.units(level)
-        ranks = (_doc_unit_ranks(gold, hits) if level == "doc"
-                 else _span_coverage(gold, hits, min_coverage).span_ranks)
+        ranks = (
+            _doc_unit_ranks(gold, hits)
+            if level == "doc"
+            else _span_coverage(gold, hits, min_coverage).span_ranks
+        )
         per_query: dict[str, list[int | None]] = {}
         for q, r in zip(unit_q.tolist(), ranks.tolist()):
             per_query.setdefault(gold.query_ids[q], []).append(None if r >= _NEVER else int(r))
@@ -739,14 +857,20 @@ def _unit_credits(gold: _Gold, hits: RankedHits, min_coverage: float) -> UnitCre
     return UnitCredits(out)
 
 
-def credit_units(queries: Sequence[Query], ranking: np.ndarray, chunks: Sequence[Chunk], *,
-                 min_coverage: float = MIN_COVERAGE) -> UnitCredits:
+def credit_units(
+    queries: Sequence[Query],
+    ranking: np.ndarray,
+    chunks: Sequence[Chunk],
+    *,
+    min_coverage: float = MIN_COVERAGE,
+) -> UnitCredits:
     """:class:`UnitCredits` of a retriever's ``(n_queries, depth)`` chunk positions (as
     :func:`score_ranked` takes them)."""
     _check_options(min_coverage, "linear")
     gold = _Gold.of(queries)
-    return _unit_credits(gold, RankedHits.from_chunk_ranking(ranking, chunks, gold.doc_code),
-                         min_coverage)
+    return _unit_credits(
+        gold, RankedHits.from_chunk_ranking(ranking, chunks, gold.doc_code), min_coverage
+    )
 
 
 def first_relevant_ranks(
@@ -768,6 +892,10 @@ def first_relevant_ranks(
     return _unit_credits(gold, hits, min_coverage).first_relevant(level)
 
 
-def first_relevant_rank(query: Query, hits: Sequence[Hit], level: str, min_coverage: float = MIN_COVERAGE) -> int | None:
+def first_relevant_rank(
+    query: Query, hits: Sequence[Hit], level: str, min_coverage: float = MIN_COVERAGE
+) -> int | None:
     """Rank of the first of ``hits`` that credits a unit of ``query`` at ``level`` (None if none)."""
-    return first_relevant_ranks([query], {query.query_id: hits}, level, min_coverage=min_coverage).get(query.query_id)
+    return first_relevant_ranks(
+        [query], {query.query_id: hits}, level, min_coverage=min_coverage
+    ).get(query.query_id)

@@ -26,16 +26,28 @@ interval, and the threshold that maximises balanced accuracy.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from sweep.core.types import Query
 from sweep.scoring.credit import UnitCredits
 
-__all__ = ["Abstention", "Diagnostics", "TWOHOP_CLASSES", "TwoHop", "abstention", "auroc",
-           "best_threshold", "diagnose", "twohop_class", "twohop_counts", "twohop_queries"]
+__all__ = [
+    "TWOHOP_CLASSES",
+    "Abstention",
+    "Diagnostics",
+    "TwoHop",
+    "abstention",
+    "auroc",
+    "best_threshold",
+    "diagnose",
+    "twohop_class",
+    "twohop_counts",
+    "twohop_queries",
+]
 
 TWOHOP_CLASSES = ("complete", "ranked_out", "hop1_missed", "hop2_missed", "both_missed")
 #: Below this many unanswerable questions the AUROC says little: the report says so.
@@ -127,11 +139,17 @@ class Abstention:
     threshold: float
     balanced_accuracy: float
     declined_unanswerable: float  # share of unanswerable queries with a top score below threshold
-    declined_answerable: float    # share of answerable queries wrongly declined
+    declined_answerable: float  # share of answerable queries wrongly declined
 
 
-def abstention(answerable: np.ndarray, unanswerable: np.ndarray, *, n_boot: int = 1000,
-               seed: int = 0, confidence: float = 0.95) -> Abstention | None:
+def abstention(
+    answerable: np.ndarray,
+    unanswerable: np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Abstention | None:
     """How well the top-1 score separates answerable from unanswerable queries; None when
     either group is empty."""
     pos = np.asarray(answerable, dtype=np.float64)
@@ -141,14 +159,24 @@ def abstention(answerable: np.ndarray, unanswerable: np.ndarray, *, n_boot: int 
         return None
     rng = np.random.default_rng([seed, 7])
     # Stratified: each resample keeps both group sizes.
-    boots = _auroc_rows(pos[rng.integers(0, pos.size, size=(n_boot, pos.size))],
-                        neg[rng.integers(0, neg.size, size=(n_boot, neg.size))])
+    boots = _auroc_rows(
+        pos[rng.integers(0, pos.size, size=(n_boot, pos.size))],
+        neg[rng.integers(0, neg.size, size=(n_boot, neg.size))],
+    )
     alpha = (1 - confidence) / 2
     low, high = np.quantile(boots, [alpha, 1 - alpha])
     threshold, balanced = best_threshold(pos, neg)
-    return Abstention(int(pos.size), int(neg.size), auroc(pos, neg), float(low), float(high),
-                      threshold, balanced, float((neg < threshold).mean()),
-                      float((pos < threshold).mean()))
+    return Abstention(
+        int(pos.size),
+        int(neg.size),
+        auroc(pos, neg),
+        float(low),
+        float(high),
+        threshold,
+        balanced,
+        float((neg < threshold).mean()),
+        float((pos < threshold).mean()),
+    )
 
 
 @dataclass(frozen=True)
@@ -162,15 +190,21 @@ class Diagnostics:
         return next((t for t in self.twohop if t.k == k), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"twohop": [{"k": t.k, "counts": dict(t.counts)} for t in self.twohop],
-                "abstention": None if self.abstention is None else vars(self.abstention)}
+        return {
+            "twohop": [{"k": t.k, "counts": dict(t.counts)} for t in self.twohop],
+            "abstention": None if self.abstention is None else vars(self.abstention),
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Diagnostics":
+    def from_dict(cls, data: Mapping[str, Any]) -> Diagnostics:
         a = data.get("abstention")
-        return cls(tuple(TwoHop(int(t["k"]), {str(c): int(n) for c, n in t["counts"].items()})
-                         for t in data.get("twohop", ())),
-                   None if a is None else Abstention(**a))
+        return cls(
+            tuple(
+                TwoHop(int(t["k"]), {str(c): int(n) for c, n in t["counts"].items()})
+                for t in data.get("twohop", ())
+            ),
+            None if a is None else Abstention(**a),
+        )
 
     def columns(self) -> dict[str, Any]:
         """results.csv columns: ``span.twohop_<class>@k`` (share) and ``.n`` (count), ``abstain.*``."""
@@ -182,32 +216,50 @@ class Diagnostics:
                 out[f"span.twohop_{c}@{t.k}.n"] = t.counts.get(c, 0)
         a = self.abstention
         if a is not None:
-            out.update({"abstain.auroc": a.auroc, "abstain.auroc.lo": a.auroc_low,
-                        "abstain.auroc.hi": a.auroc_high, "abstain.threshold": a.threshold,
-                        "abstain.declined_unanswerable": a.declined_unanswerable,
-                        "abstain.declined_answerable": a.declined_answerable,
-                        "abstain.n_unanswerable": a.n_unanswerable,
-                        "abstain.n_answerable": a.n_answerable})
+            out.update(
+                {
+                    "abstain.auroc": a.auroc,
+                    "abstain.auroc.lo": a.auroc_low,
+                    "abstain.auroc.hi": a.auroc_high,
+                    "abstain.threshold": a.threshold,
+                    "abstain.declined_unanswerable": a.declined_unanswerable,
+                    "abstain.declined_answerable": a.declined_answerable,
+                    "abstain.n_unanswerable": a.n_unanswerable,
+                    "abstain.n_answerable": a.n_answerable,
+                }
+            )
         return out
 
 
-def twohop_queries(queries: Sequence[Query], credits: UnitCredits,
-                   types: Sequence[str] | None) -> dict[str, tuple[int | None, ...]]:
+def twohop_queries(
+    queries: Sequence[Query], credits: UnitCredits, types: Sequence[str] | None
+) -> dict[str, tuple[int | None, ...]]:
     """Span credit ranks of the queries whose two-hop failures are classified: two or more
     evidence spans and, when the dataset has types and ``types`` is given, one of them."""
     typed = types is not None and any(q.type for q in queries)
     spans = credits.ranks.get("span", {})
-    return {q.query_id: spans[q.query_id] for q in queries
-            if len(spans.get(q.query_id, ())) >= 2 and (not typed or q.type in types)}
+    return {
+        q.query_id: spans[q.query_id]
+        for q in queries
+        if len(spans.get(q.query_id, ())) >= 2 and (not typed or q.type in types)
+    }
 
 
-def diagnose(queries: Sequence[Query], credits: UnitCredits, top_scores: np.ndarray, *,
-             ks: Sequence[int], twohop_types: Sequence[str] | None, n_boot: int,
-             seed: int) -> Diagnostics:
+def diagnose(
+    queries: Sequence[Query],
+    credits: UnitCredits,
+    top_scores: np.ndarray,
+    *,
+    ks: Sequence[int],
+    twohop_types: Sequence[str] | None,
+    n_boot: int,
+    seed: int,
+) -> Diagnostics:
     """A setting's diagnostics; ``top_scores[i]`` is query i's top-1 retrieval score."""
     multi = twohop_queries(queries, credits, twohop_types)
     twohop = tuple(twohop_counts(multi, k) for k in ks) if multi else ()
     answerable = np.array([q.has_unit("doc") for q in queries], dtype=bool)
     scores = np.asarray(top_scores, dtype=np.float64)
-    return Diagnostics(twohop, abstention(scores[answerable], scores[~answerable], n_boot=n_boot,
-                                          seed=seed))
+    return Diagnostics(
+        twohop, abstention(scores[answerable], scores[~answerable], n_boot=n_boot, seed=seed)
+    )

@@ -29,7 +29,9 @@ class PerQueryScores(Mapping[int, Mapping[str, float]]):
     values: np.ndarray
 
     def __post_init__(self) -> None:
-        values = np.asarray(self.values, dtype=np.float64).reshape(len(self.jobs), len(self.query_ids))
+        values = np.asarray(self.values, dtype=np.float64).reshape(
+            len(self.jobs), len(self.query_ids)
+        )
         if len(set(self.jobs)) != len(self.jobs) or len(set(self.query_ids)) != len(self.query_ids):
             raise ValueError("PerQueryScores: jobs and query ids must be unique")
         values.setflags(write=False)
@@ -37,7 +39,7 @@ class PerQueryScores(Mapping[int, Mapping[str, float]]):
         object.__setattr__(self, "_row", {j: i for i, j in enumerate(self.jobs)})
 
     @classmethod
-    def from_mapping(cls, scores: Mapping[int, Mapping[str, float]]) -> "PerQueryScores":
+    def from_mapping(cls, scores: Mapping[int, Mapping[str, float]]) -> PerQueryScores:
         """From ``job -> query_id -> value``; queries in first-seen order, NaN values dropped."""
         jobs = tuple(scores)
         queries = tuple(dict.fromkeys(q for s in scores.values() for q in s))
@@ -49,12 +51,20 @@ class PerQueryScores(Mapping[int, Mapping[str, float]]):
         return cls(jobs, queries, values)
 
     @classmethod
-    def from_tables(cls, tables: Mapping[int, ScoreTable], level: str, metric: str,
-                    jobs: Iterable[int] | None = None) -> "PerQueryScores":
+    def from_tables(
+        cls,
+        tables: Mapping[int, ScoreTable],
+        level: str,
+        metric: str,
+        jobs: Iterable[int] | None = None,
+    ) -> PerQueryScores:
         """One metric at one level of each job's table; jobs without a score of it are left out."""
         wanted = list(tables) if jobs is None else [j for j in jobs if j in tables]
-        scores = {j: s for j in wanted if (s := {q: v for q, v in tables[j].values(level, metric).items()
-                                                 if not np.isnan(v)})}
+        scores = {
+            j: s
+            for j in wanted
+            if (s := {q: v for q, v in tables[j].values(level, metric).items() if not np.isnan(v)})
+        }
         return cls.from_mapping(scores)
 
     # Mapping: job -> {query_id: value} of the queries it scored
@@ -71,16 +81,18 @@ class PerQueryScores(Mapping[int, Mapping[str, float]]):
     def __contains__(self, job: object) -> bool:
         return job in self._row  # type: ignore[attr-defined]
 
-    def select(self, jobs: Iterable[int]) -> "PerQueryScores":
+    def select(self, jobs: Iterable[int]) -> PerQueryScores:
         """These jobs only, in this order."""
         jobs = tuple(jobs)
         rows = [self._row[j] for j in jobs]  # type: ignore[attr-defined]
         return PerQueryScores(jobs, self.query_ids, self.values[rows])
 
-    def restrict(self, query_ids: Collection[str]) -> "PerQueryScores":
+    def restrict(self, query_ids: Collection[str]) -> PerQueryScores:
         """Only these queries (jobs that scored none of them stay, with no scores)."""
         keep = [c for c, q in enumerate(self.query_ids) if q in query_ids]
-        return PerQueryScores(self.jobs, tuple(self.query_ids[c] for c in keep), self.values[:, keep])
+        return PerQueryScores(
+            self.jobs, tuple(self.query_ids[c] for c in keep), self.values[:, keep]
+        )
 
     def scored(self) -> np.ndarray:
         """Per query: whether at least one job scored it."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -41,7 +41,9 @@ class ScoreTable:
         n = len(self.value)
         for name in ("query_code", "level_code", "metric_code"):
             if len(getattr(self, name)) != n:
-                raise ValueError(f"ScoreTable column {name} has {len(getattr(self, name))} rows, value has {n}")
+                raise ValueError(
+                    f"ScoreTable column {name} has {len(getattr(self, name))} rows, value has {n}"
+                )
         for arr in (self.query_code, self.level_code, self.metric_code, self.value):
             arr.setflags(write=False)
 
@@ -63,8 +65,12 @@ class ScoreTable:
     def rows(self) -> Iterator[tuple[str, str, str, float]]:
         """``(query_id, level, metric, value)`` tuples in table order."""
         qids, mets = self.query_ids, self.metric_names
-        for q, lv, m, v in zip(self.query_code.tolist(), self.level_code.tolist(),
-                               self.metric_code.tolist(), self.value.tolist()):
+        for q, lv, m, v in zip(
+            self.query_code.tolist(),
+            self.level_code.tolist(),
+            self.metric_code.tolist(),
+            self.value.tolist(),
+        ):
             yield qids[q], LEVELS[lv], mets[m], v
 
     def values(self, level: str, metric: str | Measure) -> dict[str, float]:
@@ -74,8 +80,13 @@ class ScoreTable:
         metric = str(metric)
         if metric not in self.metric_names:
             return {}
-        mask = (self.level_code == LEVELS.index(level)) & (self.metric_code == self.metric_names.index(metric))
-        return {self.query_ids[q]: v for q, v in zip(self.query_code[mask].tolist(), self.value[mask].tolist())}
+        mask = (self.level_code == LEVELS.index(level)) & (
+            self.metric_code == self.metric_names.index(metric)
+        )
+        return {
+            self.query_ids[q]: v
+            for q, v in zip(self.query_code[mask].tolist(), self.value[mask].tolist())
+        }
 
     def matrix(self, level: str) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
         """``(query codes, metric names, values)`` of one level as a query x metric array.
@@ -100,7 +111,7 @@ class ScoreTable:
         write_text_atomic(Path(path), buf.getvalue())
 
     @classmethod
-    def read_csv(cls, path: str | Path) -> "ScoreTable":
+    def read_csv(cls, path: str | Path) -> ScoreTable:
         """Read a table written by :meth:`write_csv`; ``ValueError`` names the file and line.
 
         Only what sweep writes is read: a known level, one of sweep's measures, a finite
@@ -116,11 +127,12 @@ class ScoreTable:
             if tuple(header.split(",")) != CSV_HEADER:
                 # Said, not quoted: the first line of a file that is not sweep's can be
                 # anything (a key, an environment), and an error is shown and logged.
-                raise ValueError(f"{path}:1: expected header {','.join(CSV_HEADER)}; the "
-                                 f"first line is something else ({len(header)} characters), so "
-                                 "this is not a per-query file sweep wrote")
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                             engine="c")
+                raise ValueError(
+                    f"{path}:1: expected header {','.join(CSV_HEADER)}; the "
+                    f"first line is something else ({len(header)} characters), so "
+                    "this is not a per-query file sweep wrote"
+                )
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, engine="c")
         except UnicodeDecodeError:
             raise ValueError(f"{not_utf8(path)}; the file is damaged") from None
         except pd.errors.ParserError as e:
@@ -128,8 +140,9 @@ class ScoreTable:
             where = f"{path}:{line}" if line else str(path)
             raise ValueError(f"{where}: expected query_id,level,metric,value") from None
         if df.empty:
-            return cls((), (), *(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int64)),
-                       np.zeros(0))
+            return cls(
+                (), (), *(np.zeros(0, dtype=t) for t in (np.int64, np.int8, np.int64)), np.zeros(0)
+            )
         # Restored after factorizing: one call per distinct name, and restore is a bijection.
         q_codes, q_names = pd.factorize(df["query_id"], sort=False)
         m_codes, m_names = pd.factorize(df["metric"], sort=False)
@@ -149,30 +162,50 @@ class ScoreTable:
             (np.isnan(value), lambda i: f"value {df['value'][i]!r} is not a number"),
             # Every measure sweep scores is a share, from 0 to 1; the margin takes a float
             # sum's last bit (an nDCG of 1.0000000000000002), not a damaged value.
-            (np.isinf(value) | (value < -_MARGIN) | (value > 1 + _MARGIN),
-             lambda i: f"value {df['value'][i]!r} of query {q_names[q_codes[i]]!r} is not a "
-                       f"score ({what(i)} is from 0 to 1)"),
+            (
+                np.isinf(value) | (value < -_MARGIN) | (value > 1 + _MARGIN),
+                lambda i: (
+                    f"value {df['value'][i]!r} of query {q_names[q_codes[i]]!r} is not a "
+                    f"score ({what(i)} is from 0 to 1)"
+                ),
+            ),
             # Two values of one score: which one a test would take is an accident.
-            (twice, lambda i: f"a second {what(i)} value for query {q_names[q_codes[i]]!r} (the "
-                              f"first is on line "
-                              f"{_record_line(path, int(np.argmax(key == key[i])))})"),
+            (
+                twice,
+                lambda i: (
+                    f"a second {what(i)} value for query {q_names[q_codes[i]]!r} (the "
+                    f"first is on line "
+                    f"{_record_line(path, int(np.argmax(key == key[i])))})"
+                ),
+            ),
         )
         for bad, problem in checks:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{path}:{_record_line(path, i)}: {problem(i)}; the file is "
-                                 "damaged")
-        return cls(tuple(q_names), tuple(m_names), q_codes.astype(np.int64),
-                   levels.to_numpy(np.int8), m_codes.astype(np.int64), value)
+                raise ValueError(
+                    f"{path}:{_record_line(path, i)}: {problem(i)}; the file is damaged"
+                )
+        return cls(
+            tuple(q_names),
+            tuple(m_names),
+            q_codes.astype(np.int64),
+            levels.to_numpy(np.int8),
+            m_codes.astype(np.int64),
+            value,
+        )
 
     def to_frame(self):
         """The table as a pandas DataFrame: ``query_id, level, metric, value``."""
         import pandas as pd
 
-        return pd.DataFrame({"query_id": pd.Categorical.from_codes(self.query_code, self.query_ids),
-                             "level": pd.Categorical.from_codes(self.level_code, LEVELS),
-                             "metric": pd.Categorical.from_codes(self.metric_code, self.metric_names),
-                             "value": self.value})
+        return pd.DataFrame(
+            {
+                "query_id": pd.Categorical.from_codes(self.query_code, self.query_ids),
+                "level": pd.Categorical.from_codes(self.level_code, LEVELS),
+                "metric": pd.Categorical.from_codes(self.metric_code, self.metric_names),
+                "value": self.value,
+            }
+        )
 
 
 #: How far past [0, 1] a value read back may be: floating-point rounding, not damage.

@@ -8,15 +8,21 @@ chunks' spans and the evidence spans in it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from sweep.core.files import write_text_atomic
 from sweep.core.types import Chunk, Document, Query
 
-__all__ = ["BOUNDARIES_NAME", "BoundaryView", "LIMIT", "boundary_view", "read_boundary_view",
-           "showcase_document"]
+__all__ = [
+    "BOUNDARIES_NAME",
+    "LIMIT",
+    "BoundaryView",
+    "boundary_view",
+    "read_boundary_view",
+    "showcase_document",
+]
 
 BOUNDARIES_NAME = "boundaries.json"
 #: characters of the document shown: enough for a dozen chunks at 256 tokens
@@ -32,9 +38,16 @@ class BoundaryView:
     evidence: tuple[tuple[int, int], ...]
 
     def to_json(self) -> str:
-        return json.dumps({"doc_id": self.doc_id, "text": self.text, "n_chars": self.n_chars,
-                           "chunks": [list(s) for s in self.chunks],
-                           "evidence": [list(s) for s in self.evidence]}, ensure_ascii=False)
+        return json.dumps(
+            {
+                "doc_id": self.doc_id,
+                "text": self.text,
+                "n_chars": self.n_chars,
+                "chunks": [list(s) for s in self.chunks],
+                "evidence": [list(s) for s in self.evidence],
+            },
+            ensure_ascii=False,
+        )
 
 
 def showcase_document(documents: Sequence[Document], queries: Sequence[Query]) -> Document | None:
@@ -52,11 +65,19 @@ def showcase_document(documents: Sequence[Document], queries: Sequence[Query]) -
 
 def boundary_view(doc: Document, chunks: Sequence[Chunk], queries: Sequence[Query]) -> BoundaryView:
     text = doc.text[:LIMIT]
-    spans = tuple((c.start, min(c.end, len(text))) for c in chunks
-                  if c.doc_id == doc.doc_id and c.start < len(text))
-    evidence = sorted({(j.start, min(j.end, len(text))) for q in queries for j in q.relevant
-                       if j.doc_id == doc.doc_id and j.is_span and j.grade > 0
-                       and j.start < len(text)})
+    spans = tuple(
+        (c.start, min(c.end, len(text)))
+        for c in chunks
+        if c.doc_id == doc.doc_id and c.start < len(text)
+    )
+    evidence = sorted(
+        {
+            (j.start, min(j.end, len(text)))
+            for q in queries
+            for j in q.relevant
+            if j.doc_id == doc.doc_id and j.is_span and j.grade > 0 and j.start < len(text)
+        }
+    )
     return BoundaryView(doc.doc_id, text, len(doc.text), spans, tuple(evidence))
 
 
@@ -68,8 +89,12 @@ def read_boundary_view(path: Path) -> BoundaryView | None:
     """The view, or None for a file that is missing or damaged (the report goes without)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return BoundaryView(str(data["doc_id"]), str(data["text"]), int(data["n_chars"]),
-                            tuple((int(a), int(b)) for a, b in data["chunks"]),
-                            tuple((int(a), int(b)) for a, b in data["evidence"]))
+        return BoundaryView(
+            str(data["doc_id"]),
+            str(data["text"]),
+            int(data["n_chars"]),
+            tuple((int(a), int(b)) for a, b in data["chunks"]),
+            tuple((int(a), int(b)) for a, b in data["evidence"]),
+        )
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None

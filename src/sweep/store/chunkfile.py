@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from sweep.core.errors import BadInput
 from sweep.core.files import not_utf8, regular_file, write_text_atomic
 from sweep.core.types import Chunk
 
-__all__ = ["CHUNKS_NAME", "ChunkFileError", "ChunkOffsets", "read_chunk_offsets",
-           "write_chunk_offsets"]
+__all__ = [
+    "CHUNKS_NAME",
+    "ChunkFileError",
+    "ChunkOffsets",
+    "read_chunk_offsets",
+    "write_chunk_offsets",
+]
 
 CHUNKS_NAME = "chunks.csv"
 _COLUMNS = ("chunk_id", "doc_id", "start", "end", "n_tokens")
@@ -54,8 +59,9 @@ def read_chunk_offsets(path: Path) -> list[ChunkOffsets]:
             reader = csv.reader(f)
             header = next(reader, None)
             if tuple(header or ()) != _COLUMNS:
-                raise ChunkFileError(f"{path}:1: not a chunks file (columns "
-                                     f"{', '.join(_COLUMNS)} expected)")
+                raise ChunkFileError(
+                    f"{path}:1: not a chunks file (columns {', '.join(_COLUMNS)} expected)"
+                )
             for line, values in enumerate(reader, start=2):
                 try:
                     cid, doc, start, end, n = values

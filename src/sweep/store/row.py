@@ -10,21 +10,29 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from sweep.core.errors import BadInput
-from sweep.scoring.aggregate import MetricSummary, Summary
-from sweep.core.types import Dataset, describe_readers
-from sweep.scoring.diagnostics import Diagnostics
-from sweep.scoring.table import ScoreTable
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.files import NotRegularFile, not_utf8, regular_file, write_text_atomic
+from sweep.core.types import Dataset, describe_readers
+from sweep.scoring.aggregate import MetricSummary, Summary
+from sweep.scoring.diagnostics import Diagnostics
+from sweep.scoring.table import ScoreTable
 from sweep.store.stats import Stats
 
-__all__ = ["DatasetInfo", "ROW_FORMAT", "Row", "RowError", "load_rows", "read_row",
-           "unfinished_jobs"]
+__all__ = [
+    "ROW_FORMAT",
+    "DatasetInfo",
+    "Row",
+    "RowError",
+    "load_rows",
+    "read_row",
+    "unfinished_jobs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +69,15 @@ class DatasetInfo:
         return self.evaluation or self.fingerprint
 
     @classmethod
-    def of(cls, dataset: Dataset) -> "DatasetInfo":
-        return cls(dataset.name, dataset.fingerprint(), len(dataset.documents), len(dataset.queries),
-                   dataset.evaluation_key(), describe_readers(dataset.documents))
+    def of(cls, dataset: Dataset) -> DatasetInfo:
+        return cls(
+            dataset.name,
+            dataset.fingerprint(),
+            len(dataset.documents),
+            len(dataset.queries),
+            dataset.evaluation_key(),
+            describe_readers(dataset.documents),
+        )
 
 
 @dataclass(frozen=True)
@@ -98,7 +112,9 @@ class Row:
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"row status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+            raise ValueError(
+                f"row status must be one of {', '.join(STATUSES)}, got {self.status!r}"
+            )
         if self.status == "ok" and self.summary is None:
             raise ValueError("an ok row needs its summary")
 
@@ -141,7 +157,8 @@ class Row:
                     f"{path}: {len(values)} questions with {level} {metric} (mean {found:.4f}), "
                     f"but {self.path / 'row.json'} counts {summary.n_queries} (mean {mean:.4f}): "
                     "the per-query scores are not the ones this job's row summarizes; the "
-                    "folder is damaged")
+                    "folder is damaged"
+                )
         return values
 
     # -- JSON ------------------------------------------------------------------
@@ -166,7 +183,7 @@ class Row:
         return json.dumps(data, indent=2, default=str)
 
     @classmethod
-    def from_json(cls, text: str, *, path: Path | None = None) -> "Row":
+    def from_json(cls, text: str, *, path: Path | None = None) -> Row:
         where = str(path / "row.json") if path is not None else "row"
         try:
             data = json.loads(text)
@@ -177,9 +194,11 @@ class Row:
         if not isinstance(data, dict):
             raise RowError(f"{where}: not a row object")
         if data.get("format") != ROW_FORMAT:
-            raise RowError(f"{where}: written by another version of sweep (row format "
-                           f"{data.get('format', 1)}, this version reads {ROW_FORMAT}); "
-                           "rerun that sweep")
+            raise RowError(
+                f"{where}: written by another version of sweep (row format "
+                f"{data.get('format', 1)}, this version reads {ROW_FORMAT}); "
+                "rerun that sweep"
+            )
         try:
             return cls(
                 job=int(data["job"]),
@@ -192,10 +211,16 @@ class Row:
                 eval=EvalConfig.from_dict(data["eval"]),
                 stats=Stats.from_columns(data.get("stats") or {}),
                 summary=None if data.get("summary") is None else Summary.from_dict(data["summary"]),
-                diagnostics=(None if data.get("diagnostics") is None
-                             else Diagnostics.from_dict(data["diagnostics"])),
-                first_stage=(None if data.get("first_stage") is None
-                             else Summary.from_dict(data["first_stage"])),
+                diagnostics=(
+                    None
+                    if data.get("diagnostics") is None
+                    else Diagnostics.from_dict(data["diagnostics"])
+                ),
+                first_stage=(
+                    None
+                    if data.get("first_stage") is None
+                    else Summary.from_dict(data["first_stage"])
+                ),
                 child=None if data.get("child") is None else Summary.from_dict(data["child"]),
                 path=path,
             )
@@ -208,7 +233,7 @@ class Row:
         """Write ``job_dir/row.json`` atomically: a job killed mid-write leaves no half row."""
         return write_text_atomic(Path(job_dir) / "row.json", self.to_json())
 
-    def with_stats(self, **changes: Any) -> "Row":
+    def with_stats(self, **changes: Any) -> Row:
         return replace(self, stats=replace(self.stats, **changes))
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from sweep.core.timing import Conditions
 from sweep.retrieval.index import ANN_RECALL_K
@@ -94,8 +95,9 @@ class Stats:
     @property
     def latency_conditions(self) -> Conditions:
         """When and under what load the latency columns were measured."""
-        return Conditions.from_dict({"at": self.latency_measured_at, "load": self.latency_load,
-                                     "cpus": self.latency_cpus})
+        return Conditions.from_dict(
+            {"at": self.latency_measured_at, "load": self.latency_load, "cpus": self.latency_cpus}
+        )
 
     def tokens(self, k: int) -> float | None:
         value = self.tokens_at.get(int(k))
@@ -115,7 +117,7 @@ class Stats:
         return out
 
     @classmethod
-    def from_columns(cls, columns: Mapping[str, Any]) -> "Stats":
+    def from_columns(cls, columns: Mapping[str, Any]) -> Stats:
         names = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
         tokens: dict[int, float] = {}

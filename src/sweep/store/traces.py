@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from sweep.core.errors import BadInput
-from sweep.core.types import Chunk, Dataset, Query, Ranking
-from sweep.core.measures import LEVELS
-from sweep.scoring.credit import UnitCredits
 from sweep.core.files import not_utf8, regular_file
+from sweep.core.measures import LEVELS
+from sweep.core.types import Chunk, Dataset, Query, Ranking
+from sweep.scoring.credit import UnitCredits
 
-__all__ = ["Evidence", "QueryTrace", "Retrieved", "TraceError", "read_traces", "traces_of",
-           "write_traces"]
+__all__ = [
+    "Evidence",
+    "QueryTrace",
+    "Retrieved",
+    "TraceError",
+    "read_traces",
+    "traces_of",
+    "write_traces",
+]
 
 
 class TraceError(ValueError, BadInput):
@@ -107,53 +115,114 @@ class QueryTrace:
         return min((r for r in self.credits.get(level, ()) if r is not None), default=None)
 
     def to_json(self) -> str:
-        return json.dumps({
-            "query_id": self.query_id, "query": self.query, "type": self.type, "source": self.source,
-            "gold": [vars(g) for g in self.gold],
-            "hits": [{**vars(h), "score": None if h.score is None or math.isnan(h.score) else h.score}
-                     for h in self.hits],
-            "credits": {level: list(v) for level, v in self.credits.items()},
-            "twohop": {str(k): c for k, c in self.twohop.items()},
-            "reference": self.reference,
-        }, ensure_ascii=False)
+        return json.dumps(
+            {
+                "query_id": self.query_id,
+                "query": self.query,
+                "type": self.type,
+                "source": self.source,
+                "gold": [vars(g) for g in self.gold],
+                "hits": [
+                    {
+                        **vars(h),
+                        "score": None if h.score is None or math.isnan(h.score) else h.score,
+                    }
+                    for h in self.hits
+                ],
+                "credits": {level: list(v) for level, v in self.credits.items()},
+                "twohop": {str(k): c for k, c in self.twohop.items()},
+                "reference": self.reference,
+            },
+            ensure_ascii=False,
+        )
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> "QueryTrace":
+    def from_json(cls, obj: Mapping[str, Any]) -> QueryTrace:
         return cls(
-            query_id=str(obj["query_id"]), query=str(obj.get("query", "")),
+            query_id=str(obj["query_id"]),
+            query=str(obj.get("query", "")),
             type=None if obj.get("type") is None else str(obj["type"]),
             source=None if obj.get("source") is None else str(obj["source"]),
-            gold=tuple(Evidence(str(g["doc_id"]), int(g.get("grade", 1)), g.get("start"), g.get("end"),
-                                g.get("text"), g.get("pages")) for g in obj.get("gold", [])),
-            hits=tuple(Retrieved(int(h["rank"]), str(h.get("chunk_id", "")), str(h["doc_id"]),
-                                 int(h["start"]), int(h["end"]), int(h.get("n_tokens", 0)),
-                                 None if h.get("score") is None else float(h["score"]), h.get("text"),
-                                 h.get("pages"))
-                       for h in obj.get("hits", [])),
-            credits={str(level): tuple(None if r is None else int(r) for r in ranks)
-                     for level, ranks in (obj.get("credits") or {}).items()},
+            gold=tuple(
+                Evidence(
+                    str(g["doc_id"]),
+                    int(g.get("grade", 1)),
+                    g.get("start"),
+                    g.get("end"),
+                    g.get("text"),
+                    g.get("pages"),
+                )
+                for g in obj.get("gold", [])
+            ),
+            hits=tuple(
+                Retrieved(
+                    int(h["rank"]),
+                    str(h.get("chunk_id", "")),
+                    str(h["doc_id"]),
+                    int(h["start"]),
+                    int(h["end"]),
+                    int(h.get("n_tokens", 0)),
+                    None if h.get("score") is None else float(h["score"]),
+                    h.get("text"),
+                    h.get("pages"),
+                )
+                for h in obj.get("hits", [])
+            ),
+            credits={
+                str(level): tuple(None if r is None else int(r) for r in ranks)
+                for level, ranks in (obj.get("credits") or {}).items()
+            },
             twohop={int(k): str(c) for k, c in (obj.get("twohop") or {}).items()},
             reference=None if obj.get("reference") is None else str(obj["reference"]),
         )
 
 
-def traces_of(dataset: Dataset, chunks: Sequence[Chunk], ranking: Ranking, credits: UnitCredits,
-              top_k: int, twohop: Mapping[str, Mapping[int, str]] | None = None) -> list[QueryTrace]:
+def traces_of(
+    dataset: Dataset,
+    chunks: Sequence[Chunk],
+    ranking: Ranking,
+    credits: UnitCredits,
+    top_k: int,
+    twohop: Mapping[str, Mapping[int, str]] | None = None,
+) -> list[QueryTrace]:
     """The trace of every query of ``dataset`` (row i of ``ranking`` is query i); ``twohop``
     gives the two-hop class per k of the multi-hop queries."""
     by_id = dataset.by_id()
     out = []
     for i, q in enumerate(dataset.queries):
         ids = ranking.row(i)[:top_k].tolist()
-        scores = ranking.scores[i, :len(ids)].tolist()
-        hits = tuple(Retrieved(rank, chunks[c].chunk_id, chunks[c].doc_id, chunks[c].start,
-                               chunks[c].end, chunks[c].n_tokens, float(s), chunks[c].text,
-                               page_range(by_id[chunks[c].doc_id], chunks[c].start, chunks[c].end))
-                     for rank, (c, s) in enumerate(zip(ids, scores), 1))
-        out.append(QueryTrace(q.query_id, q.query, q.type, _source(q), _gold(q, by_id), hits,
-                              {level: credits.ranks[level][q.query_id] for level in LEVELS
-                               if q.query_id in credits.ranks[level]},
-                              dict((twohop or {}).get(q.query_id, {})), _reference(q)))
+        scores = ranking.scores[i, : len(ids)].tolist()
+        hits = tuple(
+            Retrieved(
+                rank,
+                chunks[c].chunk_id,
+                chunks[c].doc_id,
+                chunks[c].start,
+                chunks[c].end,
+                chunks[c].n_tokens,
+                float(s),
+                chunks[c].text,
+                page_range(by_id[chunks[c].doc_id], chunks[c].start, chunks[c].end),
+            )
+            for rank, (c, s) in enumerate(zip(ids, scores), 1)
+        )
+        out.append(
+            QueryTrace(
+                q.query_id,
+                q.query,
+                q.type,
+                _source(q),
+                _gold(q, by_id),
+                hits,
+                {
+                    level: credits.ranks[level][q.query_id]
+                    for level in LEVELS
+                    if q.query_id in credits.ranks[level]
+                },
+                dict((twohop or {}).get(q.query_id, {})),
+                _reference(q),
+            )
+        )
     return out
 
 
@@ -181,10 +250,18 @@ def page_range(document: Any, start: int, end: int) -> str | None:
 
 
 def _gold(q: Query, by_id: Mapping[str, Any]) -> tuple[Evidence, ...]:
-    return tuple(Evidence(j.doc_id, j.grade, j.start, j.end,
-                          by_id[j.doc_id].text[j.start:j.end] if j.is_span else None,
-                          page_range(by_id[j.doc_id], j.start, j.end) if j.is_span else None)
-                 for j in q.relevant if j.grade > 0)
+    return tuple(
+        Evidence(
+            j.doc_id,
+            j.grade,
+            j.start,
+            j.end,
+            by_id[j.doc_id].text[j.start : j.end] if j.is_span else None,
+            page_range(by_id[j.doc_id], j.start, j.end) if j.is_span else None,
+        )
+        for j in q.relevant
+        if j.grade > 0
+    )
 
 
 def write_traces(path: Path, traces: Iterable[QueryTrace]) -> None:

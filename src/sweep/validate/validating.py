@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from sweep.chunking import BaseChunker, build_chunker
 from sweep.core.messages import VisibleFormatter, one_line, visible
-from sweep.datasets.located import quote_report, write_offsets
 from sweep.datasets.loading import QUERIES_FILE, scan_dataset, skipped_files
+from sweep.datasets.located import quote_report, write_offsets
 from sweep.datasets.statistics import compute_statistics, format_statistics
 
 __all__ = ["validate"]
@@ -49,8 +50,14 @@ def _token_chunker(size: int) -> BaseChunker:
     return build_chunker(strategy="token", size=size, overlap=0)
 
 
-def validate(directory: Path, *, split: str = "test", reading: Mapping[str, Any] | None = None,
-             each_quote: bool = False, offsets_to: Path | None = None) -> int:
+def validate(
+    directory: Path,
+    *,
+    split: str = "test",
+    reading: Mapping[str, Any] | None = None,
+    each_quote: bool = False,
+    offsets_to: Path | None = None,
+) -> int:
     """Check the dataset in ``directory`` and print what was found; the exit status (0 valid,
     1 not). ``offsets_to``: a new file for a copy of the questions whose quotes carry their
     offsets. ``reading``: the document readers' options (``sweep.cli.argtypes``)."""
@@ -70,8 +77,10 @@ def validate(directory: Path, *, split: str = "test", reading: Mapping[str, Any]
         stats = compute_statistics(dataset, make_chunker=_token_chunker)
     except (ImportError, ValueError) as e:
         # Validation passed; only the statistics could not be computed.
-        print(f"{visible(directory)}: valid, but statistics failed: {one_line(e, squeeze=False)}",
-              file=sys.stderr)
+        print(
+            f"{visible(directory)}: valid, but statistics failed: {one_line(e, squeeze=False)}",
+            file=sys.stderr,
+        )
         return 1
     splits = f", split {split}" if (directory.expanduser() / "qrels").is_dir() else ""
     print(f"{visible(directory)}: valid ({visible(dataset.name)}{splits})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from documents import (
     BOILERPLATE,
     check_invariants,
@@ -14,11 +15,19 @@ from documents import (
     sentences,
 )
 from paths import ROOT
-
 from sweep.datasets.readers.base import UnreadableFile
 from sweep.datasets.readers.html import HtmlReader, MarkitdownHtmlReader, decode_html
 
-CORPUS_DOC = ROOT / "src" / "sweep" / "corpora" / "kestrel" / "docs" / "products" / "aq200-user-manual-v3.0.md"
+CORPUS_DOC = (
+    ROOT
+    / "src"
+    / "sweep"
+    / "corpora"
+    / "kestrel"
+    / "docs"
+    / "products"
+    / "aq200-user-manual-v3.0.md"
+)
 MARKDOWN = CORPUS_DOC.read_text(encoding="utf-8").split("\n## 3. ")[0]  # sections 1 and 2
 TITLE = "AQ-200 Air Quality Sensor – User Manual v3.0"
 
@@ -57,17 +66,28 @@ def test_every_body_sentence_is_kept_verbatim(reader) -> None:
 
 def test_headings_lists_and_tables_are_markdown(reader) -> None:
     extracted = read(reader, render_html(TITLE, MARKDOWN))
-    headings = [(b.level, plain_inline(b.text)) for b in parse_markdown(MARKDOWN) if b.kind == "heading"]
+    headings = [
+        (b.level, plain_inline(b.text)) for b in parse_markdown(MARKDOWN) if b.kind == "heading"
+    ]
     assert [(h.level, h.title) for h in extracted.headings] == headings
     text = extracted.text
     assert extracted.title == TITLE and text.startswith(f"# {TITLE}\n")
     assert "\n- SETUP button refers to" in text
     assert re.search(r"^1\. AQ-200 sensor unit", text, re.MULTILINE)
-    assert re.search(r"^\| *Field *\| *Value *\|\n\| *-+ *\| *-+ *\|\n\| *Document number *\|", text, re.MULTILINE)
+    assert re.search(
+        r"^\| *Field *\| *Value *\|\n\| *-+ *\| *-+ *\|\n\| *Document number *\|",
+        text,
+        re.MULTILINE,
+    )
 
 
 def test_a_short_page_keeps_its_heading_and_text(reader) -> None:
-    extracted = read(reader, render_html("Holiday closure", "# Holiday closure\n\nThe office is closed from 24 December."))
+    extracted = read(
+        reader,
+        render_html(
+            "Holiday closure", "# Holiday closure\n\nThe office is closed from 24 December."
+        ),
+    )
     assert extracted.text == "# Holiday closure\n\nThe office is closed from 24 December.\n"
 
 
@@ -89,9 +109,14 @@ def test_title_is_the_title_tag_else_the_h1_else_the_stem(reader) -> None:
 
 
 def test_a_page_of_boilerplate_only_has_no_main_text(reader) -> None:
-    for html in (render_html("Nothing", ""), "<html><body><nav><a href='/'>Home</a></nav><script>x()</script></body></html>",
-                 "<!-- nothing -->"):
-        with pytest.raises(UnreadableFile, match="^no main text: the page holds only navigation/boilerplate$"):
+    for html in (
+        render_html("Nothing", ""),
+        "<html><body><nav><a href='/'>Home</a></nav><script>x()</script></body></html>",
+        "<!-- nothing -->",
+    ):
+        with pytest.raises(
+            UnreadableFile, match="^no main text: the page holds only navigation/boilerplate$"
+        ):
             reader.read(html.encode(), "empty.html")
     with pytest.raises(UnreadableFile, match="^empty file$"):
         reader.read(b"  \n", "blank.html")
@@ -99,8 +124,12 @@ def test_a_page_of_boilerplate_only_has_no_main_text(reader) -> None:
 
 def test_bytes_are_decoded_by_meta_charset_else_utf8_else_windows_1252() -> None:
     page = "<html><head>{meta}</head><body><p>Café: €3 “to go”</p></body></html>"
-    assert "€3 “to go”" in decode_html(page.format(meta='<meta charset="windows-1252">').encode("cp1252"))
-    legacy = page.format(meta='<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">')
+    assert "€3 “to go”" in decode_html(
+        page.format(meta='<meta charset="windows-1252">').encode("cp1252")
+    )
+    legacy = page.format(
+        meta='<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'
+    )
     assert "Café: €3" in decode_html(legacy.encode("cp1252"))  # latin-1 means windows-1252
     assert "Café: €3" in decode_html(page.format(meta="").encode("utf-8"))
     assert "Café: €3" in decode_html(page.format(meta="").encode("cp1252"))
@@ -109,16 +138,22 @@ def test_bytes_are_decoded_by_meta_charset_else_utf8_else_windows_1252() -> None
 
 
 def test_a_windows_1252_page_reads(reader) -> None:
-    html = render_html("Preços", "# Preços\n\nO sensor custa €1 290 “com IVA” em Lisboa, disse a equipa.")
-    text = read(reader, html.replace('charset="utf-8"', 'charset="windows-1252"').encode("cp1252")).text
+    html = render_html(
+        "Preços", "# Preços\n\nO sensor custa €1 290 “com IVA” em Lisboa, disse a equipa."
+    )
+    text = read(
+        reader, html.replace('charset="utf-8"', 'charset="windows-1252"').encode("cp1252")
+    ).text
     assert "O sensor custa €1 290 “com IVA” em Lisboa, disse a equipa." in text
 
 
 def test_a_sidebars_heading_is_not_put_back(reader) -> None:
     # An "On this page" box lists the page's own headings; its heading is boilerplate.
-    html = ("<html><body><aside class='toc'><h2>On this page</h2><ul><li><a href='#a'>Installing the bracket</a>"
-            "</li></ul></aside><article><h1>Mounting guide</h1><h2>Installing the bracket</h2>"
-            "<p>Fix the bracket to the pole with both U-bolts before you lift the sensor.</p></article></body></html>")
+    html = (
+        "<html><body><aside class='toc'><h2>On this page</h2><ul><li><a href='#a'>Installing the bracket</a>"
+        "</li></ul></aside><article><h1>Mounting guide</h1><h2>Installing the bracket</h2>"
+        "<p>Fix the bracket to the pole with both U-bolts before you lift the sensor.</p></article></body></html>"
+    )
     extracted = read(reader, html)
     assert "On this page" not in extracted.text
     assert [h.title for h in extracted.headings] == ["Mounting guide", "Installing the bracket"]
@@ -147,21 +182,30 @@ def test_permalink_marks_are_dropped_and_whitespace_reads_as_a_browser_shows_it(
     assert [h.title for h in extracted.headings] == ["Packaging policy", "Builds", "Example"]
     assert extracted.title == "Policy"  # (its <title>, less the site's name)
     assert "¶" not in text and "#builds" not in text and not re.search(r"^#+ #", text, re.MULTILINE)
-    assert "Every package is built from its source in a clean chroot, as the build section explains." in text
-    assert re.search("A build[ \u00a0]log is kept for a year.", text)  # (trafilatura turns &nbsp; to a space)
+    assert (
+        "Every package is built from its source in a clean chroot, as the build section explains."
+        in text
+    )
+    assert re.search(
+        "A build[ \u00a0]log is kept for a year.", text
+    )  # (trafilatura turns &nbsp; to a space)
     assert "make build\n    --jobs 2" in text  # preformatted text as it is
     assert "Builds the package in the folder given, and returns the log of that build." in text
 
 
 def test_an_xhtml_page_with_an_xml_declaration_reads(reader) -> None:
-    page = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n'
-            '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
-            '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n'
-            '<html xmlns="http://www.w3.org/1999/xhtml"><head><meta http-equiv="Content-Type" '
-            'content="text/html; charset=ISO-8859-1" /><title>Module transform</title></head><body>'
-            '<h1>Module transform</h1><p>The transform module applies a stylesheet to a document, '
-            'caf\xe9 included.</p><p><a href="../index.html"><img src="logo.gif" alt="Logo" /></a></p>'
-            '</body></html>').encode("latin-1")
+    page = (
+        '<?xml version="1.0" encoding="ISO-8859-1"?>\n'
+        '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" '
+        '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><meta http-equiv="Content-Type" '
+        'content="text/html; charset=ISO-8859-1" /><title>Module transform</title></head><body>'
+        "<h1>Module transform</h1><p>The transform module applies a stylesheet to a document, "
+        'caf\xe9 included.</p><p><a href="../index.html"><img src="logo.gif" alt="Logo" /></a></p>'
+        "</body></html>"
+    ).encode("latin-1")
     extracted = read(reader, page, "transform.html")
-    assert "The transform module applies a stylesheet to a document, café included." in extracted.text
+    assert (
+        "The transform module applies a stylesheet to a document, café included." in extracted.text
+    )
     assert extracted.title == "Module transform" and "logo" not in extracted.text.casefold()

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from documents import (
     check_invariants,
     corrupt,
@@ -17,7 +18,6 @@ from documents import (
     write_pptx,
     write_xlsx,
 )
-
 from sweep.datasets.readers import office
 from sweep.datasets.readers.base import UnreadableFile
 from sweep.datasets.readers.office import OfficeReader
@@ -51,12 +51,26 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "docx": write_docx(folder / "travel.docx", MEMO, title="Travel Policy EU v3.3"),
         "untitled": write_docx(folder / "untitled.docx", "Just one paragraph of text, no heading."),
-        "styled": write_docx(folder / "memo-2026-03.docx", MEMO, title_paragraph="Travel for the EU office"),
-        "both": write_docx(folder / "both.docx", MEMO, title="Template", title_paragraph="Travel for the EU office"),
-        "pptx": write_pptx(folder / "review.pptx", [("Quarterly review", ["Revenue grew 12% on Q2.", "Churn fell."]),
-                                                    ("Next steps", ["Hire two field engineers."])]),
-        "xlsx": write_xlsx(folder / "prices.xlsx", {"Prices": [["Model", "EUR"], ["AQ-200", 1290], ["WX-10", 890]],
-                                                    "Notes": [["Note"], ["Valid from 1 January 2026"]]}),
+        "styled": write_docx(
+            folder / "memo-2026-03.docx", MEMO, title_paragraph="Travel for the EU office"
+        ),
+        "both": write_docx(
+            folder / "both.docx", MEMO, title="Template", title_paragraph="Travel for the EU office"
+        ),
+        "pptx": write_pptx(
+            folder / "review.pptx",
+            [
+                ("Quarterly review", ["Revenue grew 12% on Q2.", "Churn fell."]),
+                ("Next steps", ["Hire two field engineers."]),
+            ],
+        ),
+        "xlsx": write_xlsx(
+            folder / "prices.xlsx",
+            {
+                "Prices": [["Model", "EUR"], ["AQ-200", 1290], ["WX-10", 890]],
+                "Notes": [["Note"], ["Valid from 1 January 2026"]],
+            },
+        ),
     }
 
 
@@ -71,20 +85,28 @@ def docx_path(request, monkeypatch):
     """Both ways a DOCX is converted: markitdown's own (when BeautifulSoup's XML parser keeps
     namespaces) and straight through mammoth."""
     if request.param and not office._xml_namespaces_survive():
-        pytest.skip("BeautifulSoup's XML parser drops namespaces here (lxml 6.2): markitdown's DOCX step fails")
+        pytest.skip(
+            "BeautifulSoup's XML parser drops namespaces here (lxml 6.2): markitdown's DOCX step fails"
+        )
     monkeypatch.setattr(office, "_xml_namespaces_survive", lambda: request.param)
     return request.param
 
 
 def test_docx_headings_lists_and_tables_are_markdown(files, docx_path) -> None:
     extracted = read("docx", files["docx"])
-    assert [(h.level, h.title) for h in extracted.headings] == [(1, "Travel Policy – EU"), (2, "Approval"),
-                                                                 (2, "Booking")]
+    assert [(h.level, h.title) for h in extracted.headings] == [
+        (1, "Travel Policy – EU"),
+        (2, "Approval"),
+        (2, "Booking"),
+    ]
     text = extracted.text
     assert "\n- Trips up to €1,500 are approved by the line manager.\n" in text
     assert "\n1. Submit the Travel Request form.\n2. Wait for the approval email.\n" in text
-    assert re.search(r"^\| Estimated cost \| Approver \|\n\| -+ \| -+ \|\n\| Up to €1,500 \| Line manager \|$",
-                     text, re.MULTILINE)
+    assert re.search(
+        r"^\| Estimated cost \| Approver \|\n\| -+ \| -+ \|\n\| Up to €1,500 \| Line manager \|$",
+        text,
+        re.MULTILINE,
+    )
 
 
 def test_docx_sentences_read_back_verbatim(files, docx_path) -> None:
@@ -93,9 +115,15 @@ def test_docx_sentences_read_back_verbatim(files, docx_path) -> None:
     assert "\\" not in text and "**" not in text
 
 
-def test_docx_title_is_its_title_paragraph_else_its_property_else_its_first_heading_else_the_stem(files) -> None:
-    assert read("docx", files["styled"]).title == "Travel for the EU office"  # (not the file's name)
-    assert read("docx", files["both"]).title == "Travel for the EU office"  # (what the document shows)
+def test_docx_title_is_its_title_paragraph_else_its_property_else_its_first_heading_else_the_stem(
+    files,
+) -> None:
+    assert (
+        read("docx", files["styled"]).title == "Travel for the EU office"
+    )  # (not the file's name)
+    assert (
+        read("docx", files["both"]).title == "Travel for the EU office"
+    )  # (what the document shows)
     assert read("docx", files["docx"]).title == "Travel Policy EU v3.3"
     assert read("docx", files["untitled"]).title == "untitled"
 
@@ -103,12 +131,20 @@ def test_docx_title_is_its_title_paragraph_else_its_property_else_its_first_head
 def test_docx_title_paragraph_is_found_by_its_styles_name(files, tmp_path) -> None:
     # Word in another language stores the Title style under its own id ("Titel"); the
     # style's name stays "Title".
-    path = replace_member(tmp_path / "titel.docx", files["styled"], "word/styles.xml",
-                          lambda xml: xml.replace('w:styleId="Title"', 'w:styleId="Titel"'))
+    path = replace_member(
+        tmp_path / "titel.docx",
+        files["styled"],
+        "word/styles.xml",
+        lambda xml: xml.replace('w:styleId="Title"', 'w:styleId="Titel"'),
+    )
     with zipfile.ZipFile(path) as z:
         assert 'w:styleId="Titel"' in z.read("word/styles.xml").decode()
-    path = replace_member(tmp_path / "titel2.docx", path, "word/document.xml",
-                          lambda xml: xml.replace('<w:pStyle w:val="Title"/>', '<w:pStyle w:val="Titel"/>'))
+    path = replace_member(
+        tmp_path / "titel2.docx",
+        path,
+        "word/document.xml",
+        lambda xml: xml.replace('<w:pStyle w:val="Title"/>', '<w:pStyle w:val="Titel"/>'),
+    )
     with zipfile.ZipFile(path) as z:
         assert '<w:pStyle w:val="Titel"/>' in z.read("word/document.xml").decode()
     assert read("docx", path).title == "Travel for the EU office"

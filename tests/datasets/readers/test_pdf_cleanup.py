@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from documents import check_invariants
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from documents import check_invariants
 from sweep.datasets.readers.pdf import PdfLine, clean_pdf_pages
 
 FULL = "the quick brown fox jumps over the lazy dog near the river bank at dawn"  # a full line
@@ -37,8 +37,11 @@ def test_a_hyphen_before_uppercase_or_a_digit_stays_without_a_space() -> None:
 
 
 def test_a_hyphen_the_document_writes_inside_lines_is_kept() -> None:
-    lines = ["a well-known fact, and the quick brown fox jumps over the lazy dog again", f"{FULL} well-",
-             "known to all."]
+    lines = [
+        "a well-known fact, and the quick brown fox jumps over the lazy dog again",
+        f"{FULL} well-",
+        "known to all.",
+    ]
     assert "well-known to all." in clean(lines).text
 
 
@@ -64,44 +67,74 @@ def test_a_full_line_ending_a_sentence_does_not() -> None:
 def test_a_short_heading_like_line_stands_alone() -> None:
     full = FULL.capitalize()
     text = clean(["Installation", full, FULL + ".", "Mounting", "The bracket fits poles."]).text
-    assert text.split("\n\n") == ["Installation", f"{full} {FULL}.", "Mounting", "The bracket fits poles."]
+    assert text.split("\n\n") == [
+        "Installation",
+        f"{full} {FULL}.",
+        "Mounting",
+        "The bracket fits poles.",
+    ]
 
 
 def test_a_measured_gap_is_a_paragraph_break() -> None:
-    lines = [PdfLine(FULL, gap=0.0, fill=0.99, first_word=0.05),
-             PdfLine("ends without punctuation", gap=0.0, fill=0.4, first_word=0.1),
-             PdfLine("next paragraph", gap=0.9, fill=0.3, first_word=0.1)]
+    lines = [
+        PdfLine(FULL, gap=0.0, fill=0.99, first_word=0.05),
+        PdfLine("ends without punctuation", gap=0.0, fill=0.4, first_word=0.1),
+        PdfLine("next paragraph", gap=0.9, fill=0.3, first_word=0.1),
+    ]
     assert clean(lines).text == f"{FULL} ends without punctuation\n\nnext paragraph"
 
 
 def test_measured_widths_decide_room() -> None:
     # "ends." would look short by characters, but it reaches the margin (wide glyphs).
-    lines = [PdfLine("WWWW WWWW ends.", fill=0.99, first_word=0.1), PdfLine("Next words.", fill=0.3, first_word=0.1)]
+    lines = [
+        PdfLine("WWWW WWWW ends.", fill=0.99, first_word=0.1),
+        PdfLine("Next words.", fill=0.3, first_word=0.1),
+    ]
     assert clean(lines).text == "WWWW WWWW ends. Next words."
 
 
 def test_list_items_are_lines_of_their_own() -> None:
-    text = clean(["Bring:", "• the meter", "• spare caps that are described in", "the appendix", "Then go."]).text
-    assert text == "Bring:\n\n• the meter\n• spare caps that are described in the appendix\n\nThen go."
+    text = clean(
+        ["Bring:", "• the meter", "• spare caps that are described in", "the appendix", "Then go."]
+    ).text
+    assert (
+        text == "Bring:\n\n• the meter\n• spare caps that are described in the appendix\n\nThen go."
+    )
 
 
 def test_a_wrapped_parenthesis_or_dash_is_not_a_list_item() -> None:
-    text = clean([f"{FULL} Tejo and Douro", "(10) have screens, and the dog", FULL, "— which is fine."]).text
+    text = clean(
+        [f"{FULL} Tejo and Douro", "(10) have screens, and the dog", FULL, "— which is fine."]
+    ).text
     assert "\n" not in text
 
 
 def test_lines_marked_as_headings_become_heading_lines() -> None:
-    extracted = clean([PdfLine("Field Calibration", heading=1), PdfLine("Guide", heading=1),
-                       PdfLine(FULL), PdfLine("and the end."), PdfLine("Preparing", heading=2),
-                       PdfLine("Switch the station off.")])
-    assert extracted.text == (f"# Field Calibration Guide\n\n{FULL} and the end.\n\n## Preparing\n\n"
-                              "Switch the station off.")
-    assert [(h.level, h.title) for h in extracted.headings] == [(1, "Field Calibration Guide"), (2, "Preparing")]
+    extracted = clean(
+        [
+            PdfLine("Field Calibration", heading=1),
+            PdfLine("Guide", heading=1),
+            PdfLine(FULL),
+            PdfLine("and the end."),
+            PdfLine("Preparing", heading=2),
+            PdfLine("Switch the station off."),
+        ]
+    )
+    assert extracted.text == (
+        f"# Field Calibration Guide\n\n{FULL} and the end.\n\n## Preparing\n\n"
+        "Switch the station off."
+    )
+    assert [(h.level, h.title) for h in extracted.headings] == [
+        (1, "Field Calibration Guide"),
+        (2, "Preparing"),
+    ]
     assert extracted.title == "Field Calibration Guide"
 
 
 def test_unmarked_text_gets_no_heading() -> None:
-    extracted = clean(["# not a heading, a line that starts with a hash sign", "Installation", "Text."])
+    extracted = clean(
+        ["# not a heading, a line that starts with a hash sign", "Installation", "Text."]
+    )
     assert extracted.headings == ()
 
 
@@ -112,8 +145,11 @@ def test_ligatures_and_space_runs_are_normalised() -> None:
 # --------------------------------------------------------------------------- page furniture
 
 
-def paged(bodies: list[list[str]], header: str | None = "ACME Corp — Handbook",
-          footer: str | None = "Page {n} of {total}") -> list[list[str]]:
+def paged(
+    bodies: list[list[str]],
+    header: str | None = "ACME Corp — Handbook",
+    footer: str | None = "Page {n} of {total}",
+) -> list[list[str]]:
     pages = []
     for n, body in enumerate(bodies, 1):
         lines = ([header] if header else []) + body
@@ -138,8 +174,10 @@ def test_footers_differing_only_in_digits_match() -> None:
 
 
 def test_a_line_the_text_repeats_mid_page_is_not_a_header() -> None:
-    bodies = [["Safety first.", FULL, FULL, FULL, "Safety first.", FULL, FULL, "More text here."],
-              ["Safety first.", FULL, FULL, FULL, FULL, FULL, "Other text here."]]
+    bodies = [
+        ["Safety first.", FULL, FULL, FULL, "Safety first.", FULL, FULL, "More text here."],
+        ["Safety first.", FULL, FULL, FULL, FULL, FULL, "Other text here."],
+    ]
     text = clean(*paged(bodies, header=None, footer=None)).text
     assert text.count("Safety first.") == 3
 
@@ -165,10 +203,12 @@ def book(chapters: list[tuple[str, list[str]]], front_matter: int = 1) -> list[l
     return pages
 
 
-CHAPTERS = [("Chapter 1: Calibration", ["Calibration starts with a cold station.", FULL, "Then the hood."]),
-            ("Chapter 1: Calibration", ["The hood is clamped to the inlet.", FULL, "Wait for blue."]),
-            ("Chapter 2: Recording", ["Values go into the log.", FULL, "The log is signed."]),
-            ("Appendix A: Parts", ["The van carries spare filters.", FULL, "Filters are counted."])]
+CHAPTERS = [
+    ("Chapter 1: Calibration", ["Calibration starts with a cold station.", FULL, "Then the hood."]),
+    ("Chapter 1: Calibration", ["The hood is clamped to the inlet.", FULL, "Wait for blue."]),
+    ("Chapter 2: Recording", ["Values go into the log.", FULL, "The log is signed."]),
+    ("Appendix A: Parts", ["The van carries spare filters.", FULL, "Filters are counted."]),
+]
 
 
 def test_a_books_running_headers_that_change_by_chapter_are_dropped_by_their_page_numbers() -> None:
@@ -183,25 +223,42 @@ def test_a_books_running_headers_that_change_by_chapter_are_dropped_by_their_pag
 def test_a_number_at_a_page_edge_that_is_not_the_page_number_stays() -> None:
     # Page i is printed i: a last line ending with its own number (on half the pages) is not
     # furniture when the numbers are in the headers (on all of them).
-    last = ["Spare filters in the van: 1", "Cylinders on the shelf: 12", "Hoods in stock: 3",
-            "Clamps left over: 40"]
+    last = [
+        "Spare filters in the van: 1",
+        "Cylinders on the shelf: 12",
+        "Hoods in stock: 3",
+        "Clamps left over: 40",
+    ]
     chapters = [(c, [*body, end]) for (c, body), end in zip(CHAPTERS, last)]
     text = clean(*book(chapters)).text
     assert "Chapter" not in text and all(end in text for end in last)
     # Numbers that follow the pages on too few of them are not page numbers.
-    lone = clean([FULL, "Section 1"], [FULL, "Something else"], [FULL, "More text"], [FULL, "End"]).text
+    lone = clean(
+        [FULL, "Section 1"], [FULL, "Something else"], [FULL, "More text"], [FULL, "End"]
+    ).text
     assert "Section 1" in lone
 
 
 def test_table_of_contents_entries_are_lines_of_their_own() -> None:
-    entries = ["1 Introduction . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
-               "2 Calibrating the station on site . . . . . . . . . . . . . . . . . . . . . . . . 3",
-               "2.1 Preparing the hood, the reference cylinder and the inlet clamp for a",
-               "calibration run in the field ........................................ 4",
-               "Index . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 9"]
-    text = clean(["Contents", *entries, "The guide starts on the next page, with the safety rules."]).text
-    assert text.split("\n")[2:6] == [entries[0], entries[1], f"{entries[2]} {entries[3]}", entries[4]]
-    assert text.endswith(f"{entries[4]}\n\nThe guide starts on the next page, with the safety rules.")
+    entries = [
+        "1 Introduction . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
+        "2 Calibrating the station on site . . . . . . . . . . . . . . . . . . . . . . . . 3",
+        "2.1 Preparing the hood, the reference cylinder and the inlet clamp for a",
+        "calibration run in the field ........................................ 4",
+        "Index . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 9",
+    ]
+    text = clean(
+        ["Contents", *entries, "The guide starts on the next page, with the safety rules."]
+    ).text
+    assert text.split("\n")[2:6] == [
+        entries[0],
+        entries[1],
+        f"{entries[2]} {entries[3]}",
+        entries[4],
+    ]
+    assert text.endswith(
+        f"{entries[4]}\n\nThe guide starts on the next page, with the safety rules."
+    )
 
 
 # --------------------------------------------------------------------------- pages
@@ -219,7 +276,7 @@ def test_a_sentence_running_over_a_page_break_is_joined() -> None:
     extracted = clean(*paged([[FULL, FULL], ["and so it goes on.", "Done."]]))
     assert f"{FULL} and so it goes on." in extracted.text
     first, second = extracted.pages
-    assert extracted.text[first[1]:second[0]] == " "
+    assert extracted.text[first[1] : second[0]] == " "
 
 
 def test_a_word_hyphenated_over_a_page_break_is_joined() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pypdf
 import pytest
+
 from documents import (
     check_invariants,
     corrupt,
@@ -17,33 +18,57 @@ from documents import (
     write_pdf,
 )
 from paths import ROOT
-
 from sweep.datasets.readers.base import Extracted, UnreadableFile
 from sweep.datasets.readers.pdf import NO_TEXT_LAYER, PypdfReader
 from sweep.datasets.readers.pdfplumber_reader import PdfplumberReader
 
 #: A document of the bundled corpus, four pages long as a PDF.
-CORPUS_DOC = ROOT / "src" / "sweep" / "corpora" / "kestrel" / "docs" / "people" / "remote-hybrid-work-policy.md"
+CORPUS_DOC = (
+    ROOT
+    / "src"
+    / "sweep"
+    / "corpora"
+    / "kestrel"
+    / "docs"
+    / "people"
+    / "remote-hybrid-work-policy.md"
+)
 
 #: Three pages whose paragraphs are known, so the page of each sentence is known.
 PAGES = [
-    ["# Field Calibration Guide",
-     ("Calibration keeps the gas cells of every sensor honest: a cell drifts by up to two percent a "
-      "month, and a technician who skips the quarterly recalibration will publish readings that no "
-      "auditor accepts. This guide is the procedure for the AQ-200 and the WX-10 stations."),
-     ("Before you start, check that the reference cylinder is within its certification date and that "
-      "the regulator shows at least twenty bar of pressure.")],
-    ["## Preparing the station",
-     ("Switch the station to maintenance mode from Kestrel Cloud, so that readings taken during the "
-      "procedure are flagged and kept out of the public dashboards and the monthly reports."),
-     "- Remove the inlet cap and the particulate filter.",
-     "- Connect the calibration hood to the inlet with the quick-release clamp.",
-     ("Wait until the status ring pulses blue, which takes between forty and ninety seconds on a "
-      "station that has been running for more than an hour.")],
-    ["## Recording the results",
-     ("Write the zero and span values into the maintenance log, together with the cylinder's serial "
-      "number, and return the station to normal operation before you leave the site."),
-     "The last step is the one most often forgotten."],
+    [
+        "# Field Calibration Guide",
+        (
+            "Calibration keeps the gas cells of every sensor honest: a cell drifts by up to two percent a "
+            "month, and a technician who skips the quarterly recalibration will publish readings that no "
+            "auditor accepts. This guide is the procedure for the AQ-200 and the WX-10 stations."
+        ),
+        (
+            "Before you start, check that the reference cylinder is within its certification date and that "
+            "the regulator shows at least twenty bar of pressure."
+        ),
+    ],
+    [
+        "## Preparing the station",
+        (
+            "Switch the station to maintenance mode from Kestrel Cloud, so that readings taken during the "
+            "procedure are flagged and kept out of the public dashboards and the monthly reports."
+        ),
+        "- Remove the inlet cap and the particulate filter.",
+        "- Connect the calibration hood to the inlet with the quick-release clamp.",
+        (
+            "Wait until the status ring pulses blue, which takes between forty and ninety seconds on a "
+            "station that has been running for more than an hour."
+        ),
+    ],
+    [
+        "## Recording the results",
+        (
+            "Write the zero and span values into the maintenance log, together with the cylinder's serial "
+            "number, and return the station to normal operation before you leave the site."
+        ),
+        "The last step is the one most often forgotten.",
+    ],
 ]
 HEADER = "Kestrel Labs — Field Calibration Guide — Internal"
 #: Words the builder breaks with a hyphen at a line end, wherever they fall.
@@ -51,35 +76,61 @@ HYPHENATED = {"recalibration", "certification", "maintenance", "dashboards"}
 
 READERS = [PypdfReader(), PdfplumberReader()]
 
-CONTENTS = ["1 Calibration . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
-            "1.1 Preparing the station . . . . . . . . . . . . . . . . . . . . . . 1",
-            "2 Recording . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 3"]
-BOOK = [["Contents", *CONTENTS],
-        ["# Calibration", "Every station is calibrated against a reference gas once a quarter.",
-         "Connect the calibration hood to the inlet with the quick-release clamp."],
-        ["Wait until the status ring pulses blue.", "Cylinders in the van: 2"],
-        ["# Recording", "Write the zero and span values into the maintenance log."],
-        ["Return the station to normal operation before you leave the site."]]
-BOOK_CHAPTERS = {2: "Chapter 1: Calibration", 3: "Chapter 1: Calibration", 4: "Chapter 2: Recording",
-                 5: "Chapter 2: Recording"}
+CONTENTS = [
+    "1 Calibration . . . . . . . . . . . . . . . . . . . . . . . . . . . . 1",
+    "1.1 Preparing the station . . . . . . . . . . . . . . . . . . . . . . 1",
+    "2 Recording . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 3",
+]
+BOOK = [
+    ["Contents", *CONTENTS],
+    [
+        "# Calibration",
+        "Every station is calibrated against a reference gas once a quarter.",
+        "Connect the calibration hood to the inlet with the quick-release clamp.",
+    ],
+    ["Wait until the status ring pulses blue.", "Cylinders in the van: 2"],
+    ["# Recording", "Write the zero and span values into the maintenance log."],
+    ["Return the station to normal operation before you leave the site."],
+]
+BOOK_CHAPTERS = {
+    2: "Chapter 1: Calibration",
+    3: "Chapter 1: Calibration",
+    4: "Chapter 2: Recording",
+    5: "Chapter 2: Recording",
+}
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("pdf")
     return {
-        "guide": write_pdf(folder / "guide.pdf", PAGES, header=HEADER, hyphenate=HYPHENATED,
-                           title="Field Calibration Guide (rev. 4)"),
-        "corpus": write_pdf(folder / "remote-work.pdf", CORPUS_DOC.read_text(encoding="utf-8"),
-                            header="Kestrel Labs — People Policies", page_numbers="- {page} -",
-                            hyphenate=True, paragraph_gap=False),
+        "guide": write_pdf(
+            folder / "guide.pdf",
+            PAGES,
+            header=HEADER,
+            hyphenate=HYPHENATED,
+            title="Field Calibration Guide (rev. 4)",
+        ),
+        "corpus": write_pdf(
+            folder / "remote-work.pdf",
+            CORPUS_DOC.read_text(encoding="utf-8"),
+            header="Kestrel Labs — People Policies",
+            page_numbers="- {page} -",
+            hyphenate=True,
+            paragraph_gap=False,
+        ),
         # A book: a contents page, then the chapter's name and the page number (1 from the
         # second page) at the top of every page.
-        "book": write_pdf(folder / "book.pdf", BOOK, page_numbers=None,
-                          header=lambda n: (BOOK_CHAPTERS.get(n, ""), str(n - 1) if n in BOOK_CHAPTERS else "")),
+        "book": write_pdf(
+            folder / "book.pdf",
+            BOOK,
+            page_numbers=None,
+            header=lambda n: (BOOK_CHAPTERS.get(n, ""), str(n - 1) if n in BOOK_CHAPTERS else ""),
+        ),
         "encrypted": write_encrypted_pdf(folder / "locked.pdf"),
-        "owner-only": write_encrypted_pdf(folder / "restricted.pdf", "Printing is restricted here.",
-                                          user_password=""),
+        "owner-only": write_encrypted_pdf(
+            folder / "restricted.pdf", "Printing is restricted here.", user_password=""
+        ),
         "scan": write_image_only_pdf(folder / "scan.pdf"),
     }
 
@@ -100,7 +151,9 @@ def read(request, files):
 
 
 def raw_lines(path: Path) -> list[str]:
-    return [line for page in pypdf.PdfReader(path).pages for line in page.extract_text().splitlines()]
+    return [
+        line for page in pypdf.PdfReader(path).pages for line in page.extract_text().splitlines()
+    ]
 
 
 def test_the_test_pdfs_have_wraps_hyphens_and_page_furniture(files) -> None:
@@ -169,13 +222,20 @@ def test_pdfplumber_makes_headings_of_larger_lines_and_pypdf_none(read) -> None:
         assert extracted.headings == () and "#" not in extracted.text
         return
     assert [(h.level, h.title) for h in extracted.headings] == [
-        (1, "Field Calibration Guide"), (2, "Preparing the station"), (2, "Recording the results")]
+        (1, "Field Calibration Guide"),
+        (2, "Preparing the station"),
+        (2, "Recording the results"),
+    ]
     source = CORPUS_DOC.read_text(encoding="utf-8")
-    titles = [line.lstrip("#").strip() for line in source.splitlines() if re.match(r"#{1,3} ", line)]
+    titles = [
+        line.lstrip("#").strip() for line in source.splitlines() if re.match(r"#{1,3} ", line)
+    ]
     assert [h.title for h in read("corpus").headings] == titles
 
 
-def test_title_is_the_metadata_title_else_the_first_heading_like_line(read, files, tmp_path) -> None:
+def test_title_is_the_metadata_title_else_the_first_heading_like_line(
+    read, files, tmp_path
+) -> None:
     assert read("guide").title == "Field Calibration Guide (rev. 4)"
     assert read("corpus").title == "Remote and Hybrid Work Policy"
     plain = write_pdf(tmp_path / "notes.pdf", ["This file starts with a sentence.", "And more."])
@@ -213,7 +273,9 @@ def test_no_warning_noise_while_reading(read, files, caplog) -> None:
     with caplog.at_level(logging.WARNING):
         text = read.reader.read(damaged, "damaged.pdf").text
     assert "Field Calibration Guide" in text
-    assert [r for r in caplog.records if r.name.split(".")[0] in ("pypdf", "pdfminer", "pdfplumber")] == []
+    assert [
+        r for r in caplog.records if r.name.split(".")[0] in ("pypdf", "pdfminer", "pdfplumber")
+    ] == []
     assert logging.getLogger("pypdf").level == logging.NOTSET  # restored
 
 
@@ -222,30 +284,50 @@ def test_a_table_row_reads_as_its_cells_one_after_another(reader, tmp_path) -> N
     # A table as fpdf2 rules it (horizontal lines only, split at the cells' edges), whose
     # cells wrap onto lines of their own: read line by line across the page, the lines of
     # neighbouring cells would interleave.
-    from documents import _fpdf
     from fpdf.fonts import FontFace
 
-    rows = [["Office", "Pay schedule", "Pay day", "Extra payments"],
-            ["Lisbon", "Monthly, 14 payments a year", "25th of each month",
-             "Holiday allowance paid with June salary; Christmas allowance paid with November salary"],
-            ["Denver", "Semi-monthly, 24 payments a year", "15th and last day of each month", "None"]]
+    from documents import _fpdf
+
+    rows = [
+        ["Office", "Pay schedule", "Pay day", "Extra payments"],
+        [
+            "Lisbon",
+            "Monthly, 14 payments a year",
+            "25th of each month",
+            "Holiday allowance paid with June salary; Christmas allowance paid with November salary",
+        ],
+        ["Denver", "Semi-monthly, 24 payments a year", "15th and last day of each month", "None"],
+    ]
     pdf = _fpdf(None, None, None)
     pdf.add_page()
     pdf.set_font("DejaVu", "", 11)
-    pdf.multi_cell(0, 6, "Salaries are paid as the table below says.", new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(
+        0, 6, "Salaries are paid as the table below says.", new_x="LMARGIN", new_y="NEXT"
+    )
     pdf.ln(2)
     pdf.set_font("DejaVu", "", 9.5)
-    with pdf.table(col_widths=(18, 30, 26, 56), width=pdf.epw, text_align="LEFT", line_height=4.2,
-                   padding=(1.2, 1.6), borders_layout="HORIZONTAL_LINES",
-                   headings_style=FontFace(emphasis="BOLD", fill_color=(228, 234, 242))) as table:
+    with pdf.table(
+        col_widths=(18, 30, 26, 56),
+        width=pdf.epw,
+        text_align="LEFT",
+        line_height=4.2,
+        padding=(1.2, 1.6),
+        borders_layout="HORIZONTAL_LINES",
+        headings_style=FontFace(emphasis="BOLD", fill_color=(228, 234, 242)),
+    ) as table:
         for row in rows:
             cells = table.row()
             for text in row:
                 cells.cell(text)
     pdf.ln(3)
     pdf.set_font("DejaVu", "", 11)
-    pdf.multi_cell(0, 6, "Payslips are published in the HR portal two days before pay day.",
-                   new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(
+        0,
+        6,
+        "Payslips are published in the HR portal two days before pay day.",
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
     path = tmp_path / "pay.pdf"
     pdf.output(str(path))
 

@@ -6,13 +6,17 @@ from sweep.datasets.readers.markdown import markdown_headings, plain_markdown
 
 
 def test_inline_markup_links_and_escapes_are_taken_out() -> None:
-    text = plain_markdown("Set **`max_len`** to *20*; see [the guide](https://x.org/g) and snake\\_case.")
+    text = plain_markdown(
+        "Set **`max_len`** to *20*; see [the guide](https://x.org/g) and snake\\_case."
+    )
     assert text == "Set max_len to 20; see the guide and snake_case."
 
 
 def test_a_linked_image_leaves_its_alt_text_only() -> None:
-    assert plain_markdown("[![Red Hat logo](../redhat.gif)](http://www.redhat.com) Sponsors") == \
-        "Red Hat logo Sponsors"
+    assert (
+        plain_markdown("[![Red Hat logo](../redhat.gif)](http://www.redhat.com) Sponsors")
+        == "Red Hat logo Sponsors"
+    )
 
 
 def test_code_fences_keep_their_lines_as_they_are() -> None:
@@ -32,4 +36,4 @@ def test_tables_keep_their_rows_and_lose_rows_of_empty_cells() -> None:
 def test_headings_are_the_hash_lines_outside_code() -> None:
     text = plain_markdown("# Guide\n\n```\n# not a heading\n```\n\n## **Setup**\nText.")
     assert [(h.level, h.title) for h in markdown_headings(text)] == [(1, "Guide"), (2, "Setup")]
-    assert text[markdown_headings(text)[1].start:].startswith("## Setup")
+    assert text[markdown_headings(text)[1].start :].startswith("## Setup")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from documents import check_invariants
 
+from documents import check_invariants
 from sweep.datasets.readers.base import ExtractedHeading, UnreadableFile
 from sweep.datasets.readers.plain import TEXT_SUFFIXES, PlainTextReader
 
@@ -35,19 +35,27 @@ def test_title_is_a_first_heading_line_else_the_stem() -> None:
 
 
 def test_headings_are_atx_lines_outside_fenced_code() -> None:
-    text = ("# One\n\ntext\n\n```bash\n# a shell comment\n```\n\n## Two ##\n\n"
-            "~~~\n# also code\n~~~\n   ### Three\n####\n#+TITLE: org\n")
+    text = (
+        "# One\n\ntext\n\n```bash\n# a shell comment\n```\n\n## Two ##\n\n"
+        "~~~\n# also code\n~~~\n   ### Three\n####\n#+TITLE: org\n"
+    )
     extracted = read(text.encode())
-    assert [(h.level, h.title) for h in extracted.headings] == [(1, "One"), (2, "Two"), (3, "Three")]
+    assert [(h.level, h.title) for h in extracted.headings] == [
+        (1, "One"),
+        (2, "Two"),
+        (3, "Three"),
+    ]
     for heading in extracted.headings:
-        assert text[heading.start:].lstrip(" ").startswith("#" * heading.level + " ")
+        assert text[heading.start :].lstrip(" ").startswith("#" * heading.level + " ")
 
 
 def test_setext_headings_are_headings_as_the_chunkers_read_them() -> None:
     text = "Guide\n=====\n\nIntro.\n\nSetup\n-----\n\n- a list item\n---\n"
     extracted = read(text.encode())
     assert [(h.level, h.title, h.start) for h in extracted.headings] == [
-        (1, "Guide", 0), (2, "Setup", text.index("Setup"))]
+        (1, "Guide", 0),
+        (2, "Setup", text.index("Setup")),
+    ]
 
 
 def test_heading_starts_count_crlf() -> None:
@@ -62,8 +70,14 @@ def test_invalid_utf8_names_the_byte_and_line() -> None:
     assert str(e.value) == "not valid UTF-8 (byte 0xe9 on line 2)"
 
 
-@pytest.mark.parametrize(("data", "reason"), [(b"", "empty file"), (b" \n\t\r\n", "document is empty"),
-                                              ("\ufeff\n".encode(), "document is empty")])
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty file"),
+        (b" \n\t\r\n", "document is empty"),
+        ("\ufeff\n".encode(), "document is empty"),
+    ],
+)
 def test_empty_files_are_refused(data: bytes, reason: str) -> None:
     with pytest.raises(UnreadableFile, match=f"^{reason}$"):
         READER.read(data, "empty.md")

@@ -19,20 +19,39 @@ from sweep.datasets.readers.registry import (
 )
 
 
-@pytest.mark.parametrize(("name", "fmt"), [
-    ("report.pdf", "pdf"), ("Report.PDF", "pdf"), ("a/b/page.htm", "html"), ("x.XHTML", "html"),
-    ("memo.docx", "docx"), ("deck.pptx", "pptx"), ("book.xlsx", "xlsx"), ("notes.md", "text"),
-    ("README.rst", "text"), ("paper.tex", "text"), ("archive.tar.gz", None), ("Makefile", None),
-    ("old.doc", None), (".md", None),
-])
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("report.pdf", "pdf"),
+        ("Report.PDF", "pdf"),
+        ("a/b/page.htm", "html"),
+        ("x.XHTML", "html"),
+        ("memo.docx", "docx"),
+        ("deck.pptx", "pptx"),
+        ("book.xlsx", "xlsx"),
+        ("notes.md", "text"),
+        ("README.rst", "text"),
+        ("paper.tex", "text"),
+        ("archive.tar.gz", None),
+        ("Makefile", None),
+        ("old.doc", None),
+        (".md", None),
+    ],
+)
 def test_format_of_goes_by_the_lower_cased_suffix(name: str, fmt: str | None) -> None:
     assert format_of(name) == fmt
 
 
 def test_every_format_has_readers_and_a_default() -> None:
     assert set(FORMATS) == set(READERS) == set(DEFAULT_READERS)
-    assert DEFAULT_READERS == {"pdf": "pypdf", "html": "trafilatura", "docx": "markitdown",
-                               "pptx": "markitdown", "xlsx": "markitdown", "text": "text"}
+    assert DEFAULT_READERS == {
+        "pdf": "pypdf",
+        "html": "trafilatura",
+        "docx": "markitdown",
+        "pptx": "markitdown",
+        "xlsx": "markitdown",
+        "text": "text",
+    }
     suffixes = [s for group in FORMATS.values() for s in group]
     assert len(suffixes) == len(set(suffixes))
 
@@ -43,7 +62,9 @@ def test_every_reader_follows_the_protocol_and_versions_its_recipe() -> None:
             reader = reader_for(fmt, name)
             assert isinstance(reader, Reader)
             assert reader.name == name
-            assert re.fullmatch(r"([\w.-]+==[\w.]+\+)*([\w-]+\+)*recipe\d+", reader.version), reader.version
+            assert re.fullmatch(r"([\w.-]+==[\w.]+\+)*([\w-]+\+)*recipe\d+", reader.version), (
+                reader.version
+            )
 
 
 def test_resolve_fills_in_the_defaults() -> None:
@@ -53,17 +74,31 @@ def test_resolve_fills_in_the_defaults() -> None:
     assert {fmt: r.name for fmt, r in resolve_readers(None).items()} == DEFAULT_READERS
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: reader_for("pdf", "pdfplumbr"),
-     "unknown pdf reader 'pdfplumbr' (did you mean 'pdfplumber'?); pdf readers: pypdf, pdfplumber"),
-    (lambda: reader_for("htm", "trafilatura"),
-     "unknown format 'htm' (did you mean 'html'?); formats: pdf, html, docx, pptx, xlsx, text"),
-    (lambda: resolve_readers({"pfd": "pypdf"}),
-     "unknown format 'pfd' (did you mean 'pdf'?); formats: pdf, html, docx, pptx, xlsx, text"),
-    (lambda: resolve_readers({"html": "readability"}),
-     "unknown html reader 'readability'; html readers: trafilatura, markitdown"),
-    (lambda: resolve_readers({"pdf": 3}), "the pdf reader must be a name (pypdf, pdfplumber), got 3"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: reader_for("pdf", "pdfplumbr"),
+            "unknown pdf reader 'pdfplumbr' (did you mean 'pdfplumber'?); pdf readers: pypdf, pdfplumber",
+        ),
+        (
+            lambda: reader_for("htm", "trafilatura"),
+            "unknown format 'htm' (did you mean 'html'?); formats: pdf, html, docx, pptx, xlsx, text",
+        ),
+        (
+            lambda: resolve_readers({"pfd": "pypdf"}),
+            "unknown format 'pfd' (did you mean 'pdf'?); formats: pdf, html, docx, pptx, xlsx, text",
+        ),
+        (
+            lambda: resolve_readers({"html": "readability"}),
+            "unknown html reader 'readability'; html readers: trafilatura, markitdown",
+        ),
+        (
+            lambda: resolve_readers({"pdf": 3}),
+            "the pdf reader must be a name (pypdf, pdfplumber), got 3",
+        ),
+    ],
+)
 def test_unknown_names_fail_on_one_line_with_the_valid_ones(call, message: str) -> None:
     with pytest.raises(ValueError) as e:
         call()
@@ -71,8 +106,21 @@ def test_unknown_names_fail_on_one_line_with_the_valid_ones(call, message: str) 
 
 
 def test_importing_the_registry_loads_no_parser() -> None:
-    heavy = ("pypdf", "pdfplumber", "pdfminer", "trafilatura", "lxml", "markitdown", "bs4", "mammoth")
-    code = ("import sys, sweep.datasets.readers.registry as r; r.resolve_readers(None); "
-            f"print([m for m in sys.modules if m.split('.')[0] in {heavy!r}])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    heavy = (
+        "pypdf",
+        "pdfplumber",
+        "pdfminer",
+        "trafilatura",
+        "lxml",
+        "markitdown",
+        "bs4",
+        "mammoth",
+    )
+    code = (
+        "import sys, sweep.datasets.readers.registry as r; r.resolve_readers(None); "
+        f"print([m for m in sys.modules if m.split('.')[0] in {heavy!r}])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

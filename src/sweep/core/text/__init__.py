@@ -7,10 +7,27 @@ say) changes for all of them at once.
 """
 
 from sweep.core.text.headings import ATX_HEADING, Heading, parse_headings
-from sweep.core.text.passages import (MAX_WORDS, MIN_WORDS, Passage, passages_of,
-                                      sentences_of, split_passages)
+from sweep.core.text.passages import (
+    MAX_WORDS,
+    MIN_WORDS,
+    Passage,
+    passages_of,
+    sentences_of,
+    split_passages,
+)
 from sweep.core.text.sentences import SENTENCE_ENDS, SentenceEnds, sentence_cuts
 
-__all__ = ["ATX_HEADING", "Heading", "MAX_WORDS", "MIN_WORDS", "Passage", "SENTENCE_ENDS",
-           "SentenceEnds", "parse_headings", "passages_of", "sentence_cuts", "sentences_of",
-           "split_passages"]
+__all__ = [
+    "ATX_HEADING",
+    "MAX_WORDS",
+    "MIN_WORDS",
+    "SENTENCE_ENDS",
+    "Heading",
+    "Passage",
+    "SentenceEnds",
+    "parse_headings",
+    "passages_of",
+    "sentence_cuts",
+    "sentences_of",
+    "split_passages",
+]

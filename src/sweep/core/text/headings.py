@@ -40,7 +40,9 @@ def parse_headings(text: str) -> list[Heading]:
     stack: list[tuple[int, str]] = []
     fence: str | None = None
     pos = 0
-    prev: tuple[int, str] | None = None  # (start, line) of a paragraph line that could be a setext title
+    prev: tuple[int, str] | None = (
+        None  # (start, line) of a paragraph line that could be a setext title
+    )
 
     def add(level: int, title: str, start: int, body_start: int) -> None:
         while stack and stack[-1][0] >= level:
@@ -55,7 +57,12 @@ def parse_headings(text: str) -> list[Heading]:
             line = line.removeprefix("\ufeff")  # a byte-order mark does not hide the first heading
         fm = _FENCE.match(line)
         if fence is not None:
-            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence) and not line[fm.end():].strip():
+            if (
+                fm
+                and fm.group(1)[0] == fence[0]
+                and len(fm.group(1)) >= len(fence)
+                and not line[fm.end() :].strip()
+            ):
                 fence = None
             continue
         if fm:
@@ -72,5 +79,7 @@ def parse_headings(text: str) -> list[Heading]:
             add(1 if setext.group(1)[0] == "=" else 2, prev[1].strip(), prev[0], body_start)
             prev = None
             continue
-        prev = None if _NOT_PARAGRAPH.match(line) or line.startswith(("    ", "\t")) else (start, line)
+        prev = (
+            None if _NOT_PARAGRAPH.match(line) or line.startswith(("    ", "\t")) else (start, line)
+        )
     return headings

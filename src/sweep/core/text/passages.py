@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from sweep.core.text.headings import parse_headings
 from sweep.core.text.sentences import SENTENCE_ENDS, sentence_cuts
@@ -92,7 +92,9 @@ def passages_of(document: Document) -> tuple[Passage, ...]:
     for (start, end), headings in _spans_with_headings(text):
         if document.title and (not headings or headings[0] != document.title):
             headings = (document.title, *headings)
-        passages.append(Passage(document.doc_id, len(passages), start, end, text[start:end], headings))
+        passages.append(
+            Passage(document.doc_id, len(passages), start, end, text[start:end], headings)
+        )
     return tuple(passages)
 
 
@@ -100,13 +102,21 @@ def sentences_of(passage: Passage, text: str) -> tuple[Passage, ...]:
     """The sentences of ``passage``, each a :class:`Passage` of the same document (same
     ``index`` and headings), trimmed of whitespace and in order; ``text`` is the
     document's text. A passage of one sentence is itself."""
-    spans = [_trimmed(text, a, b) for a, b in
-             pieces(passage.start, passage.end, sentence_cuts(text, passage.start, passage.end))
-             if _NONBLANK.search(text, a, b) is not None]
+    spans = [
+        _trimmed(text, a, b)
+        for a, b in pieces(
+            passage.start, passage.end, sentence_cuts(text, passage.start, passage.end)
+        )
+        if _NONBLANK.search(text, a, b) is not None
+    ]
     if len(spans) < 2:
         return (passage,)
-    return tuple(Passage(passage.doc_id, passage.index, s.start, s.end, text[s.start:s.end],
-                         passage.headings) for s in spans)
+    return tuple(
+        Passage(
+            passage.doc_id, passage.index, s.start, s.end, text[s.start : s.end], passage.headings
+        )
+        for s in spans
+    )
 
 
 def split_passages(text: str) -> tuple[tuple[int, int], ...]:
@@ -124,10 +134,10 @@ def _spans_with_headings(text: str) -> Iterator[tuple[tuple[int, int], tuple[str
 def _sections(text: str) -> Iterator[tuple[list[_Span], tuple[str, ...]]]:
     """The blocks between two headings, with the titles of the headings they are under."""
     headings = {h.start: h for h in parse_headings(text)}
-    path: list[tuple[int, str]] = []   # (level, title) of the headings above, outermost first
+    path: list[tuple[int, str]] = []  # (level, title) of the headings above, outermost first
     blocks: list[_Span] = []
     run: tuple[int, int] | None = None  # first and last line of the block being read
-    heading_end = 0                     # where the lines of the last heading end
+    heading_end = 0  # where the lines of the last heading end
 
     def close_run() -> None:
         nonlocal run
@@ -179,8 +189,10 @@ def _groups(text: str, blocks: list[_Span]) -> list[list[_Span]]:
     current: list[_Span] = []
     words = 0
     for block in blocks:
-        if current and (text[current[-1].end - 1] in ":："
-                        or (words < MIN_WORDS and words + block.words <= MAX_WORDS)):
+        if current and (
+            text[current[-1].end - 1] in ":："
+            or (words < MIN_WORDS and words + block.words <= MAX_WORDS)
+        ):
             current.append(block)
             words += block.words
         else:
@@ -223,9 +235,12 @@ def _cuts(text: str, start: int, end: int) -> list[int]:
 def _between_words(text: str, unit: _Span) -> list[_Span]:
     words = list(_WORD.finditer(text, unit.start, unit.end))
     size = math.ceil(len(words) / math.ceil(len(words) / MAX_WORDS))
-    return [_Span(words[i].start(), words[min(i + size, len(words)) - 1].end(),
-                  min(size, len(words) - i))
-            for i in range(0, len(words), size)]
+    return [
+        _Span(
+            words[i].start(), words[min(i + size, len(words)) - 1].end(), min(size, len(words) - i)
+        )
+        for i in range(0, len(words), size)
+    ]
 
 
 def _pack(units: list[_Span], total: int) -> list[_Span]:

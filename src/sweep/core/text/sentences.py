@@ -51,13 +51,26 @@ class SentenceEnds:
     def __post_init__(self) -> None:
         # Patterns built once from the marks (a frozen instance: set past __setattr__).
         set_ = object.__setattr__
-        set_(self, "_spaced", re.compile(
-            f"[{_chars(self.stops)}]+[{_chars(self.closers)}]*[{_chars(self.gaps)}]+"))
-        set_(self, "_full", re.compile(
-            f"[{_chars(self.full_stops)}]+[{_chars(self.full_closers)}]*[{_chars(self.full_gaps)}]*"))
-        set_(self, "_line_end", re.compile(
-            f"[{_chars(self.stops + self.clause_ends + self.full_stops)}]"
-            f"[{_chars(self.line_closers)}]*[ \t]*$"))
+        set_(
+            self,
+            "_spaced",
+            re.compile(f"[{_chars(self.stops)}]+[{_chars(self.closers)}]*[{_chars(self.gaps)}]+"),
+        )
+        set_(
+            self,
+            "_full",
+            re.compile(
+                f"[{_chars(self.full_stops)}]+[{_chars(self.full_closers)}]*[{_chars(self.full_gaps)}]*"
+            ),
+        )
+        set_(
+            self,
+            "_line_end",
+            re.compile(
+                f"[{_chars(self.stops + self.clause_ends + self.full_stops)}]"
+                f"[{_chars(self.line_closers)}]*[ \t]*$"
+            ),
+        )
 
     def ends(self, text: str, a: int, b: int) -> list[int]:
         """Positions strictly inside ``(a, b)`` just after a sentence end and the spaces
@@ -109,6 +122,10 @@ def sentence_cuts(text: str, a: int, b: int, rule: SentenceEnds = SENTENCE_ENDS)
         line_start = text.rfind("\n", a, m.start()) + 1
         line_start = max(line_start, a)
         prev_line = text[line_start : m.start()]
-        if _BLOCK_START.match(text, e) or rule.ends_line(prev_line) or _HEADING_OR_ROW.match(prev_line):
+        if (
+            _BLOCK_START.match(text, e)
+            or rule.ends_line(prev_line)
+            or _HEADING_OR_ROW.match(prev_line)
+        ):
             cuts.append(e)
     return sorted(set(cuts))

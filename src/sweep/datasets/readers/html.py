@@ -85,8 +85,14 @@ NO_MAIN_TEXT = "no main text: the page holds only navigation/boilerplate"
 _TRAFILATURA_RECIPE = 6
 _MARKITDOWN_RECIPE = 6
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
+)
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 def decode_html(data: bytes, warnings: list[str] | None = None) -> str:
@@ -127,8 +133,10 @@ def _decoded(data: bytes, encoding: str, warnings: list[str] | None) -> str:
         # (a U+FFFD the page holds itself is not a loss)
         lost = text.count("\ufffd") - data.decode(encoding, errors="ignore").count("\ufffd")
         if lost:
-            warnings.append(f"{lost:,} byte sequence{'s' if lost != 1 else ''} not valid "
-                            f"{codecs.lookup(encoding).name} read as U+FFFD")
+            warnings.append(
+                f"{lost:,} byte sequence{'s' if lost != 1 else ''} not valid "
+                f"{codecs.lookup(encoding).name} read as U+FFFD"
+            )
     return text
 
 
@@ -141,9 +149,12 @@ _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 
 # An XHTML page's internal DTD subset, before the root element: an HTML parser ends the
 # doctype at its first ">" and shows the rest ("]>") as text.
-_INTERNAL_SUBSET = re.compile(r"\A(\ufeff?\s*(?:<!--.*?-->\s*)*<!DOCTYPE[^\[>]*)\[(.*?)\]\s*>",
-                              re.IGNORECASE | re.DOTALL)
+_INTERNAL_SUBSET = re.compile(
+    r"\A(\ufeff?\s*(?:<!--.*?-->\s*)*<!DOCTYPE[^\[>]*)\[(.*?)\]\s*>", re.IGNORECASE | re.DOTALL
+)
 _ENTITY_DECLARATION = re.compile(r"<!ENTITY\s+([^\s%][^\s]*)")
+
+
 def _parse(html: str, warnings: list[str]) -> Any | None:
     import lxml.html
     from lxml.etree import ParserError
@@ -157,8 +168,9 @@ def _parse(html: str, warnings: list[str]) -> Any | None:
         return None  # no elements at all
     deepest = _deepest_parsed()
     if deepest is not None and _depth(tree) >= deepest:
-        warnings.append(f"elements nested more than {deepest:,} deep: the page's text from there on "
-                        "is not read")
+        warnings.append(
+            f"elements nested more than {deepest:,} deep: the page's text from there on is not read"
+        )
     return tree
 
 
@@ -173,8 +185,11 @@ def _deepest_parsed() -> int | None:
     the parser's message, whose wording may change; None when it does not stop."""
     import lxml.html
 
-    depth = _depth(lxml.html.document_fromstring("<div>" * _PROBE_DEPTH,
-                                                 parser=lxml.html.HTMLParser(huge_tree=True)))
+    depth = _depth(
+        lxml.html.document_fromstring(
+            "<div>" * _PROBE_DEPTH, parser=lxml.html.HTMLParser(huge_tree=True)
+        )
+    )
     return depth if depth < _PROBE_DEPTH else None
 
 
@@ -193,13 +208,17 @@ def _without_internal_subset(html: str, warnings: list[str]) -> str:
     match = _INTERNAL_SUBSET.match(html)
     if match is None:
         return html
-    rest = html[match.end():]
-    used = [name for name in dict.fromkeys(_ENTITY_DECLARATION.findall(match.group(2)))
-            if f"&{name};" in rest]
+    rest = html[match.end() :]
+    used = [
+        name
+        for name in dict.fromkeys(_ENTITY_DECLARATION.findall(match.group(2)))
+        if f"&{name};" in rest
+    ]
     if used:
         shown = ", ".join(f"&{name};" for name in used[:5]) + (", ..." if len(used) > 5 else "")
-        warnings.append(f"entities declared in the page's DTD are not expanded: {shown} "
-                        "left as written")
+        warnings.append(
+            f"entities declared in the page's DTD are not expanded: {shown} left as written"
+        )
     return match.group(1) + ">" + rest
 
 
@@ -210,8 +229,11 @@ def _text(element: Any) -> str:
 def _page_headings(tree: Any | None) -> list[tuple[int, str]]:
     if tree is None:
         return []
-    return [(int(h.tag[1]), text) for h in tree.iter("h1", "h2", "h3", "h4", "h5", "h6")
-            if (text := _text(h))]
+    return [
+        (int(h.tag[1]), text)
+        for h in tree.iter("h1", "h2", "h3", "h4", "h5", "h6")
+        if (text := _text(h))
+    ]
 
 
 # Between a page's name and its site's in a <title>: "Install — Packager 2.1 documentation"
@@ -228,7 +250,9 @@ def _page_title(tree: Any | None, headings: list[tuple[int, str]]) -> str:
     titles = [] if tree is None else tree.xpath("//title[not(ancestor::svg)]")
     title = _text(titles[0]) if titles else ""
     if title:
-        generator = " ".join(tree.xpath("//meta[translate(@name, 'GENRATO', 'genrato')='generator']/@content"))
+        generator = " ".join(
+            tree.xpath("//meta[translate(@name, 'GENRATO', 'genrato')='generator']/@content")
+        )
         return _without_site_name(title, [text for _, text in headings], generator)
     return next((text for level, text in headings if level == 1), "")
 
@@ -248,9 +272,9 @@ def _without_site_name(title: str, headings: list[str], generator: str = "") -> 
     bounds = [0, *(i for m in cuts for i in (m.start(), m.end())), len(title)]
     for i in range(0, len(bounds), 2):  # a run of parts that is a heading of the page
         for j in range(len(bounds) - 1, i, -2):
-            if title[bounds[i]:bounds[j]].casefold() in named:
-                return title[bounds[i]:bounds[j]]
-    return title[:cuts[-1].start()]
+            if title[bounds[i] : bounds[j]].casefold() in named:
+                return title[bounds[i] : bounds[j]]
+    return title[: cuts[-1].start()]
 
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -278,9 +302,14 @@ def _restore_headings(text: str, anchors: list[tuple[list[tuple[int, str]], str]
         if not missing or not probe:
             continue
         for i in range(at, len(lines)):
-            if probe in (f"\n{_LIST_MARK.sub('', lines[i]).strip()}\n" if probe.startswith("\n")
-                         else " ".join(lines[i].split())):
-                block = [line for level, title in missing for line in (f"{'#' * level} {title}", "")]
+            if probe in (
+                f"\n{_LIST_MARK.sub('', lines[i]).strip()}\n"
+                if probe.startswith("\n")
+                else " ".join(lines[i].split())
+            ):
+                block = [
+                    line for level, title in missing for line in (f"{'#' * level} {title}", "")
+                ]
                 lines[i:i] = block
                 present.update(title for _, title in missing)
                 at = i + len(block) + 1
@@ -313,8 +342,11 @@ def _restore_terms(text: str, terms: list[tuple[str, str]]) -> str:
         if here is not None:
             at = here + 1
     before = dict(inserts)  # (one term at most before a line: each term moves ``at`` past it)
-    return "\n".join(part for i, line in enumerate(lines)
-                     for part in ((before[i], line) if i in before else (line,)))
+    return "\n".join(
+        part
+        for i, line in enumerate(lines)
+        for part in ((before[i], line) if i in before else (line,))
+    )
 
 
 def _first_from(indices: list[int] | tuple[()], at: int) -> int | None:
@@ -335,17 +367,29 @@ def _definition_terms(tree: Any) -> list[tuple[str, str]]:
     return terms
 
 
-def _extracted(markdown: str, anchors: list[tuple[list[tuple[int, str]], str]], title: str,
-               filename: str, warnings: list[str], terms: list[tuple[str, str]] | None = None) -> Extracted:
+def _extracted(
+    markdown: str,
+    anchors: list[tuple[list[tuple[int, str]], str]],
+    title: str,
+    filename: str,
+    warnings: list[str],
+    terms: list[tuple[str, str]] | None = None,
+) -> Extracted:
     text = _restore_headings(_restore_terms(plain_markdown(markdown), terms or []), anchors)
     if not text.strip():
         raise UnreadableFile(NO_MAIN_TEXT)
     text = text.strip("\n") + "\n"
-    return Extracted(text=text, title=title or PurePath(filename).stem, headings=markdown_headings(text),
-                     warnings=tuple(warnings))
+    return Extracted(
+        text=text,
+        title=title or PurePath(filename).stem,
+        headings=markdown_headings(text),
+        warnings=tuple(warnings),
+    )
 
 
-_BLOCKS = frozenset({"p", "li", "pre", "td", "th", "dd", "dt", "blockquote", "figcaption", "caption"})
+_BLOCKS = frozenset(
+    {"p", "li", "pre", "td", "th", "dd", "dt", "blockquote", "figcaption", "caption"}
+)
 
 
 def _heading_anchors(tree: Any | None) -> list[tuple[list[tuple[int, str]], str]]:
@@ -376,18 +420,55 @@ def _heading_anchors(tree: Any | None) -> list[tuple[list[tuple[int, str]], str]
 
 # --------------------------------------------------------------------------- what is not content
 
-_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button",
-              "input", "select", "textarea", "nav", "aside", "footer", "dialog", "object", "embed",
-              "img", "picture", "video", "audio", "map")
-_DROP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog",
-                         "alertdialog", "menu", "menubar"})
+_DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "canvas",
+    "iframe",
+    "form",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "nav",
+    "aside",
+    "footer",
+    "dialog",
+    "object",
+    "embed",
+    "img",
+    "picture",
+    "video",
+    "audio",
+    "map",
+)
+_DROP_ROLES = frozenset(
+    {
+        "navigation",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "search",
+        "dialog",
+        "alertdialog",
+        "menu",
+        "menubar",
+    }
+)
 # Class or id words of boilerplate. trafilatura weighs such names itself, so before it only
 # the unmistakable ones are acted on; markitdown has no judgement of its own, so all are.
-_UNMISTAKABLE_NAME = re.compile(r"(?:^|[-_\s])(?:cookies?|consent|gdpr|breadcrumbs?)(?:$|[-_\s])", re.IGNORECASE)
+_UNMISTAKABLE_NAME = re.compile(
+    r"(?:^|[-_\s])(?:cookies?|consent|gdpr|breadcrumbs?)(?:$|[-_\s])", re.IGNORECASE
+)
 _BOILERPLATE_NAME = re.compile(
     r"(?:^|[-_\s])(?:cookies?|consent|gdpr|banner|breadcrumbs?|menu|navbar|nav|sidebar|side-bar|"
     r"footer|newsletter|subscribe|share|sharing|social|advert|ads|promo|related|popup|modal|"
-    r"skip-link|masthead|site-header|toolbar)(?:$|[-_\s])", re.IGNORECASE)
+    r"skip-link|masthead|site-header|toolbar)(?:$|[-_\s])",
+    re.IGNORECASE,
+)
 
 
 def _prune(tree: Any, names: re.Pattern[str]) -> None:
@@ -406,9 +487,12 @@ def _prune(tree: Any, names: re.Pattern[str]) -> None:
 # A link to the next, previous or parent page, as generators mark them: makeinfo and
 # docbook-xsl give them an access key and a rel, in a bar without <nav> or a telling class
 # (Texinfo's "Next: ..., Previous: ..., Up: ... [Index]" line, DocBook's Prev/Home/Next tables).
-_NAVIGATION_RELS = frozenset({"next", "prev", "previous", "up", "index", "contents", "start", "top",
-                              "home", "first", "last"})
-_NAVIGATION_BAR_CHARS = 300  # a bar's text: its links, labels and the titles of the pages they go to
+_NAVIGATION_RELS = frozenset(
+    {"next", "prev", "previous", "up", "index", "contents", "start", "top", "home", "first", "last"}
+)
+_NAVIGATION_BAR_CHARS = (
+    300  # a bar's text: its links, labels and the titles of the pages they go to
+)
 # Blocks only: a link in a sentence ("see <a rel=next>the next chapter</a>") is the sentence's.
 _BAR_TAGS = frozenset({"div", "p", "table", "ul", "ol", "header", "footer", "center"})
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -438,8 +522,13 @@ def _drop_navigation_bars(tree: Any) -> None:
             chars += c[0] + len(child.tail or "")
             links, navigation, headings = links + c[1], navigation + c[2], headings + c[3]
         counts[element] = (chars, links, navigation, headings)
-        if (element.tag in _BAR_TAGS and links >= 2 and links == navigation and not headings
-                and chars <= _NAVIGATION_BAR_CHARS):
+        if (
+            element.tag in _BAR_TAGS
+            and links >= 2
+            and links == navigation
+            and not headings
+            and chars <= _NAVIGATION_BAR_CHARS
+        ):
             bars.append(element)
     for bar in bars:
         # emptied rather than dropped, which costs as many steps as the bar has siblings
@@ -458,8 +547,11 @@ def _is_boilerplate(element: Any, names: re.Pattern[str]) -> bool:
     if element.get("hidden") is not None:
         return True
     label = f"{element.get('class', '')} {element.get('id', '')}"
-    return (element.tag not in ("main", "article", "body", "html") and bool(label.strip())
-            and bool(names.search(label)))
+    return (
+        element.tag not in ("main", "article", "body", "html")
+        and bool(label.strip())
+        and bool(names.search(label))
+    )
 
 
 def _main_content(tree: Any) -> Any:
@@ -531,8 +623,12 @@ def _flatten_code(tree: Any) -> None:
         if element.tag not in _PREFORMATTED and element.tag not in _CODE_TAGS:
             stack.extend(element)
             continue
-        if (element.tag in _PREFORMATTED and len(element) == 1 and element[0].tag == "code"
-                and not (element.text or "").strip()):
+        if (
+            element.tag in _PREFORMATTED
+            and len(element) == 1
+            and element[0].tag == "code"
+            and not (element.text or "").strip()
+        ):
             element = element[0]  # (<pre><code> is how Markdown renderers write a code block: kept)
         if len(element):  # (what is inside is not walked: it becomes text here)
             for br in element.iter("br"):  # (Docusaurus ends each line of a code block with <br>)
@@ -586,9 +682,17 @@ class HtmlReader:
             # Nothing but boilerplate: trafilatura would fall back to the <title>.
             raise UnreadableFile(NO_MAIN_TEXT)
         markdown = trafilatura.extract(
-            tree, output_format="markdown", include_tables=True, include_formatting=True,
-            include_comments=False, include_links=False, include_images=False, favor_recall=True,
-            deduplicate=False, config=_trafilatura_config())
+            tree,
+            output_format="markdown",
+            include_tables=True,
+            include_formatting=True,
+            include_comments=False,
+            include_links=False,
+            include_images=False,
+            favor_recall=True,
+            deduplicate=False,
+            config=_trafilatura_config(),
+        )
         return _extracted(markdown or "", anchors, title, filename, warnings, terms)
 
 
@@ -612,6 +716,7 @@ def _trafilatura_config() -> Any:
 
 
 # --------------------------------------------------------------------------- markitdown
+
 
 class MarkitdownHtmlReader:
     """A page less what its markup marks as boilerplate, converted by markitdown."""

@@ -79,7 +79,7 @@ class ReadLimits:
     max_blocks: int = 100_000
 
     @classmethod
-    def of(cls, **values: Any) -> "ReadLimits":
+    def of(cls, **values: Any) -> ReadLimits:
         """Limits from a config's plain values, None meaning the default. ValueError,
         naming the setting, for an unknown name or a value that is not a positive
         number (a whole one for the counts) up to a sane maximum."""
@@ -90,16 +90,28 @@ class ReadLimits:
             if value is None:
                 continue
             whole = name in _WHOLE
-            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-                    or not value > 0 or (whole and value != int(value))):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or not value > 0
+                or (whole and value != int(value))
+            ):
                 what = "a positive whole number" if whole else "a positive number of MB"
                 raise ValueError(f"dataset.{name} must be {what}, got {value!r}")
             most = _MOST_COUNT if whole else _MOST_MB
             if value > most:
-                raise ValueError(f"dataset.{name} must be at most {most:,}{'' if whole else ' MB'}, "
-                                 f"got {value:g}")
-        return cls(**{name: (int(value) if name in _WHOLE else float(value))
-                      for name, value in values.items() if value is not None})
+                raise ValueError(
+                    f"dataset.{name} must be at most {most:,}{'' if whole else ' MB'}, "
+                    f"got {value:g}"
+                )
+        return cls(
+            **{
+                name: (int(value) if name in _WHOLE else float(value))
+                for name, value in values.items()
+                if value is not None
+            }
+        )
 
 
 # The counts (whole numbers) among the limits, from the declared types.
@@ -137,18 +149,23 @@ def read_document(path: Path, limits: ReadLimits) -> bytes:
     data = read_regular_bytes(path, limit=cap + 1)  # a FIFO put in its place never blocks
     if len(data) > cap:
         size = max(os.stat(path).st_size, len(data))
-        raise _refuse(f"larger than {_mb(limits.max_file_mb)} ({size / _MB:,.1f} MB)",
-                      "max_file_mb")
+        raise _refuse(
+            f"larger than {_mb(limits.max_file_mb)} ({size / _MB:,.1f} MB)", "max_file_mb"
+        )
     return data
 
 
-def check_limits(data: bytes, fmt: str | None, limits: ReadLimits, reader: str | None = None) -> None:
+def check_limits(
+    data: bytes, fmt: str | None, limits: ReadLimits, reader: str | None = None
+) -> None:
     """Raises UnreadableFile when a file of format ``fmt`` with content ``data`` is
     beyond ``limits`` for the reader named ``reader`` (which matters for PDFs:
     :data:`PDF_SHARES`). A file too damaged to measure passes: its reader says what is
     wrong with it."""
     if len(data) > limits.max_file_mb * _MB:
-        raise _refuse(f"larger than {_mb(limits.max_file_mb)} ({len(data) / _MB:,.1f} MB)", "max_file_mb")
+        raise _refuse(
+            f"larger than {_mb(limits.max_file_mb)} ({len(data) / _MB:,.1f} MB)", "max_file_mb"
+        )
     if fmt in _OFFICE:
         try:
             archive = zipfile.ZipFile(io.BytesIO(data))
@@ -173,18 +190,31 @@ _ATTRIBUTE = re.compile(rb"""([^\s=/<>"']+)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')""")
 _REFERENCE = re.compile(r"&(?:#([0-9]+)|#[xX]([0-9A-Fa-f]+)|(lt|gt|amp|quot|apos));")
 _PREDEFINED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 # What the first bytes of an XML part say of its encoding (XML 1.0, appendix F), longest first.
-_SNIFFED = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
-            (b"\x4c\x6f\xa7\x94", "cp037"),  # ("<?xm" in EBCDIC, which libxml2 reads)
-            (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
-            (b"\xfe\xff", "utf-16-be"), (b"\xff\xfe", "utf-16-le"),
-            (b"\x00<\x00?", "utf-16-be"), (b"<\x00?\x00", "utf-16-le"))
+_SNIFFED = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x4c\x6f\xa7\x94", "cp037"),  # ("<?xm" in EBCDIC, which libxml2 reads)
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+    (b"<\x00?\x00", "utf-16-le"),
+)
 _DECLARED = re.compile(rb"""\A(?:\xef\xbb\xbf)?\s*<\?xml[^>]*?\sencoding\s*=\s*["']([^"']*)["']""")
 _PROBE = '<a b="1"/>'
 _LONGEST_TAG = 1 << 20  # no Office part holds a tag of a megabyte
 _TEXT = 64  # the text after a tag that is kept: enough for a number (a shared string's)
 # What unpacking a damaged or encrypted member raises.
-_UNPACKING = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, ValueError, OSError,
-              EOFError)
+_UNPACKING = (
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    OSError,
+    EOFError,
+)
 
 
 def _xml_chunks(stream: Any, head: bytes, name: str) -> Iterator[bytes] | None:
@@ -197,8 +227,10 @@ def _xml_chunks(stream: Any, head: bytes, name: str) -> Iterator[bytes] | None:
         try:
             codec = codecs.lookup(label).name
         except LookupError:
-            raise UnreadableFile(f"{visible(name)} declares the encoding '{visible(label)}', "
-                                 "which cannot be measured") from None
+            raise UnreadableFile(
+                f"{visible(name)} declares the encoding '{visible(label)}', "
+                "which cannot be measured"
+            ) from None
         if _PROBE.encode(codec, "replace") != _PROBE.encode("ascii"):
             encoding = codec
     if encoding is None:
@@ -209,8 +241,10 @@ def _xml_chunks(stream: Any, head: bytes, name: str) -> Iterator[bytes] | None:
     if not decoder.decode(head[:64]).lstrip("\ufeff \t\r\n").startswith("<"):
         return None
     decoder.reset()
-    return (decoder.decode(chunk, final=not chunk).encode("utf-8", "surrogatepass")
-            for chunk in itertools.chain(_chained(head, stream), [b""]))
+    return (
+        decoder.decode(chunk, final=not chunk).encode("utf-8", "surrogatepass")
+        for chunk in itertools.chain(_chained(head, stream), [b""])
+    )
 
 
 def _chained(head: bytes, stream: Any) -> Iterator[bytes]:
@@ -219,7 +253,9 @@ def _chained(head: bytes, stream: Any) -> Iterator[bytes]:
         yield chunk
 
 
-def _start_tags(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> Iterator[tuple[bytes, bytes, int, bytes]]:
+def _start_tags(
+    archive: zipfile.ZipFile, member: zipfile.ZipInfo
+) -> Iterator[tuple[bytes, bytes, int, bytes]]:
     """The name, the attributes, the offset and the start of the text that follows (up to
     ``_TEXT`` bytes) of every start tag of one part that is XML, whatever its name (a
     parser finds a part by its relationships), then ``(b"", b"", the part's length, b"")``;
@@ -245,16 +281,22 @@ def _start_tags(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> Iterator[t
                     if text_end == -1 and len(buffer) - match.end() < _TEXT and not last:
                         keep = match.start()  # (its text may go on in the next chunk)
                         break
-                    yield (match.group(1), match.group(2), offset + match.start(),
-                           buffer[match.end():text_end if text_end != -1 else match.end() + _TEXT])
+                    yield (
+                        match.group(1),
+                        match.group(2),
+                        offset + match.start(),
+                        buffer[match.end() : text_end if text_end != -1 else match.end() + _TEXT],
+                    )
                     end = match.end()
                 if keep is None:
                     cut = buffer.rfind(b"<", end)
                     keep = cut if cut != -1 else len(buffer)
                 carry, offset = buffer[keep:], offset + keep
                 if len(carry) > _LONGEST_TAG:
-                    raise UnreadableFile(f"{visible(member.filename)} holds an XML tag longer than "
-                                         "1 MB, which cannot be measured")
+                    raise UnreadableFile(
+                        f"{visible(member.filename)} holds an XML tag longer than "
+                        "1 MB, which cannot be measured"
+                    )
             yield b"", b"", offset + len(carry), b""
         except _UNPACKING:
             return
@@ -262,8 +304,10 @@ def _start_tags(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> Iterator[t
 
 def _attributes(raw: bytes) -> dict[bytes, str]:
     """A tag's attributes by name as written (``r:id``), each value as a parser gives it."""
-    return {match.group(1): _value(match.group(2) if match.group(2) is not None else match.group(3))
-            for match in _ATTRIBUTE.finditer(raw)}
+    return {
+        match.group(1): _value(match.group(2) if match.group(2) is not None else match.group(3))
+        for match in _ATTRIBUTE.finditer(raw)
+    }
 
 
 def _value(raw: bytes) -> str:
@@ -289,8 +333,11 @@ def _local(name: bytes) -> bytes:
 def _ids(attributes: dict[bytes, str], *, prefixed: bool) -> tuple[str, ...]:
     """The values of a tag's ``id`` attributes (``prefixed``: only those in a namespace,
     as ``r:id``, whatever prefix the file binds to it)."""
-    return tuple(value for name, value in attributes.items()
-                 if _local(name) == b"id" and (not prefixed or b":" in name))
+    return tuple(
+        value
+        for name, value in attributes.items()
+        if _local(name) == b"id" and (not prefixed or b":" in name)
+    )
 
 
 def _row_number(value: str | None, previous: int) -> int:
@@ -354,15 +401,31 @@ def _check_expansion(archive: zipfile.ZipFile, limits: ReadLimits) -> None:
     members = archive.infolist()
     unpacked = sum(m.file_size for m in members)
     if unpacked - sum(m.compress_size for m in members) > limits.max_expanded_mb * _MB:
-        raise _refuse(f"expands by more than {_mb(limits.max_expanded_mb)} when unpacked "
-                      f"(to {unpacked / _MB:,.0f} MB)", "max_expanded_mb")
+        raise _refuse(
+            f"expands by more than {_mb(limits.max_expanded_mb)} when unpacked "
+            f"(to {unpacked / _MB:,.0f} MB)",
+            "max_expanded_mb",
+        )
 
 
 class _Part:
     """What one XML part holds that the limits count, gathered while it is scanned."""
 
-    __slots__ = ("columns", "elements", "note", "notes", "placeholders", "references",
-                 "relationships", "row", "rows", "shared_cell", "shown", "strings", "widest")
+    __slots__ = (
+        "columns",
+        "elements",
+        "note",
+        "notes",
+        "placeholders",
+        "references",
+        "relationships",
+        "row",
+        "rows",
+        "shared_cell",
+        "shown",
+        "strings",
+        "widest",
+    )
 
     def __init__(self) -> None:
         self.elements = 0
@@ -385,8 +448,11 @@ class _Part:
 
 
 # Word's references to a note or comment, by the kind of note they name.
-_NOTE_REFERENCES = {b"footnoteReference": b"footnote", b"endnoteReference": b"endnote",
-                    b"commentReference": b"comment"}
+_NOTE_REFERENCES = {
+    b"footnoteReference": b"footnote",
+    b"endnoteReference": b"endnote",
+    b"commentReference": b"comment",
+}
 # References by relationship id: a slide of the deck's list, a chart on a slide, a sheet
 # of the workbook's list.
 _LISTED = (b"sldId", b"chart", b"sheet")
@@ -418,8 +484,12 @@ class _Package:
                     for kind, target in entries:
                         self.kinds.setdefault(target, set()).add(kind)
         if self.fmt == "pptx":
-            slides = sum(1 for part in self.parts.values() for what, ids in part.references
-                         if what == b"sldId" and ids)
+            slides = sum(
+                1
+                for part in self.parts.values()
+                for what, ids in part.references
+                if what == b"sldId" and ids
+            )
             if slides > self.limits.max_pages:
                 raise _refuse(f"has more than {self.limits.max_pages:,} slides", "max_pages")
         reads = self._reads()
@@ -429,8 +499,11 @@ class _Package:
                 raise self._too_wide(name, part, reads[name])
         if self.fmt == "xlsx":
             self._check_shown(reads)
-        blocks = sum((part.elements * self._weight(name) + (part.spanned() if self.fmt == "xlsx" else 0))
-                     * reads[name] for name, part in self.parts.items())
+        blocks = sum(
+            (part.elements * self._weight(name) + (part.spanned() if self.fmt == "xlsx" else 0))
+            * reads[name]
+            for name, part in self.parts.items()
+        )
         blocks += self._notes() + self._looked_through(reads)
         if blocks > self.limits.max_blocks:
             raise self._too_many()
@@ -464,7 +537,8 @@ class _Package:
                 self._running(member.filename, part)
         self._running(member.filename, part)
         self.counted += part.elements * self._weight(member.filename) + (
-            part.spanned() if self.fmt == "xlsx" else 0)
+            part.spanned() if self.fmt == "xlsx" else 0
+        )
         return part
 
     def _weight(self, name: str) -> float:
@@ -473,19 +547,25 @@ class _Package:
         converter looks when none does."""
         whole, aside = _WEIGHTS[self.fmt]
         kinds = self.kinds.get(name)
-        if (kinds and kinds <= _READ_ASIDE[self.fmt] and name not in _FALLBACKS[self.fmt]
-                and name not in self.rendered):
+        if (
+            kinds
+            and kinds <= _READ_ASIDE[self.fmt]
+            and name not in _FALLBACKS[self.fmt]
+            and name not in self.rendered
+        ):
             return aside
         return whole
 
-    def _tag(self, part: _Part, local: bytes, attributes: dict[bytes, str],
-             owner: re.Match[str] | None) -> None:
+    def _tag(
+        self, part: _Part, local: bytes, attributes: dict[bytes, str], owner: re.Match[str] | None
+    ) -> None:
         if local == b"Relationship" and owner is not None:
             target, mode = attributes.get(b"Target"), attributes.get(b"TargetMode", "")
             if target is not None and mode.strip().lower() != "external":
                 source = owner.group(1) + owner.group(2)
                 part.relationships.setdefault(attributes.get(b"Id", ""), []).append(
-                    (attributes.get(b"Type", "").rpartition("/")[2], _resolve(source, target)))
+                    (attributes.get(b"Type", "").rpartition("/")[2], _resolve(source, target))
+                )
         elif local in (b"footnote", b"endnote", b"comment"):
             part.note = (local, next(iter(_ids(attributes, prefixed=False)), ""))
         elif local in _NOTE_REFERENCES:
@@ -503,15 +583,21 @@ class _Package:
         """A sheet's ``<row>`` or ``<c>``: where it puts the row and column being read (and
         whether the cell shows a shared string, its ``<v>`` the string's index)."""
         match = _R.search(raw)
-        value = None if match is None else _value(match.group(1) if match.group(1) is not None
-                                                  else match.group(2))
+        value = (
+            None
+            if match is None
+            else _value(match.group(1) if match.group(1) is not None else match.group(2))
+        )
         if local == b"row":
             part.row, part.columns = _row_number(value, part.row), 0
             part.rows = max(part.rows, part.row)
         else:
             kind = _T.search(raw)
-            part.shared_cell = kind is not None and _value(kind.group(1) if kind.group(1) is not None
-                                                           else kind.group(2)).strip() == "s"
+            part.shared_cell = (
+                kind is not None
+                and _value(kind.group(1) if kind.group(1) is not None else kind.group(2)).strip()
+                == "s"
+            )
             part.row, part.columns = _cell(value, part.row, part.columns)
             part.rows, part.widest = max(part.rows, part.row), max(part.widest, part.columns)
 
@@ -519,8 +605,12 @@ class _Package:
         """Refuses as soon as the parts scanned so far, each read once, are too many."""
         if self.fmt == "xlsx" and part.spanned() > self.limits.max_blocks:
             raise self._too_wide(name, part, 1)
-        if self.counted + part.elements * self._weight(name) + (
-                part.spanned() if self.fmt == "xlsx" else 0) > self.limits.max_blocks:
+        if (
+            self.counted
+            + part.elements * self._weight(name)
+            + (part.spanned() if self.fmt == "xlsx" else 0)
+            > self.limits.max_blocks
+        ):
             raise self._too_many()
 
     def _reads(self) -> Counter[str]:
@@ -553,12 +643,17 @@ class _Package:
         for part in self.parts.values():
             for index, size in enumerate(part.strings):
                 sizes[index] = max(sizes.get(index, 0), size)
-        shown = sum(reads[name] * times * sizes.get(index, 0)
-                    for name, part in self.parts.items() for index, times in part.shown.items())
+        shown = sum(
+            reads[name] * times * sizes.get(index, 0)
+            for name, part in self.parts.items()
+            for index, times in part.shown.items()
+        )
         if shown > self.limits.max_expanded_mb * _MB:
-            raise _refuse(f"its cells show more than {_mb(self.limits.max_expanded_mb)} of text "
-                          f"({shown / _MB:,.0f} MB: a shared string once for each cell that shows it)",
-                          "max_expanded_mb")
+            raise _refuse(
+                f"its cells show more than {_mb(self.limits.max_expanded_mb)} of text "
+                f"({shown / _MB:,.0f} MB: a shared string once for each cell that shows it)",
+                "max_expanded_mb",
+            )
 
     def _notes(self) -> int:
         """What a Word file's references make the converter read again: each footnote,
@@ -569,9 +664,12 @@ class _Package:
         for part in self.parts.values():
             for key, size in part.notes.items():
                 sizes[key] = max(sizes[key], size)
-        return sum(max((sizes[(kind, i)] for i in ids), default=0)
-                   for part in self.parts.values() for kind, ids in part.references
-                   if kind in (b"footnote", b"endnote", b"comment"))
+        return sum(
+            max((sizes[(kind, i)] for i in ids), default=0)
+            for part in self.parts.values()
+            for kind, ids in part.references
+            if kind in (b"footnote", b"endnote", b"comment")
+        )
 
     def _looked_through(self, reads: Counter[str]) -> int:
         """What a deck's placeholders make the converter read: each looks through the
@@ -586,8 +684,11 @@ class _Package:
             inherited = 0
             for layout in self._related(name, "slideLayout"):
                 masters = self._related(layout, "slideMaster")
-                inherited = max(inherited, self._placeholders(layout)
-                                + max((self._placeholders(m) for m in masters), default=0))
+                inherited = max(
+                    inherited,
+                    self._placeholders(layout)
+                    + max((self._placeholders(m) for m in masters), default=0),
+                )
             total += reads[name] * part.placeholders * inherited
         return total
 
@@ -603,21 +704,32 @@ class _Package:
     def _target(self, source: str, ids: tuple[str, ...]) -> str | None:
         relationships = self._relationships(source)
         targets = [target for i in ids for _, target in relationships.get(i, ())]
-        return max(targets, key=lambda t: self.parts[t].elements if t in self.parts else 0, default=None)
+        return max(
+            targets, key=lambda t: self.parts[t].elements if t in self.parts else 0, default=None
+        )
 
     def _related(self, source: str, kind: str) -> list[str]:
-        return [target for entries in self._relationships(source).values() for type_, target in entries
-                if type_ == kind]
+        return [
+            target
+            for entries in self._relationships(source).values()
+            for type_, target in entries
+            if type_ == kind
+        ]
 
     def _too_wide(self, name: str, part: _Part, reads: int) -> UnreadableFile:
         listed = f", listed {reads:,} times" if reads > 1 else ""
         wide = f" by {part.widest:,} columns" if part.widest else ""
-        return _refuse(f"its sheets span more than {self.limits.max_blocks:,} cells "
-                       f"({visible(name)}{listed}: {part.rows:,} rows{wide}, or more)", "max_blocks")
+        return _refuse(
+            f"its sheets span more than {self.limits.max_blocks:,} cells "
+            f"({visible(name)}{listed}: {part.rows:,} rows{wide}, or more)",
+            "max_blocks",
+        )
 
     def _too_many(self) -> UnreadableFile:
-        return _refuse(f"takes more than {self.limits.max_blocks:,} blocks to read "
-                       f"({_WHAT_COUNTS[self.fmt]})", "max_blocks")
+        return _refuse(
+            f"takes more than {self.limits.max_blocks:,} blocks to read ({_WHAT_COUNTS[self.fmt]})",
+            "max_blocks",
+        )
 
 
 # What an element counts, (in a part the converter renders or may render, in a part it
@@ -631,31 +743,82 @@ _WEIGHTS = {"docx": (1, 1 / 4), "pptx": (1, 1 / 4), "xlsx": (1 / 8, 1 / 8)}
 # parses or never reads: styles, themes, settings, properties, layouts and masters
 # (looked through by placeholders: counted apart), Word's headers and footers.
 _READ_ASIDE = {
-    "docx": frozenset({"styles", "stylesWithEffects", "numbering", "theme", "settings", "webSettings",
-                       "fontTable", "header", "footer", "core-properties", "extended-properties",
-                       "custom-properties", "customXml", "customXmlProps", "thumbnail", "glossaryDocument",
-                       "people", "commentsExtended", "commentsIds", "commentsExtensible"}),
-    "pptx": frozenset({"slideLayout", "slideMaster", "notesMaster", "handoutMaster", "theme", "presProps",
-                       "viewProps", "tableStyles", "commentAuthors", "core-properties", "extended-properties",
-                       "custom-properties", "customXml", "customXmlProps", "thumbnail", "tags",
-                       "printerSettings"}),
+    "docx": frozenset(
+        {
+            "styles",
+            "stylesWithEffects",
+            "numbering",
+            "theme",
+            "settings",
+            "webSettings",
+            "fontTable",
+            "header",
+            "footer",
+            "core-properties",
+            "extended-properties",
+            "custom-properties",
+            "customXml",
+            "customXmlProps",
+            "thumbnail",
+            "glossaryDocument",
+            "people",
+            "commentsExtended",
+            "commentsIds",
+            "commentsExtensible",
+        }
+    ),
+    "pptx": frozenset(
+        {
+            "slideLayout",
+            "slideMaster",
+            "notesMaster",
+            "handoutMaster",
+            "theme",
+            "presProps",
+            "viewProps",
+            "tableStyles",
+            "commentAuthors",
+            "core-properties",
+            "extended-properties",
+            "custom-properties",
+            "customXml",
+            "customXmlProps",
+            "thumbnail",
+            "tags",
+            "printerSettings",
+        }
+    ),
     "xlsx": frozenset(),
 }
 # Where mammoth looks for the document and its notes when no relationship says.
-_FALLBACKS = {"docx": frozenset({"word/document.xml", "word/footnotes.xml", "word/endnotes.xml",
-                                 "word/comments.xml"}),
-              "pptx": frozenset(), "xlsx": frozenset()}
-_INTERESTING = frozenset((b"Relationship", b"footnote", b"endnote", b"comment", *_NOTE_REFERENCES,
-                          *_LISTED, b"ph", b"dimension"))
+_FALLBACKS = {
+    "docx": frozenset(
+        {"word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml"}
+    ),
+    "pptx": frozenset(),
+    "xlsx": frozenset(),
+}
+_INTERESTING = frozenset(
+    (
+        b"Relationship",
+        b"footnote",
+        b"endnote",
+        b"comment",
+        *_NOTE_REFERENCES,
+        *_LISTED,
+        b"ph",
+        b"dimension",
+    )
+)
 _LAID_OUT = frozenset((b"row", b"c"))
 _OFFICE = ("docx", "pptx", "xlsx")
 _WHAT_COUNTS = {
     "docx": "XML elements: paragraphs, runs, table cells and the rest, a note or comment once "
-            "for each reference to it",
+    "for each reference to it",
     "pptx": "XML elements, a slide once for each time the deck lists it, and the placeholders "
-            "each placeholder looks through",
+    "each placeholder looks through",
     "xlsx": "the cells its sheets span and an eighth of its XML elements, a sheet once for each "
-            "time the workbook lists it",
+    "time the workbook lists it",
 }
 
 
@@ -682,8 +845,10 @@ def _check_html(data: bytes, limits: ReadLimits) -> None:
     text = decode_html(data)
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.max_expanded_mb * _MB:
-        raise _refuse(f"holds more than {_mb(limits.max_expanded_mb)} of text ({size / _MB:,.0f} MB)",
-                      "max_expanded_mb")
+        raise _refuse(
+            f"holds more than {_mb(limits.max_expanded_mb)} of text ({size / _MB:,.0f} MB)",
+            "max_expanded_mb",
+        )
     for tags, _ in enumerate(_HTML_TAG.finditer(text), 1):
         if tags > limits.max_blocks:
             raise _refuse(f"has more than {limits.max_blocks:,} tags", "max_blocks")
@@ -711,7 +876,10 @@ def _check_pdf(data: bytes, limits: ReadLimits, reader: str | None) -> None:
             return  # (a damaged or encrypted file: the reader says so)
         if pages > limits.max_pages:
             raise _refuse(f"has {pages:,} pages, more than {limits.max_pages:,}", "max_pages")
-        budget, page_budget = limits.max_expanded_mb * _MB / whole, limits.max_expanded_mb * _MB / page
+        budget, page_budget = (
+            limits.max_expanded_mb * _MB / whole,
+            limits.max_expanded_mb * _MB / page,
+        )
         content = _PageContent()
         drawn = 0
         for number in range(pages):
@@ -720,21 +888,36 @@ def _check_pdf(data: bytes, limits: ReadLimits, reader: str | None) -> None:
             except (PyPdfError, *_DAMAGED):
                 continue  # (a damaged page: the reader says so, the others count)
             if size > page_budget:
-                raise _refuse(f"page {number + 1} draws more than {_mb(page_budget / _MB)} of content "
-                              f"(decoded; {name} reads at most 1/{page} of dataset.max_expanded_mb on "
-                              "one page)", "max_expanded_mb")
+                raise _refuse(
+                    f"page {number + 1} draws more than {_mb(page_budget / _MB)} of content "
+                    f"(decoded; {name} reads at most 1/{page} of dataset.max_expanded_mb on "
+                    "one page)",
+                    "max_expanded_mb",
+                )
             drawn += size
             if drawn + content.fonts > budget:
-                raise _refuse(f"expands to more than {_mb(budget / _MB)} of page content (decoded, for "
-                              f"each page that draws it; {name} reads at most 1/{whole} of "
-                              "dataset.max_expanded_mb)", "max_expanded_mb")
+                raise _refuse(
+                    f"expands to more than {_mb(budget / _MB)} of page content (decoded, for "
+                    f"each page that draws it; {name} reads at most 1/{whole} of "
+                    "dataset.max_expanded_mb)",
+                    "max_expanded_mb",
+                )
 
 
 # What pypdf raises, besides its own errors, on a damaged object or stream: a bad number,
 # a missing key, a filter it does not implement, a broken zlib stream, objects nested
 # past the recursion limit.
-_DAMAGED = (ValueError, KeyError, TypeError, IndexError, AttributeError, NotImplementedError,
-            RecursionError, zlib.error, struct.error)
+_DAMAGED = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    NotImplementedError,
+    RecursionError,
+    zlib.error,
+    struct.error,
+)
 # A form XObject drawn by a content stream: "/Fm1 Do".
 _DO = re.compile(rb"/([^\s/\[\]()<>{}%]+)\s*Do\b")
 
@@ -834,7 +1017,11 @@ _LARGER_THAN_PYPDF_DECODES = 1 << 62
 
 
 def _key(reference: Any) -> tuple[int, int]:
-    return (reference.idnum, reference.generation) if hasattr(reference, "idnum") else (id(reference), 0)
+    return (
+        (reference.idnum, reference.generation)
+        if hasattr(reference, "idnum")
+        else (id(reference), 0)
+    )
 
 
 def _resolved(value: Any) -> Any:
@@ -850,8 +1037,13 @@ def _resolved(value: Any) -> Any:
 def _form_xobjects(resources: Any) -> dict[str, Any]:
     """The form XObjects of ``resources`` by name (``/Fm1``)."""
     try:
-        xobjects = _resolved(_resolved(resources).get("/XObject")) if resources is not None else None
-        return {str(name): reference for name, reference in (xobjects or {}).items()
-                if _resolved(reference).get("/Subtype") == "/Form"}
+        xobjects = (
+            _resolved(_resolved(resources).get("/XObject")) if resources is not None else None
+        )
+        return {
+            str(name): reference
+            for name, reference in (xobjects or {}).items()
+            if _resolved(reference).get("/Subtype") == "/Form"
+        }
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, RecursionError):
         return {}  # damaged resources: no reader draws from them either

@@ -25,8 +25,10 @@ from sweep.datasets.readers.base import ExtractedHeading
 __all__ = ["PLAIN_TEXT_FALLBACK", "markdown_headings", "markitdown_html", "plain_markdown"]
 
 #: What a reader says when markitdown wrote a page as plain text.
-PLAIN_TEXT_FALLBACK = ("nested too deeply for markitdown's Markdown conversion: read as plain "
-                       "text, without its headings, lists and tables")
+PLAIN_TEXT_FALLBACK = (
+    "nested too deeply for markitdown's Markdown conversion: read as plain "
+    "text, without its headings, lists and tables"
+)
 
 
 def markitdown_html(html: str, warnings: list[str]) -> str:
@@ -53,7 +55,9 @@ def markdown_headings(text: str) -> tuple[ExtractedHeading, ...]:
     finds them (the chunkers' headings: ``#`` and setext headings outside fenced code);
     ``start`` is the offset of the heading's first line. A heading without a title
     (``####`` alone) names nothing and is left out."""
-    return tuple(ExtractedHeading(h.level, h.title, h.start) for h in parse_headings(text) if h.title)
+    return tuple(
+        ExtractedHeading(h.level, h.title, h.start) for h in parse_headings(text) if h.title
+    )
 
 
 # Fences as plain_markdown keeps them (a block whose inline markup stays).
@@ -91,7 +95,7 @@ def plain_markdown(markdown: str) -> str:
     i = 0
     while i + 2 < len(out):
         if _EMPTY_ROW.match(out[i]) and _RULE_ROW.match(out[i + 1]) and out[i + 2].startswith("|"):
-            out[i:i + 3] = [out[i + 2], out[i + 1]]  # the first row becomes the header
+            out[i : i + 3] = [out[i + 2], out[i + 1]]  # the first row becomes the header
         i += 1
     # (rows of empty cells hold no text: the spacer rows of a page laid out with tables)
     out = [line for line in out if not _EMPTY_ROW.match(line)]
@@ -117,7 +121,9 @@ _HELD = re.compile("\ue000(\\d+)\ue001")
 
 
 def _plain_prose(text: str) -> str:
-    text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))  # (images first: a linked image nests one in a link)
+    text = _LINK.sub(
+        r"\1", _IMAGE.sub(r"\1", text)
+    )  # (images first: a linked image nests one in a link)
     text = _STRONG.sub(r"\2", text)
     text = _EMPHASIS.sub(r"\1", text)
     return _ESCAPE.sub(r"\1", text)

@@ -48,7 +48,11 @@ from sweep.datasets.readers.pdf import library_version
 __all__ = ["OFFICE_FORMATS", "OfficeReader"]
 
 #: The formats an :class:`OfficeReader` reads, with the archive member each must hold.
-OFFICE_FORMATS = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "xlsx": "xl/workbook.xml"}
+OFFICE_FORMATS = {
+    "docx": "word/document.xml",
+    "pptx": "ppt/presentation.xml",
+    "xlsx": "xl/workbook.xml",
+}
 
 # 6: headings by the one shared parser (setext headings listed, BOM at 0)
 _RECIPE = 6
@@ -74,8 +78,10 @@ class OfficeReader:
     @property
     def version(self) -> str:
         path = "+docx-direct" if self.fmt == "docx" and not _xml_namespaces_survive() else ""
-        return (f"{library_version('markitdown', 'markdownify', *_BACKENDS[self.fmt])}"
-                f"{path}+recipe{_RECIPE}")
+        return (
+            f"{library_version('markitdown', 'markdownify', *_BACKENDS[self.fmt])}"
+            f"{path}+recipe{_RECIPE}"
+        )
 
     def read(self, data: bytes, filename: str) -> Extracted:
         label = self.fmt.upper()
@@ -100,31 +106,43 @@ class OfficeReader:
             raise UnreadableFile(f"no text: the {label} file holds no text")
         headings = markdown_headings(text)
         styled = _title_paragraph(zipfile.ZipFile(io.BytesIO(data))) if self.fmt == "docx" else ""
-        title = (styled or _core_title(archive) or next((h.title for h in headings if h.level == 1), "")
-                 or PurePath(filename).stem)
-        return Extracted(text=text, title=title, headings=headings, pages=pages, warnings=tuple(warnings))
+        title = (
+            styled
+            or _core_title(archive)
+            or next((h.title for h in headings if h.level == 1), "")
+            or PurePath(filename).stem
+        )
+        return Extracted(
+            text=text, title=title, headings=headings, pages=pages, warnings=tuple(warnings)
+        )
 
 
 def _open_archive(data: bytes, label: str, member: str) -> zipfile.ZipFile:
     if data.startswith(_OLE2):
         # Office's own encryption wraps the file in an OLE2 container; so is an old binary
         # .doc/.ppt/.xls that was renamed.
-        raise UnreadableFile(f"corrupt {label}: an OLE2 container, not a zip: a password-protected "
-                             "file, or an old binary Office file renamed; save it as "
-                             f".{label.lower()} without a password")
+        raise UnreadableFile(
+            f"corrupt {label}: an OLE2 container, not a zip: a password-protected "
+            "file, or an old binary Office file renamed; save it as "
+            f".{label.lower()} without a password"
+        )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         archive.getinfo(member)
     except zipfile.BadZipFile:
         raise UnreadableFile(f"corrupt {label}: not a zip file") from None
     except KeyError:
-        raise UnreadableFile(f"corrupt {label}: no {member} in the archive (not a {label} file)") from None
+        raise UnreadableFile(
+            f"corrupt {label}: no {member} in the archive (not a {label} file)"
+        ) from None
     return archive
 
 
 # A part's DTD, in its prolog (after the XML declaration, comments and processing instructions).
-_DOCTYPE = re.compile(rb"\A((?:\xef\xbb\xbf)?(?:\s|<\?.*?\?>|<!--.*?-->)*)<!DOCTYPE\s[^\[>]*(?:\[.*?\]\s*)?>",
-                      re.DOTALL)
+_DOCTYPE = re.compile(
+    rb"\A((?:\xef\xbb\xbf)?(?:\s|<\?.*?\?>|<!--.*?-->)*)<!DOCTYPE\s[^\[>]*(?:\[.*?\]\s*)?>",
+    re.DOTALL,
+)
 _ROOT = re.compile(rb"<[A-Za-z_]")  # an element's start: the prolog is over
 _HEAD = 1 << 16  # bytes of each part looked at for a DTD
 # A reference to an entity other than XML's five (character references stay).
@@ -146,20 +164,31 @@ def _without_dtds(archive: zipfile.ZipFile, data: bytes, warnings: list[str]) ->
         match = _DOCTYPE.match(xml)
         if match is None:
             continue
-        xml = match.group(1) + xml[match.end():]
-        names = list(dict.fromkeys(m.decode("utf-8", "replace") for m in _ENTITY_REFERENCE.findall(xml)))
+        xml = match.group(1) + xml[match.end() :]
+        names = list(
+            dict.fromkeys(m.decode("utf-8", "replace") for m in _ENTITY_REFERENCE.findall(xml))
+        )
         changed[member.filename] = _ENTITY_REFERENCE.sub(b"", xml)
-        left_out = (f"entit{'ies' if len(names) > 1 else 'y'} "
-                    + ", ".join(f"&{name};" for name in names[:5]) + (", ..." if len(names) > 5 else "")
-                    + " left out (entities are never expanded)") if names else "ignored"
+        left_out = (
+            (
+                f"entit{'ies' if len(names) > 1 else 'y'} "
+                + ", ".join(f"&{name};" for name in names[:5])
+                + (", ..." if len(names) > 5 else "")
+                + " left out (entities are never expanded)"
+            )
+            if names
+            else "ignored"
+        )
         warnings.append(f"{visible(member.filename)} declares a DTD, which is not read: {left_out}")
     if not changed:
         return data
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
         for member in archive.infolist():
-            copy.writestr(member, changed[member.filename] if member.filename in changed
-                          else archive.read(member))
+            copy.writestr(
+                member,
+                changed[member.filename] if member.filename in changed else archive.read(member),
+            )
     return out.getvalue()
 
 
@@ -185,8 +214,9 @@ def _docx(stream: io.BytesIO, warnings: list[str]) -> str:
         from markitdown.converter_utils.docx.pre_process import pre_process_docx
 
         stream = pre_process_docx(stream)
-    html = mammoth.convert_to_html(stream, style_map="u => u",
-                                   convert_image=mammoth.images.img_element(_unread_image)).value
+    html = mammoth.convert_to_html(
+        stream, style_map="u => u", convert_image=mammoth.images.img_element(_unread_image)
+    ).value
     return markitdown_html(html, warnings)
 
 
@@ -241,18 +271,27 @@ def _title_paragraph(archive: zipfile.ZipFile) -> str:
 
     try:
         # (entities are never expanded, nothing is fetched; the part's size is within the limits)
-        styles = etree.fromstring(archive.read("word/styles.xml"), etree.XMLParser(
-            resolve_entities=False, no_network=True, huge_tree=True))
+        styles = etree.fromstring(
+            archive.read("word/styles.xml"),
+            etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True),
+        )
     except (KeyError, etree.XMLSyntaxError):
         return ""
-    ids = {style.get(f"{_W}styleId") for style in styles.iter(f"{_W}style")
-           if (name := style.find(f"{_W}name")) is not None and (name.get(f"{_W}val") or "").casefold() == "title"}
+    ids = {
+        style.get(f"{_W}styleId")
+        for style in styles.iter(f"{_W}style")
+        if (name := style.find(f"{_W}name")) is not None
+        and (name.get(f"{_W}val") or "").casefold() == "title"
+    }
     if not ids:
         return ""
     try:
         with archive.open("word/document.xml") as part:
-            for n, (_, paragraph) in enumerate(etree.iterparse(part, tag=f"{_W}p", resolve_entities=False,
-                                                                no_network=True, huge_tree=True)):
+            for n, (_, paragraph) in enumerate(
+                etree.iterparse(
+                    part, tag=f"{_W}p", resolve_entities=False, no_network=True, huge_tree=True
+                )
+            ):
                 style = paragraph.find(f"{_W}pPr/{_W}pStyle")
                 if style is not None and style.get(f"{_W}val") in ids:
                     return " ".join("".join(t.text or "" for t in paragraph.iter(f"{_W}t")).split())

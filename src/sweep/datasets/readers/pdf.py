@@ -92,12 +92,16 @@ _ROOM_MEASURED = 0.98
 _ROOM_ESTIMATED = 0.9
 _ZONE = 3  # lines at the top and at the bottom of a page where furniture is looked for
 
-_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_LIGATURES = str.maketrans(
+    {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
+)
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _ROMAN = r"(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"  # i to cccxcix
 _PAGE_NUMBER = re.compile(
     rf"^(?:(?:page|p\.|pg\.?|seite|página|pagina)\s*)?[-–—(\[]?\s*(?:\d{{1,4}}|{_ROMAN})\s*[-–—)\]]?"
-    r"(?:\s*(?:/|of|von|de|sur)\s*\d{1,4})?$", re.IGNORECASE)
+    r"(?:\s*(?:/|of|von|de|sur)\s*\d{1,4})?$",
+    re.IGNORECASE,
+)
 _DIGITS = re.compile(r"\d+")
 _SENTENCE_END = re.compile(r"[.!?:;…][\"'”’»)\]]*$")
 _BULLET = re.compile(r"^[•◦▪▫●○■□‣⁃∙·]\s*\S")
@@ -129,8 +133,9 @@ class PdfLine:
     heading: int = 0
 
 
-def clean_pdf_pages(pages: Sequence[Sequence[str | PdfLine]], *, title: str = "",
-                    fallback_title: str = "") -> Extracted:
+def clean_pdf_pages(
+    pages: Sequence[Sequence[str | PdfLine]], *, title: str = "", fallback_title: str = ""
+) -> Extracted:
     """The text of a PDF whose page ``i`` has the lines ``pages[i]`` (strings or
     :class:`PdfLine`; a string holding newlines is several lines), cleaned as the module
     says. The title is ``title`` (the PDF's metadata), else the text's first line when it
@@ -139,8 +144,12 @@ def clean_pdf_pages(pages: Sequence[Sequence[str | PdfLine]], *, title: str = ""
     _drop_furniture(lines)
     text, ranges, headings = _Document(lines).join()
     first = next((h.title for h in headings if h.level == min(h.level for h in headings)), "")
-    return Extracted(text=text, title=title.strip() or first or _heading_title(text) or fallback_title,
-                     headings=headings, pages=ranges)
+    return Extracted(
+        text=text,
+        title=title.strip() or first or _heading_title(text) or fallback_title,
+        headings=headings,
+        pages=ranges,
+    )
 
 
 def _page_lines(page: Sequence[str | PdfLine]) -> list[PdfLine]:
@@ -149,7 +158,9 @@ def _page_lines(page: Sequence[str | PdfLine]) -> list[PdfLine]:
         if isinstance(item, str):
             out.extend(PdfLine(_tidy(t)) for t in item.splitlines() or [""])
         else:
-            out.append(PdfLine(_tidy(item.text), item.gap, item.fill, item.first_word, item.heading))
+            out.append(
+                PdfLine(_tidy(item.text), item.gap, item.fill, item.first_word, item.heading)
+            )
     return out
 
 
@@ -177,7 +188,9 @@ def _drop_furniture(pages: list[list[PdfLine]]) -> None:
             for key in {_furniture_key(page[i].text) for i in zone}:
                 counts[key] = counts.get(key, 0) + 1
         edges = set(head) | set(foot)
-        body.update(_furniture_key(line.text) for i, line in enumerate(page) if line.text and i not in edges)
+        body.update(
+            _furniture_key(line.text) for i, line in enumerate(page) if line.text and i not in edges
+        )
     for key in body:
         top.pop(key, None)
         bottom.pop(key, None)
@@ -189,8 +202,11 @@ def _drop_furniture(pages: list[list[PdfLine]]) -> None:
         for counts, zone, edge in ((top, head, "top"), (bottom, foot, "bottom")):
             for i in zone:  # from the page's edge inwards, stopping at the first content line
                 line = page[i].text
-                if not (_PAGE_NUMBER.match(line) or counts.get(_furniture_key(line), 0) >= needed
-                        or (edge == side and number + shift in _edge_numbers(line))):
+                if not (
+                    _PAGE_NUMBER.match(line)
+                    or counts.get(_furniture_key(line), 0) >= needed
+                    or (edge == side and number + shift in _edge_numbers(line))
+                ):
                     break
                 dropped.add(i)
         page[:] = [line for i, line in enumerate(page) if i not in dropped]
@@ -241,7 +257,9 @@ class _Document:
                     continue
                 first_on_page = not flow or flow[-1][0] != number
                 # (blank lines and the top margin above a page's first line say nothing)
-                spaced = not first_on_page and (blank or (line.gap is not None and line.gap > PARAGRAPH_GAP))
+                spaced = not first_on_page and (
+                    blank or (line.gap is not None and line.gap > PARAGRAPH_GAP)
+                )
                 flow.append((number, line, spaced))
                 blank = False
         # Segments of text with the page they belong to (None: a separator), so that a
@@ -256,20 +274,37 @@ class _Document:
             after_entry = previous is not None and leader[i - 1]
             # A contents entry: after one, the next (or the first line of a wrapped one; anything
             # else ends the contents); after a short line, the first of several.
-            entry = ((leader[i] or leader[i + 1]) if after_entry
-                     else (previous is not None and leader[i] and leader[i + 1]
-                           and self._has_room(previous, line)))
-            item = entry or bool(_BULLET.match(line.text)) or (
-                bool(_MARKER.match(line.text)) and previous is not None
-                and self._has_room(previous, line))
+            entry = (
+                (leader[i] or leader[i + 1])
+                if after_entry
+                else (
+                    previous is not None
+                    and leader[i]
+                    and leader[i + 1]
+                    and self._has_room(previous, line)
+                )
+            )
+            item = (
+                entry
+                or bool(_BULLET.match(line.text))
+                or (
+                    bool(_MARKER.match(line.text))
+                    and previous is not None
+                    and self._has_room(previous, line)
+                )
+            )
             if previous is None:
                 how = "start"
             elif after_entry and not entry:
                 how = "paragraph"
             elif line.heading and previous.heading == line.heading and not spaced:
                 how = "space"  # the next line of a wrapped heading
-            elif (line.heading or previous.heading or spaced
-                  or self._stands_alone(previous, line, following)):
+            elif (
+                line.heading
+                or previous.heading
+                or spaced
+                or self._stands_alone(previous, line, following)
+            ):
                 how = "paragraph"
             elif item:
                 how = "break"
@@ -294,10 +329,15 @@ class _Document:
     def _stands_alone(self, previous: PdfLine, line: PdfLine, following: PdfLine | None) -> bool:
         """A heading-like line between a finished sentence and a new block: it starts a
         paragraph even when the sentence before it filled its line (rule 3 of the module)."""
-        return (bool(_SENTENCE_END.search(previous.text)) and not _SENTENCE_END.search(line.text)
-                and (line.text[0].isupper() or line.text[0].isdigit())
-                and (following is None or (self._has_room(line, following)
-                                           and _heading_like(line.text, following.text))))
+        return (
+            bool(_SENTENCE_END.search(previous.text))
+            and not _SENTENCE_END.search(line.text)
+            and (line.text[0].isupper() or line.text[0].isdigit())
+            and (
+                following is None
+                or (self._has_room(line, following) and _heading_like(line.text, following.text))
+            )
+        )
 
     def _continuation(self, previous: PdfLine, line: PdfLine) -> str:
         before, text = previous.text, line.text
@@ -313,7 +353,8 @@ class _Document:
                 return "nospace"
             return "hyphen"
         if self._has_room(previous, line) and (
-                _SENTENCE_END.search(before) or _heading_like(before, text)):
+            _SENTENCE_END.search(before) or _heading_like(before, text)
+        ):
             return "break"
         return "space"
 
@@ -329,12 +370,16 @@ class _Document:
 def _heading_like(line: str, following: str) -> bool:
     # A short line of its own (a heading, a table row, a label) before a capitalised
     # line: a wrapped sentence would have taken the next word onto it.
-    return (not line.endswith((",", "-", "–", "—")) and len(line.split()) <= 12
-            and (following[0].isupper() or following[0].isdigit() or following[0] in "\"“‘(["))
+    return (
+        not line.endswith((",", "-", "–", "—"))
+        and len(line.split()) <= 12
+        and (following[0].isupper() or following[0].isdigit() or following[0] in '"“‘([')
+    )
 
 
-def _assemble(segments: list[list], n_pages: int
-              ) -> tuple[str, tuple[tuple[int, int], ...], tuple[ExtractedHeading, ...]]:
+def _assemble(
+    segments: list[list], n_pages: int
+) -> tuple[str, tuple[tuple[int, int], ...], tuple[ExtractedHeading, ...]]:
     """The text of ``[text, page or None, heading]`` segments (heading: its level where a
     heading line starts, -1 on its continuation lines, else 0), each page's range and
     the headings."""
@@ -362,27 +407,42 @@ def _assemble(segments: list[list], n_pages: int
         else:
             ranges.append((start, end))
             position = end
-    return "".join(parts), tuple(ranges), tuple(ExtractedHeading(level, title, start) for level, title, start in headings)
+    return (
+        "".join(parts),
+        tuple(ranges),
+        tuple(ExtractedHeading(level, title, start) for level, title, start in headings),
+    )
 
 
 def _heading_title(text: str) -> str:
     first = text.split("\n", 1)[0].strip()
-    if first and len(first) <= 100 and len(first.split()) <= 15 and not first.endswith((".", ",", ";", ":")):
+    if (
+        first
+        and len(first) <= 100
+        and len(first.split()) <= 15
+        and not first.endswith((".", ",", ";", ":"))
+    ):
         return first
     return ""
 
 
 # --------------------------------------------------------------------------- shared by PDF readers
 
-_FILE_NAME_TITLE = re.compile(r"^(?:microsoft \w+ - .*|.*\.(?:docx?|pdf|indd|tex|odt|pptx?|rtf|xlsx?)|untitled.*)$",
-                              re.IGNORECASE)
+_FILE_NAME_TITLE = re.compile(
+    r"^(?:microsoft \w+ - .*|.*\.(?:docx?|pdf|indd|tex|odt|pptx?|rtf|xlsx?)|untitled.*)$",
+    re.IGNORECASE,
+)
 
 
 def metadata_title(value: object) -> str:
     """A PDF's metadata title, or ``""`` when it has none worth showing (a producer's
     default such as ``Microsoft Word - report.docx`` or ``untitled``)."""
     if isinstance(value, bytes):
-        value = value.decode("utf-16") if value[:2] in (b"\xfe\xff", b"\xff\xfe") else value.decode("latin-1")
+        value = (
+            value.decode("utf-16")
+            if value[:2] in (b"\xfe\xff", b"\xff\xfe")
+            else value.decode("latin-1")
+        )
     title = _SPACES.sub(" ", str(value or "")).strip().strip("\x00")
     return "" if not title or _FILE_NAME_TITLE.match(title) else title
 
@@ -454,7 +514,9 @@ class PypdfReader:
                         if not reader.decrypt(""):
                             raise UnreadableFile("encrypted PDF: password required")
                     except (DependencyError, NotImplementedError) as e:
-                        raise UnreadableFile(f"encrypted PDF: cannot decrypt ({_first_line(e)})") from None
+                        raise UnreadableFile(
+                            f"encrypted PDF: cannot decrypt ({_first_line(e)})"
+                        ) from None
                 pages = [page.extract_text() or "" for page in reader.pages]
                 info = reader.metadata
                 title = metadata_title(info.title if info is not None else None)
@@ -467,12 +529,16 @@ class PypdfReader:
         return finish(pages, title, filename)
 
 
-def finish(pages: Sequence[Sequence[str | PdfLine]] | Sequence[str], title: str, filename: str) -> Extracted:
+def finish(
+    pages: Sequence[Sequence[str | PdfLine]] | Sequence[str], title: str, filename: str
+) -> Extracted:
     """:func:`clean_pdf_pages` of what a reader extracted, refusing a file without text."""
     from pathlib import PurePath
 
     as_lines = [[p] if isinstance(p, str) else p for p in pages]
-    if not any((line if isinstance(line, str) else line.text).strip() for page in as_lines for line in page):
+    if not any(
+        (line if isinstance(line, str) else line.text).strip() for page in as_lines for line in page
+    ):
         raise UnreadableFile(NO_TEXT_LAYER)
     extracted = clean_pdf_pages(as_lines, title=title, fallback_title=PurePath(filename).stem)
     if not extracted.text.strip():

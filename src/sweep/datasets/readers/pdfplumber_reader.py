@@ -84,8 +84,9 @@ class PdfplumberReader:
                     raise UnreadableFile("encrypted PDF: password required") from None
                 if isinstance(cause, PDFEncryptionError):
                     raise UnreadableFile(f"encrypted PDF: cannot decrypt ({cause})") from None
-                raise UnreadableFile(corrupt_reason(cause if isinstance(cause, BaseException) else e,
-                                                    data)) from None
+                raise UnreadableFile(
+                    corrupt_reason(cause if isinstance(cause, BaseException) else e, data)
+                ) from None
         return finish(_measured(raw), title, filename)
 
 
@@ -119,7 +120,11 @@ def _page_lines(page: Any) -> list[dict[str, Any]]:
         return True
 
     lines = _text_lines(page.filter(outside))
-    rows = [row for table, chars in zip(tables, _chars_within(page, boxes)) for row in _table_rows(table, chars)]
+    rows = [
+        row
+        for table, chars in zip(tables, _chars_within(page, boxes))
+        for row in _table_rows(table, chars)
+    ]
     # Each row where its top puts it among the other lines, which keep their order: before
     # the first line lower than it (the first whose top passes the highest top so far).
     highest = list(itertools.accumulate((line["top"] for line in lines), max))
@@ -133,7 +138,9 @@ def _page_lines(page: Any) -> list[dict[str, Any]]:
     return merged + lines[taken:]
 
 
-def _chars_within(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[list[dict[str, Any]]]:
+def _chars_within(
+    page: Any, boxes: list[tuple[float, float, float, float]]
+) -> list[list[dict[str, Any]]]:
     """The characters wholly within each box (``page.within_bbox(box).chars``), in the page's
     order, the page's characters looked through once (the boxes share no height)."""
     chars = page.chars
@@ -144,15 +151,23 @@ def _chars_within(page: Any, boxes: list[tuple[float, float, float, float]]) -> 
         start, end = bisect.bisect_left(tops, top), bisect.bisect_right(tops, bottom)
         # (pdfplumber's test: the part of the character within the box is the character, and
         # not a point)
-        within.append([c for c in (chars[i] for i in sorted(order[start:end]))
-                       if c["bottom"] <= bottom and x0 <= c["x0"] and c["x1"] <= x1
-                       and (c["x1"] - c["x0"]) + (c["bottom"] - c["top"]) > 0])
+        within.append(
+            [
+                c
+                for c in (chars[i] for i in sorted(order[start:end]))
+                if c["bottom"] <= bottom
+                and x0 <= c["x0"]
+                and c["x1"] <= x1
+                and (c["x1"] - c["x0"]) + (c["bottom"] - c["top"]) > 0
+            ]
+        )
     return within
 
 
 def _text_lines(page: Any) -> list[dict[str, Any]]:
     lines = page.extract_text_lines(
-        strip=True, return_chars=True, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE)
+        strip=True, return_chars=True, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE
+    )
     out = []
     for line in lines:
         chars = [c for c in line["chars"] if c["text"].strip()]
@@ -161,9 +176,17 @@ def _text_lines(page: Any) -> list[dict[str, Any]]:
             if not nxt["text"].strip() or nxt["x0"] - c["x1"] > _X_TOLERANCE:
                 first_end = c["x1"]
                 break
-        out.append({"text": line["text"], "x0": line["x0"], "x1": line["x1"], "top": line["top"],
-                    "bottom": line["bottom"], "first_end": first_end,
-                    "size": statistics.median(c["size"] for c in chars) if chars else 0.0})
+        out.append(
+            {
+                "text": line["text"],
+                "x0": line["x0"],
+                "x1": line["x1"],
+                "top": line["top"],
+                "bottom": line["bottom"],
+                "first_end": first_end,
+                "size": statistics.median(c["size"] for c in chars) if chars else 0.0,
+            }
+        )
     return out
 
 
@@ -191,10 +214,16 @@ def _measured(pages: Sequence[list[dict[str, Any]]]) -> list[list[PdfLine]]:
                 # A bigger font (a heading) needs a bigger step: measure in its own size.
                 scale = max(line["size"], page[i - 1]["size"]) / usual
                 gap = max(0.0, step / (pitch * max(scale, 1.0)) - 1.0)
-            lines.append(PdfLine(line["text"], gap=gap, fill=(line["x1"] - left) / width,
-                                 # a space is about a quarter of the font size wide
-                                 first_word=(line["first_end"] - line["x0"] + 0.25 * line["size"]) / width,
-                                 heading=levels(line)))
+            lines.append(
+                PdfLine(
+                    line["text"],
+                    gap=gap,
+                    fill=(line["x1"] - left) / width,
+                    # a space is about a quarter of the font size wide
+                    first_word=(line["first_end"] - line["x0"] + 0.25 * line["size"]) / width,
+                    heading=levels(line),
+                )
+            )
         out.append(lines)
     return out
 
@@ -219,7 +248,9 @@ def _heading_levels(lines: list[dict[str, Any]]):
     def is_heading(line: dict[str, Any]) -> bool:
         return line["size"] >= body * _HEADING_SIZE and len(line["text"].split()) <= _HEADING_WORDS
 
-    sizes = sorted({round(line["size"] * 2) / 2 for line in lines if is_heading(line)}, reverse=True)
+    sizes = sorted(
+        {round(line["size"] * 2) / 2 for line in lines if is_heading(line)}, reverse=True
+    )
     rank = {size: min(i + 1, 6) for i, size in enumerate(sizes)}
     return lambda line: rank[round(line["size"] * 2) / 2] if is_heading(line) else 0
 
@@ -229,7 +260,9 @@ def _centre_in(obj: dict[str, Any], box: tuple[float, float, float, float]) -> b
     return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
-def _table_boxes(tables: list[tuple[list[float], list[float]]]) -> list[tuple[float, float, float, float]]:
+def _table_boxes(
+    tables: list[tuple[list[float], list[float]]],
+) -> list[tuple[float, float, float, float]]:
     return [(xs[0], ys[0], xs[-1], ys[-1]) for xs, ys in tables]
 
 
@@ -257,30 +290,44 @@ def _ruled_tables(page: Any) -> list[tuple[list[float], list[float]]]:
     if current is not None and len(current[1]) >= 2:
         tables.append(current)
     if tables:
-        words = sorted(page.extract_words(x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE,
-                                          extra_attrs=["size"]), key=lambda w: w["top"])
+        words = sorted(
+            page.extract_words(
+                x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"]
+            ),
+            key=lambda w: w["top"],
+        )
         word_tops = [w["top"] for w in words]
         level_tops = [top for top, _ in levels]
         for xs, ys in tables:
-            below = level_tops[bisect.bisect_right(level_tops, ys[-1] + _EDGE_TOLERANCE):]
+            below = level_tops[bisect.bisect_right(level_tops, ys[-1] + _EDGE_TOLERANCE) :]
             limit = below[0] if below else float(page.bbox[3])
             # (only the words between the table's last rule and the next)
-            nearby = words[bisect.bisect_right(word_tops, ys[-1]):bisect.bisect_left(word_tops, limit)]
+            nearby = words[
+                bisect.bisect_right(word_tops, ys[-1]) : bisect.bisect_left(word_tops, limit)
+            ]
             bottom = _open_row_bottom(nearby, xs, ys[-1], limit)
             if bottom is not None:
                 ys.append(bottom)
     return tables
 
 
-def _open_row_bottom(words: list[dict[str, Any]], xs: list[float], rule: float,
-                     limit: float) -> float | None:
+def _open_row_bottom(
+    words: list[dict[str, Any]], xs: list[float], rule: float, limit: float
+) -> float | None:
     """Where the row under a table's last rule ends, when the table goes on below it with
     no rule of its own (the last row of a table continued from the page before): the
     lines right under the rule, one line's height apart, that put words in two columns or
     more and no word across a column's edge. None when there is no such row."""
-    inside = sorted((w for w in words if xs[0] - _EDGE_TOLERANCE <= w["x0"]
-                     and w["x1"] <= xs[-1] + _EDGE_TOLERANCE and rule < w["top"] < limit),
-                    key=lambda w: w["top"])
+    inside = sorted(
+        (
+            w
+            for w in words
+            if xs[0] - _EDGE_TOLERANCE <= w["x0"]
+            and w["x1"] <= xs[-1] + _EDGE_TOLERANCE
+            and rule < w["top"] < limit
+        ),
+        key=lambda w: w["top"],
+    )
     lines: list[list[dict[str, Any]]] = []
     for word in inside:
         if lines and word["top"] - lines[-1][0]["top"] < _Y_TOLERANCE:
@@ -293,8 +340,11 @@ def _open_row_bottom(words: list[dict[str, Any]], xs: list[float], rule: float,
         size = max(w["size"] for w in line)
         if line[0]["top"] - last > 1.6 * size:
             break
-        if any(w["x0"] < x - _EDGE_TOLERANCE and w["x1"] > x + _EDGE_TOLERANCE
-               for w in line for x in edges):
+        if any(
+            w["x0"] < x - _EDGE_TOLERANCE and w["x1"] > x + _EDGE_TOLERANCE
+            for w in line
+            for x in edges
+        ):
             break
         columns.update(sum(1 for x in edges if (w["x0"] + w["x1"]) / 2 > x) for w in line)
         bottom, last = max(w["bottom"] for w in line), line[0]["top"]
@@ -306,7 +356,11 @@ def _split_points(segments: list[tuple[float, float]]) -> list[float] | None:
     segments (duplicates merged) are fewer than two or leave a gap."""
     ends: list[list[float]] = []
     for x0, x1 in sorted(segments):
-        if ends and abs(x0 - ends[-1][0]) <= _EDGE_TOLERANCE and abs(x1 - ends[-1][1]) <= _EDGE_TOLERANCE:
+        if (
+            ends
+            and abs(x0 - ends[-1][0]) <= _EDGE_TOLERANCE
+            and abs(x1 - ends[-1][1]) <= _EDGE_TOLERANCE
+        ):
             continue  # the same segment twice (a line over a filled cell's edge)
         if ends and abs(x0 - ends[-1][1]) > _EDGE_TOLERANCE:
             return None  # a gap, or overlapping rules: not one table's rule
@@ -320,14 +374,18 @@ def _same_columns(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all(abs(x - y) <= _EDGE_TOLERANCE for x, y in zip(a, b))
 
 
-def _table_rows(table: tuple[list[float], list[float]], chars: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _table_rows(
+    table: tuple[list[float], list[float]], chars: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """One line per row of ``table``, whose characters are ``chars``: its cells' text left to
     right, each cell's lines (top to bottom) joined with a space, measured as
     :func:`_text_lines` measures."""
     from pdfplumber.utils import extract_words
 
     xs, ys = table
-    words = extract_words(chars, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"])
+    words = extract_words(
+        chars, x_tolerance=_X_TOLERANCE, y_tolerance=_Y_TOLERANCE, extra_attrs=["size"]
+    )
     cells: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for word in words:
         x, y = (word["x0"] + word["x1"]) / 2, (word["top"] + word["bottom"]) / 2
@@ -341,10 +399,17 @@ def _table_rows(table: tuple[list[float], list[float]], chars: list[dict[str, An
         if not row_words:
             continue
         first = min(row_words, key=lambda w: (round(w["top"] / _Y_TOLERANCE), w["x0"]))
-        out.append({"text": " ".join(parts), "x0": min(w["x0"] for w in row_words),
-                    "x1": max(w["x1"] for w in row_words), "top": min(w["top"] for w in row_words),
-                    "bottom": max(w["bottom"] for w in row_words), "first_end": first["x1"],
-                    "size": statistics.median(w["size"] for w in row_words)})
+        out.append(
+            {
+                "text": " ".join(parts),
+                "x0": min(w["x0"] for w in row_words),
+                "x1": max(w["x1"] for w in row_words),
+                "top": min(w["top"] for w in row_words),
+                "bottom": max(w["bottom"] for w in row_words),
+                "first_end": first["x1"],
+                "size": statistics.median(w["size"] for w in row_words),
+            }
+        )
     return out
 
 

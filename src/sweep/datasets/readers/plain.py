@@ -17,8 +17,18 @@ from sweep.datasets.readers.markdown import markdown_headings
 __all__ = ["TEXT_SUFFIXES", "PlainTextReader"]
 
 #: Suffixes read as text (lower case): Markdown, plain text and the other light markups.
-TEXT_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt", ".text", ".rst", ".adoc",
-                                  ".asciidoc", ".org", ".tex", ".wiki")
+TEXT_SUFFIXES: tuple[str, ...] = (
+    ".md",
+    ".markdown",
+    ".txt",
+    ".text",
+    ".rst",
+    ".adoc",
+    ".asciidoc",
+    ".org",
+    ".tex",
+    ".wiki",
+)
 
 # 2: headings by the one shared parser (setext headings listed, BOM at 0)
 _RECIPE = 2
@@ -40,7 +50,9 @@ class PlainTextReader:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
-            raise UnreadableFile(f"not valid UTF-8 (byte 0x{data[e.start]:02x} on line {line})") from None
+            raise UnreadableFile(
+                f"not valid UTF-8 (byte 0x{data[e.start]:02x} on line {line})"
+            ) from None
         if not text.removeprefix("\ufeff").strip():
             raise UnreadableFile("document is empty")
         return Extracted(text=text, title=_title(text, filename), headings=markdown_headings(text))

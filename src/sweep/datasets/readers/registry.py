@@ -58,12 +58,15 @@ def reader_for(fmt: str, name: str) -> Reader:
     """A new reader ``name`` of format ``fmt``; ValueError for an unknown format or name,
     naming the valid ones."""
     if fmt not in READERS:
-        raise ValueError(f"unknown format {fmt!r}{did_you_mean(fmt, READERS)}; "
-                         f"formats: {', '.join(READERS)}")
+        raise ValueError(
+            f"unknown format {fmt!r}{did_you_mean(fmt, READERS)}; formats: {', '.join(READERS)}"
+        )
     readers = READERS[fmt]
     if name not in readers:
-        raise ValueError(f"unknown {fmt} reader {name!r}{did_you_mean(name, readers)}; "
-                         f"{fmt} readers: {', '.join(readers)}")
+        raise ValueError(
+            f"unknown {fmt} reader {name!r}{did_you_mean(name, readers)}; "
+            f"{fmt} readers: {', '.join(readers)}"
+        )
     return readers[name]()
 
 
@@ -74,11 +77,16 @@ def resolve_readers(choice: Mapping[str, str] | None) -> dict[str, Reader]:
     unknown = [fmt for fmt in choice if fmt not in READERS]
     if unknown:
         fmt = unknown[0]
-        raise ValueError(f"unknown format {fmt!r}{did_you_mean(str(fmt), READERS)}; "
-                         f"formats: {', '.join(READERS)}")
+        raise ValueError(
+            f"unknown format {fmt!r}{did_you_mean(str(fmt), READERS)}; "
+            f"formats: {', '.join(READERS)}"
+        )
     for fmt, name in choice.items():
         if not isinstance(name, str):
             # (ValueError like every other bad setting: the loader reports those as config errors)
             raise ValueError(  # noqa: TRY004
-                f"the {fmt} reader must be a name ({', '.join(READERS[fmt])}), got {name!r}")
-    return {fmt: reader_for(fmt, choice.get(fmt, default)) for fmt, default in DEFAULT_READERS.items()}
+                f"the {fmt} reader must be a name ({', '.join(READERS[fmt])}), got {name!r}"
+            )
+    return {
+        fmt: reader_for(fmt, choice.get(fmt, default)) for fmt, default in DEFAULT_READERS.items()
+    }

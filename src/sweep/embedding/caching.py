@@ -18,7 +18,15 @@ from sweep.core import progress
 from sweep.embedding.cache import EmbeddingCache
 from sweep.embedding.errors import EmbedderError
 
-__all__ = ["STORE_EVERY_BATCHES", "CacheRun", "Compute", "embed_misses", "keep", "through_cache"]
+__all__ = [
+    "STORE_EVERY_BATCHES",
+    "CacheCount",
+    "CacheRun",
+    "Compute",
+    "embed_misses",
+    "keep",
+    "through_cache",
+]
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +38,21 @@ STORE_EVERY_BATCHES = 16
 #: ``misses`` into ``out`` (``first[u]``: the first input with distinct key ``u``); its
 #: model and cache-store seconds.
 Compute = Callable[[list[int], list[int], np.ndarray, "EmbeddingCache | None"], tuple[float, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheCount:
+    """What the cache holds of some texts, counted without loading the model."""
+
+    #: Distinct model inputs (two texts the model truncates alike are one).
+    distinct: int
+    cached: int
+    #: Model tokens of the inputs not cached (None: no tokenizer file to count them with).
+    missing_tokens: int | None
+
+    @property
+    def missing(self) -> int:
+        return self.distinct - self.cached
 
 
 @dataclass(frozen=True, slots=True)

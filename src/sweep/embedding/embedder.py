@@ -16,20 +16,19 @@ import json
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sweep.core.checks import is_int, positive_int
 from sweep.core.messages import first_line
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document
 from sweep.embedding import backends, caching
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
-from sweep.embedding.caching import EmbedStats, embed_misses
+from sweep.embedding.caching import CacheCount, EmbedStats, embed_misses
 from sweep.embedding.caching import bump as _bump
+from sweep.embedding.checks import check_settings
 from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
 from sweep.embedding.errors import EmbedderError, LateChunkingUnsupported
 from sweep.embedding.inputs import input_keys, tokenized
@@ -63,65 +62,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class CacheCount:
-    """What the cache holds of some texts, counted without loading the model."""
-
-    #: Distinct model inputs (two texts the model truncates alike are one).
-    distinct: int
-    cached: int
-    #: Model tokens of the inputs not cached (None: no tokenizer file to count them with).
-    missing_tokens: int | None
-
-    @property
-    def missing(self) -> int:
-        return self.distinct - self.cached
-
-
-def _check_settings(
-    backend: str,
-    device: Any,
-    batch_size: Any,
-    normalize: Any,
-    max_seq_length: Any,
-    query_prefix: Any,
-    document_prefix: Any,
-    threads: Any,
-    onnx_dir: Any,
-    late: Any,
-    late_overlap: Any,
-) -> None:
-    """A one-line EmbedderError naming the first ``embed.*`` setting that is unusable."""
-    positive_int("embed.threads", threads, error=EmbedderError, allow_null=True)
-    positive_int("embed.batch_size", batch_size, error=EmbedderError)
-    positive_int("embed.max_seq_length", max_seq_length, error=EmbedderError, allow_null=True)
-    if not isinstance(device, str) or not DEVICE_PATTERN.fullmatch(device):
-        raise EmbedderError(
-            f"embed.device must be a torch device name like cpu, cuda, "
-            f"cuda:1 or mps, got {device!r}"
-        )
-    if backend != "torch" and device != "cpu":
-        raise EmbedderError(
-            f"embed.backend={backend} runs on the CPU only; set embed.device=cpu (got {device!r})"
-        )
-    if not isinstance(normalize, bool):
-        raise EmbedderError(f"embed.normalize must be true or false, got {normalize!r}")
-    if not isinstance(late, bool):
-        raise EmbedderError(f"embed.late must be true or false, got {late!r}")
-    if not is_int(late_overlap) or late_overlap < 0:
-        raise EmbedderError(f"embed.late_overlap must be an integer >= 0, got {late_overlap!r}")
-    if late and backend != "torch":
-        raise EmbedderError(
-            f"embed.late=true needs embed.backend=torch (got {backend}): "
-            "late chunking reads the model's token embeddings"
-        )
-    if onnx_dir is not None and (not isinstance(onnx_dir, str) or not onnx_dir.strip()):
-        raise EmbedderError(f"embed.onnx_dir must be a folder path or null, got {onnx_dir!r}")
-    for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
-        if not isinstance(prefix, str):
-            raise EmbedderError(f"embed.{label} must be a string, got {prefix!r}")
 
 
 class SentenceTransformerEmbedder:
@@ -158,7 +98,7 @@ class SentenceTransformerEmbedder:
             self.backend = backends.check_backend(backend)
         except ValueError as exc:
             raise EmbedderError(str(exc)) from None
-        _check_settings(
+        check_settings(
             self.backend,
             device,
             batch_size,

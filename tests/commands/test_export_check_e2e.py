@@ -331,7 +331,7 @@ def test_a_damaged_sweep_folder_is_one_line_naming_the_file_and_exit_2(
     path = _damage(what, damaged / "0")
     out = tmp_path / ("out.yaml" if "hydra" in command else "out.jsonl")
     module, *args = [a.format(dir=damaged, grid=sweeps["grid"], out=out) for a in command]
-    status = importlib.import_module(module).main(args)
+    status = importlib.import_module(f"{module}.__main__").main(args)
     err = capsys.readouterr().err
     assert status == 2 and len(err.strip().splitlines()) == 1, err
     assert str(path) in err and "Traceback" not in err and not out.exists()
@@ -340,7 +340,7 @@ def test_a_damaged_sweep_folder_is_one_line_naming_the_file_and_exit_2(
 def _main(module: str, *args: str, capsys) -> tuple[int, str]:
     import importlib
 
-    status = importlib.import_module(module).main([str(a) for a in args])
+    status = importlib.import_module(f"{module}.__main__").main([str(a) for a in args])
     return status, capsys.readouterr().err
 
 

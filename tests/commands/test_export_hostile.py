@@ -226,6 +226,8 @@ def test_a_line_break_in_a_path_stays_inside_one_comment_line(swept, tmp_path):
         "index",
         "retrieve",
         "rerank",
+        "parent",
+        "context",
         "eval",
         "llm",
         "name",

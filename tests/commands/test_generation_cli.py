@@ -193,6 +193,7 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(
     tmp_path, stand_in, monkeypatch, capsys
 ):
     from sweep.embedding import embedder as embedding
+    from sweep.embedding import torch_backend
     from sweep.generate.generating import run_generate
 
     def no_model(*args, **kwargs):
@@ -200,7 +201,7 @@ def test_dry_run_loads_no_model_and_prints_the_estimate_at_once(
 
     for name in ("embed_documents", "embed_queries", "encode_query", "load", "_ensure_model"):
         monkeypatch.setattr(embedding.SentenceTransformerEmbedder, name, no_model)
-    monkeypatch.setattr(embedding, "_load_sentence_transformer", no_model)
+    monkeypatch.setattr(torch_backend, "_load_sentence_transformer", no_model)
     # Every kind: adversarial, multi-hop and unanswerable tasks need neighbour passages.
     cfg = compose(
         tmp_path,

@@ -18,7 +18,7 @@ def test_every_exception_of_the_stage_is_defined_in_errors():
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseException)
-                and obj.__module__.startswith("sweep.")
+                and obj.__module__.startswith("sweep.embedding")
             ):
                 defined[f"{info.name}.{name}"] = obj.__module__
     elsewhere = {where: home for where, home in defined.items() if home != errors.__name__}

@@ -54,7 +54,7 @@ def _command(module: str, *args: str) -> tuple[subprocess.CompletedProcess, floa
     # VmHWM is this process's own peak: ru_maxrss would carry over the peak of the pytest
     # process it was forked from (Linux keeps it across exec), which grows as the suite runs.
     probe = (
-        f"import re, sys; from {module} import main; code = main(sys.argv[1:]); "
+        f"import re, sys; from {module}.__main__ import main; code = main(sys.argv[1:]); "
         "status = open('/proc/self/status').read(); "
         r"print(re.search(r'VmHWM:\s+(\d+) kB', status).group(1), file=sys.stderr); sys.exit(code)"
     )

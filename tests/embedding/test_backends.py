@@ -18,8 +18,8 @@ import pytest
 from paths import ROOT
 from sweep.embedding import onnx_export
 from sweep.embedding.backends import BACKENDS, MANIFEST_FILE, check_backend
-from sweep.embedding.embedder import EmbedderError, SentenceTransformerEmbedder
-from sweep.embedding.errors import BackendExportError
+from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.errors import BackendExportError, EmbedderError
 
 TEXTS = [
     "the pump needs a new seal",

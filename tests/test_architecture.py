@@ -187,6 +187,8 @@ ALLOWED_STATE = {
     ("sweep/embedding/models.py", "_TOKENIZER_MEMO"),
     ("sweep/embedding/onnx_backend.py", "_EXPORT_MEMO"),
     ("sweep/embedding/inputs.py", "_TOKEN_MEMO"),
+    ("sweep/embedding/multilingual.py", "_MODEL_MEMO"),  # memo: USE loaded per thread count
+    ("sweep/embedding/multilingual.py", "_TOKEN_MEMO"),  # memo: USE token counts
     ("sweep/hydrakit/config.py", "_made"),  # sweep folders the fresh_dir resolver made
     ("sweep/jobs/job.py", "_datasets"),  # memo: datasets loaded by this process's jobs
     ("sweep/retrieval/rerank.py", "_MODELS"),  # memo: cross-encoders loaded

@@ -135,8 +135,12 @@ class Embedded:
             "truncated_share": self.truncated_share,
             "max_seq_length": self.max_seq_length,
             # what embedding the corpus costs: every chunk, cached or not, as the model
-            # sees it (truncated at max_seq_length)
-            "embed_tokens": int(np.minimum(self.model_tokens, self.max_seq_length).sum()),
+            # sees it (truncated at max_seq_length; 0: a model that truncates nothing)
+            "embed_tokens": int(
+                np.minimum(self.model_tokens, self.max_seq_length).sum()
+                if self.max_seq_length > 0
+                else self.model_tokens.sum()
+            ),
             "embedded": self.embedded,
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
@@ -210,7 +214,8 @@ def _token_counts(
         return np.zeros(len(inputs)), 0, 0.0
     model_tokens = np.asarray(embedder.count_model_tokens(inputs))
     max_len = int(embedder.max_seq_length)
-    truncated_share = 0.0 if late else float((model_tokens > max_len).mean())
+    # max_seq_length 0: a model that reads every token (USE), so nothing is truncated.
+    truncated_share = 0.0 if late or max_len <= 0 else float((model_tokens > max_len).mean())
     if truncated_share > 0:
         log.warning(
             "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "

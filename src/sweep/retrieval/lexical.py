@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sweep.core.text.analyzers import Analyzer
-from sweep.core.text.languages import detect_language, language_mix
+from sweep.core.text.languages import detect_language
 from sweep.core.types import Chunk, Ranking
 from sweep.retrieval.dense import check_depth, check_k
 
@@ -53,11 +53,6 @@ class Tokenizer:
 
     def __call__(self, text: str) -> list[str]:
         return self.analyzer(text, self.prior)
-
-
-def _majority_language(texts: Sequence[str]) -> str | None:
-    """The language of most of the characters of ``texts`` (None: no text)."""
-    return next(iter(language_mix(texts)), None)
 
 
 def top_by_score(scores: np.ndarray, n: int) -> Ranking:
@@ -124,13 +119,18 @@ class BM25Retriever:
         # bm25s sets its own logger to DEBUG, which would print a line per setting.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         texts = [c.embedding_input for c in chunks]
-        self.tokenize.prior = _majority_language(texts)
+        languages = [detect_language(t) for t in texts]
+        chars: Counter[str] = Counter()
+        for text, language in zip(texts, languages):
+            chars[language] += len(text)
+        prior = self.tokenize.prior = next(iter(chars.most_common(1)), (None,))[0]
         analyzer = self.tokenize.analyzer
-        ran: Counter[str] = Counter()
-        tokens = []
-        for text in texts:
-            ran[analyzer.for_language(detect_language(text, self.tokenize.prior))] += 1
-            tokens.append(self.tokenize(text))
+        # Han-only text is Chinese without a prior, Japanese in a Japanese corpus.
+        ran = Counter(
+            analyzer.for_language(detect_language(t, prior) if lang == "zh" else lang)
+            for t, lang in zip(texts, languages)
+        )
+        tokens = [self.tokenize(text) for text in texts]
         self.analyzer_ran = "+".join(name for name, _ in ran.most_common()) or analyzer.name
         self._matched = {}
         self._warned = False

@@ -7,10 +7,10 @@ import re
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sweep.core.errors import BadInput
+from sweep.core.errors import InvalidSetting
 from sweep.core.text import analyzers
 from sweep.core.text.analyzers import ANALYZERS, Analyzer, AnalyzerMissing, cjk_bigrams
 
@@ -133,6 +133,7 @@ def test_english_is_unchanged_on_any_ascii_text(text):
     ),
     st.sampled_from([None, "ja", "zh", "ru", "en"]),
 )
+@example("\ud800経費", None)  # a lone surrogate (an undecodable byte kept): not UTF-8
 def test_every_analyzer_is_total_on_any_text(text, prior):
     for name in ANALYZERS:
         terms = Analyzer(name)(text, prior)
@@ -183,7 +184,8 @@ def test_mecab_stands_in_for_a_missing_sudachi(monkeypatch):
 def test_an_analyzer_asked_for_by_name_whose_package_is_missing_is_bad_input(no_packages, name):
     with pytest.raises(AnalyzerMissing) as caught:
         Analyzer(name)
-    assert isinstance(caught.value, BadInput) and isinstance(caught.value, ImportError)
+    # An invalid setting: a sweep's other settings (retrieve.analyzer=sudachi,bigram) run.
+    assert isinstance(caught.value, InvalidSetting) and isinstance(caught.value, ImportError)
     message = str(caught.value)
     assert f"retrieve.analyzer={name}" in message and "pip install" in message
     assert "\n" not in message

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sweep.core.errors import BadInput
+from sweep.core.errors import InvalidSetting
 from sweep.core.text.languages import CJK_CLASS, detect_language, nfkc
 
 __all__ = ["ANALYZERS", "Analyzer", "AnalyzerMissing", "cjk_bigrams"]
@@ -82,8 +82,9 @@ _TERMS_MEMO: dict[tuple[str, str], tuple[str, ...]] = {}
 _MEMO_ENTRIES = 200_000
 
 
-class AnalyzerMissing(BadInput, ImportError):
-    """``retrieve.analyzer`` names an analyzer whose package is not installed."""
+class AnalyzerMissing(InvalidSetting, ImportError):
+    """``retrieve.analyzer`` names an analyzer whose package is not installed: that
+    setting's row is invalid, and says how to install it; a sweep's other settings run."""
 
 
 def cjk_bigrams(run: str) -> list[str]:
@@ -346,6 +347,7 @@ class Analyzer:
 
     def _segment(self, name: str, text: str) -> list[str]:
         tool = _load(self._sudachi if name == "sudachi" else name)
+        text = _encodable(text)
         if name == "jieba":
             return [w for w in tool(text) if _WORD.search(w)]
         words: list[str] = []
@@ -393,6 +395,16 @@ def _unidic_lemma(lemma: str | None) -> str | None:
     if lemma and "-" in lemma and _CJK.match(lemma):
         return lemma.split("-", 1)[0]
     return lemma
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates (undecodable bytes a reader kept) as ``?``: Sudachi
+    MeCab and rjieba read UTF-8, which cannot hold them."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _parts(text: str) -> list[str]:

@@ -171,13 +171,16 @@ def test_without_the_packages_cjk_falls_back_to_bigrams_said_once(no_packages, c
     assert a("Сотрудники уходят в отпуск") == ["сотрудник", "уход", "отпуск"]
 
 
-def test_mecab_stands_in_for_a_missing_sudachi(monkeypatch):
+def test_mecab_stands_in_for_a_missing_sudachi(monkeypatch, caplog):
     monkeypatch.setattr(analyzers, "_TOOLS", {})
     monkeypatch.setattr(analyzers, "_TERMS_MEMO", {})
     monkeypatch.setitem(sys.modules, "sudachipy", None)
     a = Analyzer()
-    assert a.for_language("ja") == "mecab (sudachipy missing)"
-    assert a("パッケージを確認してください", prior="ja") == ["パッケージ", "確認"]
+    with caplog.at_level(logging.WARNING, logger="sweep.core.text.analyzers"):
+        assert a.for_language("ja") == "mecab (sudachipy missing)"
+        assert a("パッケージを確認してください", prior="ja") == ["パッケージ", "確認"]
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "read by mecab" in said
 
 
 @pytest.mark.parametrize("name", ["sudachi", "mecab", "jieba"])

@@ -75,9 +75,9 @@ _SUDACHI_CHARS = 10_000
 # Memo (per process): the loaded segmenters by name (None: the package is missing), so
 # a dictionary loads and a missing package is said once.
 _TOOLS: dict[str, Any] = {}
-# Memo (per process): a text's terms from a segmenter, by (analyzer, text): a sweep's
-# grid reads the same chunks and questions once per setting, and Sudachi in Python reads
-# a few thousand characters a millisecond at best. Bounded: emptied when full.
+# Memo (per process): a text's words from a segmenter, by (segmenter, text): a sweep's
+# grid reads the same chunks and questions once per setting, and Sudachi reads about
+# 75,000 characters a second (bench/analyzers.py). Bounded: emptied when full.
 _TERMS_MEMO: dict[tuple[str, str], tuple[str, ...]] = {}
 _MEMO_ENTRIES = 200_000
 
@@ -208,7 +208,6 @@ class Analyzer:
         self._ru_cache: dict[str, str] = {}
         self._ru_stem: Callable[[str], str] | None = None
         self._ru_stop: frozenset[str] = frozenset()
-        self._morph: Any = None
         if name in _NEEDS and _load(name) is None:
             package, install = _NEEDS[name]
             raise AnalyzerMissing(
@@ -225,7 +224,7 @@ class Analyzer:
             if _load("sudachi") is not None:
                 return "sudachi"
             if _load("mecab") is not None:
-                return "mecab (sudachipy missing)"
+                return self._fallback("sudachipy", "Japanese", "mecab")
             return self._fallback("sudachipy", "Japanese")
         if language == "zh":
             return "jieba" if _load("jieba") is not None else self._fallback("jieba", "Chinese")
@@ -233,17 +232,19 @@ class Analyzer:
             return "bigram"
         return "russian" if language == "ru" else "english"
 
-    def _fallback(self, package: str, language: str) -> str:
+    def _fallback(self, package: str, language: str, instead: str = "bigram") -> str:
         said = f"said:{package}"
         if said not in _TOOLS:
             _TOOLS[said] = True
+            how = "as character bigrams" if instead == "bigram" else f"by {instead}"
             log.warning(
-                "%s is not installed: %s text is read as character bigrams (%s for its analyzer)",
+                "%s is not installed: %s text is read %s (%s for its analyzer)",
                 package,
                 language,
+                how,
                 _INSTALL,
             )
-        return f"bigram ({package} missing)"
+        return f"{instead} ({package} missing)"
 
     def __call__(self, text: str, prior: str | None = None) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""

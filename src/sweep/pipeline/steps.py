@@ -38,7 +38,9 @@ from sweep.core.protocols import (
 from sweep.core.timing import Conditions, Timed, conditions_now
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
+from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import ann_recall
+from sweep.retrieval.lexical import BM25Retriever
 from sweep.retrieval.parents import Parents, ParentSpec, parents_of
 from sweep.retrieval.parents import lift_to_parents as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
@@ -290,10 +292,13 @@ class Searched:
     seconds: float
     #: When and under what load the latency was measured (its oldest, busiest part).
     measured: Conditions = Conditions()
+    #: BM25 and hybrid only: the analyzer that ran and the share of questions without a
+    #: term in the corpus (BM25Retriever.row_facts).
+    bm25: tuple[tuple[str, Any], ...] = ()
 
     def columns(self) -> dict[str, Any]:
         n = self.latency.n
-        return {
+        return dict(self.bm25) | {
             "retrieval_depth": self.ranking.depth,
             "retrieve_s": self.seconds,
             "latency_p50_ms": self.latency.p50_ms if n else None,
@@ -333,6 +338,8 @@ def search(
         depth = min(n_chunks, 2 * depth)
         ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
     seconds = time.perf_counter() - t0
+    lexical = isinstance(retriever, (BM25Retriever, HybridRetriever))
+    bm25 = tuple(retriever.row_facts().items()) if lexical else ()
     # What an approximate index misses, against exact search on the same vectors (cheap
     # next to embedding them).
     ann = None
@@ -362,7 +369,7 @@ def search(
             latency.p95_ms,
             measured.describe(),
         )
-    return Searched(ranking, depth, latency, ann, seconds, measured)
+    return Searched(ranking, depth, latency, ann, seconds, measured, bm25)
 
 
 @dataclass(frozen=True)

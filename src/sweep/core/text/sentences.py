@@ -169,7 +169,7 @@ class SentenceEnds:
             cuts.extend(self._full_ends_outside_quotes(text, a, b))
         else:
             cuts.extend(m.end() for m in self._full.finditer(text, a, b) if m.end() < b)
-        return sorted(set(cuts))
+        return _whole(text, cuts, b)
 
     def _starts_sentence(self, text: str, e: int, b: int) -> bool:
         """Whether the text at ``e`` (after a stop and a space) may start a sentence."""
@@ -339,6 +339,13 @@ def sentence_rule(text: str = "", language: str | None = None) -> SentenceEnds:
 
 
 _NEWLINES = re.compile(r"[ \t]*\n\s*")
+# What continues the character before it (combining marks, variation selectors, a joiner):
+# a cut goes after them, never between them and their base ("‼️" is two code points).
+_CONTINUING = re.compile(
+    "[\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u0610-\u061a\u064b-\u065f\u0900-\u0903"
+    "\u093a-\u094f\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff\u3099\u309a"
+    "\ufe00-\ufe0f\ufe20-\ufe2f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f\U000e0100-\U000e01ef]*"
+)
 _HEADING_OR_ROW = re.compile(r"[ \t]*(?:#{1,6}\s|\|)")
 
 
@@ -370,4 +377,15 @@ def sentence_cuts(text: str, a: int, b: int, rule: SentenceEnds = SENTENCE_ENDS)
             )
         ):
             cuts.append(e)
-    return sorted(set(cuts))
+    return _whole(text, cuts, b)
+
+
+def _whole(text: str, cuts: list[int], b: int) -> list[int]:
+    """``cuts`` moved past the marks that continue the character before them, in order."""
+    moved = set()
+    for c in cuts:
+        m = _CONTINUING.match(text, c, b)
+        e = m.end() if m is not None else c
+        if e < b:
+            moved.add(e)
+    return sorted(moved)

@@ -285,3 +285,10 @@ def test_passages_and_their_sentences_follow_the_documents_language():
         "Директор — И. П. Петров.",
         "Подробнее см. Приложение 2.",
     ]
+
+
+def test_a_code_fence_after_japanese_text_is_not_a_list_item():
+    text = "プロキシを設定します。\n\n```bash\nexport http_proxy=http://proxy:8080\nsudo apt-get update\n```\n次に進みます。"
+    rule = sentence_rule(text)
+    assert rule is SENTENCE_RULES["ja"]
+    assert sentence_cuts(text, 0, len(text), rule) == sentence_cuts(text, 0, len(text))

@@ -49,6 +49,7 @@ def _chars(marks: str) -> str:
 
 
 _BLOCK_START_MARKUP = r"#{1,6}\s|[-*+]\s|\d{1,3}[.)]\s|>|\||```|~~~"
+_LIST_ITEM_MARKUP = r"[-*+]\s|\d{1,3}[.)]\s"
 
 
 def _written(abbreviations: tuple[str, ...]) -> str:
@@ -106,6 +107,7 @@ class SentenceEnds:
     _full: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _line_end: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _block_start: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _item_start: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _no_end: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _still_ends: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
@@ -139,6 +141,7 @@ class SentenceEnds:
         )
         bullets = f"|{self.bullets}" if self.bullets else ""
         set_(self, "_block_start", re.compile(f"[ \t]*(?:{_BLOCK_START_MARKUP}{bullets})"))
+        set_(self, "_item_start", re.compile(f"[ \t]*(?:{_LIST_ITEM_MARKUP}{bullets})"))
         alternatives = [f"(?i:{_written(self.abbreviations)})"] if self.abbreviations else []
         if self.initials:
             alternatives.append(r"[A-ZА-ЯЁ]\.")  # an initial: one capital letter
@@ -193,21 +196,23 @@ class SentenceEnds:
         opening = "".join(q[0] for q in self.quotes)
         closing = "".join(q[1] for q in self.quotes)
         cuts: list[int] = []
+        # How deep in quotation the text is at ``pos``, read once from the line's start
+        # (a quotation never spans lines here): one pass, however long the line.
+        pos, depth = text.rfind("\n", 0, a) + 1, 0
         for m in self._full.finditer(text, a, b):
-            e = m.end()
-            if e >= b:
-                continue
-            # How deep in quotation the stop is, and the closing brackets after it.
-            line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
-            depth = max(
-                0, sum(line.count(c) for c in opening) - sum(line.count(c) for c in closing)
-            )
-            closed = sum(m.group().count(c) for c in closing)
-            if depth > closed:
-                continue  # still inside the quotation
-            if depth and text.startswith(self.quotative, e):
-                continue  # 「はい。」と言った: the quotation is part of a sentence
-            cuts.append(e)
+            newline = text.rfind("\n", pos, m.start())
+            if newline >= 0:
+                pos, depth = newline + 1, 0
+            between = text[pos : m.start()]
+            depth += sum(map(between.count, opening)) - sum(map(between.count, closing))
+            depth = max(0, depth)
+            closed = sum(map(m.group().count, closing))  # the brackets the stop closes
+            inside = depth > closed  # a stop inside the quotation
+            # 「はい。」と言った: the closed quotation is part of the sentence that goes on.
+            quoted = depth > 0 and text.startswith(self.quotative, m.end())
+            if m.end() < b and not inside and not quoted:
+                cuts.append(m.end())
+            pos, depth = m.end(), max(0, depth - closed)
         return cuts
 
     def ends_line(self, line: str) -> bool:
@@ -218,6 +223,10 @@ class SentenceEnds:
     def starts_block(self, text: str, pos: int) -> bool:
         """Whether a Markdown block or a list item starts at ``pos``."""
         return self._block_start.match(text, pos) is not None
+
+    def starts_item(self, line: str) -> bool:
+        """Whether ``line`` is a list item (a Markdown one, or one of ``bullets``)."""
+        return self._item_start.match(line) is not None
 
     def ends_whole(self, text: str) -> bool:
         """Whether ``text`` ends with a sentence or clause end, closing quotes, brackets
@@ -370,11 +379,7 @@ def sentence_cuts(text: str, a: int, b: int, rule: SentenceEnds = SENTENCE_ENDS)
             or _HEADING_OR_ROW.match(prev_line)
             # A list item ends at its line's end, stop or none, unless the next line is
             # indented (the item goes on).
-            or (
-                rule.items_end_lines
-                and m.group().endswith("\n")
-                and rule.starts_block(prev_line, 0)
-            )
+            or (rule.items_end_lines and m.group().endswith("\n") and rule.starts_item(prev_line))
         ):
             cuts.append(e)
     return _whole(text, cuts, b)

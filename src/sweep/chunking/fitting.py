@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from functools import cached_property
 
 import tiktoken
 
-from sweep.chunking.boundaries import Cutter, Span, pieces
+from sweep.chunking.boundaries import Cutter, Span, pieces, sentence_cuts
 from sweep.chunking.headings import ATX_HEADING
+from sweep.core.text.sentences import SentenceEnds, sentence_rule
 from sweep.core.tokenization import TokenizedText, count_tokens, tokenize
 
 __all__ = ["DocTools"]
@@ -29,6 +31,17 @@ class DocTools:
         self.size = size
         self.tt: TokenizedText = tokenize(encoding, text)
         self._starts: list[int] = self.tt.start.tolist()
+
+    @cached_property
+    def sentence_ends(self) -> SentenceEnds:
+        """The sentence rule of the document's language (told once, when first cut)."""
+        return sentence_rule(self.text)
+
+    def cuts(self, cutter: Cutter, a: int, b: int) -> list[int]:
+        """``cutter``'s cuts of ``[a, b)``; sentences end by the document's language."""
+        if cutter is sentence_cuts:
+            return sentence_cuts(self.text, a, b, self.sentence_ends)
+        return cutter(self.text, a, b)
 
     def index(self, pos: int) -> int:
         """Number of tokens (of the document's tokenization) starting before ``pos``."""
@@ -205,7 +218,7 @@ class DocTools:
         if not levels:
             return [w[2] for w in self.token_windows(a, b)]
         out: list[Span] = []
-        for p in pieces(a, b, levels[0](self.text, a, b)):
+        for p in pieces(a, b, self.cuts(levels[0], a, b)):
             if self.estimate(*p) <= self.size:
                 out.append(p)
             else:

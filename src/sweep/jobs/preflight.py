@@ -23,7 +23,9 @@ from sweep.chunking.frameworks import missing_package
 from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
+from sweep.core.tokenization import TokenizerError
 from sweep.hydrakit.config import build_node, cause
+from sweep.hydrakit.tokenizers import resolve_tokenizer
 from sweep.jobs.job import (
     ConfigError,
     build_eval,
@@ -144,6 +146,10 @@ def check_grid(
         chunk_key = _subset(overrides, ("chunk", "context", "parent", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            try:
+                resolve_tokenizer(cfg)
+            except TokenizerError as e:  # the model's tokenizer is not here: every such cell
+                raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
             composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
@@ -223,6 +229,7 @@ def check_contexts(
         cfg = composed.get(tuple(overrides)) or compose(
             config_name=config_name, overrides=list(overrides)
         )
+        resolve_tokenizer(cfg)
         spec_here = context_spec(cfg)
         if not spec_here.active:
             continue

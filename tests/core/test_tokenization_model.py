@@ -137,7 +137,17 @@ def test_chunks_fit_the_size_in_the_models_tokens(name, strategy):
         assert chunks
         for c in chunks:
             assert doc.text[c.start : c.end] == c.text
-            assert c.n_tokens == count_tokens(name, c.text) <= 48
+            # with [CLS] and [SEP] (or <s> and </s>), a chunk fills at most 48 positions
+            assert c.n_tokens == count_tokens(name, c.text) <= 48 - 2
+
+
+def test_a_size_with_no_room_for_text_past_the_special_tokens_is_refused():
+    from sweep.chunking import ChunkingSettingsError
+
+    with pytest.raises(ChunkingSettingsError, match="adds 2 special tokens"):
+        build_chunker("token", size=3, overlap=1, tokenizer=MINILM)
+    assert build_chunker("token", size=3, overlap=0, tokenizer=MINILM).text_size == 1
+    assert build_chunker("token", size=3, overlap=1).text_size == 3  # cl100k adds none
 
 
 def test_the_default_tokenizer_says_its_name_as_the_unit():
@@ -199,7 +209,8 @@ def test_a_sweep_sized_in_minilm_tokens_fits_its_chunks_in_them(tmp_path):
     assert rows
     for r in rows:
         text = (docs / r["doc_id"]).read_text(encoding="utf-8")[int(r["start"]) : int(r["end"])]
-        assert count_tokens(MINILM, text) == int(r["n_tokens"]) <= 64
+        # the text's tokens plus [CLS] and [SEP]: what MiniLM reads fits 64 positions
+        assert count_tokens(MINILM, text) == int(r["n_tokens"]) <= 64 - 2
     with open(tmp_path / "a" / "results.csv", newline="", encoding="utf-8") as f:
         row = next(csv.DictReader(f))
     assert row["chunk.unit"] == "tokens (all-MiniLM-L6-v2)" and row["chunk.tokenizer"] == "model"

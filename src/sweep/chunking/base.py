@@ -143,6 +143,16 @@ class BaseChunker(ABC):
         self.prefix = prefix
         self.tokenizer = tokenizer
         self.encoding = get_encoding(tokenizer)
+        special = int(getattr(self.encoding, "special_tokens", 0))
+        #: the tokens a chunk's text may hold: ``size`` less the special tokens a model adds
+        #: around every text it reads (chunk.tokenizer=model: [CLS] and [SEP]), so a chunk
+        #: of ``size`` fills at most ``size`` positions of the model's window
+        self.text_size = size - special
+        if self.text_size <= overlap:
+            raise ChunkingSettingsError(
+                f"chunk.size ({size}) leaves no room for text past chunk.overlap ({overlap}): "
+                f"{tokenizer_label(self.encoding)} adds {special} special tokens to every text"
+            )
         #: what ``size`` counts, for the table: ``tokens (cl100k_base)``, or the embedding
         #: model's own with ``chunk.tokenizer=model`` (``tokens (all-MiniLM-L6-v2)``)
         self.size_unit = f"tokens ({tokenizer_label(self.encoding)})"
@@ -178,7 +188,7 @@ class BaseChunker(ABC):
         return build_chunks(doc, spans, self.encoding, self.prefix, type(self).__name__)
 
     def _tools(self, text: str) -> DocTools:
-        return DocTools(text, self.encoding, self.size)
+        return DocTools(text, self.encoding, self.text_size)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if k != "encoding")

@@ -133,10 +133,9 @@ class ModelTokenizer:
     ``Encoding``'s interface sweep counts with (``name``, ``encode_ordinary``) and the
     character offsets :func:`tokenize` tiles a text with.
 
-    Counts are content tokens: the ``special_tokens`` the model adds around every text
+    Counts are the text's tokens: the ``special_tokens`` the model adds around every text
     it reads ([CLS] and [SEP] for BERT's WordPiece) are not counted, as tiktoken counts
-    none either, so a chunk of ``size`` tokens fills ``size + special_tokens`` positions
-    of the model's window.
+    none either; a chunker keeps room for them (``BaseChunker.text_size``).
     """
 
     def __init__(self, name: str, label: str, special_tokens: int) -> None:

@@ -229,3 +229,13 @@ def test_a_model_without_a_local_tokenizer_stops_the_sweep_in_one_line(tmp_path)
     assert proc.returncode == 2 and len(errors) == 1, proc.stderr
     assert "chunk.tokenizer=model" in errors[0] and "nobody-has/this-model" in errors[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_the_table_shows_the_unit_when_a_size_is_in_a_models_tokens():
+    from sweep.core.settings import varied_settings
+
+    cl100k = {"chunk.size": 256, "chunk.overlap": 0, "chunk.unit": "tokens (cl100k_base)"}
+    model = {**cl100k, "chunk.unit": "tokens (all-MiniLM-L6-v2)"}
+    assert "chunk.unit" not in varied_settings([cl100k])  # the default goes without saying
+    assert varied_settings([model]) == ["chunk.size", "chunk.unit", "chunk.overlap"]
+    assert "chunk.unit" in varied_settings([cl100k, model])

@@ -39,6 +39,7 @@ from sweep.core.messages import first_line
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.multilingual import UseEmbedder
 from sweep.embedding.rates import EmbedRate
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import embedder_node
@@ -395,7 +396,7 @@ def plan_of(grid: Grid) -> Plan:
     for g in grid.groups:
         embedder = g.embedder
         docs, queries = list(g.docs), list(g.queries)
-        if isinstance(embedder, SentenceTransformerEmbedder):
+        if isinstance(embedder, (SentenceTransformerEmbedder, UseEmbedder)):
             d = embedder.count_cached(docs)
             q = embedder.count_cached(queries, queries=True)
             tokens = (

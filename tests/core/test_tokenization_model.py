@@ -218,6 +218,25 @@ def test_a_sweep_sized_in_minilm_tokens_fits_its_chunks_in_them(tmp_path):
 
 
 @pytest.mark.e2e
+def test_a_sweep_with_the_multilingual_model_sizes_chunks_in_uses_tokens(tmp_path):
+    proc = _sweep(
+        tmp_path,
+        "embed=multilingual",
+        "chunk.tokenizer=model",
+        "chunk.size=64",
+        "hydra.sweep.dir=a",
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    docs = ROOT / "corpora" / "tiny" / "docs"
+    with open(tmp_path / "a" / "0" / "chunks.csv", newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            text = (docs / r["doc_id"]).read_text(encoding="utf-8")[int(r["start"]) : int(r["end"])]
+            assert count_tokens(USE_TOKENIZER, text) == int(r["n_tokens"]) <= 64 - 2
+    with open(tmp_path / "a" / "results.csv", newline="", encoding="utf-8") as f:
+        assert next(csv.DictReader(f))["chunk.unit"] == "tokens (USE-multilingual-v3)"
+
+
+@pytest.mark.e2e
 def test_a_model_without_a_local_tokenizer_stops_the_sweep_in_one_line(tmp_path):
     proc = _sweep(
         tmp_path,

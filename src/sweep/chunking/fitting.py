@@ -17,7 +17,7 @@ import tiktoken
 from sweep.chunking.boundaries import Cutter, Span, pieces, sentence_cuts
 from sweep.chunking.headings import ATX_HEADING
 from sweep.core.text.sentences import SentenceEnds, sentence_rule
-from sweep.core.tokenization import TokenizedText, count_tokens, tokenize
+from sweep.core.tokenization import ModelTokenizer, TokenizedText, count_tokens, tokenize
 
 __all__ = ["DocTools"]
 
@@ -25,10 +25,13 @@ __all__ = ["DocTools"]
 class DocTools:
     """Token estimates, exact counts and splitting for one document text."""
 
-    def __init__(self, text: str, encoding: tiktoken.Encoding, size: int) -> None:
+    def __init__(self, text: str, encoding: tiktoken.Encoding | ModelTokenizer, size: int) -> None:
         self.text = text
         self.encoding = encoding
         self.size = size
+        # A model's tokenizer may add a token no byte carries (sentencepiece's leading U+2581
+        # piece), so its text fits uncounted only with one token to spare.
+        self._spare = 1 if isinstance(encoding, ModelTokenizer) else 0
         self.tt: TokenizedText = tokenize(encoding, text)
         self._starts: list[int] = self.tt.start.tolist()
 
@@ -56,10 +59,8 @@ class DocTools:
 
     def fits(self, a: int, b: int) -> bool:
         # A token is at least one byte: text of at most `size` UTF-8 bytes fits uncounted.
-        if (
-            4 * (b - a) <= self.size
-            or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size
-        ):
+        budget = self.size - self._spare
+        if 4 * (b - a) <= budget or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= budget:
             return True
         return self.count(a, b) <= self.size
 

@@ -47,6 +47,7 @@ from sweep.core.types import Chunk, Dataset, Document
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
+from sweep.hydrakit.tokenizers import resolve_tokenizer
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.llm import LLMClient
 from sweep.llm.config import named_secrets
@@ -129,6 +130,7 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
     (the semantic strategy embeds sentences; the others ignore it).
     """
+    resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own tokens
     embedder = instantiate(embedder_node(cfg, device))
     context = context_spec(cfg)
     chunker = instantiate(cfg.chunk, embed_fn=partial(embed_named, embedder, what="sentences"))

@@ -23,8 +23,10 @@ from sweep.chunking.frameworks import missing_package
 from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
+from sweep.core.tokenization import TokenizerError
 from sweep.embedding.checks import embed_problem
 from sweep.hydrakit.config import build_node, cause
+from sweep.hydrakit.tokenizers import resolve_tokenizer
 from sweep.jobs.job import (
     ConfigError,
     build_eval,
@@ -138,6 +140,8 @@ def check_grid(
     seen: set[tuple[str, ...]] = set()
     chunk_checked: dict[tuple[str, ...], Exception | None] = {}
     embed_checked: dict[tuple[str, ...], Exception | None] = {}
+    # chunk.tokenizer=model whose model has no tokenizer here, by chunk and embed overrides
+    tokenizer_checked: dict[tuple[tuple[str, ...], tuple[str, ...]], Exception] = {}
     llm_checked: set[tuple[str, ...]] = set()
     problems: list[tuple[Sequence[str], Exception]] = []
     composed: dict[tuple[str, ...], DictConfig] = {}
@@ -147,6 +151,10 @@ def check_grid(
         embed_key = _subset(overrides, ("embed", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked or embed_key not in embed_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            try:
+                resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own
+            except TokenizerError as e:  # that model's tokenizer is not here: its cells
+                tokenizer_checked[(chunk_key, embed_key)] = e
             composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
@@ -156,7 +164,8 @@ def check_grid(
                 seen.add(data_key)
                 ev = build_eval(cfg)
                 scoring_config(load_job_dataset(cfg.dataset), ev, warn=False)
-            if chunk_key not in chunk_checked:
+            # (unresolved, chunk.tokenizer=model would fail every chunk check alike)
+            if chunk_key not in chunk_checked and (chunk_key, embed_key) not in tokenizer_checked:
                 try:
                     context_spec(cfg)
                 except ContextError as e:  # a typo in context.*: every such cell alike
@@ -173,7 +182,11 @@ def check_grid(
                 config_name=config_name, overrides=list(overrides)
             )
             _check_llm_saved(cfg)
-        problem = chunk_checked[chunk_key] or embed_checked[embed_key]
+        problem = (
+            tokenizer_checked.get((chunk_key, embed_key))
+            or chunk_checked.get(chunk_key)
+            or embed_checked[embed_key]
+        )
         if problem is not None:
             problems.append((overrides, problem))
     for overrides, problem in problems:
@@ -238,6 +251,10 @@ def check_contexts(
         cfg = composed.get(tuple(overrides)) or compose(
             config_name=config_name, overrides=list(overrides)
         )
+        try:
+            resolve_tokenizer(cfg)
+        except TokenizerError:  # that cell's row says so; it asks for no context
+            continue
         spec_here = context_spec(cfg)
         if not spec_here.active:
             continue

@@ -121,19 +121,26 @@ _CLUSTER_PATTERN = (
 )
 
 
-def _nfkc_joins() -> str:
-    """The characters that begin a grapheme cluster, yet that NFKC may compose with the
-    character before them: Hangul vowel and final jamo (after a character that is no
-    Hangul initial or syllable they begin a cluster) and the compatibility and half-width
-    Hangul letters that NFKC makes such jamo (``ㄱㅏ`` is ``가``). Every other character
-    NFKC composes with its predecessor (a combining mark, a voicing mark) joins its
-    cluster already; a test checks that against every code point."""
-    may_compose = regex.compile(r"\p{NFKC_QC=Maybe}")
-    jamo = chain(range(0x1100, 0x1200), range(0x3130, 0x3190), range(0xFFA0, 0xFFE0))
-    return "".join(chr(c) for c in jamo if may_compose.match(nfkc(chr(c))[:1]))
+def _hangul_letters(pattern: str) -> str:
+    """The Hangul letters whose NFKC form matches ``pattern`` (as regex class contents):
+    conjoining jamo, and the compatibility and half-width letters NFKC makes jamo."""
+    blocks = chain(range(0x1100, 0x1200), range(0x3130, 0x3190), range(0xFFA0, 0xFFE0))
+    return "".join(chr(c) for c in blocks if regex.fullmatch(pattern, nfkc(chr(c))))
 
 
-_NFKC_JOINS = _nfkc_joins()
+# The only characters NFKC composes with the one before them although they begin a
+# grapheme cluster (every other, a combining mark or a voicing mark, joins its cluster;
+# a test checks that against every code point): Hangul vowels after an initial
+# (``ㄱㅏ`` is ``가``) and finals after both or after a syllable without one (``가ㄳ``
+# is ``갃``). A cluster takes them with it, so that NFKC never composes across tokens.
+_INITIALS = _hangul_letters(r".*[\u1100-\u1112]")
+_VOWELS = _hangul_letters(r"[\u1161-\u1175].*")
+_FINALS = _hangul_letters(r"[\u11a8-\u11c2].*")
+_NFKC_JOINS = _VOWELS + _FINALS
+_HANGUL_TAIL = (
+    rf"(?:(?<=[{_INITIALS}])[{_VOWELS}][{_FINALS}]?"
+    rf"|(?<=[{_INITIALS}][{_VOWELS}]|\p{{GCB=LV}})[{_FINALS}])?"
+)
 # Chinese and Japanese characters that every normalisation leaves as they are (kana
 # without the voicing marks that compose, unified ideographs, the commonest CJK
 # punctuation): folded a run at a time, like ASCII, not a cluster at a time.
@@ -151,7 +158,7 @@ _TOKEN = regex.compile(
     # anything else a whole grapheme cluster at a time, with the clusters NFKC would
     # compose with it: what each token folds to is then what NFKC of the whole text has
     # there (no composition crosses from one token to the next)
-    rf"|(?P<other>(?:{_CLUSTER_PATTERN})(?:[{_NFKC_JOINS}][{_JOINS}]*)*)",
+    rf"|(?P<other>(?:{_CLUSTER_PATTERN}){_HANGUL_TAIL}[{_JOINS}]*)",
     regex.DOTALL,
 )
 # Characters between which a space is optional: Chinese and Japanese put none between

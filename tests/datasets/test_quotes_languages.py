@@ -106,6 +106,26 @@ def test_a_space_beside_japanese_characters_is_optional(text, quote, span):
     assert found.normalisations == ("whitespace",)
 
 
+@pytest.mark.parametrize(
+    ("text", "quote", "span"),
+    [
+        # a PDF line broken inside a number or an English word of a Japanese sentence
+        (
+            "パスワードは3\n0日ごとに変更する",
+            "パスワードは30日ごとに変更",
+            "パスワードは3\n0日ごとに変更",
+        ),
+        ("まず Windows\nUpdate を実行する", "Windows Updateを実行", "Windows\nUpdate を実行"),
+        ("まず WindowsUpdate を実行する", "Windows Update を実行", "WindowsUpdate を実行"),
+    ],
+)
+def test_a_quote_in_japanese_is_found_whatever_its_spaces(text, quote, span):
+    found = locate(text, quote)
+    assert found.how == "normalised", found.message()
+    assert _span(text, found) == span
+    assert found.normalisations == ("whitespace",)
+
+
 def test_spaces_between_latin_words_still_count():
     found = locate("Please connect to the VPN first.", "connect tothe VPN")
     assert isinstance(found, NotLocated)

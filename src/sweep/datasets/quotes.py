@@ -329,6 +329,20 @@ def _without_cjk_spaces(folded: _Folded, with_offsets: bool) -> _Folded:
     return _Folded(text, starts, ends)
 
 
+def _squeeze(folded: _Folded) -> _Folded:
+    """``folded`` without its spaces."""
+    keep = [i for i, char in enumerate(folded.text) if char != " "]
+    return _Folded(
+        folded.text.replace(" ", ""),
+        [folded.starts[i] for i in keep],
+        [folded.ends[i] for i in keep],
+    )
+
+
+def _has_cjk(text: str) -> bool:
+    return _SPACELESS_CHAR.search(text) is not None
+
+
 def _fold_text(text: str, kinds: int) -> str:
     return _fold(text, kinds, with_offsets=False).text.strip()
 
@@ -531,6 +545,7 @@ class QuoteIndex:
         self.text = text
         self._graphemes = _Graphemes(text)
         self._folded: _Folded | None = None
+        self._squeezed: _Folded | None = None
         self._words: dict[str, list[int]] | None = None
 
     @property
@@ -538,6 +553,13 @@ class QuoteIndex:
         if self._folded is None:
             self._folded = _fold(self.text)
         return self._folded
+
+    @property
+    def _squeezing(self) -> _Folded:
+        """The folded text without its spaces, for quotes in Chinese, Japanese or Korean."""
+        if self._squeezed is None:
+            self._squeezed = _squeeze(self._folding)
+        return self._squeezed
 
     @property
     def _word_starts(self) -> dict[str, list[int]]:
@@ -620,14 +642,32 @@ class QuoteIndex:
         # A match that begins or ends inside what one cluster folds to ("s" of the "ss"
         # that "ß" folds to, "❤" of an emoji sequence) gives a span that folds to more
         # than the quote: not a match.
-        return [
+        found = [
             _Match(s, e, 1.0) for s, e in sorted(spans) if normalise(self.text[s:e]) == folded_quote
         ]
+        if found or not _has_cjk(folded_quote):
+            return found
+        # A line of a Japanese PDF may break anywhere, inside a number or an English word
+        # of the sentence too ("3\n0日", "Windows\nUpdate"), where the quote has none, and a
+        # space between two English words in a Japanese sentence is one writers differ on:
+        # a quote with CJK characters is also looked for with no space at all.
+        squeezed = folded_quote.replace(" ", "")
+        spans = {
+            self._span(s, s + len(squeezed), self._squeezing)
+            for s in _find_all(self._squeezing.text, squeezed)
+        }
+        return [
+            _Match(s, e, 1.0)
+            for s, e in sorted(spans)
+            if normalise(self.text[s:e]).replace(" ", "") == squeezed
+        ]
 
-    def _span(self, folded_start: int, folded_end: int) -> tuple[int, int]:
-        """The original characters behind folded ``[start, end)``, trimmed of spaces,
-        on grapheme cluster boundaries."""
-        folded = self._folding
+    def _span(
+        self, folded_start: int, folded_end: int, folded: _Folded | None = None
+    ) -> tuple[int, int]:
+        """The original characters behind folded ``[start, end)`` (of the folded text, or
+        of ``folded``), trimmed of spaces, on grapheme cluster boundaries."""
+        folded = folded or self._folding
         start, end = folded.starts[folded_start], folded.ends[folded_end - 1]
         return self._graphemes.widen(*strip_span(self.text, start, end))
 
@@ -772,10 +812,17 @@ class QuoteIndex:
         """The fewest normalisations under which quote and matched span are equal."""
         passage = self.text[match.start : match.end]
         bits = [bit for bit, _ in _NAMES]
+        # a quote in CJK script may be found without any space (see _normalised)
+        squeezed = _has_cjk(quote)
         for size in range(1, len(bits) + 1):
             for subset in combinations(bits, size):
                 kinds = sum(subset)
-                if _fold_text(quote, kinds) == _fold_text(passage, kinds):
+                ours, theirs = _fold_text(quote, kinds), _fold_text(passage, kinds)
+                if ours == theirs or (
+                    squeezed
+                    and kinds & _WHITESPACE
+                    and ours.replace(" ", "") == theirs.replace(" ", "")
+                ):
                     return tuple(name for bit, name in _NAMES if bit & kinds)
         return ()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from itertools import accumulate, pairwise
+from itertools import accumulate, combinations, pairwise
 
 import pytest
 import regex
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sweep.core.text.languages import CJK_CLASS, nfkc
 from sweep.datasets.quotes import (
     _ALL,
+    _NAMES,
     _NFKC_JOINS,
     _STABLE_CJK,
     _TERM,
@@ -26,6 +27,7 @@ from sweep.datasets.quotes import (
     QuoteLocation,
     _fold,
     _fold_cluster,
+    _fold_text,
     _terms,
     describe_difference,
     locate,
@@ -512,3 +514,30 @@ def test_validate_says_in_one_line_where_a_japanese_quote_differs(tmp_path, caps
     # the closest passage, as the text has it (a line break and all), reads back from the line
     shown = json.loads(re.search(r': ("出張者.*?")(?: \(|;)', line).group(1))
     assert shown in WRAPPED and "\n" in shown
+
+
+# Any ASCII, Latin with accents and ligatures, Cyrillic with ё, curly quotes and dashes.
+NAMED = "aAbB é\u0301ﬁ-\n\t’“.ёЁеЕ—"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(NAMED), min_size=1, max_size=30), st.data())
+def test_the_normalisations_named_are_the_fewest_that_make_quote_and_span_equal(text, data):
+    i = data.draw(st.integers(0, len(text) - 1))
+    quote = data.draw(typed(text[i:]))
+    found = locate(text, quote, occurrence=1)
+    assume(isinstance(found, QuoteLocation) and found.how == "normalised")
+    span = text[found.start : found.end]
+    names = dict((name, bit) for bit, name in _NAMES)
+    # every set of normalisations tried, smallest first, in the order messages list them
+    for size in range(1, len(names) + 1):
+        fitting = [
+            subset
+            for subset in combinations(names, size)
+            if _fold_text(quote, sum(names[n] for n in subset))
+            == _fold_text(span, sum(names[n] for n in subset))
+        ]
+        if fitting:
+            assert found.normalisations == fitting[0]
+            return
+    raise AssertionError(f"no set of normalisations makes {quote!r} and {span!r} equal")

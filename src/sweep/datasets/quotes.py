@@ -820,9 +820,15 @@ class QuoteIndex:
     def _needed(self, quote: str, match: _Match) -> tuple[str, ...]:
         """The fewest normalisations under which quote and matched span are equal."""
         passage = self.text[match.start : match.end]
-        # (the fewer sets tried, the faster: "ё" is rare outside Russian)
-        has_yo = any(char in nfkc(quote + passage) for char in "ёЁ")
-        bits = [bit for bit, _ in _NAMES if bit != _YO or has_yo]
+        # Normalisations that change neither string are left out: the first set that
+        # makes them equal never has one (the set without it comes first), and each set
+        # tried folds both. On ASCII only whitespace, hyphenation and case do anything;
+        # "ё/е" only where there is an "ё".
+        both = quote + passage
+        idle = (_UNICODE, _PUNCTUATION, _YO) if both.isascii() else ()
+        if not any(char in nfkc(both) for char in "ёЁ"):
+            idle = (*idle, _YO)
+        bits = [bit for bit, _ in _NAMES if bit not in idle]
         # a quote in CJK script may be found without any space (see _normalised)
         squeezed = _has_cjk(quote)
         for size in range(1, len(bits) + 1):
@@ -909,6 +915,8 @@ def _made_of_pieces(run: str, text: str) -> bool:
 
 def _words_and_runs(text: str) -> tuple[list[str], list[str]]:
     """The ``\\w+`` words of ``text`` that have no CJK character, and its runs of CJK ones."""
+    if not _has_cjk(text):
+        return _WORD.findall(text), []
     words: list[str] = []
     runs: list[str] = []
     for match in _TERM.finditer(text):
@@ -1013,9 +1021,10 @@ def _one_change(
 def _kind(a: str, b: str) -> str:
     if any(c.isdigit() for c in a) and any(c.isdigit() for c in b):
         return "a number"
-    if _is_cjk_token(normalise(a)) and _is_cjk_token(normalise(b)):
+    a, b = normalise(a), normalise(b)
+    if _is_cjk_token(a) and _is_cjk_token(b):
         return "a character"
-    if _WORD.fullmatch(normalise(a)) and _WORD.fullmatch(normalise(b)):
+    if _WORD.fullmatch(a) and _WORD.fullmatch(b):
         return "a word"
     return "a character"
 

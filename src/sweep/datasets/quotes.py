@@ -602,13 +602,16 @@ class QuoteIndex:
         wanted = quote.strip()
         if not wanted:
             return NotLocated("empty")
-        folded_quote = normalise(wanted)
+        # folded once the exact step has not found it: most quotes are copied as they are
+        folded_quote: str | None = None
         most_found = (0, "")  # the most matches a step found, when `occurrence` asks more
         steps: tuple[How, ...] = ("exact", "normalised", "fuzzy")
         for how in steps:
             if how == "fuzzy" and fuzzy is None:
                 break
-            matches = self._matches(how, wanted, folded_quote, fuzzy)
+            if how != "exact" and folded_quote is None:
+                folded_quote = normalise(wanted)
+            matches = self._matches(how, wanted, folded_quote or "", fuzzy)
             if not matches:
                 continue
             if occurrence is not None and occurrence > len(matches):
@@ -620,7 +623,7 @@ class QuoteIndex:
             return NotLocated(
                 "occurrence", occurrences=most_found[0], how=most_found[1], asked=occurrence
             )
-        return self._not_found(wanted, folded_quote)
+        return self._not_found(wanted, normalise(wanted) if folded_quote is None else folded_quote)
 
     # --- the three steps ---------------------------------------------------------------
 

@@ -232,6 +232,8 @@ class _Folded(NamedTuple):
     text: str
     starts: list[int]
     ends: list[int]
+    #: whether it has a Chinese, Japanese or Korean character (see ``_SPACELESS``)
+    cjk: bool = False
 
 
 class _Builder:
@@ -275,18 +277,19 @@ class _Builder:
                     self.ends.append(end)
                 self.after_space = False
 
-    def result(self) -> _Folded:
+    def result(self, cjk: bool) -> _Folded:
         text = "".join(self.parts)
         if text.endswith(" "):
             text = text[:-1]
             if self.with_offsets:
                 del self.starts[-1], self.ends[-1]
-        return _Folded(text, self.starts, self.ends)
+        return _Folded(text, self.starts, self.ends, cjk)
 
 
 def _fold(text: str, kinds: int = _ALL, with_offsets: bool = True) -> _Folded:
     """Fold ``text`` by the normalisations in ``kinds``, keeping the map to ``text``."""
     out = _Builder(with_offsets)
+    cjk = False  # told from the tokens: a scan of the whole text costs a few percent
     for match in _TOKEN.finditer(text):
         kind, start, end = match.lastgroup, match.start(), match.end()
         chars = match.group()
@@ -306,18 +309,19 @@ def _fold(text: str, kinds: int = _ALL, with_offsets: bool = True) -> _Folded:
             out.same(chars.lower() if kinds & _CASE else chars, start)
         elif kind == "cjk":
             out.same(chars, start)
+            cjk = True
         else:
-            out.cluster(_fold_cluster(chars, kinds), start, end)
+            folded = _fold_cluster(chars, kinds)
+            cjk = cjk or _SPACELESS_CHAR.search(folded) is not None
+            out.cluster(folded, start, end)
     if not kinds & _WHITESPACE:
-        return _Folded("".join(out.parts), out.starts, out.ends)
-    return _without_cjk_spaces(out.result(), with_offsets)
+        return _Folded("".join(out.parts), out.starts, out.ends, cjk)
+    result = out.result(cjk)
+    return _without_cjk_spaces(result, with_offsets) if cjk else result
 
 
 def _without_cjk_spaces(folded: _Folded, with_offsets: bool) -> _Folded:
     """``folded`` without the spaces beside a CJK character (see ``_SPACELESS``)."""
-    # one scan for any such character first: a look behind at every position is slow
-    if folded.text.isascii() or not _SPACELESS_CHAR.search(folded.text):
-        return folded
     kept, at = [], 0
     for match in _SPACE_BY_CJK.finditer(folded.text):
         kept.append((at, match.start()))
@@ -327,10 +331,10 @@ def _without_cjk_spaces(folded: _Folded, with_offsets: bool) -> _Folded:
     kept.append((at, len(folded.text)))
     text = "".join(folded.text[a:b] for a, b in kept)
     if not with_offsets:
-        return _Folded(text, [], [])
+        return _Folded(text, [], [], cjk=True)
     starts = [i for a, b in kept for i in folded.starts[a:b]]
     ends = [i for a, b in kept for i in folded.ends[a:b]]
-    return _Folded(text, starts, ends)
+    return _Folded(text, starts, ends, cjk=True)
 
 
 def _squeeze(folded: _Folded) -> _Folded:
@@ -340,11 +344,12 @@ def _squeeze(folded: _Folded) -> _Folded:
         folded.text.replace(" ", ""),
         [folded.starts[i] for i in keep],
         [folded.ends[i] for i in keep],
+        folded.cjk,
     )
 
 
 def _has_cjk(text: str) -> bool:
-    return _SPACELESS_CHAR.search(text) is not None
+    return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
 
 
 def _fold_text(text: str, kinds: int) -> str:
@@ -571,7 +576,7 @@ class QuoteIndex:
         if self._words is None:
             words: dict[str, list[int]] = {}
             text = self._folding.text
-            if _has_cjk(text):
+            if self._folding.cjk:
                 for word, start in _terms(text):
                     words.setdefault(word, []).append(start)
             else:  # the same terms, a third faster for a long text
@@ -691,11 +696,13 @@ class QuoteIndex:
         length = len(folded_quote)
         pad = max(8, length // 5)
         scored: list[tuple[float, int, int]] = []
+        cjk = self._folding.cjk or _has_cjk(folded_quote)
+        tokens = _TOKEN_OF_DIFF if cjk else _WORD_OR_MARK
         for low, high in self._seed_windows(folded_quote):
             window_start = max(0, low - pad)
             window_end = min(len(norm), high + length + pad)
-            for start, end in _align(folded_quote, norm, window_start, window_end):
-                scored.append((_similarity(folded_quote, norm[start:end]), start, end))
+            for start, end in _align(folded_quote, norm, window_start, window_end, tokens):
+                scored.append((_similarity(folded_quote, norm[start:end], tokens), start, end))
         kept: list[_Match] = []
         taken: list[tuple[int, int]] = []
         for ratio, start, end in sorted(scored, key=lambda item: (-item[0], item[1])):
@@ -942,11 +949,9 @@ def _terms(text: str) -> list[tuple[str, int]]:
     return terms
 
 
-def _tokens_of(text: str, start: int = 0, end: int | None = None) -> re.Pattern[str]:
-    """The pattern of the fuzzy step's words for ``text[start:end]`` (see _TOKEN_OF_DIFF)."""
-    if text.isascii() or not _SPACELESS_CHAR.search(text, start, len(text) if end is None else end):
-        return _WORD_OR_MARK
-    return _TOKEN_OF_DIFF
+def _tokens_of(text: str) -> re.Pattern[str]:
+    """The pattern of the fuzzy step's words for ``text`` (see _TOKEN_OF_DIFF)."""
+    return _TOKEN_OF_DIFF if _has_cjk(text) else _WORD_OR_MARK
 
 
 def locate(
@@ -1103,14 +1108,14 @@ def _inside_word(before: str, after: str) -> bool:
     return before.isalnum() and after.isalnum() and not (is_cjk(before) or is_cjk(after))
 
 
-def _similarity(a: str, b: str) -> float:
+def _similarity(a: str, b: str, tokens: re.Pattern[str] | None = None) -> float:
     """How alike two folded strings are: 2·matched characters / all characters.
 
     Like difflib's ratio, but spaces are ignored and the strings are aligned word by
     word first, characters being compared only inside words that differ: as good a
     score for a typo or a changed number, at a fraction of the cost on long quotes.
     """
-    ours, theirs = _words_of(a), _words_of(b)
+    ours, theirs = _words_of(a, tokens), _words_of(b, tokens)
     total = sum(map(len, ours)) + sum(map(len, theirs))
     if not total:
         return 1.0
@@ -1123,8 +1128,9 @@ def _similarity(a: str, b: str) -> float:
     return 2 * matched / total
 
 
-def _words_of(text: str) -> list[str]:
-    return _tokens_of(text).findall(text)
+def _words_of(text: str, tokens: re.Pattern[str] | None = None) -> list[str]:
+    """The fuzzy step's words of ``text``, by ``tokens`` if given (see _tokens_of)."""
+    return (tokens or _tokens_of(text)).findall(text)
 
 
 def _matched_chars(a: str, b: str) -> int:
@@ -1134,7 +1140,9 @@ def _matched_chars(a: str, b: str) -> int:
     return sum(block.size for block in blocks)
 
 
-def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tuple[int, int]]:
+def _align(
+    quote: str, norm: str, window_start: int, window_end: int, tokens: re.Pattern[str]
+) -> list[tuple[int, int]]:
     """The parts of ``norm[window_start:window_end]`` that may best match ``quote``.
 
     The words of quote and window are aligned once; the stretch kept runs from an
@@ -1144,8 +1152,7 @@ def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tu
     are returned, for the caller to score (a typo in the quote's first word must not
     cut that word off, an extra word in the quote must not add one to the passage).
     """
-    quote_words = _words_of(quote)
-    tokens = _tokens_of(norm, window_start, window_end)
+    quote_words = _words_of(quote, tokens)
     spans = [(m.start(), m.end()) for m in tokens.finditer(norm, window_start, window_end)]
     words = [norm[s:e] for s, e in spans]
     blocks = [

@@ -372,6 +372,17 @@ def test_the_map_back_to_the_text_is_monotone_and_exact(text):
             assert char in normalise(text[folded.starts[i] : folded.ends[i]])
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.one_of(st.sampled_from(PIECES), st.characters(codec="utf-8")), max_size=60))
+def test_for_any_text_the_map_is_monotone_and_inside_the_text(text):
+    folded = _fold(text)
+    assert len(folded.starts) == len(folded.ends) == len(folded.text)
+    assert all(0 <= a < b <= len(text) for a, b in zip(folded.starts, folded.ends, strict=True))
+    assert all(a <= b for a, b in pairwise(folded.starts))
+    assert all(a <= b for a, b in pairwise(folded.ends))
+    assert folded.text == normalise(text)
+
+
 @st.composite
 def typed(draw, passage: str) -> str:
     """``passage`` as a person may type it: spaces added or dropped beside Japanese

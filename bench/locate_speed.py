@@ -1,6 +1,7 @@
-"""What finding a framework's chunks in their document costs, next to the splitting itself.
+"""What finding a framework's chunks in their document costs, next to the splitting itself,
+and what finding the quotes of a dataset's evidence costs.
 
-    python bench/locate_speed.py [--repeats 5]
+    python bench/locate_speed.py [--repeats 5] [--only chunks|quotes]
 
 For ``chunk=langchain|...`` sweep calls the framework's splitter and then locates every
 returned text in the document (``sweep.chunking.locate``). This times both on the same
@@ -15,19 +16,30 @@ texts in the same run and prints the medians and locate/split, for:
   splitter cuts characters in half).
 
 Locating should stay a fraction of splitting and grow with the document, not its square.
+
+A second table times the quote locator (``sweep.datasets.quotes``, what ``sweep.validate``
+and the loader run on every ``{"doc_id", "quote"}``): one index per document of the bundled
+corpus and 20 passages of each, located as they are (exact), with their line breaks
+collapsed and their case changed (normalised), and with one character changed (fuzzy 0.8,
+or not found without it); the same for Japanese rules hard-wrapped as a PDF reader returns
+them, quoted without the line breaks, with half-width katakana, and with a character
+changed. The passages are drawn with a fixed seed, so two checkouts time the same work.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TokenTextSplitter
 
 from sweep.chunking.locate import locate_pieces
+from sweep.datasets.quotes import QuoteIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,15 +53,108 @@ def _median_seconds(call, repeats: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
+# Japanese travel rules; repeated with their article numbers changed, so passages differ.
+RULES_JA = (
+    "第{n}条（出張の申請）出張する社員は、出張の5営業日前までに出張申請書を所属長に提出し、"
+    "承認を得なければならない。緊急の場合は、事後速やかに申請することができる。"
+    "交通費は、最も経済的な経路および方法により計算した実費を支給する。"
+    "宿泊費は、1泊につき{yen},000円を上限として実費を支給する。"
+    "社員は、社内システムのパスワードを{days}日ごとに変更しなければならない。\n"
+)
+HALF_WIDTH = str.maketrans({"パ": "ﾊﾟ", "ス": "ｽ", "ワ": "ﾜ", "ー": "ｰ", "ド": "ﾄﾞ"})
+
+
+def _passages(text: str, rng: random.Random, n: int, size: tuple[int, int]) -> list[str]:
+    out = []
+    for _ in range(n):
+        start = rng.randrange(max(1, len(text) - size[1]))
+        out.append(text[start : start + rng.randrange(*size)])
+    return out
+
+
+def _changed(passage: str, rng: random.Random, letter: str) -> str:
+    at = rng.randrange(len(passage))
+    return passage[:at] + letter + passage[at + 1 :]
+
+
+def quote_cases(corpus: list[str]) -> list[tuple[str, list[tuple[str, list[str]]], float | None]]:
+    """(name, [(text, quotes)], fuzzy) for each case the quote table times."""
+    rng = random.Random(44)
+    english = [(text, _passages(text, rng, 20, (40, 300))) for text in corpus]
+    wrapped = "\n".join(
+        "".join(RULES_JA.format(n=n, yen=8 + n % 9, days=30 * (1 + n % 4)) for n in range(1, 61))[
+            i : i + 38
+        ]
+        for i in range(0, 60 * len(RULES_JA), 38)
+    )
+    flat = wrapped.replace("\n", "")
+    japanese = [(wrapped, _passages(flat, rng, 100, (20, 120)))]
+    return [
+        ("bundled corpus, exact", english, None),
+        (
+            "bundled corpus, normalised",
+            [(t, [" ".join(q.split()).upper() for q in qs]) for t, qs in english],
+            None,
+        ),
+        (
+            "bundled corpus, one letter changed",
+            [(t, [_changed(q, rng, "q") for q in qs]) for t, qs in english],
+            None,
+        ),
+        (
+            "bundled corpus, one letter changed, fuzzy",
+            [(t, [_changed(q, rng, "q") for q in qs]) for t, qs in english],
+            0.8,
+        ),
+        ("Japanese, hard-wrapped, quoted unwrapped", japanese, None),
+        (
+            "Japanese, half-width katakana",
+            [(t, [q.translate(HALF_WIDTH) for q in qs]) for t, qs in japanese],
+            None,
+        ),
+        (
+            "Japanese, one character changed, fuzzy",
+            [(t, [_changed(q, rng, "変") for q in qs]) for t, qs in japanese],
+            0.8,
+        ),
+    ]
+
+
+def time_quotes(corpus: list[str], repeats: int) -> None:
+    print("| quotes | n | ms | exact / normalised / fuzzy / not located |")
+    print("|---|---|---|---|")
+    for name, cases, fuzzy in quote_cases(corpus):
+
+        def run(cases=cases, fuzzy=fuzzy) -> Counter[str]:
+            found: Counter[str] = Counter()
+            for text, quotes in cases:
+                index = QuoteIndex(text)
+                for quote in quotes:
+                    result = index.locate(quote, fuzzy=fuzzy, occurrence=1)
+                    found[result.how if result else "not"] += 1
+            return found
+
+        seconds, found = _median_seconds(run, repeats)
+        n = sum(len(q) for _, q in cases)
+        hows = " / ".join(str(found[h]) for h in ("exact", "normalised", "fuzzy", "not"))
+        print(f"| {name} | {n} | {1000 * seconds:.1f} | {hows} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", choices=("chunks", "quotes"))
     args = parser.parse_args()
 
     corpus = [
         p.read_text(encoding="utf-8")
         for p in sorted((ROOT / "corpora" / "kestrel" / "docs").rglob("*.md"))
     ]
+    if args.only != "chunks":
+        time_quotes(corpus, args.repeats)
+        if args.only == "quotes":
+            return
+        print()
     prose = "\n\n".join(corpus)
     big = (prose + "\n\n") * (1_100_000 // len(prose) + 1)
     recursive = RecursiveCharacterTextSplitter(chunk_size=800, chunk_overlap=200)

@@ -8,19 +8,25 @@ case. :class:`QuoteIndex` tries, in order,
 
 1. ``exact``: ``str.find`` on the text as it is;
 2. ``normalised``: both sides folded by :func:`normalise` (NFKC, whitespace runs as
-   one space, hyphens between letters dropped, curly quotes and dashes made ASCII,
-   case-folded), with a map from every folded character back to the original ones,
-   so the span returned covers exactly the original characters that matched;
+   one space and none beside a CJK character, hyphens between letters dropped, curly
+   quotes and dashes made ASCII, case-folded, ``ё`` as ``е``), with a map from every
+   folded character back to the original ones, so the span returned covers exactly
+   the original characters that matched;
 3. ``fuzzy`` (only when asked, with a threshold): the best approximate passage on
    the folded text, among a few candidate windows seeded by the quote's rarest words
-   and scored like difflib's ratio (2·matched characters / all characters).
+   and scored like difflib's ratio (2·matched characters / all characters). Words are
+   ``\\w+`` runs, but in Chinese, Japanese and Korean script every character is one
+   (and character pairs seed the windows): those languages put no space between
+   words, so a ``\\w+`` run there is a whole clause.
 
 A quote that cannot be placed gives a :class:`NotLocated` that says why, and shows
 the closest passage verbatim with what differs, so the label can be fixed by pasting.
 
 Text is folded a grapheme cluster at a time (a letter with its accents, an emoji
 with its modifiers and joiners, a flag's two letters, a Hangul syllable's jamo: what
-a reader sees as one character, as Unicode's UAX #29 defines it), and every span
+a reader sees as one character, as Unicode's UAX #29 defines it), a cluster taking
+with it the clusters NFKC joins to it (``ㄱㅏ`` is ``가``), so the folded text is NFKC
+of the whole string, never of pieces cut where NFKC would compose. Every span
 returned, the closest passage of a quote not found included, starts and ends on
 cluster boundaries of the original text. An exact or normalised match that would cut
 a cluster (``"cafe"`` in a text whose "é" is "e" and a combining accent, one flag of
@@ -36,19 +42,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from array import array
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import accumulate, combinations
+from itertools import accumulate, chain, combinations
 from typing import Literal, NamedTuple
 
 import regex
 
 from sweep.core.checks import is_int
+from sweep.core.text.languages import CJK_CLASS, is_cjk, nfkc
 from sweep.core.textspans import strip_span
 
 __all__ = [
@@ -64,8 +70,8 @@ How = Literal["exact", "normalised", "fuzzy"]
 Reason = Literal["not found", "ambiguous", "occurrence", "empty"]
 
 # The normalisations, as bits, so a subset of them is one small int (and a cache key).
-_WHITESPACE, _CASE, _PUNCTUATION, _UNICODE, _HYPHENATION = 1, 2, 4, 8, 16
-_ALL = 31
+_WHITESPACE, _CASE, _PUNCTUATION, _UNICODE, _HYPHENATION, _YO = 1, 2, 4, 8, 16, 32
+_ALL = 63
 #: Names in the order a message lists them, and in which a smaller set is preferred.
 #: Unicode before case: case-folding alone also undoes a ligature, but says less.
 _NAMES = (
@@ -74,7 +80,11 @@ _NAMES = (
     (_PUNCTUATION, "quotes/dashes"),
     (_HYPHENATION, "hyphenation"),
     (_CASE, "case"),
+    (_YO, "ё/е"),
 )
+# Russian writes "ё" as "е" more often than not (only dictionaries and children's books
+# keep the dots), so a quote typed with either letter is the same quote.
+_YO_MAP = str.maketrans("ёЁ", "еЕ")
 
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d"
 _PUNCTUATION_MAP = str.maketrans(
@@ -108,6 +118,32 @@ _CLUSTER_PATTERN = (
     rf"|[^{_CONTROLS}]))[{_JOINS}]*"
     rf"|\r\n|[{_CONTROLS}]"
 )
+
+
+def _hangul_letters(pattern: str) -> str:
+    """The Hangul letters whose NFKC form matches ``pattern`` (as regex class contents):
+    conjoining jamo, and the compatibility and half-width letters NFKC makes jamo."""
+    blocks = chain(range(0x1100, 0x1200), range(0x3130, 0x3190), range(0xFFA0, 0xFFE0))
+    return "".join(chr(c) for c in blocks if regex.fullmatch(pattern, nfkc(chr(c))))
+
+
+# The only characters NFKC composes with the one before them although they begin a
+# grapheme cluster (every other, a combining mark or a voicing mark, joins its cluster;
+# a test checks that against every code point): Hangul vowels after an initial
+# (``ㄱㅏ`` is ``가``) and finals after both or after a syllable without one (``가ㄳ``
+# is ``갃``). A cluster takes them with it, so that NFKC never composes across tokens.
+_INITIALS = _hangul_letters(r".*[\u1100-\u1112]")
+_VOWELS = _hangul_letters(r"[\u1161-\u1175].*")
+_FINALS = _hangul_letters(r"[\u11a8-\u11c2].*")
+_NFKC_JOINS = _VOWELS + _FINALS
+_HANGUL_TAIL = (
+    rf"(?:(?<=[{_INITIALS}])[{_VOWELS}][{_FINALS}]?"
+    rf"|(?<=[{_INITIALS}][{_VOWELS}]|\p{{GCB=LV}})[{_FINALS}])?"
+)
+# Chinese and Japanese characters that every normalisation leaves as they are (kana
+# without the voicing marks that compose, unified ideographs, the commonest CJK
+# punctuation): folded a run at a time, like ASCII, not a cluster at a time.
+_STABLE_CJK = "\u3001\u3002\u300c-\u3011\u3041-\u3096\u30a1-\u30fc\u3400-\u4dbf\u4e00-\u9fff"
 _TOKEN = regex.compile(
     # a hyphen between letters, maybe followed by a line break: "exam-\nple", "e-mail"
     # (the hyphen first, then what is behind it: a look behind at every character is slow)
@@ -117,16 +153,32 @@ _TOKEN = regex.compile(
     # ASCII that folds one character to one (only its case changes), single spaces
     # included: one token per phrase, not per word, is what makes folding fast
     rf"|(?P<plain>[!-,.-~](?:[!-,.-~]| (?=[!-,.-~]))*(?![{_JOINS}]))"
-    # anything else a whole grapheme cluster at a time
-    rf"|(?P<other>{_CLUSTER_PATTERN})",
+    rf"|(?P<cjk>[{_STABLE_CJK}]+(?![{_JOINS}{_NFKC_JOINS}]))"
+    # anything else a whole grapheme cluster at a time, with the clusters NFKC would
+    # compose with it: what each token folds to is then what NFKC of the whole text has
+    # there (no composition crosses from one token to the next)
+    rf"|(?P<other>(?:{_CLUSTER_PATTERN}){_HANGUL_TAIL}[{_JOINS}]*)",
     regex.DOTALL,
 )
+# Characters between which a space is optional: Chinese and Japanese put none between
+# words, and Japanese typed with spaces, or a PDF's line broken inside a sentence, puts
+# one where the reader sees none. A space beside one of these is dropped when folding.
+_SPACELESS = CJK_CLASS + "\u3001-\u303f"
+_SPACE_BY_CJK = re.compile(rf" (?=[{_SPACELESS}])|(?<=[{_SPACELESS}]) ")
+_SPACELESS_CHAR = re.compile(f"[{_SPACELESS}]")
 # Dropped when folding Unicode: format characters (soft hyphens, zero-width spaces and
 # joiners, byte-order marks) and variation selectors (text or emoji presentation of
 # the same character), all invisible in a viewer and often lost when copying.
 _INVISIBLE = regex.compile(r"[\p{Cf}\p{Variation_Selector}]+")
 _WORD = re.compile(r"\w+")
-_TOKEN_OF_DIFF = re.compile(r"\w+|[^\w\s]")
+# A word of the fuzzy step: a CJK character alone, a run of other word characters, or
+# a punctuation mark. For text without CJK characters, \w+ runs and marks.
+_TOKEN_OF_DIFF = re.compile(rf"[{CJK_CLASS}]|[^\W{CJK_CLASS}]+|[^\w\s]")
+# The same for text without CJK characters, and a fifth faster: what is used there.
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
+# What seeds and checks the fuzzy step's windows: words, and CJK runs (cut into
+# character pairs by _terms).
+_TERM = re.compile(rf"[^\W{CJK_CLASS}]+|(?P<cjk>[{CJK_CLASS}]+)")
 
 #: How far from a match (in original characters) a ``context`` hint may be.
 CONTEXT_REACH = 200
@@ -144,13 +196,15 @@ _LONGEST_GAP = 400
 @lru_cache(maxsize=4096)
 def _fold_cluster(chars: str, kinds: int) -> str:
     """One grapheme cluster folded; cached as documents repeat them."""
-    out = unicodedata.normalize("NFKC", chars) if kinds & _UNICODE else chars
+    out = nfkc(chars) if kinds & _UNICODE else chars
     if kinds & _CASE:
         out = _casefold(out)
         if kinds & _UNICODE:  # case folding can decompose: "ǰ" folds to "j" and a caron
-            out = unicodedata.normalize("NFKC", out)
+            out = nfkc(out)
     if kinds & _UNICODE:
         out = _INVISIBLE.sub("", out)
+    if kinds & _YO:
+        out = out.translate(_YO_MAP)
     # last, as NFKC can make a prime (from U+2033) and case folding an apostrophe (from "ŉ")
     return out.translate(_PUNCTUATION_MAP) if kinds & _PUNCTUATION else out
 
@@ -178,6 +232,8 @@ class _Folded(NamedTuple):
     text: str
     starts: list[int]
     ends: list[int]
+    #: whether it has a Chinese, Japanese or Korean character (see ``_SPACELESS``)
+    cjk: bool = False
 
 
 class _Builder:
@@ -221,18 +277,19 @@ class _Builder:
                     self.ends.append(end)
                 self.after_space = False
 
-    def result(self) -> _Folded:
+    def result(self, cjk: bool) -> _Folded:
         text = "".join(self.parts)
         if text.endswith(" "):
             text = text[:-1]
             if self.with_offsets:
                 del self.starts[-1], self.ends[-1]
-        return _Folded(text, self.starts, self.ends)
+        return _Folded(text, self.starts, self.ends, cjk)
 
 
 def _fold(text: str, kinds: int = _ALL, with_offsets: bool = True) -> _Folded:
     """Fold ``text`` by the normalisations in ``kinds``, keeping the map to ``text``."""
     out = _Builder(with_offsets)
+    cjk = False  # told from the tokens: a scan of the whole text costs a few percent
     for match in _TOKEN.finditer(text):
         kind, start, end = match.lastgroup, match.start(), match.end()
         chars = match.group()
@@ -250,11 +307,49 @@ def _fold(text: str, kinds: int = _ALL, with_offsets: bool = True) -> _Folded:
                 out.same(chars, start)
         elif kind == "plain":
             out.same(chars.lower() if kinds & _CASE else chars, start)
+        elif kind == "cjk":
+            out.same(chars, start)
+            cjk = True
         else:
-            out.cluster(_fold_cluster(chars, kinds), start, end)
+            folded = _fold_cluster(chars, kinds)
+            cjk = cjk or _SPACELESS_CHAR.search(folded) is not None
+            out.cluster(folded, start, end)
     if not kinds & _WHITESPACE:
-        return _Folded("".join(out.parts), out.starts, out.ends)
-    return out.result()
+        return _Folded("".join(out.parts), out.starts, out.ends, cjk)
+    result = out.result(cjk)
+    return _without_cjk_spaces(result, with_offsets) if cjk else result
+
+
+def _without_cjk_spaces(folded: _Folded, with_offsets: bool) -> _Folded:
+    """``folded`` without the spaces beside a CJK character (see ``_SPACELESS``)."""
+    kept, at = [], 0
+    for match in _SPACE_BY_CJK.finditer(folded.text):
+        kept.append((at, match.start()))
+        at = match.end()
+    if not kept:
+        return folded
+    kept.append((at, len(folded.text)))
+    text = "".join(folded.text[a:b] for a, b in kept)
+    if not with_offsets:
+        return _Folded(text, [], [], cjk=True)
+    starts = [i for a, b in kept for i in folded.starts[a:b]]
+    ends = [i for a, b in kept for i in folded.ends[a:b]]
+    return _Folded(text, starts, ends, cjk=True)
+
+
+def _squeeze(folded: _Folded) -> _Folded:
+    """``folded`` without its spaces."""
+    keep = [i for i, char in enumerate(folded.text) if char != " "]
+    return _Folded(
+        folded.text.replace(" ", ""),
+        [folded.starts[i] for i in keep],
+        [folded.ends[i] for i in keep],
+        folded.cjk,
+    )
+
+
+def _has_cjk(text: str) -> bool:
+    return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
 
 
 def _fold_text(text: str, kinds: int) -> str:
@@ -264,11 +359,13 @@ def _fold_text(text: str, kinds: int) -> str:
 def normalise(text: str) -> str:
     """``text`` as the ``normalised`` step compares it.
 
-    NFKC (ligatures, full-width forms, the ellipsis), invisible format characters and
-    variation selectors dropped, curly quotes, primes and dashes as ASCII, a hyphen
+    NFKC of the whole string (ligatures, full-width forms, the ellipsis, half-width kana
+    with their voicing marks: ``ﾊﾟｽﾜｰﾄﾞ`` is ``パスワード``), invisible format characters
+    and variation selectors dropped, curly quotes, primes and dashes as ASCII, a hyphen
     between two letters dropped (with the line break after it: ``exam-\\nple`` is
-    ``example``), every whitespace run as one space, stripped, and case-folded by
-    Unicode's rules (see :func:`_casefold`), a grapheme cluster at a time.
+    ``example``), every whitespace run as one space, none beside a Chinese, Japanese or
+    Korean character (``出張 申請`` is ``出張申請``), stripped, case-folded by Unicode's
+    rules (see :func:`_casefold`), and ``ё`` as ``е``.
     """
     return _fold(text, with_offsets=False).text
 
@@ -457,6 +554,7 @@ class QuoteIndex:
         self.text = text
         self._graphemes = _Graphemes(text)
         self._folded: _Folded | None = None
+        self._squeezed: _Folded | None = None
         self._words: dict[str, list[int]] | None = None
 
     @property
@@ -466,12 +564,24 @@ class QuoteIndex:
         return self._folded
 
     @property
+    def _squeezing(self) -> _Folded:
+        """The folded text without its spaces, for quotes in Chinese, Japanese or Korean."""
+        if self._squeezed is None:
+            self._squeezed = _squeeze(self._folding)
+        return self._squeezed
+
+    @property
     def _word_starts(self) -> dict[str, list[int]]:
         """Every word of the folded text and where it starts, to seed fuzzy windows."""
         if self._words is None:
             words: dict[str, list[int]] = {}
-            for match in _WORD.finditer(self._folding.text):
-                words.setdefault(match.group(), []).append(match.start())
+            text = self._folding.text
+            if self._folding.cjk:
+                for word, start in _terms(text):
+                    words.setdefault(word, []).append(start)
+            else:  # the same terms, a third faster for a long text
+                for match in _WORD.finditer(text):
+                    words.setdefault(match.group(), []).append(match.start())
             self._words = words
         return self._words
 
@@ -497,13 +607,16 @@ class QuoteIndex:
         wanted = quote.strip()
         if not wanted:
             return NotLocated("empty")
-        folded_quote = normalise(wanted)
+        # folded once the exact step has not found it: most quotes are copied as they are
+        folded_quote: str | None = None
         most_found = (0, "")  # the most matches a step found, when `occurrence` asks more
         steps: tuple[How, ...] = ("exact", "normalised", "fuzzy")
         for how in steps:
             if how == "fuzzy" and fuzzy is None:
                 break
-            matches = self._matches(how, wanted, folded_quote, fuzzy)
+            if how != "exact" and folded_quote is None:
+                folded_quote = normalise(wanted)
+            matches = self._matches(how, wanted, folded_quote or "", fuzzy)
             if not matches:
                 continue
             if occurrence is not None and occurrence > len(matches):
@@ -515,7 +628,7 @@ class QuoteIndex:
             return NotLocated(
                 "occurrence", occurrences=most_found[0], how=most_found[1], asked=occurrence
             )
-        return self._not_found(wanted, folded_quote)
+        return self._not_found(wanted, normalise(wanted) if folded_quote is None else folded_quote)
 
     # --- the three steps ---------------------------------------------------------------
 
@@ -546,14 +659,32 @@ class QuoteIndex:
         # A match that begins or ends inside what one cluster folds to ("s" of the "ss"
         # that "ß" folds to, "❤" of an emoji sequence) gives a span that folds to more
         # than the quote: not a match.
-        return [
+        found = [
             _Match(s, e, 1.0) for s, e in sorted(spans) if normalise(self.text[s:e]) == folded_quote
         ]
+        if found or not _has_cjk(folded_quote):
+            return found
+        # A line of a Japanese PDF may break anywhere, inside a number or an English word
+        # of the sentence too ("3\n0日", "Windows\nUpdate"), where the quote has none, and a
+        # space between two English words in a Japanese sentence is one writers differ on:
+        # a quote with CJK characters is also looked for with no space at all.
+        squeezed = folded_quote.replace(" ", "")
+        spans = {
+            self._span(s, s + len(squeezed), self._squeezing)
+            for s in _find_all(self._squeezing.text, squeezed)
+        }
+        return [
+            _Match(s, e, 1.0)
+            for s, e in sorted(spans)
+            if normalise(self.text[s:e]).replace(" ", "") == squeezed
+        ]
 
-    def _span(self, folded_start: int, folded_end: int) -> tuple[int, int]:
-        """The original characters behind folded ``[start, end)``, trimmed of spaces,
-        on grapheme cluster boundaries."""
-        folded = self._folding
+    def _span(
+        self, folded_start: int, folded_end: int, folded: _Folded | None = None
+    ) -> tuple[int, int]:
+        """The original characters behind folded ``[start, end)`` (of the folded text, or
+        of ``folded``), trimmed of spaces, on grapheme cluster boundaries."""
+        folded = folded or self._folding
         start, end = folded.starts[folded_start], folded.ends[folded_end - 1]
         return self._graphemes.widen(*strip_span(self.text, start, end))
 
@@ -565,11 +696,13 @@ class QuoteIndex:
         length = len(folded_quote)
         pad = max(8, length // 5)
         scored: list[tuple[float, int, int]] = []
+        cjk = self._folding.cjk or _has_cjk(folded_quote)
+        tokens = _TOKEN_OF_DIFF if cjk else _WORD_OR_MARK
         for low, high in self._seed_windows(folded_quote):
             window_start = max(0, low - pad)
             window_end = min(len(norm), high + length + pad)
-            for start, end in _align(folded_quote, norm, window_start, window_end):
-                scored.append((_similarity(folded_quote, norm[start:end]), start, end))
+            for start, end in _align(folded_quote, norm, window_start, window_end, tokens):
+                scored.append((_similarity(folded_quote, norm[start:end], tokens), start, end))
         kept: list[_Match] = []
         taken: list[tuple[int, int]] = []
         for ratio, start, end in sorted(scored, key=lambda item: (-item[0], item[1])):
@@ -608,8 +741,8 @@ class QuoteIndex:
 
     def _word_votes(self, folded_quote: str) -> list[tuple[int, int]]:
         offsets: dict[str, list[int]] = {}
-        for match in _WORD.finditer(folded_quote):
-            offsets.setdefault(match.group(), []).append(match.start())
+        for word, start in _terms(folded_quote):
+            offsets.setdefault(word, []).append(start)
         starts = self._word_starts
         present = sorted(
             (w for w in offsets if w in starts), key=lambda w: (len(starts[w]), -len(w))
@@ -697,11 +830,26 @@ class QuoteIndex:
     def _needed(self, quote: str, match: _Match) -> tuple[str, ...]:
         """The fewest normalisations under which quote and matched span are equal."""
         passage = self.text[match.start : match.end]
-        bits = [bit for bit, _ in _NAMES]
+        # Normalisations that change neither string are left out: the first set that
+        # makes them equal never has one (the set without it comes first), and each set
+        # tried folds both. On ASCII only whitespace, hyphenation and case do anything;
+        # "ё/е" only where there is an "ё".
+        both = quote + passage
+        idle = (_UNICODE, _PUNCTUATION, _YO) if both.isascii() else ()
+        if not any(char in nfkc(both) for char in "ёЁ"):
+            idle = (*idle, _YO)
+        bits = [bit for bit, _ in _NAMES if bit not in idle]
+        # a quote in CJK script may be found without any space (see _normalised)
+        squeezed = _has_cjk(quote)
         for size in range(1, len(bits) + 1):
             for subset in combinations(bits, size):
                 kinds = sum(subset)
-                if _fold_text(quote, kinds) == _fold_text(passage, kinds):
+                ours, theirs = _fold_text(quote, kinds), _fold_text(passage, kinds)
+                if ours == theirs or (
+                    squeezed
+                    and kinds & _WHITESPACE
+                    and ours.replace(" ", "") == theirs.replace(" ", "")
+                ):
                     return tuple(name for bit, name in _NAMES if bit & kinds)
         return ()
 
@@ -738,16 +886,72 @@ def _holds_every_word(text: str, quote: str) -> bool:
     """Whether ``text`` (folded) holds every word of ``quote`` (folded) as often as the quote
     does: the quote's words, moved. A word of three letters or more may be glued to another
     in the text (``dist-packagespy3compile``), as a parser that moves words leaves them; a
-    number never is (``25`` is not in ``2025``)."""
-    wanted = Counter(_WORD.findall(quote))
-    if not wanted:
+    number never is (``25`` is not in ``2025``).
+
+    A run of CJK characters has no words to count: it must be made of pieces of two
+    characters or more that are each in ``text`` (``申請は上司が承認する`` in a text with
+    ``上司が承認する`` and, elsewhere, ``申請は``), so one changed character, which leaves
+    a piece of one, says no."""
+    wanted_words, runs = _words_and_runs(quote)
+    wanted = Counter(wanted_words)
+    if not wanted and not runs:
         return False
-    words = _WORD.findall(text)
+    words = _words_and_runs(text)[0]
     missing = wanted - Counter(words)
     return all(
         len(word) >= 3 and not word.isdigit() and any(word in other for other in words)
         for word in missing
-    )
+    ) and all(_made_of_pieces(run, text) for run in runs)
+
+
+def _made_of_pieces(run: str, text: str) -> bool:
+    """Whether ``run`` is pieces of ``text`` of two characters or more, one after another
+    (one piece of one character if ``run`` is one character)."""
+    at = 0
+    while at < len(run):
+        # the longest piece from `at` on: a piece's beginning is in the text too
+        low, high = at, len(run)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if run[at:middle] in text:
+                low = middle
+            else:
+                high = middle - 1
+        if low - at < min(2, len(run)):
+            return False
+        at = low
+    return True
+
+
+def _words_and_runs(text: str) -> tuple[list[str], list[str]]:
+    """The ``\\w+`` words of ``text`` that have no CJK character, and its runs of CJK ones."""
+    if not _has_cjk(text):
+        return _WORD.findall(text), []
+    words: list[str] = []
+    runs: list[str] = []
+    for match in _TERM.finditer(text):
+        (runs if match.lastgroup else words).append(match.group())
+    return words, runs
+
+
+def _terms(text: str) -> list[tuple[str, int]]:
+    """The terms of ``text`` that seed fuzzy windows, with where each starts: its words,
+    and the overlapping character pairs of its CJK runs (a run of one as it is)."""
+    if not _has_cjk(text):
+        return [(match.group(), match.start()) for match in _WORD.finditer(text)]
+    terms = []
+    for match in _TERM.finditer(text):
+        term, start = match.group(), match.start()
+        if match.lastgroup is None or len(term) == 1:
+            terms.append((term, start))
+        else:
+            terms.extend((term[i : i + 2], start + i) for i in range(len(term) - 1))
+    return terms
+
+
+def _tokens_of(text: str) -> re.Pattern[str]:
+    """The pattern of the fuzzy step's words for ``text`` (see _TOKEN_OF_DIFF)."""
+    return _TOKEN_OF_DIFF if _has_cjk(text) else _WORD_OR_MARK
 
 
 def locate(
@@ -786,7 +990,21 @@ def describe_difference(quote: str, passage: str) -> str:
         if phrase:
             return phrase
     count = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in opcodes)
-    return f"{count} words differ" if count != 1 else "1 word differs"
+    unit = _unit(
+        [t for _, i1, i2, _, _ in opcodes for t in ours[i1:i2]]
+        + [t for _, _, _, j1, j2 in opcodes for t in theirs[j1:j2]]
+    )
+    return f"{count} {unit}s differ" if count != 1 else f"1 {unit} differs"
+
+
+def _unit(tokens: list[_Token]) -> str:
+    """What the differing ``tokens`` are, for a message: in Chinese and Japanese every
+    character (and punctuation mark) is a word of the comparison."""
+    return "character" if all(_is_cjk_token(t.folded) for t in tokens) else "word"
+
+
+def _is_cjk_token(token: str) -> bool:
+    return _SPACELESS_CHAR.fullmatch(token) is not None
 
 
 def _one_change(
@@ -799,7 +1017,8 @@ def _one_change(
     if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
         return f"{_kind(mine, other)}: quote has {_quoted(mine)}, text has {_quoted(other)}"
     if tag == "replace" and max(i2 - i1, j2 - j1) <= 4:
-        return f"words: quote has {_quoted(mine)}, text has {_quoted(other)}"
+        unit = _unit(ours[1][i1:i2] + theirs[1][j1:j2])
+        return f"{unit}s: quote has {_quoted(mine)}, text has {_quoted(other)}"
     if tag == "delete" and i2 - i1 <= 4:
         return f"only in the quote: {_quoted(mine)}"
     if tag == "insert" and j2 - j1 <= 4:
@@ -810,7 +1029,10 @@ def _one_change(
 def _kind(a: str, b: str) -> str:
     if any(c.isdigit() for c in a) and any(c.isdigit() for c in b):
         return "a number"
-    if _WORD.fullmatch(normalise(a)) and _WORD.fullmatch(normalise(b)):
+    a, b = normalise(a), normalise(b)
+    if _is_cjk_token(a) and _is_cjk_token(b):
+        return "a character"
+    if _WORD.fullmatch(a) and _WORD.fullmatch(b):
         return "a word"
     return "a character"
 
@@ -832,7 +1054,7 @@ def _diff_tokens(text: str) -> list[_Token]:
     """
     folded = _fold(text)
     tokens: list[_Token] = []
-    for match in _TOKEN_OF_DIFF.finditer(folded.text):
+    for match in _tokens_of(folded.text).finditer(folded.text):
         start, end = folded.starts[match.start()], folded.ends[match.end() - 1]
         if tokens and start < tokens[-1].end:
             last = tokens[-1]
@@ -868,26 +1090,32 @@ def _find_all(text: str, part: str, limit: int | None = None) -> list[int]:
 
 
 def _whole_words(text: str, start: int, end: int, quote: str) -> tuple[int, int]:
-    """Widen a passage that cuts a word, when the quote itself begins/ends on a word."""
+    """Widen a passage that cuts a word, when the quote itself begins/ends on a word.
+
+    Not beside a CJK character: there every character may end a word."""
     if quote[:1].isalnum():
         limit = max(0, start - 30)
-        while start > limit and text[start - 1].isalnum() and text[start].isalnum():
+        while start > limit and _inside_word(text[start - 1], text[start]):
             start -= 1
     if quote[-1:].isalnum():
         limit = min(len(text), end + 30)
-        while end < limit and text[end].isalnum() and text[end - 1].isalnum():
+        while end < limit and _inside_word(text[end - 1], text[end]):
             end += 1
     return start, end
 
 
-def _similarity(a: str, b: str) -> float:
+def _inside_word(before: str, after: str) -> bool:
+    return before.isalnum() and after.isalnum() and not (is_cjk(before) or is_cjk(after))
+
+
+def _similarity(a: str, b: str, tokens: re.Pattern[str] | None = None) -> float:
     """How alike two folded strings are: 2·matched characters / all characters.
 
     Like difflib's ratio, but spaces are ignored and the strings are aligned word by
     word first, characters being compared only inside words that differ: as good a
     score for a typo or a changed number, at a fraction of the cost on long quotes.
     """
-    ours, theirs = _words_of(a), _words_of(b)
+    ours, theirs = _words_of(a, tokens), _words_of(b, tokens)
     total = sum(map(len, ours)) + sum(map(len, theirs))
     if not total:
         return 1.0
@@ -900,8 +1128,9 @@ def _similarity(a: str, b: str) -> float:
     return 2 * matched / total
 
 
-def _words_of(text: str) -> list[str]:
-    return _TOKEN_OF_DIFF.findall(text)
+def _words_of(text: str, tokens: re.Pattern[str] | None = None) -> list[str]:
+    """The fuzzy step's words of ``text``, by ``tokens`` if given (see _tokens_of)."""
+    return (tokens or _tokens_of(text)).findall(text)
 
 
 def _matched_chars(a: str, b: str) -> int:
@@ -911,7 +1140,9 @@ def _matched_chars(a: str, b: str) -> int:
     return sum(block.size for block in blocks)
 
 
-def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tuple[int, int]]:
+def _align(
+    quote: str, norm: str, window_start: int, window_end: int, tokens: re.Pattern[str]
+) -> list[tuple[int, int]]:
     """The parts of ``norm[window_start:window_end]`` that may best match ``quote``.
 
     The words of quote and window are aligned once; the stretch kept runs from an
@@ -921,8 +1152,8 @@ def _align(quote: str, norm: str, window_start: int, window_end: int) -> list[tu
     are returned, for the caller to score (a typo in the quote's first word must not
     cut that word off, an extra word in the quote must not add one to the passage).
     """
-    quote_words = _words_of(quote)
-    spans = [(m.start(), m.end()) for m in _TOKEN_OF_DIFF.finditer(norm, window_start, window_end)]
+    quote_words = _words_of(quote, tokens)
+    spans = [(m.start(), m.end()) for m in tokens.finditer(norm, window_start, window_end)]
     words = [norm[s:e] for s, e in spans]
     blocks = [
         b

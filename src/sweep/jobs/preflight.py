@@ -37,6 +37,7 @@ from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 from sweep.llm import LLMConfigError
 from sweep.llm.config import check_saved
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
+from sweep.reporting.alerts import ALERTS_NAME
 from sweep.retrieval.parents import ParentError
 
 __all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused"]
@@ -47,7 +48,14 @@ log = logging.getLogger("sweep")
 _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
 #: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the query
 #: encode times and the locks.
-_SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
+_SWEEP_FILES = (
+    "multirun.yaml",
+    PREWARM_REPORT,
+    ALERTS_NAME,
+    LOCK_NAME,
+    ENCODE_TIMES_NAME,
+    ENCODE_TIMES_LOCK,
+)
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
 _OWN_CHUNKER = "sweep.chunking.build_chunker"

@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from sweep.embedding.models import BUNDLED_ALIASES
 from sweep.pipeline.languages import CorpusLanguages, choose_embedder
 
-__all__ = ["AUTO", "EmbedResolution", "resolve_embed"]
+__all__ = ["AUTO", "EmbedResolution", "is_auto", "resolve_embed"]
 
 log = logging.getLogger("sweep")
 
@@ -40,15 +40,21 @@ class EmbedResolution:
     line: str
 
 
+def is_auto(cfg: DictConfig) -> bool:
+    """Whether the config's ``embed`` node is ``embed=auto``, not resolved yet."""
+    node = cfg.get("embed")
+    return node is not None and OmegaConf.is_dict(node) and node.get("choice") == AUTO
+
+
 def resolve_embed(
     cfg: DictConfig, languages: CorpusLanguages
 ) -> tuple[DictConfig, EmbedResolution | None]:
     """The job's config with ``embed=auto`` resolved for a dataset of ``languages`` (a
     copy), and what was chosen; ``cfg`` itself and None when its ``embed`` node is not
     ``auto``."""
-    node = cfg.get("embed")
-    if node is None or not OmegaConf.is_dict(node) or node.get("choice") != AUTO:
+    if not is_auto(cfg):
         return cfg, None
+    node = cfg.embed
     body = OmegaConf.to_container(node, resolve=True)
     body.pop("choice", None)
     other = body.pop("other", None)

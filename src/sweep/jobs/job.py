@@ -49,7 +49,7 @@ from sweep.hydrakit import devices
 from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
 from sweep.jobs.diskfull import stop_if_disk_full
-from sweep.jobs.embedchoice import AUTO, EmbedResolution, resolve_embed
+from sweep.jobs.embedchoice import AUTO, EmbedResolution, is_auto, resolve_embed
 from sweep.llm import LLMClient
 from sweep.llm.config import named_secrets
 from sweep.llm.errors import mask
@@ -139,8 +139,11 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     and re-ranker (None for ``rerank=none``); a bad setting raises.
 
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
-    (the semantic strategy embeds sentences; the others ignore it).
+    (the semantic strategy embeds sentences; the others ignore it). An ``embed=auto``
+    node a job has not resolved yet is resolved here, for the config's dataset.
     """
+    if is_auto(cfg):
+        cfg, _ = resolve_embed(cfg, corpus_languages(load_job_dataset(cfg.dataset)))
     embedder = instantiate(embedder_node(cfg, device))
     context = context_spec(cfg)
     chunker = instantiate(cfg.chunk, embed_fn=partial(embed_named, embedder, what="sentences"))

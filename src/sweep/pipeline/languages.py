@@ -79,10 +79,7 @@ _NAMES = {
     "latin": "Latin-script",
     "other": "in a non-Latin script",
 }
-_FIX = (
-    "use embed=multilingual (offline) or a multilingual preset such as "
-    "embed.model=intfloat/multilingual-e5-small (docs/languages.md)"
-)
+_FIX = "use embed=multilingual (offline) or a multilingual preset (docs/languages.md)"
 
 
 def describe_mix(mix: Mapping[str, float], *, percent: bool = False) -> str:

@@ -42,16 +42,16 @@ def test_no_warning_writes_no_file_and_a_missing_or_damaged_file_reads_as_none(t
 
 
 def test_a_hub_record_round_trips_and_a_missing_one_is_none(tmp_path):
-    write_hub(tmp_path, 0.9, "faq.md#3", 5)
-    assert read_hub(tmp_path) == {"share": 0.9, "chunk_id": "faq.md#3", "k": 5}
+    write_hub(tmp_path, 0.9, "faq.md#3", 5, 400)
+    assert read_hub(tmp_path) == {"share": 0.9, "chunk_id": "faq.md#3", "k": 5, "chunks": 400}
     assert read_hub(tmp_path / "nothing") is None and read_hub(None) is None
 
 
 def _sweep(tmp_path):
     rows = make_grid(tmp_path, {(64, 0): base(seed=1), (256, 0): base(seed=2)})
     write_alerts(tmp_path, [LANGUAGE])
-    write_hub(tmp_path / "0", 0.95, "faq.md#3", 5)  # job 0: one chunk in 95% of its top 5s
-    write_hub(tmp_path / "1", 0.2, "faq.md#7", 5)
+    write_hub(tmp_path / "0", 0.95, "faq.md#3", 5, 400)  # job 0: one chunk in 95% of top 5s
+    write_hub(tmp_path / "1", 0.2, "faq.md#7", 5, 100)
     return rows
 
 
@@ -89,3 +89,11 @@ def test_bm25_without_a_term_for_many_questions_is_a_warning_and_its_absence_is_
     ]
     assert row_alerts(rows, {0: {"retrieve.unmatched_share": pd.NA}}, ["chunk.size"]) == []
     assert row_alerts(rows, {}, ["chunk.size"]) == []
+
+
+def test_a_chunk_in_every_top_5_of_a_small_corpus_is_chance_not_a_warning(tmp_path):
+    rows = make_grid(tmp_path, {(64, 0): base(seed=1), (256, 0): base(seed=2)})
+    write_hub(tmp_path / "0", 1.0, "travel.md#0", 5, 12)  # 12 chunks: any is in 5 of 12 top 5s
+    write_hub(tmp_path / "1", 0.8, "travel.md#0", 5, 25)  # 25 chunks: chance is 1 in 5
+    lines = row_alerts(rows, {}, ["chunk.size"])
+    assert len(lines) == 1 and lines[0].startswith("warning: size=256: one chunk (travel.md#0)")

@@ -425,7 +425,8 @@ def run_job(
         result.scores.write_csv(job_dir / "per_query.csv")
         hub = hub_share(result.ranking, _HUB_K)
         if hub is not None:
-            write_hub(job_dir, hub[0], result.passages[hub[1]].chunk_id, _HUB_K)
+            share, chunk = hub
+            write_hub(job_dir, share, result.passages[chunk].chunk_id, _HUB_K, len(result.passages))
         write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
         shown = showcase_document(dataset.documents, dataset.queries)
         if shown is not None:

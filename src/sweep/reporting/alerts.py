@@ -36,6 +36,9 @@ __all__ = [
 ALERTS_NAME = "warnings.json"
 #: A job's largest share of questions whose top k hold one same chunk.
 HUB_NAME = "hub.json"
+#: A hub is a warning among at least this many chunks per place of the top k: chance puts a
+#: chunk in at most 1 in 5 top ks there, never in 80% of them.
+_CHUNKS_PER_K = 5
 #: From this share of questions without a term BM25 finds in the corpus, a warning: their
 #: ranking is the corpus's order, not a match.
 UNMATCHED_SHARE = 0.2
@@ -61,9 +64,10 @@ def read_alerts(folder: Path) -> tuple[str, ...]:
     return tuple(str(x) for x in data) if isinstance(data, list) else ()
 
 
-def write_hub(job_dir: Path, share: float, chunk_id: str, k: int) -> None:
-    """Keep a job's hub share: ``share`` of its questions hold ``chunk_id`` in their top ``k``."""
-    body = {"share": share, "chunk_id": chunk_id, "k": k}
+def write_hub(job_dir: Path, share: float, chunk_id: str, k: int, chunks: int) -> None:
+    """Keep a job's hub share: ``share`` of its questions hold ``chunk_id`` in their top ``k``,
+    of ``chunks`` chunks ranked."""
+    body = {"share": share, "chunk_id": chunk_id, "k": k, "chunks": chunks}
     write_text_atomic(job_dir / HUB_NAME, json.dumps(body, ensure_ascii=False) + "\n")
 
 
@@ -79,6 +83,16 @@ def read_hub(job_dir: Path | None) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not isinstance(data.get("share"), (int, float)):
         return None
     return data
+
+
+def _is_hub(hub: Mapping[str, Any]) -> bool:
+    """Whether a job's hub record is a warning: one chunk in :data:`HUB_SHARE` of the top
+    ``k``s, among enough chunks that chance would put it in few of them (in a corpus of 10
+    chunks, any chunk is in half of the top 5s)."""
+    chunks = hub.get("chunks")
+    k = hub.get("k", 5)
+    enough = isinstance(chunks, int) and isinstance(k, int) and chunks >= _CHUNKS_PER_K * k
+    return enough and hub["share"] >= HUB_SHARE
 
 
 def _share(value: Any) -> float | None:
@@ -101,7 +115,7 @@ def row_alerts(
             continue
         name = setting_label(row.settings, keys) if keys else f"job {row.job}"
         hub = read_hub(row.path)
-        if hub is not None and hub["share"] >= HUB_SHARE:
+        if hub is not None and _is_hub(hub):
             lines.append(
                 f"warning: {name}: one chunk ({hub.get('chunk_id', '?')}) is in the top "
                 f"{hub.get('k', 5)} of {100 * hub['share']:.0f}% of the questions: the model "

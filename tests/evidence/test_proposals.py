@@ -129,3 +129,37 @@ def test_a_russian_answer_sentence_is_proposed_and_spread_terms_keep_the_passage
     # "гарантия" and "сервис" are in two sentences: neither carries the match alone.
     [spread] = propose(docs, ask("гарантия сервис"), top=1)
     assert spread.candidates[0].passage.text == text.strip()
+
+
+KITEI = """# 旅費規程
+
+## 精算
+
+出張旅費は、出張から戻った日の翌日から起算して十四日以内に経費精算システムで申請してください。
+領収書の原本は経理部に郵送してください。
+
+## 宿泊
+
+宿泊費の上限は東京二十三区内で一泊一万二千円、その他の地域で一泊一万円です。
+
+# 休暇規程
+
+## 年次有給休暇
+
+年次有給休暇は入社六か月後に十日付与されます。取得する場合は三営業日前までに申請してください。
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("出張旅費の精算はいつまでに申請しますか", "十四日以内に経費精算システムで申請"),
+        ("宿泊費の上限はいくらですか", "一泊一万二千円"),
+        ("有給休暇は何日付与されますか", "十日付与されます"),
+    ],
+)
+def test_japanese_questions_find_the_passage_that_answers_them(question, answer):
+    """Read in Japanese words (a whole clause was one term to English rules: no match)."""
+    pytest.importorskip("sudachipy")
+    (proposal,) = propose([Document("kitei.md", KITEI, title="旅費規程")], ask(question))
+    assert proposal.candidates and answer in proposal.candidates[0].passage.text

@@ -80,7 +80,7 @@ def test_every_kind_with_exact_spans_and_metadata(server, tmp_path, embedder):
     for q in queries:
         meta = q.metadata
         assert meta["source"] == "synthetic" and meta["generator"] == "stand-in"
-        assert meta["prompt_version"] == "1" and meta["realism"] >= 4
+        assert meta["prompt_version"] == "2" and meta["realism"] >= 4
         for j in q.relevant:
             assert texts[j.doc_id][j.start : j.end] == j.quote and j.grade == 1
     for q in queries:

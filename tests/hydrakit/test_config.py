@@ -219,7 +219,19 @@ def test_the_sweep_folder_is_fresh(tmp_path, monkeypatch):
     assert first.is_dir() and second.is_dir() and first != second
 
 
-@pytest.mark.parametrize("preset", _options("embed"))
+def _sentence_transformer_presets() -> list[str]:
+    """The embed options built on minilm.yaml's node (a sentence-transformers model)."""
+    from sweep.core.configfiles import read_yaml
+
+    return [
+        p
+        for p in _options("embed")
+        if "minilm" in (read_yaml(CONF_DIR / "embed" / f"{p}.yaml").get("defaults") or [])
+        or p == "minilm"
+    ]
+
+
+@pytest.mark.parametrize("preset", _sentence_transformer_presets())
 def test_every_embed_preset_builds_an_embedder_with_its_own_settings(preset, tmp_path):
     # Only MiniLM ships: each preset is built on its files, so what is checked is that
     # the preset's prefixes, normalization and max_seq_length reach the embedder.

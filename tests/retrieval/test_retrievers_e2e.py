@@ -63,6 +63,10 @@ def test_a_sweep_over_retrievers_and_sizes(tmp_path):
         lexical = r["retrieve"] == "bm25"
         assert (float(r["max_seq_length"]) == 0) == lexical  # BM25 truncates nothing
         assert r["rerank"] == "none" and "first_stage.span.recall@5" not in r
+        # The analyzer that read the text, and the questions BM25 found no term of.
+        dense = r["retrieve"] == "dense"
+        assert r["bm25_analyzer"] == ("" if dense else "english")
+        assert (r["bm25_unmatched_share"] == "") == dense
     # Same chunks whatever the retriever: the chunk counts agree per size.
     assert len({(r["chunk.size"], r["n_chunks"]) for r in rows}) == 2
     for job in (2, 3):

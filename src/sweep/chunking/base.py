@@ -36,7 +36,7 @@ from sweep.chunking.headings import Prefixer
 from sweep.core.checks import is_int
 from sweep.core.errors import InvalidSetting
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding
+from sweep.core.tokenization import DEFAULT_TOKENIZER, count_tokens, get_encoding, tokenizer_label
 from sweep.core.types import Chunk, Document
 
 __all__ = [
@@ -128,8 +128,6 @@ class BaseChunker(ABC):
     """
 
     strategy: str = ""
-    #: what ``size`` counts (a framework's splitter may count characters)
-    size_unit: str = "tokens"
 
     def __init__(
         self,
@@ -145,6 +143,19 @@ class BaseChunker(ABC):
         self.prefix = prefix
         self.tokenizer = tokenizer
         self.encoding = get_encoding(tokenizer)
+        special = int(getattr(self.encoding, "special_tokens", 0))
+        #: the tokens a chunk's text may hold: ``size`` less the special tokens a model adds
+        #: around every text it reads (chunk.tokenizer=model: [CLS] and [SEP]), so a chunk
+        #: of ``size`` fills at most ``size`` positions of the model's window
+        self.text_size = size - special
+        if self.text_size <= overlap:
+            raise ChunkingSettingsError(
+                f"chunk.size ({size}) leaves no room for text past chunk.overlap ({overlap}): "
+                f"{tokenizer_label(self.encoding)} adds {special} special tokens to every text"
+            )
+        #: what ``size`` counts, for the table: ``tokens (cl100k_base)``, or the embedding
+        #: model's own with ``chunk.tokenizer=model`` (``tokens (all-MiniLM-L6-v2)``)
+        self.size_unit = f"tokens ({tokenizer_label(self.encoding)})"
         #: the size a chunk is measured against (chunk health's "tiny"), in ``length``'s units
         self.target_size: int = size
         self.notes: tuple[str, ...] = ()
@@ -177,7 +188,7 @@ class BaseChunker(ABC):
         return build_chunks(doc, spans, self.encoding, self.prefix, type(self).__name__)
 
     def _tools(self, text: str) -> DocTools:
-        return DocTools(text, self.encoding, self.size)
+        return DocTools(text, self.encoding, self.text_size)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.settings.items() if k != "encoding")

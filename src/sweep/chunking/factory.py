@@ -9,7 +9,7 @@ from typing import Any
 
 from sweep.chunking.base import BaseChunker, UnknownChunkSetting, strategies
 from sweep.core.suggest import did_you_mean
-from sweep.core.tokenization import DEFAULT_TOKENIZER
+from sweep.core.tokenization import DEFAULT_TOKENIZER, MODEL_TOKENIZER
 
 # OVERLAP_MEANING and STRATEGIES are made on first use (the module's __getattr__)
 __all__ = ["OVERLAP_MEANING", "STRATEGIES", "build_chunker", "strategies_help", "strategy_options"]  # noqa: F822
@@ -34,7 +34,10 @@ def strategies_help() -> str:
         if s.options:
             shown = ", ".join(f"chunk.{k} {v}" for k, v in s.options.items())
             lines.append(f"Options of {s.name}: {shown}.")
-    lines.append(f"Sizes count tokens of chunk.tokenizer (default {DEFAULT_TOKENIZER}).")
+    lines.append(
+        f"Sizes count tokens of chunk.tokenizer (default {DEFAULT_TOKENIZER}; "
+        f"{MODEL_TOKENIZER}: the embedding model's own)."
+    )
     return "\n".join(lines)
 
 

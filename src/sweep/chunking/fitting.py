@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from functools import cached_property
 
 import tiktoken
 
-from sweep.chunking.boundaries import Cutter, Span, pieces
+from sweep.chunking.boundaries import Cutter, Span, pieces, sentence_cuts
 from sweep.chunking.headings import ATX_HEADING
-from sweep.core.tokenization import TokenizedText, count_tokens, tokenize
+from sweep.core.text.sentences import SentenceEnds, sentence_rule
+from sweep.core.tokenization import ModelTokenizer, TokenizedText, count_tokens, tokenize
 
 __all__ = ["DocTools"]
 
@@ -23,12 +25,26 @@ __all__ = ["DocTools"]
 class DocTools:
     """Token estimates, exact counts and splitting for one document text."""
 
-    def __init__(self, text: str, encoding: tiktoken.Encoding, size: int) -> None:
+    def __init__(self, text: str, encoding: tiktoken.Encoding | ModelTokenizer, size: int) -> None:
         self.text = text
         self.encoding = encoding
         self.size = size
+        # A model's tokenizer may add a token no byte carries (sentencepiece's leading U+2581
+        # piece), so its text fits uncounted only with one token to spare.
+        self._spare = 1 if isinstance(encoding, ModelTokenizer) else 0
         self.tt: TokenizedText = tokenize(encoding, text)
         self._starts: list[int] = self.tt.start.tolist()
+
+    @cached_property
+    def sentence_ends(self) -> SentenceEnds:
+        """The sentence rule of the document's language (told once, when first cut)."""
+        return sentence_rule(self.text)
+
+    def cuts(self, cutter: Cutter, a: int, b: int) -> list[int]:
+        """``cutter``'s cuts of ``[a, b)``; sentences end by the document's language."""
+        if cutter is sentence_cuts:
+            return sentence_cuts(self.text, a, b, self.sentence_ends)
+        return cutter(self.text, a, b)
 
     def index(self, pos: int) -> int:
         """Number of tokens (of the document's tokenization) starting before ``pos``."""
@@ -43,10 +59,8 @@ class DocTools:
 
     def fits(self, a: int, b: int) -> bool:
         # A token is at least one byte: text of at most `size` UTF-8 bytes fits uncounted.
-        if (
-            4 * (b - a) <= self.size
-            or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= self.size
-        ):
+        budget = self.size - self._spare
+        if 4 * (b - a) <= budget or len(self.text[a:b].encode("utf-8", "surrogatepass")) <= budget:
             return True
         return self.count(a, b) <= self.size
 
@@ -205,7 +219,7 @@ class DocTools:
         if not levels:
             return [w[2] for w in self.token_windows(a, b)]
         out: list[Span] = []
-        for p in pieces(a, b, levels[0](self.text, a, b)):
+        for p in pieces(a, b, self.cuts(levels[0], a, b)):
             if self.estimate(*p) <= self.size:
                 out.append(p)
             else:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from sweep.core.text.sentences import SENTENCE_ENDS
+from sweep.core.text.sentences import SentenceEnds, sentence_rule
 from sweep.core.types import Chunk, Document
 
 __all__ = ["Health", "chunk_health", "markdown_blocks"]
@@ -81,14 +81,14 @@ def markdown_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
-def _ends_whole(text: str, chunk: Chunk) -> bool:
+def _ends_whole(text: str, chunk: Chunk, rule: SentenceEnds) -> bool:
     if chunk.text.rstrip(" \t").endswith(("\n", "\r")):  # a window that kept its line end
         return True
     # Only the next character after spaces and tabs matters: no copy of the rest of the text.
     after = _NEXT.match(text, chunk.end).group(1)
     if not after or after in "\r\n":
         return True
-    return SENTENCE_ENDS.ends_whole(chunk.text)
+    return rule.ends_whole(chunk.text)
 
 
 def _by_doc(chunks: Iterable[Chunk]) -> dict[str, list[Chunk]]:
@@ -113,7 +113,11 @@ def chunk_health(
         measure = length or (lambda t: len(t))
         tiny = sum(measure(c.text) < target_size / 4 for c in chunks) / len(chunks)
     texts = {d.doc_id: d.text for d in documents}
-    mid = sum(not _ends_whole(texts[c.doc_id], c) for c in chunks if c.doc_id in texts)
+    # Each document's chunks are judged by the sentence rule of its language.
+    rules = {d.doc_id: sentence_rule(d.text) for d in documents}
+    mid = sum(
+        not _ends_whole(texts[c.doc_id], c, rules[c.doc_id]) for c in chunks if c.doc_id in texts
+    )
     n_blocks = cut = 0
     by_doc = _by_doc(chunks)
     for doc in documents:

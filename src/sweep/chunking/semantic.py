@@ -169,7 +169,7 @@ class SemanticChunker(BaseChunker):
             for group in groups:
                 a, b = group[0][0], group[-1][1]
                 if (
-                    tools.estimate(a, b) <= self.size
+                    tools.estimate(a, b) <= tools.size
                     and (s := tools.strip(a, b))
                     and tools.fits(*s)
                 ):

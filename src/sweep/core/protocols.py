@@ -107,7 +107,9 @@ class CountsModelTokens(Protocol):
     Without: no tokens are counted and nothing is reported truncated."""
 
     @property
-    def max_seq_length(self) -> int: ...
+    def max_seq_length(self) -> int:
+        """Tokens the model reads of a text; 0 for a model that truncates nothing."""
+        ...
 
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Length of each text in the model's own tokens, as it would be embedded."""

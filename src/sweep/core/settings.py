@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sweep.core.tokenization import DEFAULT_TOKENIZER
+
 __all__ = [
     "MOVED_KEYS",
     "SETTINGS",
@@ -141,11 +143,12 @@ def varied_settings(settings: Sequence[Mapping[str, Any]]) -> list[str]:
         if len(values) > 1 and key not in keys:
             keys.insert(0 if key == "chunk.strategy" else len(keys), key)
     # The unit stands next to the size, and a size in characters is never read as tokens:
-    # it is shown even when every row shares it (tokens, the default, go without saying).
+    # it is shown even when every row shares it (tokens of the default tokenizer go
+    # without saying; a model's own tokens do not).
     units = {s.get("chunk.unit") for s in settings}
     if "chunk.unit" in keys:
         keys.remove("chunk.unit")
-    if len(units) > 1 or units - {None, "tokens"}:
+    if len(units) > 1 or units - {None, "tokens", f"tokens ({DEFAULT_TOKENIZER})"}:
         keys.insert(keys.index("chunk.size") + 1, "chunk.unit")
     return keys
 

@@ -1,5 +1,6 @@
-"""The corpora shipped inside the package (``kestrel``, the default; ``tiny``, for tests;
-``documents``, the same kind of documents as PDF, HTML and DOCX files)."""
+"""The corpora shipped inside the package (``kestrel``, the default; ``kestrel-ja``, the
+same company's rules and manuals in Japanese; ``tiny``, for tests; ``documents``, the same
+kind of documents as PDF, HTML and DOCX files)."""
 
 from __future__ import annotations
 

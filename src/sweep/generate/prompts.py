@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sweep.core.text.languages import detect_language
 from sweep.generate.passages import SentenceWindow
 
 __all__ = [
@@ -26,7 +27,8 @@ __all__ = [
     "unanswerable",
 ]
 
-PROMPT_VERSION = "1"
+# 2: questions asked for in the passage's language (prompts of English passages unchanged).
+PROMPT_VERSION = "2"
 
 Messages = list[dict[str, str]]
 
@@ -57,6 +59,29 @@ def _passage(p: SentenceWindow, label: str | None = None) -> str:
     return f'<passage{ident} document="{_attr(p.title or p.doc_id)}">\n{p.text}\n</passage>'
 
 
+# The languages the detector names; Latin-script text it cannot tell apart (German,
+# French...) and other scripts are asked for as "the language of the passage".
+_LANGUAGE_NAMES = {"ja": "Japanese", "zh": "Chinese", "ko": "Korean", "ru": "Russian"}
+
+
+def _language(p: SentenceWindow) -> str:
+    """The instruction to write in the passage's language: a question translated from
+    English reads like no question a user of these documents would type. Empty for English
+    passages, whose prompts (and cached answers) stay as they were."""
+    language = detect_language(p.text)
+    if language == "en":
+        return ""
+    name = _LANGUAGE_NAMES.get(language)
+    if name is None:
+        return (
+            "\nWrite the question in the language of the passage, as its readers would type it.\n"
+        )
+    return (
+        f"\nWrite the question in {name}, as a {name}-speaking employee would type it into a "
+        f"search box: natural {name}, not a translation from English.\n"
+    )
+
+
 def _variant(variant: int) -> str:
     # A passage used again gets a differently worded request: a different
     # cache entry, and a nudge away from the question it already produced.
@@ -77,7 +102,7 @@ Then write a question that is directly and unambiguously answered by that fact a
 Write the question the way a user who has not read the passage would ask it: in your own
 words, without copying long phrases, and without mentioning "the passage", "the text" or
 "the document".
-{_variant(variant)}
+{_language(p)}{_variant(variant)}
 Return one JSON object:
 {{"fact": "...", "question": "...", "quote": "..."}}
 where "quote" is the evidence, {_QUOTE_RULE}.
@@ -104,7 +129,7 @@ crisis." A good question: "When did the company's revenue fall the most since th
 financial crisis?" Only A answers it; B is a plausible wrong answer.
 
 Do not mention "passage A" or any passage in the question.
-{_variant(variant)}
+{_language(target)}{_variant(variant)}
 Return one JSON object:
 {{"question": "...", "quote": "..."}}
 where "quote" is the evidence in passage A, {_QUOTE_RULE}.
@@ -123,7 +148,7 @@ Two passages, from different documents or from distant parts of one document, bo
 "{entity}". Write one question that needs information from both passages: neither passage
 alone answers it completely. Write it the way a real user would ask, without mentioning the
 passages.
-{_variant(variant)}
+{_language(first)}{_variant(variant)}
 Return one JSON object:
 {{"question": "...", "quotes": ["...", "..."]}}
 where the first quote is the evidence in passage 1 and the second the evidence in passage 2,
@@ -145,7 +170,7 @@ collection would plausibly ask (the same domain, the same kind of names and voca
 but that these documents do not answer: the answer is not in these passages and would not be
 in documents like them. Do not ask about something the passages state; do not ask for
 opinions or predictions; do not mention the passages.
-{_variant(variant)}
+{_language(context[0]) if context else ""}{_variant(variant)}
 Return one JSON object:
 {{"question": "..."}}
 

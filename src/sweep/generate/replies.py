@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweep.core.errors import ServiceFailure
+from sweep.core.text.languages import is_cjk
 from sweep.llm.jsonreply import parse_json_object
 
 __all__ = ["DraftQuestion", "ShapeError", "parse_check_verdict", "parse_draft", "parse_rating"]
 
 _MIN_QUESTION_CHARS = 8
 _MAX_QUESTION_CHARS = 600
+# A Japanese or Chinese character carries what two or three Latin letters do: "有給は何日？"
+# (six characters) is a whole question. Each counts this many characters.
+_CJK_CHAR_WEIGHT = 2
 
 
 class ShapeError(ValueError, ServiceFailure):
@@ -43,9 +47,10 @@ def _text(obj: Mapping[str, Any], key: str) -> str:
 
 def _question(obj: Mapping[str, Any]) -> str:
     q = " ".join(_text(obj, "question").split())
+    length = len(q) + (_CJK_CHAR_WEIGHT - 1) * sum(is_cjk(c) for c in q)
     if (
-        len(q) < _MIN_QUESTION_CHARS
-        or len(q) > _MAX_QUESTION_CHARS
+        length < _MIN_QUESTION_CHARS
+        or length > _MAX_QUESTION_CHARS
         or not any(c.isalpha() for c in q)
     ):
         raise ShapeError(f"question of {len(q)} characters is not a question")

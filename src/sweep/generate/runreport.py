@@ -22,7 +22,8 @@ REASONS: Mapping[str, str] = {
     "quote_not_found": "a quote is not in the passage or its document, even normalised",
     "not_two_passages": "a multi-hop question whose two quotes come from one passage",
     "distractor_has_answer": "an adversarial question whose answer is also in a distractor",
-    "copies_passage": "the question repeats generate.copy_run_words or more words of a passage",
+    "copies_passage": "the question repeats generate.copy_run_words or more words of a passage "
+    "(2.5 Japanese, Chinese or Korean characters count as a word)",
     "unrealistic": "realism score below generate.min_realism",
     "not_answerable": "the quoted evidence alone does not answer the question",
     "answer_in_corpus": "an unanswerable question that the retrieved passages answer",

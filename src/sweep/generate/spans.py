@@ -4,7 +4,8 @@ Models copy quotes imperfectly: line breaks become spaces, capitals change,
 typographic quotes become straight ones, Markdown emphasis disappears. An
 exact match is tried first; then a match of the normalised quote in the
 normalised text, mapped back to offsets of the original text, so the stored
-quote is always ``text[start:end]``. Normalising folds case, collapses runs
+quote is always ``text[start:end]``. Normalising folds case (``casefold``: "ß" is
+"ss"), collapses runs
 of whitespace, maps curly quotes and dashes to ASCII, and drops ``*`` and
 backticks. No other fuzziness: a quote that is not in the text, as written,
 is not found.
@@ -60,7 +61,9 @@ def _normalized_with_map(text: str) -> tuple[str, list[int]]:
                 chars.append(" ")
                 where.append(pending_space)
             pending_space = -1
-        for folded in c.translate(_FOLD).lower():
+        # Case folded one character at a time: a character that folds to two ("İ", "ß")
+        # maps both back to itself, so offsets stay exact.
+        for folded in c.translate(_FOLD).casefold():
             chars.append(folded)
             where.append(i)
     return "".join(chars), where

@@ -48,6 +48,7 @@ from sweep.core.types import Chunk, Dataset, Document
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
+from sweep.hydrakit.tokenizers import resolve_tokenizer
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.jobs.embedchoice import AUTO, EmbedResolution, is_auto, resolve_embed
 from sweep.llm import LLMClient
@@ -144,6 +145,7 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     """
     if is_auto(cfg):
         cfg, _ = resolve_embed(cfg, corpus_languages(load_job_dataset(cfg.dataset)))
+    resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own tokens
     embedder = instantiate(embedder_node(cfg, device))
     context = context_spec(cfg)
     chunker = instantiate(cfg.chunk, embed_fn=partial(embed_named, embedder, what="sentences"))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from sweep.chunking import UnknownChunkSetting
@@ -23,7 +23,11 @@ from sweep.chunking.frameworks import missing_package
 from sweep.core.errors import SweepError
 from sweep.core.folderlock import LOCK_NAME
 from sweep.core.messages import one_line
+from sweep.core.tokenization import TokenizerError
+from sweep.embedding.checks import embed_problem
 from sweep.hydrakit.config import build_node, cause
+from sweep.hydrakit.tokenizers import resolve_tokenizer
+from sweep.jobs.embedchoice import resolve_embed
 from sweep.jobs.job import (
     ConfigError,
     build_eval,
@@ -36,6 +40,7 @@ from sweep.jobs.job import (
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 from sweep.llm import LLMConfigError
 from sweep.llm.config import check_saved
+from sweep.pipeline.languages import corpus_languages
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
 from sweep.reporting.alerts import ALERTS_NAME
 from sweep.retrieval.parents import ParentError
@@ -144,14 +149,25 @@ def check_grid(
 
     seen: set[tuple[str, ...]] = set()
     chunk_checked: dict[tuple[str, ...], Exception | None] = {}
+    embed_checked: dict[tuple[str, ...], Exception | None] = {}
+    # chunk.tokenizer=model whose model has no tokenizer here, by chunk and embed overrides
+    tokenizer_checked: dict[tuple[tuple[str, ...], tuple[str, ...]], Exception] = {}
     llm_checked: set[tuple[str, ...]] = set()
     problems: list[tuple[Sequence[str], Exception]] = []
     composed: dict[tuple[str, ...], DictConfig] = {}
     for overrides in jobs:
         data_key = _subset(overrides, _CHECKED)
         chunk_key = _subset(overrides, ("chunk", "context", "parent", "experiment"))
-        if data_key not in seen or chunk_key not in chunk_checked:
+        embed_key = _subset(overrides, ("embed", "experiment"))
+        if data_key not in seen or chunk_key not in chunk_checked or embed_key not in embed_checked:
             cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            # embed=auto chosen as the job will choose (its dataset, loaded once per process),
+            # so that the model's tokenizer and the embed check are the model that runs.
+            cfg, _ = resolve_embed(cfg, corpus_languages(load_job_dataset(cfg.dataset)))
+            try:
+                resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own
+            except TokenizerError as e:  # that model's tokenizer is not here: its cells
+                tokenizer_checked[(chunk_key, embed_key)] = e
             composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
@@ -161,12 +177,17 @@ def check_grid(
                 seen.add(data_key)
                 ev = build_eval(cfg)
                 scoring_config(load_job_dataset(cfg.dataset), ev, warn=False)
-            if chunk_key not in chunk_checked:
+            # (unresolved, chunk.tokenizer=model would fail every chunk check alike)
+            if chunk_key not in chunk_checked and (chunk_key, embed_key) not in tokenizer_checked:
                 try:
                     context_spec(cfg)
                 except ContextError as e:  # a typo in context.*: every such cell alike
                     raise ConfigError(f"{one_line(e)} ({_label(overrides)})") from None
                 chunk_checked[chunk_key] = chunk_problem(cfg.chunk)
+            if embed_key not in embed_checked:
+                # A preset whose model is not here, embed=multilingual on a GPU, say.
+                node = OmegaConf.to_container(cfg.embed, resolve=True)
+                embed_checked[embed_key] = embed_problem(node) if isinstance(node, dict) else None
         llm_key = _subset(overrides, ("llm", "experiment"))
         if llm_key not in llm_checked:
             llm_checked.add(llm_key)
@@ -174,17 +195,29 @@ def check_grid(
                 config_name=config_name, overrides=list(overrides)
             )
             _check_llm_saved(cfg)
-        problem = chunk_checked[chunk_key]
+        problem = (
+            tokenizer_checked.get((chunk_key, embed_key))
+            or chunk_checked.get(chunk_key)
+            or embed_checked[embed_key]
+        )
         if problem is not None:
             problems.append((overrides, problem))
     for overrides, problem in problems:
         if isinstance(problem, UnknownChunkSetting):
             raise ConfigError(f"{one_line(problem)} ({_label(overrides)})")
+    embed_problems = {id(p) for p in embed_checked.values() if p is not None}
+
+    def where(overrides: Sequence[str], problem: Exception) -> str:
+        if id(problem) not in embed_problems:
+            return _label(overrides)
+        return " ".join(_subset(overrides, ("embed", "experiment"))) or "the default embedder"
+
     if problems and len(problems) == len(jobs):
         overrides, problem = problems[0]
         more = f"; {len(jobs) - 1} more setting(s) cannot run either" if len(jobs) > 1 else ""
         raise ConfigError(
-            f"no setting of this sweep can run: {one_line(problem)} ({_label(overrides)}){more}"
+            f"no setting of this sweep can run: {one_line(problem)} "
+            f"({where(overrides, problem)}){more}"
         )
     if problems:
         overrides, problem = problems[0]
@@ -192,7 +225,7 @@ def check_grid(
             "%d of %d settings cannot run and get an invalid row, e.g. %s: %s",
             len(problems),
             len(jobs),
-            _label(overrides),
+            where(overrides, problem),
             one_line(problem),
         )
     check_contexts(config_name, [j for j in jobs if j not in [o for o, _ in problems]], composed)
@@ -231,6 +264,10 @@ def check_contexts(
         cfg = composed.get(tuple(overrides)) or compose(
             config_name=config_name, overrides=list(overrides)
         )
+        try:
+            resolve_tokenizer(cfg)
+        except TokenizerError:  # that cell's row says so; it asks for no context
+            continue
         spec_here = context_spec(cfg)
         if not spec_here.active:
             continue

@@ -40,6 +40,7 @@ from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, l
 from sweep.core.types import Dataset
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.embedding.embedder import SentenceTransformerEmbedder
+from sweep.embedding.multilingual import UseEmbedder
 from sweep.embedding.rates import EmbedRate
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import embedder_node
@@ -449,7 +450,7 @@ def plan_of(grid: Grid) -> Plan:
     for g in grid.groups:
         embedder = g.embedder
         docs, queries = list(g.docs), list(g.queries)
-        if isinstance(embedder, SentenceTransformerEmbedder):
+        if isinstance(embedder, (SentenceTransformerEmbedder, UseEmbedder)):
             d = embedder.count_cached(docs)
             q = embedder.count_cached(queries, queries=True)
             tokens = (

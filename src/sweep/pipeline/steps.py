@@ -38,7 +38,9 @@ from sweep.core.protocols import (
 from sweep.core.timing import Conditions, Timed, conditions_now
 from sweep.core.types import Chunk, Document, Query, Ranking
 from sweep.pipeline.latency import Latency, encode_times, latency_sample, search_times
+from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import ann_recall
+from sweep.retrieval.lexical import BM25Retriever
 from sweep.retrieval.parents import Parents, ParentSpec, parents_of
 from sweep.retrieval.parents import lift_to_parents as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
@@ -135,8 +137,12 @@ class Embedded:
             "truncated_share": self.truncated_share,
             "max_seq_length": self.max_seq_length,
             # what embedding the corpus costs: every chunk, cached or not, as the model
-            # sees it (truncated at max_seq_length)
-            "embed_tokens": int(np.minimum(self.model_tokens, self.max_seq_length).sum()),
+            # sees it (truncated at max_seq_length; 0: a model that truncates nothing)
+            "embed_tokens": int(
+                np.minimum(self.model_tokens, self.max_seq_length).sum()
+                if self.max_seq_length > 0
+                else self.model_tokens.sum()
+            ),
             "embedded": self.embedded,
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
@@ -210,7 +216,8 @@ def _token_counts(
         return np.zeros(len(inputs)), 0, 0.0
     model_tokens = np.asarray(embedder.count_model_tokens(inputs))
     max_len = int(embedder.max_seq_length)
-    truncated_share = 0.0 if late else float((model_tokens > max_len).mean())
+    # max_seq_length 0: a model that reads every token (USE), so nothing is truncated.
+    truncated_share = 0.0 if late or max_len <= 0 else float((model_tokens > max_len).mean())
     if truncated_share > 0:
         log.warning(
             "%.1f%% of chunks exceed the embedder's max_seq_length of %d model tokens "
@@ -285,10 +292,13 @@ class Searched:
     seconds: float
     #: When and under what load the latency was measured (its oldest, busiest part).
     measured: Conditions = Conditions()
+    #: BM25 and hybrid only: the analyzer that ran and the share of questions without a
+    #: term in the corpus (BM25Retriever.row_facts).
+    bm25: tuple[tuple[str, Any], ...] = ()
 
     def columns(self) -> dict[str, Any]:
         n = self.latency.n
-        return {
+        return dict(self.bm25) | {
             "retrieval_depth": self.ranking.depth,
             "retrieve_s": self.seconds,
             "latency_p50_ms": self.latency.p50_ms if n else None,
@@ -328,6 +338,8 @@ def search(
         depth = min(n_chunks, 2 * depth)
         ranking = retriever.retrieve(queries, embedded.query_vecs, depth)
     seconds = time.perf_counter() - t0
+    lexical = isinstance(retriever, (BM25Retriever, HybridRetriever))
+    bm25 = tuple(retriever.row_facts().items()) if lexical else ()
     # What an approximate index misses, against exact search on the same vectors (cheap
     # next to embedding them).
     ann = None
@@ -357,7 +369,7 @@ def search(
             latency.p95_ms,
             measured.describe(),
         )
-    return Searched(ranking, depth, latency, ann, seconds, measured)
+    return Searched(ranking, depth, latency, ann, seconds, measured, bm25)
 
 
 @dataclass(frozen=True)

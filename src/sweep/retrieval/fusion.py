@@ -114,6 +114,7 @@ class HybridRetriever:
         b: float = 0.75,
         stemmer: str | None = "english",
         stopwords: Any = "en",
+        analyzer: str = "auto",
     ) -> None:
         if fusion not in FUSIONS:
             raise ValueError(f"retrieve.fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
@@ -126,11 +127,17 @@ class HybridRetriever:
         self.candidates = candidates
         self.depth = check_depth(depth)
         self.dense = DenseRetriever(index)
-        self.lexical = BM25Retriever(k1=k1, b=b, stemmer=stemmer, stopwords=stopwords)
+        self.lexical = BM25Retriever(
+            k1=k1, b=b, stemmer=stemmer, stopwords=stopwords, analyzer=analyzer
+        )
 
     @property
     def ntotal(self) -> int:
         return self.dense.ntotal
+
+    def row_facts(self) -> dict[str, Any]:
+        """The BM25 side's (:meth:`~sweep.retrieval.lexical.BM25Retriever.row_facts`)."""
+        return self.lexical.row_facts()
 
     @property
     def search_index(self):

@@ -91,6 +91,11 @@ class Stats:
     #: Approximate indexes only (hnsw, ivf): share of exact search's top 10 the index also
     #: returned, on the same vectors (column ``ann_recall@10``).
     ann_recall: float | None = None
+    #: BM25 and hybrid only: the analyzer that read the chunks (``sudachi``, ``english``,
+    #: ``bigram (sudachipy missing)``) and the share of questions none of whose terms is
+    #: in the corpus (they score 0 everywhere); None for dense retrieval.
+    bm25_analyzer: str | None = None
+    bm25_unmatched_share: float | None = None
 
     @property
     def latency_conditions(self) -> Conditions:

@@ -3,7 +3,8 @@ sentence ends, and the passages a person would accept as evidence.
 
 The chunkers, the health columns, the document readers, the evidence tool and question
 generation all take them from here, so a rule changed here (a language's sentence marks,
-say) changes for all of them at once.
+say) changes for all of them at once. Sentence ends have one rule per language
+(:func:`sentence_rule`), chosen per document.
 """
 
 from sweep.core.text.headings import ATX_HEADING, Heading, parse_headings
@@ -15,19 +16,27 @@ from sweep.core.text.passages import (
     sentences_of,
     split_passages,
 )
-from sweep.core.text.sentences import SENTENCE_ENDS, SentenceEnds, sentence_cuts
+from sweep.core.text.sentences import (
+    SENTENCE_ENDS,
+    SENTENCE_RULES,
+    SentenceEnds,
+    sentence_cuts,
+    sentence_rule,
+)
 
 __all__ = [
     "ATX_HEADING",
     "MAX_WORDS",
     "MIN_WORDS",
     "SENTENCE_ENDS",
+    "SENTENCE_RULES",
     "Heading",
     "Passage",
     "SentenceEnds",
     "parse_headings",
     "passages_of",
     "sentence_cuts",
+    "sentence_rule",
     "sentences_of",
     "split_passages",
 ]

@@ -15,8 +15,8 @@ The rules, in order:
    colon (a lead-in: "When the alarm sounds:") always joins the block after it.
    Never across a heading.
 3. **Long passages are cut into windows.** Joined blocks of more than
-   :data:`MAX_WORDS` words are cut at sentence ends (:data:`~sweep.core.text.sentences.SENTENCE_ENDS`)
-   and line breaks into windows of at most :data:`MAX_WORDS` words, of about equal size
+   :data:`MAX_WORDS` words are cut at sentence ends (the rule of the document's language,
+   :func:`~sweep.core.text.sentences.sentence_rule`) and line breaks into windows of at most :data:`MAX_WORDS` words, of about equal size
    (a lead-in then starts the first window); a single sentence longer than that is cut
    between words.
 
@@ -26,9 +26,9 @@ and together they hold every non-blank character that is not on a heading line.
 A word is a run of characters other than whitespace.
 
 :func:`sentences_of` cuts a passage into its sentences where the chunkers cut them
-(:func:`~sweep.core.text.sentences.sentence_cuts`: ``. ! ? …`` before a space and a
-letter that is not lowercase, ``。！？`` anywhere, Markdown line blocks), so a proposal
-can be the one sentence that answers rather than the passage around it.
+(:func:`~sweep.core.text.sentences.sentence_cuts` with the rule of the passage's
+language), so a proposal can be the one sentence that answers rather than the passage
+around it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sweep.core.text.headings import parse_headings
-from sweep.core.text.sentences import SENTENCE_ENDS, sentence_cuts
+from sweep.core.text.sentences import SentenceEnds, sentence_cuts, sentence_rule
 from sweep.core.textspans import pieces
 from sweep.core.types import Document
 
@@ -89,7 +89,7 @@ def passages_of(document: Document) -> tuple[Passage, ...]:
     """The passages of ``document`` (the rules: this module's docstring)."""
     text = document.text
     passages: list[Passage] = []
-    for (start, end), headings in _spans_with_headings(text):
+    for (start, end), headings in _spans_with_headings(text, sentence_rule(text)):
         if document.title and (not headings or headings[0] != document.title):
             headings = (document.title, *headings)
         passages.append(
@@ -98,15 +98,18 @@ def passages_of(document: Document) -> tuple[Passage, ...]:
     return tuple(passages)
 
 
-def sentences_of(passage: Passage, text: str) -> tuple[Passage, ...]:
+def sentences_of(
+    passage: Passage, text: str, rule: SentenceEnds | None = None
+) -> tuple[Passage, ...]:
     """The sentences of ``passage``, each a :class:`Passage` of the same document (same
     ``index`` and headings), trimmed of whitespace and in order; ``text`` is the
-    document's text. A passage of one sentence is itself."""
+    document's text, ``rule`` the sentence rule (by default, of the passage's language).
+    A passage of one sentence is itself."""
+    rule = rule if rule is not None else sentence_rule(passage.text)
+    cuts = sentence_cuts(text, passage.start, passage.end, rule)
     spans = [
         _trimmed(text, a, b)
-        for a, b in pieces(
-            passage.start, passage.end, sentence_cuts(text, passage.start, passage.end)
-        )
+        for a, b in pieces(passage.start, passage.end, cuts)
         if _NONBLANK.search(text, a, b) is not None
     ]
     if len(spans) < 2:
@@ -121,13 +124,15 @@ def sentences_of(passage: Passage, text: str) -> tuple[Passage, ...]:
 
 def split_passages(text: str) -> tuple[tuple[int, int], ...]:
     """``(start, end)`` of every passage of ``text``, in order."""
-    return tuple(span for span, _ in _spans_with_headings(text))
+    return tuple(span for span, _ in _spans_with_headings(text, sentence_rule(text)))
 
 
-def _spans_with_headings(text: str) -> Iterator[tuple[tuple[int, int], tuple[str, ...]]]:
+def _spans_with_headings(
+    text: str, rule: SentenceEnds
+) -> Iterator[tuple[tuple[int, int], tuple[str, ...]]]:
     for blocks, headings in _sections(text):
         for group in _groups(text, blocks):
-            for span in _windows(text, group):
+            for span in _windows(text, group, rule):
                 yield (span.start, span.end), headings
 
 
@@ -208,7 +213,7 @@ def _groups(text: str, blocks: list[_Span]) -> list[list[_Span]]:
     return groups
 
 
-def _windows(text: str, group: list[_Span]) -> list[_Span]:
+def _windows(text: str, group: list[_Span], rule: SentenceEnds) -> list[_Span]:
     """One passage from the first block of ``group`` to its last when it fits, else windows
     of at most MAX_WORDS words, cut at sentence ends and line breaks (between words inside
     a sentence too long for one)."""
@@ -218,7 +223,7 @@ def _windows(text: str, group: list[_Span]) -> list[_Span]:
     units: list[_Span] = []
     for block in group:
         start = block.start
-        for cut in (*_cuts(text, block.start, block.end), block.end):
+        for cut in (*_cuts(text, block.start, block.end, rule), block.end):
             if _NONBLANK.search(text, start, cut) is not None:
                 unit = _trimmed(text, start, cut)
                 units.extend(_between_words(text, unit) if unit.words > MAX_WORDS else [unit])
@@ -226,10 +231,10 @@ def _windows(text: str, group: list[_Span]) -> list[_Span]:
     return _pack(units, total)
 
 
-def _cuts(text: str, start: int, end: int) -> list[int]:
+def _cuts(text: str, start: int, end: int, rule: SentenceEnds) -> list[int]:
     """Where a long block may be cut: after a sentence's end, and at every line break."""
     breaks = (m.end() for m in _NEWLINE.finditer(text, start, end))
-    return sorted({*SENTENCE_ENDS.ends(text, start, end), *breaks})
+    return sorted({*rule.ends(text, start, end), *breaks})
 
 
 def _between_words(text: str, unit: _Span) -> list[_Span]:

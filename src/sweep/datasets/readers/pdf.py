@@ -66,6 +66,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
+from sweep.core.text.sentences import SENTENCE_RULES
 from sweep.datasets.readers.base import Extracted, ExtractedHeading, UnreadableFile
 
 __all__ = [
@@ -103,7 +104,6 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
-_SENTENCE_END = re.compile(r"[.!?:;…][\"'”’»)\]]*$")
 _BULLET = re.compile(r"^[•◦▪▫●○■□‣⁃∙·]\s*\S")
 # Markers that also occur in running text at a line start: "(10) of them", "— and".
 _MARKER = re.compile(r"^(?:[*–—-]|\(?\d{1,3}[.)]|\(?[a-z]\))\s+\S")
@@ -113,6 +113,13 @@ _EDGE_NUMBERS = re.compile(r"^(\d{1,4})(?=\s)|(?<=\s)(\d{1,4})$")
 # A table-of-contents entry's end: a dot leader (". . . ." or "....") and a page number.
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*(?:\d{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
+
+
+def _ends_sentence(line: str) -> bool:
+    """Whether ``line`` ends with a finished sentence or a lead-in by the rule of any
+    language (``.`` and ``»``, ``。`` and ``」``): lines are joined before the page's
+    language is known."""
+    return any(rule.ends_line(line) for rule in SENTENCE_RULES.values())
 
 
 @dataclass(frozen=True)
@@ -330,8 +337,8 @@ class _Document:
         """A heading-like line between a finished sentence and a new block: it starts a
         paragraph even when the sentence before it filled its line (rule 3 of the module)."""
         return (
-            bool(_SENTENCE_END.search(previous.text))
-            and not _SENTENCE_END.search(line.text)
+            bool(_ends_sentence(previous.text))
+            and not _ends_sentence(line.text)
             and (line.text[0].isupper() or line.text[0].isdigit())
             and (
                 following is None
@@ -353,7 +360,7 @@ class _Document:
                 return "nospace"
             return "hyphen"
         if self._has_room(previous, line) and (
-            _SENTENCE_END.search(before) or _heading_like(before, text)
+            _ends_sentence(before) or _heading_like(before, text)
         ):
             return "break"
         return "space"

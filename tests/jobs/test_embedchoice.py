@@ -62,7 +62,10 @@ def test_a_japanese_corpus_runs_the_multilingual_node_and_says_so():
 
 
 def test_without_the_multilingual_node_minilm_runs_and_the_line_says_why():
-    cfg, chosen = resolve_embed(_compose(), JAPANESE)
+    composed = _compose()
+    OmegaConf.set_struct(composed, False)
+    composed.embed.pop("other", None)  # as composed where conf/embed/multilingual.yaml is not
+    cfg, chosen = resolve_embed(composed, JAPANESE)
     assert chosen is not None and chosen.name == "minilm"
     assert "the corpus is 93% Japanese" in chosen.line and "minilm runs" in chosen.line
     assert cfg.embed.model == "sentence-transformers/all-MiniLM-L6-v2"

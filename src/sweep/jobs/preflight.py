@@ -160,15 +160,16 @@ def check_grid(
         chunk_key = _subset(overrides, ("chunk", "context", "parent", "experiment"))
         embed_key = _subset(overrides, ("embed", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked or embed_key not in embed_checked:
-            cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
-            # embed=auto chosen as the job will choose (its dataset, loaded once per process),
-            # so that the model's tokenizer and the embed check are the model that runs.
-            cfg, _ = resolve_embed(cfg, corpus_languages(load_job_dataset(cfg.dataset)))
+            given: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            # Checked with embed=auto chosen as the job will choose (its dataset, loaded once
+            # per process): the tokenizer and the embed check are the model that runs. The
+            # config handed on keeps auto, for the plan to say its choice.
+            composed[tuple(overrides)] = given
+            cfg, _ = resolve_embed(given, corpus_languages(load_job_dataset(given.dataset)))
             try:
                 resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own
             except TokenizerError as e:  # that model's tokenizer is not here: its cells
                 tokenizer_checked[(chunk_key, embed_key)] = e
-            composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
             except ParentError as e:  # a typo in parent.*: every such cell alike

@@ -156,7 +156,8 @@ def test_prewarm_spreads_over_worker_processes(tmp_path):
     share into the shared cache, no text twice, and a job afterwards embeds nothing."""
     cache = tmp_path / "cache"
     with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=_jobs(cache)[0])
+        # The model named: an embed=auto node is the embedder's only once a job resolves it.
+        cfg = compose("config", overrides=[*_jobs(cache)[0], "embed=minilm"])
         stages = build_stages(cfg)
         dataset = load_job_dataset(cfg.dataset)
         docs = list(

@@ -35,6 +35,7 @@ from sweep.hydrakit.overrides import expand_grid
 from sweep.jobs import preflight
 from sweep.jobs.diskfull import stop_if_disk_full
 from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
+from sweep.reporting.alerts import ALERTS_NAME, write_alerts
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.write import write_report
@@ -162,15 +163,27 @@ def _plan(
     jobs: list[list[str]],
     launch: devices.Launch,
     composed: dict[tuple[str, ...], DictConfig],
+    folder: Path,
 ) -> Grid:
     """Chunk the grid and say what the sweep is about to do, before its first job: the jobs,
     their dataset and the overrides they share (which job lines then leave out), the texts
-    to embed, the share cached and how long the rest should take."""
+    to embed, the share cached and how long the rest should take; the model ``embed=auto``
+    chose, and a model that cannot read the corpus's language (kept in the folder for the
+    report, which shows it beside the recommendation)."""
     grid = collect_grid(config_name, jobs, launch, composed=composed)
     plan = plan_of(grid)
     progress.set_shared(plan.shared)
     for line in plan.lines():
         log.info("%s", line)
+    for line in grid.embed_choices:
+        log.info("%s", line)
+    for line in grid.language_warnings:
+        log.warning("%s", line)
+    try:
+        write_alerts(folder, grid.language_warnings)
+    except OSError as e:
+        stop_if_disk_full(e, folder / ALERTS_NAME)
+        raise
     return grid
 
 
@@ -214,7 +227,7 @@ class SweepCallback(Callback):
         os.environ[devices.JOBS_ENV] = str(len(jobs))
         launch = devices.launch_of(config.hydra)
         try:
-            grid = _plan(config.hydra.job.config_name, jobs, launch, composed)
+            grid = _plan(config.hydra.job.config_name, jobs, launch, composed, folder)
             prewarm_grid(config.hydra.job.config_name, jobs, launch, folder, grid=grid)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             self.run.fail(str(e), folder)
@@ -230,7 +243,13 @@ class SweepCallback(Callback):
         jobs = [list(config.hydra.overrides.task)]
         composed = _check_start(self.run, folder, config.hydra.job.config_name, jobs)
         try:
-            _plan(config.hydra.job.config_name, jobs, devices.launch_of(config.hydra), composed)
+            _plan(
+                config.hydra.job.config_name,
+                jobs,
+                devices.launch_of(config.hydra),
+                composed,
+                folder,
+            )
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             self.run.fail(str(e), folder)
 

@@ -37,6 +37,7 @@ from sweep.core.protocols import (
     DocumentChunker,
     Embedder,
     HasNotes,
+    LabelledEmbedder,
     Reranker,
     Retriever,
     embed_named,
@@ -49,11 +50,14 @@ from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
 from sweep.hydrakit.tokenizers import resolve_tokenizer
 from sweep.jobs.diskfull import stop_if_disk_full
+from sweep.jobs.embedchoice import AUTO, EmbedResolution, is_auto, resolve_embed
 from sweep.llm import LLMClient
 from sweep.llm.config import named_secrets
 from sweep.llm.errors import mask
 from sweep.pipeline.evaluate import evaluate_setting
+from sweep.pipeline.languages import CorpusLanguages, corpus_languages, hub_share
 from sweep.pipeline.latency import encode_times_for
+from sweep.reporting.alerts import write_hub
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import ANN_RECALL_K
 from sweep.retrieval.parents import ParentSpec
@@ -85,6 +89,14 @@ __all__ = [
 ]
 
 log = logging.getLogger("sweep")
+
+#: The top k the hub share counts a chunk in (sweep.pipeline.languages.hub_share).
+_HUB_K = 5
+
+
+def _embed_label(embedder: Any) -> str | None:
+    """The embedder's name as the plan and the row say it."""
+    return embedder.label if isinstance(embedder, LabelledEmbedder) else None
 
 
 class ConfigError(ValueError, BadInput):
@@ -128,8 +140,11 @@ def build_stages(cfg: DictConfig, device: str | None = None) -> Stages:
     and re-ranker (None for ``rerank=none``); a bad setting raises.
 
     The chunker is handed the embedder's ``embed_documents`` as ``embed_fn``
-    (the semantic strategy embeds sentences; the others ignore it).
+    (the semantic strategy embeds sentences; the others ignore it). An ``embed=auto``
+    node a job has not resolved yet is resolved here, for the config's dataset.
     """
+    if is_auto(cfg):
+        cfg, _ = resolve_embed(cfg, corpus_languages(load_job_dataset(cfg.dataset)))
     resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own tokens
     embedder = instantiate(embedder_node(cfg, device))
     context = context_spec(cfg)
@@ -264,15 +279,43 @@ def _place(cfg: DictConfig, job_num: int, launch: Launch | None) -> str | None:
     return placement.device if requested == "auto" else None
 
 
-def _prepare(cfg: DictConfig, job_dir: Path, job_num: int) -> tuple[EvalConfig, Dataset]:
+@dataclass(frozen=True)
+class _Prepared:
+    ev: EvalConfig
+    dataset: Dataset
+    #: The config the job runs: ``embed=auto`` resolved (sweep.jobs.embedchoice).
+    cfg: DictConfig
+    embed: EmbedResolution | None
+    languages: CorpusLanguages
+
+
+def _prepare(cfg: DictConfig, job_dir: Path, job_num: int) -> _Prepared:
     """The job's folder with its resolved config, its eval config and its dataset."""
     ev = build_eval(cfg)
     job_dir.mkdir(parents=True, exist_ok=True)
-    # Resolved, its literal strings escaped: a value the user escaped (\${oc.env:KEY}) is
-    # saved as the literal it is, never as an interpolation a reader would resolve.
-    (job_dir / "resolved_config.yaml").write_text(config_yaml(cfg), encoding="utf-8")
     dataset = load_job_dataset(cfg.dataset)
-    return scoring_config(dataset, ev, warn=job_num == 0), dataset
+    languages = corpus_languages(dataset)
+    cfg, embed = resolve_embed(cfg, languages)
+    # Resolved, its literal strings escaped: a value the user escaped (\${oc.env:KEY}) is
+    # saved as the literal it is, never as an interpolation a reader would resolve. The
+    # embed node is the model that runs (sweep.export and sweep.check rebuild from it).
+    (job_dir / "resolved_config.yaml").write_text(config_yaml(cfg), encoding="utf-8")
+    return _Prepared(scoring_config(dataset, ev, warn=job_num == 0), dataset, cfg, embed, languages)
+
+
+def _settings(
+    prepared: _Prepared, overrides: Sequence[str], choices: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The row's settings: the embedder ``auto`` chose as if named (``embed.choice`` says
+    auto chose it), and the corpus's languages (``ja 0.93, en 0.07``)."""
+    embed = prepared.embed
+    if embed is not None:
+        choices = {**choices, "embed": embed.name}
+    settings = job_settings(prepared.cfg, overrides, choices)
+    if embed is not None:
+        settings["embed.choice"] = AUTO
+    settings["corpus.languages"] = prepared.languages.column()
+    return settings
 
 
 def save_failed_row(
@@ -284,13 +327,13 @@ def save_failed_row(
     error: str,
 ) -> Row:
     """Save a ``failed`` row for a job that could not save its own (its worker died)."""
-    ev, dataset = _prepare(cfg, job_dir, job_num)
+    prepared = _prepare(cfg, job_dir, job_num)
     row = Row(
         job_num,
         "failed",
-        job_settings(cfg, overrides, choices),
-        ev,
-        DatasetInfo.of(dataset),
+        _settings(prepared, overrides, choices),
+        prepared.ev,
+        DatasetInfo.of(prepared.dataset),
         tuple(overrides),
         error,
         path=job_dir,
@@ -335,9 +378,10 @@ def run_job(
     ``launch`` (how the sweep's jobs run) decides an ``embed.device=auto`` and how
     many CPU threads this job may use (``sweep.hydrakit.devices``).
     """
-    ev, dataset = _prepare(cfg, job_dir, job_num)
+    prepared = _prepare(cfg, job_dir, job_num)
+    ev, dataset, cfg = prepared.ev, prepared.dataset, prepared.cfg
     retime = retime_wanted(cfg)
-    settings = job_settings(cfg, overrides, choices)
+    settings = _settings(prepared, overrides, choices)
     label = " ".join(overrides) or "(defaults)"
     log.info(
         "%s job %s: %s", progress.job_label(job_num), job_num, progress.job_overrides(overrides)
@@ -354,6 +398,9 @@ def run_job(
             raise _Invalid(first_line(cause(e), with_type=True)) from e
         # What the size counts is known once the chunker is built (a splitter's own length).
         settings["chunk.unit"] = getattr(stages.chunker, "size_unit", None)
+        if prepared.embed is not None and settings.get("embed.model") is None:
+            # A node without a model key (the multilingual one): the row names what ran.
+            settings["embed.model"] = _embed_label(stages.embedder)
         notes = tuple(stages.chunker.notes) + design_notes(stages)
         for note in notes:
             log.warning("%s", note)
@@ -378,6 +425,10 @@ def run_job(
                 f"(ann_recall@{ANN_RECALL_K})",
             )
         result.scores.write_csv(job_dir / "per_query.csv")
+        hub = hub_share(result.ranking, _HUB_K)
+        if hub is not None:
+            share, chunk = hub
+            write_hub(job_dir, share, result.passages[chunk].chunk_id, _HUB_K, len(result.passages))
         write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
         shown = showcase_document(dataset.documents, dataset.queries)
         if shown is not None:

@@ -27,6 +27,7 @@ from sweep.core.tokenization import TokenizerError
 from sweep.embedding.checks import embed_problem
 from sweep.hydrakit.config import build_node, cause
 from sweep.hydrakit.tokenizers import resolve_tokenizer
+from sweep.jobs.embedchoice import resolve_embed
 from sweep.jobs.job import (
     ConfigError,
     build_eval,
@@ -39,7 +40,9 @@ from sweep.jobs.job import (
 from sweep.jobs.prewarm import REPORT_NAME as PREWARM_REPORT
 from sweep.llm import LLMConfigError
 from sweep.llm.config import check_saved
+from sweep.pipeline.languages import corpus_languages
 from sweep.pipeline.latency import ENCODE_TIMES_LOCK, ENCODE_TIMES_NAME
+from sweep.reporting.alerts import ALERTS_NAME
 from sweep.retrieval.parents import ParentError
 
 __all__ = ["check_contexts", "check_folder", "check_grid", "discard_if_unused"]
@@ -50,7 +53,14 @@ log = logging.getLogger("sweep")
 _SWEEP_MARKS = ("multirun.yaml", "results.csv", "results.md")
 #: Files the sweep itself puts in its folder before any row: Hydra's, prewarm's, the query
 #: encode times and the locks.
-_SWEEP_FILES = ("multirun.yaml", PREWARM_REPORT, LOCK_NAME, ENCODE_TIMES_NAME, ENCODE_TIMES_LOCK)
+_SWEEP_FILES = (
+    "multirun.yaml",
+    PREWARM_REPORT,
+    ALERTS_NAME,
+    LOCK_NAME,
+    ENCODE_TIMES_NAME,
+    ENCODE_TIMES_LOCK,
+)
 #: Override keys whose values change what is loaded or how it is scored.
 _CHECKED = ("dataset", "eval", "experiment")
 _OWN_CHUNKER = "sweep.chunking.build_chunker"
@@ -150,12 +160,16 @@ def check_grid(
         chunk_key = _subset(overrides, ("chunk", "context", "parent", "experiment"))
         embed_key = _subset(overrides, ("embed", "experiment"))
         if data_key not in seen or chunk_key not in chunk_checked or embed_key not in embed_checked:
-            cfg: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            given: DictConfig = compose(config_name=config_name, overrides=list(overrides))
+            # Checked with embed=auto chosen as the job will choose (its dataset, loaded once
+            # per process): the tokenizer and the embed check are the model that runs. The
+            # config handed on keeps auto, for the plan to say its choice.
+            composed[tuple(overrides)] = given
+            cfg, _ = resolve_embed(given, corpus_languages(load_job_dataset(given.dataset)))
             try:
                 resolve_tokenizer(cfg)  # chunk.tokenizer=model: the embedding model's own
             except TokenizerError as e:  # that model's tokenizer is not here: its cells
                 tokenizer_checked[(chunk_key, embed_key)] = e
-            composed[tuple(overrides)] = cfg
             try:
                 parent_spec(cfg)
             except ParentError as e:  # a typo in parent.*: every such cell alike

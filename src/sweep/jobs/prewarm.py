@@ -37,6 +37,7 @@ from omegaconf import DictConfig, OmegaConf
 from sweep.core.files import write_text_atomic
 from sweep.core.messages import first_line
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
+from sweep.core.types import Dataset
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.embedding.multilingual import UseEmbedder
@@ -44,7 +45,15 @@ from sweep.embedding.rates import EmbedRate
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import embedder_node
 from sweep.hydrakit.devices import Launch
+from sweep.jobs.embedchoice import resolve_embed
 from sweep.jobs.job import ConfigError, build_stages, cause, load_job_dataset, retime_wanted
+from sweep.pipeline.languages import (
+    CorpusLanguages,
+    corpus_languages,
+    english_only,
+    language_warning,
+    model_unk_share,
+)
 from sweep.pipeline.latency import encode_times_for, latency_sample
 
 __all__ = [
@@ -163,6 +172,11 @@ class Grid:
     #: The datasets' names, in order.
     datasets: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: What ``embed=auto`` chose, a line each (``embed auto → multilingual: ...``).
+    embed_choices: tuple[str, ...] = ()
+    #: A model that cannot read its corpus's language, a line each (said before the
+    #: first job, and kept for the report).
+    language_warnings: tuple[str, ...] = ()
 
 
 def _sweeps_own_chunker(cfg: DictConfig) -> bool:
@@ -207,6 +221,10 @@ def collect_grid(
     unplanned: dict[int, str] = {}
     skipped: dict[int, str] = {}
     datasets: dict[str, None] = {}
+    choices: dict[str, None] = {}
+    warnings: dict[str, None] = {}
+    read: set[tuple[int, str]] = set()
+    mixes: dict[int, CorpusLanguages] = {}
     selected = 0
 
     def _leave(num: int, why: str, prewarm: bool) -> None:
@@ -234,19 +252,30 @@ def collect_grid(
                 on,
             )
             continue
-        requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
-        device = devices.pick_device(requested, 0, 1, machine)
         try:
+            dataset = load_job_dataset(cfg.dataset)
+            # embed=auto chooses as the job will (the same dataset, the same choice).
+            languages = mixes.get(id(dataset)) or corpus_languages(dataset)
+            mixes[id(dataset)] = languages
+            cfg, resolution = resolve_embed(cfg, languages)
+            requested = str(OmegaConf.select(cfg, "embed.device", default="cpu"))
+            device = devices.pick_device(requested, 0, 1, machine)
             node = embedder_node(cfg, device)
             stages = build_stages(cfg, device if requested == "auto" else None)
             # Another model, max_seq_length, normalization or prefix is another cache.
             identity = identity_of(stages.embedder) or json.dumps(node, sort_keys=True)
             key = (identity, str(cache_root), device, on)
-            dataset = load_job_dataset(cfg.dataset)
         except Exception as e:  # an invalid setting: its job saves the reason in its row
             _leave(num, first_line(cause(e)), on)
             continue
         datasets[dataset.name] = None
+        if resolution is not None:
+            choices[resolution.line] = None
+        if (id(dataset), identity) not in read:
+            read.add((id(dataset), identity))
+            warning = _language_warning(dataset, languages, stages.embedder, node)
+            if warning is not None:
+                warnings[warning] = None
         if stages.contexts is not None or late_chunker_of(stages.embedder) is not None:
             _leave(
                 num,
@@ -284,6 +313,31 @@ def collect_grid(
         selected,
         tuple(datasets),
         time.perf_counter() - t0,
+        tuple(choices),
+        tuple(warnings),
+    )
+
+
+#: Characters of each document the ``[UNK]`` share reads: a fair sample of a long corpus
+#: in milliseconds.
+_READ_CHARS = 2000
+
+
+def _language_warning(
+    dataset: Dataset, languages: CorpusLanguages, embedder: Any, node: Mapping[str, Any]
+) -> str | None:
+    """The warning before the first job when the embedder cannot read the dataset's language
+    (sweep.pipeline.languages.language_warning), or None."""
+    label = (embedder.label if isinstance(embedder, LabelledEmbedder) else None) or str(
+        node.get("model") or "the model"
+    )
+    model = str(node.get("model") or label)
+    texts = [d.text[:_READ_CHARS] for d in dataset.documents if d.text]
+    return language_warning(
+        languages.documents,
+        model_unk_share(embedder, texts),
+        label,
+        english_model=english_only(model),
     )
 
 

@@ -32,6 +32,7 @@ from sweep.core.files import regular_file, write_text_atomic
 from sweep.core.measures import Primary
 from sweep.core.settings import SETTINGS, varied_settings
 from sweep.decision.decide import SweepDecision, decide
+from sweep.reporting.alerts import read_hub
 from sweep.scoring.table import ScoreTable
 from sweep.store.row import Row, load_rows
 from sweep.store.traces import read_traces
@@ -84,6 +85,9 @@ def _record(row: Row, decision: SweepDecision, settings: Sequence[str]) -> dict[
     rec.update(row.stats.to_columns() if row.ok else {"total_s": row.stats.total_s})
     if row.diagnostics is not None:
         rec.update(row.diagnostics.columns())
+    hub = read_hub(row.path) if row.ok else None
+    if hub is not None:  # the largest share of questions whose top 5 hold one same chunk
+        rec["hub.share"] = hub["share"]
     if row.summary is not None:
         for level, lv in row.summary.levels.items():
             rec[f"{level}.n_queries"] = lv.n_queries

@@ -29,6 +29,7 @@ from sweep.reporting.tables import (
     row_classes,
     twohop_frame,
     twohop_ks,
+    warning_lines,
 )
 from sweep.reporting.worstqueries import worst_queries_html
 
@@ -62,6 +63,7 @@ def _recommendation(rep: SweepReport) -> Section | None:
         if d.recommendation_body:
             where = f"<b>{escape(d.group.label)}:</b> " if d.group.label else ""
             boxes.append(f'<div class="rec">{where}{escape(d.recommendation_body)}</div>')
+    boxes += [f'<div class="rec warn">{escape(w)}</div>' for w in warning_lines(rep)]
     return Section("Recommendation", "".join(boxes)) if boxes else None
 
 

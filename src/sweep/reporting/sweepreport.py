@@ -31,6 +31,7 @@ from sweep.decision.breakdown import (
     worst_first,
 )
 from sweep.decision.decide import Decision, SweepDecision, decide, pick
+from sweep.reporting.alerts import read_alerts, row_alerts
 from sweep.reporting.frames import frame, per_query_tables
 from sweep.scoring.table import ScoreTable
 from sweep.store.row import Row, load_rows, unfinished_jobs
@@ -64,6 +65,9 @@ class SweepReport:
     groups: tuple[GroupView, ...]
     #: jobs that started and saved no row (a killed sweep, or one still running)
     unfinished: tuple[int, ...] = ()
+    #: what makes the numbers untrustworthy, shown beside the recommendation: a model that
+    #: cannot read the corpus's language, a chunk in every top 5 (sweep.reporting.alerts)
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> list[Row]:
@@ -131,6 +135,17 @@ def report_of_rows(
     labels = {r.job: setting_label(r.settings, keys) for r in rows}
     by_job = {r.job: r for r in rows}
     groups = tuple(_view(d, by_job, labels, tables) for d in decision.decisions)
+    df = frame(rows, decision)
+    records = {int(r["job"]): r for r in df.to_dict("records")} if "job" in df else {}
+    warnings = (*read_alerts(sweep_dir), *row_alerts(rows, records, keys))
     return SweepReport(
-        sweep_dir, tuple(rows), decision, frame(rows, decision), keys, labels, groups, unfinished
+        sweep_dir,
+        tuple(rows),
+        decision,
+        df,
+        keys,
+        labels,
+        groups,
+        unfinished,
+        tuple(dict.fromkeys(warnings)),
     )

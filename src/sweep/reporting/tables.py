@@ -43,6 +43,7 @@ __all__ = [
     "terminal_table",
     "terminal_text",
     "unfinished_note",
+    "warning_lines",
     "worst_queries_markdown",
 ]
 
@@ -499,6 +500,12 @@ def recommendations(rep: SweepReport) -> list[str]:
     ]
 
 
+def warning_lines(rep: SweepReport) -> list[str]:
+    """What makes the numbers untrustworthy (``SweepReport.warnings``), said beside the
+    recommendation."""
+    return list(rep.warnings)
+
+
 def agreement_lines(rep: SweepReport) -> list[str]:
     """Per group of a set that mixes synthetic and hand-written questions: do they agree?"""
     return [
@@ -513,6 +520,7 @@ def results_markdown(rep: SweepReport) -> str:
     parts = [markdown(results_frame(rep))]
     # Labels, notes, dataset names and errors in the prose come from data too.
     parts += [md_text(t) for t in recommendations(rep)]
+    parts += [f"**{md_text(t)}**" for t in warning_lines(rep)]
     parts.append("\n".join(f"- {md_text(n)}" for n in footnotes(rep)))
     cost = cost_markdown(rep)
     if cost:
@@ -530,7 +538,7 @@ def terminal_text(rep: SweepReport) -> str:
     caption = "\n".join(d.caption for d in rep.decision.decisions if d.caption)
     prose = (
         ([caption] if caption else [])
-        + [*agreement_lines(rep), *recommendations(rep)]
+        + [*agreement_lines(rep), *recommendations(rep), *warning_lines(rep)]
         + (["\n".join(needed)] if needed else [])
     )
     # Line by line: the prose's own line breaks stay, a setting's value cannot drive the terminal.

@@ -19,12 +19,12 @@ from typing import Any
 from sweep.core.files import regular_file, write_text_atomic
 from sweep.core.settings import setting_label
 from sweep.pipeline.languages import HUB_SHARE
+from sweep.retrieval.lexical import UNMATCHED_WARNING
 from sweep.store.row import Row
 
 __all__ = [
     "ALERTS_NAME",
     "HUB_NAME",
-    "UNMATCHED_SHARE",
     "read_alerts",
     "read_hub",
     "row_alerts",
@@ -39,9 +39,6 @@ HUB_NAME = "hub.json"
 #: A hub is a warning among at least this many chunks per place of the top k: chance puts a
 #: chunk in at most 1 in 5 top ks there, never in 80% of them.
 _CHUNKS_PER_K = 5
-#: From this share of questions without a term BM25 finds in the corpus, a warning: their
-#: ranking is the corpus's order, not a match.
-UNMATCHED_SHARE = 0.2
 #: The column a BM25 retriever's row gives that share in (absent elsewhere).
 _UNMATCHED = "bm25_unmatched_share"
 
@@ -123,7 +120,7 @@ def row_alerts(
                 "this), so its numbers say nothing about chunking"
             )
         unmatched = _share(records.get(row.job, {}).get(_UNMATCHED))
-        if unmatched is not None and unmatched >= UNMATCHED_SHARE:
+        if unmatched is not None and unmatched >= UNMATCHED_WARNING:
             lines.append(
                 f"warning: {name}: BM25 found no term of {100 * unmatched:.0f}% of the "
                 "questions in the corpus: their rankings match nothing (a tokenizer that "

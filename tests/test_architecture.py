@@ -175,12 +175,9 @@ ALLOWED_STATE = {
     ("sweep/chunking/base.py", "_REGISTERED"),
     ("sweep/core/cachedirs.py", "_read_only"),  # cache folders this process found unwritable
     ("sweep/core/interrupts.py", "_heard"),  # the Ctrl-C the signal handler heard
-    ("sweep/core/progress.py", "_total"),
+    ("sweep/core/progress.py", "_total"),  # the sweep's job count, for "[3/6]" in log lines
     ("sweep/core/text/analyzers.py", "_TOOLS"),  # memo: segmenters loaded, fallbacks said
-    (
-        "sweep/core/text/analyzers.py",
-        "_TERMS_MEMO",
-    ),  # memo: a text's segmented words  # the sweep's job count, for "[3/6]" in log lines
+    ("sweep/core/text/analyzers.py", "_TERMS_MEMO"),  # memo: a text's segmented words
     ("sweep/core/tokenization.py", "_by_name"),  # memo: tokenizers loaded
     ("sweep/core/tokenization.py", "_byte_length_tables"),  # memo
     ("sweep/core/tokenization.py", "_cache"),  # memo: token counts

@@ -37,7 +37,10 @@ from typing import IO
 import numpy as np
 
 from sweep.core import cachedirs
-from sweep.embedding.errors import CacheError  # re-exported: sweep.cache imports it from here
+from sweep.embedding.errors import (
+    CacheError,  # re-exported: sweep.cache imports it from here
+    EmbedderError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,14 @@ def default_cache_dir() -> Path:
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     """The folder ``runtime.cache_dir`` names (None: the default); None when it is ``off``."""
     return cachedirs.resolve_cache_dir_of(cache_dir, "embeddings")
+
+
+def usable_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
+    """:func:`resolve_cache_dir`, refusing a path that exists and is not a folder."""
+    root = resolve_cache_dir(cache_dir)
+    if root is not None and root.exists() and not root.is_dir():
+        raise EmbedderError(f"runtime.cache_dir {str(root)!r} exists and is not a directory")
+    return root
 
 
 def namespace_dirname(namespace: str) -> str:

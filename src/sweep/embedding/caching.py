@@ -23,6 +23,8 @@ __all__ = [
     "CacheCount",
     "CacheRun",
     "Compute",
+    "compute_misses",
+    "count_run",
     "embed_misses",
     "keep",
     "through_cache",
@@ -142,6 +144,21 @@ def through_cache(
     )
 
 
+def count_run(stats: EmbedStats, requested: int, run: CacheRun, cached: bool) -> EmbedStats:
+    """``stats`` with one pass through the cache added: ``requested`` strings asked for,
+    ``run`` what the pass did (no hits counted when ``cached`` is False: there was no cache)."""
+    return bump(
+        stats,
+        requested=requested,
+        unique=run.unique,
+        cache_hits=run.hits if cached else 0,
+        cache_misses=run.misses,
+        embedded=run.misses,
+        seconds=run.model_seconds,
+        cache_seconds=run.cache_seconds,
+    )
+
+
 def keep(cache: EmbeddingCache, keys: list[str], vecs: np.ndarray, what: str) -> float:
     """Cache the finite ones of ``vecs`` (a NaN must be computed again, not served);
     the seconds it took."""
@@ -188,3 +205,37 @@ def embed_misses(
             if cache is not None:
                 store_seconds += keep(cache, [keys[i] for i in idx], vecs, "texts embedded")
     return model_seconds, store_seconds
+
+
+def compute_misses(
+    strings: list[str],
+    keys: list[str],
+    load: Callable[[], None],
+    encode: Callable[[list[str]], np.ndarray],
+    batch_size: int,
+    show_progress: bool,
+    record: Callable[[list[str], float], None],
+) -> Compute:
+    """The :data:`Compute` of :func:`through_cache` for ``strings`` cached under ``keys``
+    (aligned): the model loaded by ``load``, the missing strings embedded by
+    :func:`embed_misses`, then ``record(those strings, model seconds)``."""
+
+    def compute(
+        misses: list[int], first: list[int], out: np.ndarray, cache: EmbeddingCache | None
+    ) -> tuple[float, float]:
+        todo = [strings[first[u]] for u in misses]
+        load()  # before the bar and the clock: loading is not model time
+        model_s, store_s = embed_misses(
+            todo,
+            [keys[first[u]] for u in misses],
+            np.asarray(misses, dtype=np.int64),
+            out,
+            cache,
+            encode,
+            batch_size,
+            show_progress,
+        )
+        record(todo, model_s)
+        return model_s, store_s
+
+    return compute

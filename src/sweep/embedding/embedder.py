@@ -24,14 +24,14 @@ import numpy as np
 from sweep.core.messages import first_line
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document
-from sweep.embedding import backends, caching
-from sweep.embedding.cache import EmbeddingCache, default_cache_dir, resolve_cache_dir
-from sweep.embedding.caching import CacheCount, EmbedStats, embed_misses
+from sweep.embedding import backends, caching, rates
+from sweep.embedding.cache import EmbeddingCache, default_cache_dir, usable_cache_dir
+from sweep.embedding.caching import CacheCount, EmbedStats, compute_misses, count_run
 from sweep.embedding.caching import bump as _bump
 from sweep.embedding.checks import check_settings
-from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
+from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 from sweep.embedding.errors import EmbedderError
-from sweep.embedding.inputs import input_keys, tokenized
+from sweep.embedding.inputs import check_texts, input_keys, tokenized
 from sweep.embedding.late import LateChunker
 from sweep.embedding.models import (
     BUNDLED_ALIASES,
@@ -43,7 +43,7 @@ from sweep.embedding.models import (
 )
 from sweep.embedding.onnx_backend import ExportedBackend
 from sweep.embedding.presets import preset_source
-from sweep.embedding.rates import EmbedRate, EmbedRates
+from sweep.embedding.rates import EmbedRate
 from sweep.embedding.torch_backend import TorchBackend
 
 __all__ = ["SentenceTransformerEmbedder"]
@@ -122,15 +122,7 @@ class SentenceTransformerEmbedder:
         self._files: ModelFiles | None = None
         self._dim: int | None = None
         self._max_seq_length: int | None = None
-        self._cache_root = resolve_cache_dir(cache_dir)
-        if (
-            self._cache_root is not None
-            and self._cache_root.exists()
-            and not self._cache_root.is_dir()
-        ):
-            raise EmbedderError(
-                f"runtime.cache_dir {str(self._cache_root)!r} exists and is not a directory"
-            )
+        self._cache_root = usable_cache_dir(cache_dir)
         self._cache: EmbeddingCache | None = None
         self._stats = EmbedStats()
         # The torch model is always at hand: it downloads a Hub model, counts tokens
@@ -244,7 +236,7 @@ class SentenceTransformerEmbedder:
     def encode_query(self, text: str) -> np.ndarray:
         """One query, (1, dim), from the model itself and never the cache: what a deployed
         retriever pays per query. Not counted in :attr:`stats`."""
-        (text,) = self._check_texts([text])
+        (text,) = check_texts([text])
         vec = self._encode([self.query_prefix + text])
         return np.ascontiguousarray(np.asarray(vec, dtype=np.float32).reshape(1, -1))
 
@@ -256,7 +248,7 @@ class SentenceTransformerEmbedder:
         :func:`sweep.core.timing.needs_retime` says). None when the cache is off."""
         if self._cache_root is None:
             return None
-        texts = self._check_texts(texts)
+        texts = check_texts(texts)
         store = CachedEncodeTimes(
             self._cache_root, timing_namespace(self.identity, self.device, self.threads), self.label
         )
@@ -276,7 +268,7 @@ class SentenceTransformerEmbedder:
         """int64 length of each text as embedded (document prefix included) in the
         model's own tokenizer, special tokens included; a text is truncated when
         its count exceeds ``max_seq_length``."""
-        strings = [self.document_prefix + t for t in self._check_texts(texts)]
+        strings = [self.document_prefix + t for t in check_texts(texts)]
         if not strings:
             return np.zeros(0, dtype=np.int64)
         files = self._files
@@ -300,7 +292,7 @@ class SentenceTransformerEmbedder:
         if cache is None:
             return None
         prefix = self.query_prefix if queries else self.document_prefix
-        strings = [prefix + t for t in self._check_texts(texts)]
+        strings = [prefix + t for t in check_texts(texts)]
         vectors, found = cache.get_many(self._input_keys(strings))
         return np.ascontiguousarray(vectors, dtype=np.float32) if found.all() else None
 
@@ -309,7 +301,7 @@ class SentenceTransformerEmbedder:
         many the cache holds; never loads the model. Without the model's files at hand
         (a Hub model not downloaded yet) the distinct texts are counted and none cached."""
         prefix = self.query_prefix if queries else self.document_prefix
-        strings = [prefix + t for t in self._check_texts(texts)]
+        strings = [prefix + t for t in check_texts(texts)]
         if self._files is None or self._max_seq_length is None:
             return CacheCount(len(set(strings)), 0, None)
         inputs = dict(zip(self._input_keys(strings), strings))  # distinct input -> a text
@@ -365,16 +357,7 @@ class SentenceTransformerEmbedder:
         run = caching.through_cache(keys, cache, lambda: self.dim, announce, compute)
         if not run.misses and run.unique and self._dim is None:
             self._dim = int(run.vectors.shape[1])
-        self._stats = _bump(
-            self._stats,
-            requested=len(keys),
-            unique=run.unique,
-            cache_hits=run.hits if cache is not None else 0,
-            cache_misses=run.misses,
-            embedded=run.misses,
-            seconds=run.model_seconds,
-            cache_seconds=run.cache_seconds,
-        )
+        self._stats = count_run(self._stats, len(keys), run, cache is not None)
         return run.vectors
 
     # -- speed -----------------------------------------------------------------
@@ -384,27 +367,14 @@ class SentenceTransformerEmbedder:
         """Where this embedder's speed is kept (``sweep.embedding.rates``): the same weights
         on the same backend, device and processor run at the same speed."""
         weights = self._files.fingerprint if self._files is not None else self.model_name
-        return json.dumps(
-            {
-                "model": self.label,
-                "weights": weights,
-                "backend": self.backend,
-                "device": self.device,
-                "cpu": f"{cpu_name()} x{os.cpu_count()}",
-            },
-            sort_keys=True,
-        )
+        return rates.rate_key(self.label, weights, self.backend, self.device)
 
     def rate(self) -> EmbedRate | None:
         """How fast this embedder ran here before (None: never measured, or no cache)."""
-        if self._cache_root is None:
-            return None
-        found = EmbedRates(self._cache_root).get(self.rate_key)
-        return found if found is not None and (found.known or found.load_s is not None) else None
+        return rates.known_rate(self._cache_root, self.rate_key)
 
     def _record_rate(self, **measured: Any) -> None:
-        if self._cache_root is not None:
-            EmbedRates(self._cache_root).record(self.rate_key, **measured)
+        rates.record_rate(self._cache_root, self.rate_key, **measured)
 
     # -- internals ---------------------------------------------------------------
 
@@ -482,16 +452,6 @@ class SentenceTransformerEmbedder:
             )
         return self._cache
 
-    @staticmethod
-    def _check_texts(texts: Sequence[str]) -> list[str]:
-        if isinstance(texts, str):
-            raise EmbedderError("expected a sequence of strings, got a single string")
-        out = list(texts)
-        for i, t in enumerate(out):
-            if not isinstance(t, str):
-                raise EmbedderError(f"text {i} is {type(t).__name__}, expected str")
-        return out
-
     def _input_keys(self, strings: list[str]) -> list[str]:
         """A cache key per string (``sweep.embedding.inputs.input_keys``)."""
         files = self._files
@@ -511,7 +471,7 @@ class SentenceTransformerEmbedder:
         return sum(min(n, limit) for n, _ in self._tokenized(strings))
 
     def _embed(self, texts: Sequence[str], prefix: str, what: str) -> np.ndarray:
-        strings = [prefix + t for t in self._check_texts(texts)]
+        strings = [prefix + t for t in check_texts(texts)]
         keys = self._input_keys(strings)  # distinct model inputs, as cache keys
 
         def announce(distinct: int, cached: int, missing: int) -> None:
@@ -524,24 +484,18 @@ class SentenceTransformerEmbedder:
                 missing,
             )
 
-        def compute(
-            misses: list[int], first: list[int], out: np.ndarray, cache: EmbeddingCache | None
-        ) -> tuple[float, float]:
-            todo = [strings[first[u]] for u in misses]
-            self.load()  # before the bar and the clock: loading is not model time
-            model_s, store_s = embed_misses(
-                todo,
-                [keys[first[u]] for u in misses],
-                np.asarray(misses, dtype=np.int64),
-                out,
-                cache,
-                self._encode_batch,
-                self.batch_size,
-                self.show_progress,
-            )
+        def record(todo: list[str], model_s: float) -> None:
             self._record_rate(texts=len(todo), tokens=self._model_tokens(todo), seconds=model_s)
-            return model_s, store_s
 
+        compute = compute_misses(
+            strings,
+            keys,
+            self.load,
+            self._encode_batch,
+            self.batch_size,
+            self.show_progress,
+            record,
+        )
         return self.through_cache(keys, announce, compute)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

@@ -6,14 +6,29 @@ what the model sees, so two texts the model truncates alike are embedded once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sweep.embedding.errors import EmbedderError
 from sweep.embedding.models import MEMO_LOCK, ModelFiles, load_tokenizer
 
-__all__ = ["input_keys", "tokenized"]
+__all__ = ["check_texts", "input_keys", "tokenized"]
 
 #: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
 #: key). Process-wide, because every job of a sweep builds its own SentenceTransformerEmbedder.
 _TOKEN_MEMO: dict[tuple[str, bool, int], dict[str, tuple[int, str | None]]] = {}
 _TOKEN_MEMO_SIZE = 500_000
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, each a string (a single string, or anything else, is one
+    line's error)."""
+    if isinstance(texts, str):
+        raise EmbedderError("expected a sequence of strings, got a single string")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise EmbedderError(f"text {i} is {type(t).__name__}, expected str")
+    return out
 
 
 def input_keys(strings: list[str], counted: list[tuple[int, str | None]]) -> list[str]:

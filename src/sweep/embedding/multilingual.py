@@ -16,7 +16,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,14 +26,15 @@ import numpy as np
 from sweep.core.checks import positive_int
 from sweep.core.messages import first_line
 from sweep.core.timing import Timed
-from sweep.embedding import caching
-from sweep.embedding.cache import EmbeddingCache, resolve_cache_dir
-from sweep.embedding.caching import CacheCount, EmbedStats, embed_misses
+from sweep.embedding import caching, rates
+from sweep.embedding.cache import EmbeddingCache, usable_cache_dir
+from sweep.embedding.caching import CacheCount, EmbedStats, compute_misses, count_run
 from sweep.embedding.caching import bump as _bump
-from sweep.embedding.encode_times import CachedEncodeTimes, cpu_name, timing_namespace
+from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 from sweep.embedding.errors import EmbedderError, LateChunkingUnsupported
+from sweep.embedding.inputs import check_texts
 from sweep.embedding.models import MEMO_LOCK
-from sweep.embedding.rates import EmbedRate, EmbedRates
+from sweep.embedding.rates import EmbedRate
 
 __all__ = ["USE_MODEL", "UseEmbedder"]
 
@@ -187,15 +187,7 @@ class UseEmbedder:
         self.device = "cpu"
         self.backend = _BACKEND
         self.show_progress = bool(show_progress)
-        self._cache_root = resolve_cache_dir(cache_dir)
-        if (
-            self._cache_root is not None
-            and self._cache_root.exists()
-            and not self._cache_root.is_dir()
-        ):
-            raise EmbedderError(
-                f"runtime.cache_dir {str(self._cache_root)!r} exists and is not a directory"
-            )
+        self._cache_root = usable_cache_dir(cache_dir)
         self._cache: EmbeddingCache | None = None
         self._model: Any = None
         self._stats = EmbedStats()
@@ -268,7 +260,7 @@ class UseEmbedder:
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """int64 length of each text as the model reads it, ``<s>`` and ``</s>``
         included (memoized per process: the jobs of a sweep share most chunks)."""
-        strings = self._check_texts(texts)
+        strings = check_texts(texts)
         with MEMO_LOCK:
             todo = [s for s in dict.fromkeys(strings) if s not in _TOKEN_MEMO]
         if todo:
@@ -292,16 +284,16 @@ class UseEmbedder:
     def embed_documents(self, texts: Sequence[str], what: str = "texts") -> np.ndarray:
         """float32 (len(texts), 512), rows aligned with ``texts``; ``what`` names them in
         the log ("chunks", "sentences")."""
-        return self._embed(self._check_texts(texts), what)
+        return self._embed(check_texts(texts), what)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), 512), rows aligned with ``texts``."""
-        return self._embed(self._check_texts(texts), "queries")
+        return self._embed(check_texts(texts), "queries")
 
     def encode_query(self, text: str) -> np.ndarray:
         """One query, (1, 512), from the model itself and never the cache (the latency
         columns time it). Not counted in :attr:`stats`."""
-        (text,) = self._check_texts([text])
+        (text,) = check_texts([text])
         return np.ascontiguousarray(self._encode_batch([text]).reshape(1, -1))
 
     def query_encode_ms(self, texts: Sequence[str], *, retime: bool | None = None) -> Timed | None:
@@ -312,7 +304,7 @@ class UseEmbedder:
         store = CachedEncodeTimes(
             self._cache_root, timing_namespace(self.identity, self.device, self.threads), self.label
         )
-        return store.get_or_measure(self._check_texts(texts), self.encode_query, retime=retime)[0]
+        return store.get_or_measure(check_texts(texts), self.encode_query, retime=retime)[0]
 
     def cached(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray | None:
         """The vectors of ``texts`` when the cache holds every one, else None; never loads
@@ -321,13 +313,13 @@ class UseEmbedder:
         cache = self._get_cache()
         if cache is None:
             return None
-        vectors, found = cache.get_many(self._check_texts(texts))
+        vectors, found = cache.get_many(check_texts(texts))
         return np.ascontiguousarray(vectors, dtype=np.float32) if found.all() else None
 
     def count_cached(self, texts: Sequence[str], *, queries: bool = False) -> CacheCount:
         """How many distinct texts ``texts`` are, how many the cache holds, and the model
         tokens of the others; never loads the model."""
-        distinct = list(dict.fromkeys(self._check_texts(texts)))
+        distinct = list(dict.fromkeys(check_texts(texts)))
         cache = self._get_cache()
         found = (
             cache.contains_many(distinct)
@@ -352,16 +344,7 @@ class UseEmbedder:
         """Vectors for ``keys`` through this embedder's cache, counted in :attr:`stats`."""
         cache = self._get_cache()
         run = caching.through_cache(keys, cache, lambda: _DIM, announce, compute)
-        self._stats = _bump(
-            self._stats,
-            requested=len(keys),
-            unique=run.unique,
-            cache_hits=run.hits if cache is not None else 0,
-            cache_misses=run.misses,
-            embedded=run.misses,
-            seconds=run.model_seconds,
-            cache_seconds=run.cache_seconds,
-        )
+        self._stats = count_run(self._stats, len(keys), run, cache is not None)
         return run.vectors
 
     # -- speed ---------------------------------------------------------------------------
@@ -369,27 +352,14 @@ class UseEmbedder:
     @property
     def rate_key(self) -> str:
         """Where this embedder's speed is kept (``sweep.embedding.rates``)."""
-        return json.dumps(
-            {
-                "model": USE_MODEL,
-                "weights": weights_hash(),
-                "backend": _BACKEND,
-                "device": self.device,
-                "cpu": f"{cpu_name()} x{os.cpu_count()}",
-            },
-            sort_keys=True,
-        )
+        return rates.rate_key(USE_MODEL, weights_hash(), _BACKEND, self.device)
 
     def rate(self) -> EmbedRate | None:
         """How fast this embedder ran here before (None: never measured, or no cache)."""
-        if self._cache_root is None:
-            return None
-        found = EmbedRates(self._cache_root).get(self.rate_key)
-        return found if found is not None and (found.known or found.load_s is not None) else None
+        return rates.known_rate(self._cache_root, self.rate_key)
 
     def _record_rate(self, **measured: Any) -> None:
-        if self._cache_root is not None:
-            EmbedRates(self._cache_root).record(self.rate_key, **measured)
+        rates.record_rate(self._cache_root, self.rate_key, **measured)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -399,16 +369,6 @@ class UseEmbedder:
                 self._cache_root, self.cache_namespace, dim=_DIM, meta={"model": USE_MODEL}
             )
         return self._cache
-
-    @staticmethod
-    def _check_texts(texts: Sequence[str]) -> list[str]:
-        if isinstance(texts, str):
-            raise EmbedderError("expected a sequence of strings, got a single string")
-        out = list(texts)
-        for i, t in enumerate(out):
-            if not isinstance(t, str):
-                raise EmbedderError(f"text {i} is {type(t).__name__}, expected str")
-        return out
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         """One batch's vectors; a failure is one line."""
@@ -431,23 +391,17 @@ class UseEmbedder:
                 missing,
             )
 
-        def compute(
-            misses: list[int], first: list[int], out: np.ndarray, cache: EmbeddingCache | None
-        ) -> tuple[float, float]:
-            todo = [strings[first[u]] for u in misses]
-            self.load()  # before the bar and the clock: loading is not model time
-            model_s, store_s = embed_misses(
-                todo,
-                todo,
-                np.asarray(misses, dtype=np.int64),
-                out,
-                cache,
-                self._encode_batch,
-                self.batch_size,
-                self.show_progress,
-            )
+        def record(todo: list[str], model_s: float) -> None:
             tokens = int(self.count_model_tokens(todo).sum())
             self._record_rate(texts=len(todo), tokens=tokens, seconds=model_s)
-            return model_s, store_s
 
+        compute = compute_misses(
+            strings,
+            strings,  # a text is its own cache key: USE truncates nothing
+            self.load,
+            self._encode_batch,
+            self.batch_size,
+            self.show_progress,
+            record,
+        )
         return self.through_cache(strings, announce, compute)

@@ -20,11 +20,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sweep.core import cachedirs
 from sweep.core.files import write_text_atomic
+from sweep.embedding.encode_times import cpu_name
 
-__all__ = ["RATES_NAME", "EmbedRate", "EmbedRates"]
+__all__ = ["RATES_NAME", "EmbedRate", "EmbedRates", "known_rate", "rate_key", "record_rate"]
 
 log = logging.getLogger(__name__)
 
@@ -129,3 +131,33 @@ class EmbedRates:
             write_text_atomic(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
         except OSError as e:  # a cache that cannot be written: the vectors' own note says so
             log.debug("embedding rate not kept in %s: %s", self.path, e)
+
+
+def rate_key(model: str, weights: str, backend: str, device: str) -> str:
+    """Where an embedder's speed is kept: the same weights on the same backend, device and
+    processor run at the same speed."""
+    return json.dumps(
+        {
+            "model": model,
+            "weights": weights,
+            "backend": backend,
+            "device": device,
+            "cpu": f"{cpu_name()} x{os.cpu_count()}",
+        },
+        sort_keys=True,
+    )
+
+
+def known_rate(root: Path | None, key: str) -> EmbedRate | None:
+    """How fast the embedder of ``key`` ran with the cache at ``root`` before (None: never
+    measured, or no cache)."""
+    if root is None:
+        return None
+    found = EmbedRates(root).get(key)
+    return found if found is not None and (found.known or found.load_s is not None) else None
+
+
+def record_rate(root: Path | None, key: str, **measured: Any) -> None:
+    """:meth:`EmbedRates.record` when there is a cache at ``root``."""
+    if root is not None:
+        EmbedRates(root).record(key, **measured)

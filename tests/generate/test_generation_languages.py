@@ -172,3 +172,35 @@ def test_a_japanese_run_rejects_copied_questions_and_keeps_paraphrases(tmp_path,
         for q in result.queries:
             (j,) = q.relevant
             assert texts[j.doc_id][j.start : j.end] == j.quote and j.quote.endswith("。")
+
+
+def test_multi_hop_partners_share_japanese_and_russian_names():
+    from sweep.generate import neighbours
+
+    ja = neighbours.entity_terms(
+        "海外出張の日当は「海外出張旅費規程」による。ＶＰＮはグローバルプロテクトを使う。"
+    )
+    assert {"海外出張旅費規程", "グローバルプロテクト", "海外出張"} <= ja
+    assert not any(len(t) < 2 for t in ja)  # no particles or single characters
+    ru = neighbours.entity_terms("Отпуск согласует Иван Петров. Заявку подают в ООО Кестрел.")
+    assert {"Иван", "Петров", "ООО", "Кестрел"} <= ru
+    assert "Отпуск" not in ru and "Заявку" not in ru  # sentence-initial words are not names
+
+
+def test_dry_run_vectors_make_japanese_passages_on_one_subject_similar():
+    import numpy as np
+
+    from sweep.generate import neighbours
+
+    v = neighbours.normalize_rows(
+        neighbours.word_vectors(
+            [
+                "年次有給休暇は入社6か月後に10日付与する。",
+                "有給休暇の取得は前日までに申請する。",
+                "ノートPCを紛失したときは情報システム部に連絡する。",
+            ]
+        )
+    )
+    sims = v @ v[0]
+    assert sims[1] > sims[2] and sims[1] > 0
+    assert np.isfinite(sims).all()

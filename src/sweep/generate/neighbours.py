@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sweep.core.text.languages import CJK_CLASS, nfkc
 from sweep.generate.passages import SentenceWindow
 
 __all__ = [
@@ -126,6 +127,16 @@ _NOT_NAMES = frozenset(
 
 
 _WORDS = re.compile(r"[a-z0-9]{3,}")
+# Text without spaces between words: its terms are runs of three or more katakana (loan
+# words and product names: グローバルプロテクト) or Han characters (compounds: 年次有給休暇),
+# and whatever stands in Japanese quotation brackets (「経費精算マニュアル」).
+_CJK_TERM = re.compile(
+    r"[\u30a0-\u30ff]{3,}|[\u3400-\u4dbf\u4e00-\u9fff々〆]{3,}|「([^「」\n]{2,30})」"
+)
+# Russian names and codes: a capitalised Cyrillic word that does not start a sentence
+# (those are mostly ordinary words), or two or more capitals (ГОСТ, ООО).
+_CYRILLIC_TERM = re.compile(r"(?<![.!?…\n]\s)(?<!^)\b[А-ЯЁ][а-яё]{2,}\b|\b[А-ЯЁ]{2,}\b")
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
 
 def word_vectors(texts: Sequence[str], dim: int = 256) -> np.ndarray:
@@ -134,9 +145,18 @@ def word_vectors(texts: Sequence[str], dim: int = 256) -> np.ndarray:
     same on every run (crc32, not Python's salted ``hash``)."""
     out = np.zeros((len(texts), dim), dtype=np.float32)
     for i, text in enumerate(texts):
-        for word in _WORDS.findall(text.lower()):
+        for word in _words(text):
             out[i, zlib.crc32(word.encode()) % dim] += 1.0
     return out
+
+
+def _words(text: str) -> list[str]:
+    """Latin words of three letters or more, and character pairs of text written without
+    spaces (Japanese, Chinese): what two passages on the same subject share."""
+    words = _WORDS.findall(text.lower())
+    for run in _CJK_RUN.findall(nfkc(text)):
+        words.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return words
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -156,8 +176,14 @@ def distractors(target: int, unit_vectors: np.ndarray, k: int = 2) -> list[int]:
 
 
 def entity_terms(text: str) -> frozenset[str]:
-    """Names, product codes and other proper terms in ``text``."""
-    return frozenset(t for t in _TERM.findall(text) if t not in _NOT_NAMES and len(t) >= 3)
+    """Names, product codes and other proper terms in ``text``: capitalised Latin and
+    Cyrillic words and codes, and in Japanese or Chinese text katakana words, Han compounds
+    and quoted titles (terms every passage shares are left out by :func:`multi_partner`)."""
+    terms = {t for t in _TERM.findall(text) if t not in _NOT_NAMES and len(t) >= 3}
+    terms.update(_CYRILLIC_TERM.findall(text))
+    for match in _CJK_TERM.finditer(nfkc(text)):
+        terms.add(match.group(1) or match.group(0))
+    return frozenset(terms)
 
 
 def term_frequencies(passages: Sequence[SentenceWindow]) -> tuple[list[frozenset[str]], Counter]:

@@ -109,11 +109,3 @@ def test_a_trace_nested_too_deeply_or_not_text_names_file_and_line(tmp_path):
     path.write_bytes(_trace().to_json().encode() + b"\n\n" + b'{"query_id": "\xff"}\n')
     with pytest.raises(TraceError, match=f"^{re.escape(str(path))}:3: not UTF-8 text"):
         read_traces(path)
-
-
-def test_a_boundary_view_nested_too_deeply_is_left_out(tmp_path):
-    from sweep.store.boundaries import read_boundary_view
-
-    path = tmp_path / "boundaries.json"
-    path.write_text('{"doc_id": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    assert read_boundary_view(path) is None

@@ -511,25 +511,27 @@ def lift(
         child,
         time.perf_counter() - t0,
         lifted.via,
-        None if first is None else _lifted_alike(lift_ranking(first, parents), lifted.passages),
+        None
+        if first is None
+        else _first_over(lifted, lift_ranking(first, parents), parents.of_chunk),
     )
 
 
-def _lifted_alike(other: LiftedRanking, passages: Sequence[Chunk]) -> Ranking:
-    """``other``'s ranking over ``passages``: the same span is the same passage. A part of
-    a parent that only ``other`` cut (another order brings other parts) is not among
-    ``passages``: -1 in its place, so the ranks after it keep their numbers."""
-    at = {(p.doc_id, p.start, p.end): i for i, p in enumerate(passages)}
-    ids = np.array(
-        [
-            at.get((other.passages[p].doc_id, other.passages[p].start, other.passages[p].end), -1)
-            if p >= 0
-            else -1
-            for p in other.ranking.ids.ravel().tolist()
-        ],
-        dtype=np.int64,
-    ).reshape(other.ranking.ids.shape)
-    return Ranking(ids, np.where(ids >= 0, other.ranking.scores, np.nan).astype(np.float32))
+def _first_over(lifted: LiftedRanking, first: LiftedRanking, of_chunk: np.ndarray) -> Ranking:
+    """The first stage's lifted ranking over ``lifted``'s passages: an entry there is the
+    passage of the same parent in the query's row here (each order cuts a parent that
+    overlaps an earlier one differently, so the parent, not the span, is what is the
+    same). -1 where that parent is not in the row, so later ranks keep their numbers."""
+    ids = np.full(first.ranking.ids.shape, -1, dtype=np.int64)
+    for q in range(ids.shape[0]):
+        here: dict[int, int] = {}
+        for p, c in zip(lifted.ranking.ids[q].tolist(), lifted.via[q].tolist()):
+            if p >= 0:
+                here.setdefault(int(of_chunk[c]), p)
+        for j, c in enumerate(first.via[q].tolist()):
+            if c >= 0:
+                ids[q, j] = here.get(int(of_chunk[c]), -1)
+    return Ranking(ids, np.where(ids >= 0, first.ranking.scores, np.nan).astype(np.float32))
 
 
 @dataclass(frozen=True)

@@ -410,7 +410,7 @@ class Reranked:
     computed: int  # pairs it ran through its model (the others came from its cache)
     seconds: float
     #: The retriever's own ranking, before re-ranking (the traces' first ranks).
-    first: Ranking | None = None
+    first: Ranking
 
     def columns(self) -> dict[str, Any]:
         return {

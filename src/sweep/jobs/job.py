@@ -436,6 +436,7 @@ def run_job(
                 result.credits,
                 max(ev.k),
                 twohop={q: {k: twohop_class(r, k) for k in ev.k} for q, r in twohop.items()},
+                provenance=result.provenance,
             ),
         )
     except KeyboardInterrupt:

@@ -108,7 +108,7 @@ def test_parent_rows_score_parents_and_keep_the_chunks_beside(tmp_path):
         assert r["tokens@5"] > none["tokens@5"] and r["n_parents"] > 0
     assert pd.isna(none["child.span.recall@5"])
     md = (tmp_path / "a" / "results.md").read_text()
-    assert "child span recall@5" in md and "parent retrieval (retrieve.parent)" in md
+    assert "child span recall@5" in md and "parent retrieval (parent.mode)" in md
     # The export carries the chunks only, and says so.
     out = subprocess.run(
         [

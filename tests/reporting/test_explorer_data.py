@@ -6,6 +6,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,50 @@ def test_a_failed_setting_has_no_outcomes_and_is_marked(tmp_path):
     assert not job["ok"] and job["status"] == "failed: boom"
     assert all(q["outcome"][-1] is None for q in data["questions"])
     assert data["table"]["rows"][-1]["class"] == "bad" and "2" not in data["hits"]
+
+
+def test_a_large_sweep_writes_its_data_beside_the_page(tmp_path, monkeypatch):
+    from sweep.reporting import explorer
+    from sweep.reporting.write import ReportError, write_report
+
+    _grid(tmp_path, n=8)
+    monkeypatch.setattr(explorer, "INLINE_BYTES", 1000)
+    write_report(tmp_path, quiet=True, html=True)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f'<script src="{SIDECAR_NAME}"></script>' in page
+    assert (
+        (tmp_path / SIDECAR_NAME)
+        .read_text(encoding="utf-8")
+        .startswith("window.sweepExplorerData = {")
+    )
+    # Not a file of sweep's in its place: left as it is, and the error names it.
+    (tmp_path / SIDECAR_NAME).unlink()
+    (tmp_path / SIDECAR_NAME).mkdir()
+    (tmp_path / SIDECAR_NAME / "mine.txt").write_text("mine")
+    with pytest.raises((ReportError, OSError), match=SIDECAR_NAME):
+        write_report(tmp_path, quiet=True, html=True)
+    assert (tmp_path / SIDECAR_NAME / "mine.txt").read_text() == "mine"
+
+
+def test_a_parent_is_its_own_passage_and_names_the_chunk_that_brought_it(tmp_path):
+    """Parents and chunks both count ids from #0 per document: a parent ``doc4.md#0``
+    (0-200) is not the chunk ``doc4.md#0`` (0-60), which is the one that brought it."""
+    _grid(tmp_path, n=6)
+    docs = tuple(Document(f"doc{i}.md", "word " * 60) for i in range(20))
+    keep_documents(tmp_path, Dataset("d", docs, ()), FP)
+    chunks = [Chunk(f"doc{i}.md", 0, 0, 60, docs[i].text[:60], 12) for i in range(20)]
+    write_chunk_offsets(tmp_path / "0" / "chunks.csv", chunks)
+    path = tmp_path / "0" / "hits.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    hit = lines[3]["hits"][0]
+    assert hit["chunk_id"] == "doc4.md#0"
+    hit.update(end=200, first_rank=7, via="doc4.md#0", via_start=0, via_end=60)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    data = explorer_data(build_report(tmp_path))
+    p, hits = data["passages"]["0"], data["hits"]["0"]
+    parent = hits["p"][3][0]
+    assert parent >= p["n_chunks"] and (p["id"][parent], p["end"][parent]) == ("doc4.md#0", 200)
+    child = hits["via"][3][0]
+    assert child == 4 and (p["start"][child], p["end"][child]) == (0, 60)
+    assert hits["first"][3][0] == 7 and hits["first"][3][1] == 0
+    assert hits["via"][3][1] == -1

@@ -227,15 +227,16 @@ def _passages_and_hits(
     a parent) and its hits per question, as indices into them."""
     cols: dict[str, list[Any]] = {k: [] for k in ("id", "doc", "start", "end", "tokens", "window")}
     texts: list[str | None] = []
-    index: dict[str, int] = {}
+    # By id and span: a parent's id may be a chunk's id too (both count from #0 per document).
+    index: dict[tuple[str, str, int, int], int] = {}
 
     def add(chunk_id: str, doc_id: str, start: int, end: int, tokens: int, text: str | None) -> int:
-        index[chunk_id] = len(texts)
+        i = index[chunk_id, doc_id, start, end] = len(texts)
         d = docs.of(doc_id, end)
         for key, value in zip(cols, (chunk_id, d, start, end, tokens, -1)):
             cols[key].append(value)
         texts.append(None if docs.has_text(d) else text)
-        return index[chunk_id]
+        return i
 
     path = r.file(CHUNKS_NAME)
     if path is not None:
@@ -245,14 +246,15 @@ def _passages_and_hits(
         except ChunkFileError:  # the explorer shows the hits it has; the table is not its job
             pass
     n_chunks = len(texts)
+    chunk_index = {cols["id"][i]: i for i in range(n_chunks)}
     hits: dict[str, list[list[Any]]] = {"p": [], "s": [], "first": [], "via": []}
     reranked = parented = False
     for qid in order:
         t = traces.get(qid)
         p, s, first, via = [], [], [], []
         for h in t.hits if t is not None else ():
-            i = index.get(h.chunk_id)
-            if i is None or (cols["start"][i], cols["end"][i]) != (h.start, h.end):
+            i = index.get((h.chunk_id, h.doc_id, h.start, h.end))
+            if i is None:
                 i = add(h.chunk_id, h.doc_id, h.start, h.end, h.n_tokens, h.text)
             window = getattr(h, "window_end", None)
             if window is not None:
@@ -266,7 +268,7 @@ def _passages_and_hits(
             first.append(int(rank or 0))
             child = getattr(h, "via", None)
             parented |= child is not None
-            via.append(index.get(child, -1) if child is not None else -1)
+            via.append(chunk_index.get(child, -1) if child is not None else -1)
         hits["p"].append(p)
         hits["s"].append(s)
         hits["first"].append(first)
@@ -317,11 +319,14 @@ def _asset(name: str) -> str:
     return files("sweep.reporting").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def explorer_page_parts(data: Mapping[str, Any], inline_bytes: int = INLINE_BYTES) -> Script:
+def explorer_page_parts(data: Mapping[str, Any], inline_bytes: int | None = None) -> Script:
+    """The explorer's part of report.html: its data inside the page up to ``inline_bytes``
+    (default ``INLINE_BYTES``), else in a sidecar file whose script the page loads."""
+    limit = INLINE_BYTES if inline_bytes is None else inline_bytes
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     script = f"<script>{_asset('explorer.js')}</script>"
     # A lone surrogate (a folder name that is not UTF-8) is written as its JSON escape.
-    if len(text.encode("utf-8", "surrogatepass")) <= inline_bytes:
+    if len(text.encode("utf-8", "surrogatepass")) <= limit:
         # "<" only occurs inside JSON strings, where \u003c means the same character.
         inline = text.replace("<", "\\u003c")
         body = f'<script type="application/json" id="{_DATA_ID}">{inline}</script>{script}'

@@ -322,7 +322,7 @@ def footnotes(rep: SweepReport) -> list[str]:
     )
     if any(r.child is not None for r in ok):
         notes.append(
-            "parent retrieval (retrieve.parent): the chunks are searched and their "
+            "parent retrieval (parent.mode): the chunks are searched and their "
             "parents scored, so metrics and tok@k are those of the parents; child "
             "columns score the chunks themselves."
         )

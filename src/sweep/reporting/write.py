@@ -35,6 +35,7 @@ from sweep.reporting.tables import (
     unfinished_note,
     worst_markdown,
 )
+from sweep.store.corpus import CorpusError
 from sweep.store.row import unfinished_jobs
 from sweep.store.traces import TraceError
 
@@ -80,6 +81,7 @@ def write_html(rep: SweepReport, figures: FigureCache | None = None) -> list[str
     """plots/ and report.html (seconds: matplotlib; pictures drawn before are copied from
     ``figures``)."""
     from sweep.reporting.chunkhealth import write_length_histograms
+    from sweep.reporting.explorer import explorer_data, explorer_page_parts, write_sidecar
     from sweep.reporting.html import render_html
     from sweep.reporting.pictures import write_pictures, write_score_histograms
 
@@ -88,8 +90,16 @@ def write_html(rep: SweepReport, figures: FigureCache | None = None) -> list[str
     folder_inside(rep.sweep_dir / "plots", rep.sweep_dir)
     pictures, scores = write_pictures(rep, figures), write_score_histograms(rep, figures)
     lengths = write_length_histograms(rep, figures) if rep.ok else []
-    htmlkit.write_page(rep.sweep_dir / "report.html", render_html(rep, pictures, scores, lengths))
-    return ["report.html"] + (["plots/"] if pictures or scores or lengths else [])
+    explorer = explorer_page_parts(explorer_data(rep))
+    sidecar = write_sidecar(rep.sweep_dir, explorer)
+    htmlkit.write_page(
+        rep.sweep_dir / "report.html", render_html(rep, pictures, scores, lengths, explorer)
+    )
+    return (
+        ["report.html"]
+        + ([sidecar.name] if sidecar is not None else [])
+        + (["plots/"] if pictures or scores or lengths else [])
+    )
 
 
 def summary_line(rep: SweepReport) -> str:
@@ -126,7 +136,7 @@ def write_report(
     if (not quiet) if html is None else html:
         try:
             files += write_html(rep, figures)
-        except (TraceError, NotRegularFile) as e:  # another job's traces, read for the pictures
+        except (TraceError, CorpusError, NotRegularFile) as e:  # traces, documents, pictures
             raise ReportError(str(e)) from None
     if not quiet:
         print("\n" + terminal_text(rep) + "\n")

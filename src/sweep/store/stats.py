@@ -69,7 +69,7 @@ class Stats:
     rerank_candidates: float = 0.0
     rerank_computed: int = 0
     rerank_s: float = 0.0
-    #: Parent retrieval (retrieve.parent): the distinct parents of the chunks, their mean
+    #: Parent retrieval (parent.mode): the distinct parents of the chunks, their mean
     #: tokens, and the time to find them and map the rankings (0: none).
     #: Contextual chunk headers (chunk.context=llm): requests sent and answered from the
     #: cache, the tokens of every context (cached ones included: paid once), their cost

@@ -581,3 +581,28 @@ def test_usable_at_800_px_without_page_scroll(opened, site):
     for hash_ in ("#questions", "#question=q1&a=0&b=2", "#document=manual.pdf&job=2"):
         o.go(hash_)
         assert o.page.evaluate("document.documentElement.scrollWidth") <= 800, hash_
+
+
+def test_a_long_list_is_drawn_a_page_at_a_time(opened, site):
+    data = explorer_data()
+    extra = [
+        dict(data["questions"][0], id=f"z{i:03d}", text=f"Copy {i} of a loan question")
+        for i in range(240)
+    ]
+    data["questions"] += extra
+    for h in data["hits"].values():
+        h["p"] += [h["p"][0]] * len(extra)
+        h["s"] += [h["s"][0]] * len(extra)
+        for key in ("first", "via"):
+            if h[key] is not None:
+                h[key] += [h[key][0]] * len(extra)
+    path = site["root"] / "long.html"
+    path.write_text(_page(data), encoding="utf-8")
+    page = opened().open(path, "#questions").page
+    assert page.locator(".x-qlist tbody tr").count() == 100
+    assert page.locator("#explorer .x-count").inner_text() == "246 of 246 questions"
+    page.get_by_role("button", name="next →").click()
+    assert _listed_ids(page)[0] == "z094"
+    page.get_by_role("button", name="next →").click()
+    assert page.locator(".x-qlist tbody tr").count() == 46
+    assert page.get_by_role("button", name="next →").is_disabled()

@@ -212,6 +212,8 @@ def explorer_data() -> dict:
                 "answerable": bool(gold),
                 "gold": [
                     {"doc": d, "start": s, "end": e, "grade": 1, "pages": "1-2" if d == 2 else None}
+                    # the page cannot cut the evidence from a document whose text it lacks
+                    | ({"text": full_texts[d][s:e]} if docs[d]["text"] is None else {})
                     for d, s, e in gold
                 ],
                 "outcome": [None if v is None else float(v) for v in outcome],
@@ -467,6 +469,9 @@ def test_a_document_link_shows_chunk_ids_boundaries_pages_and_cut_evidence(opene
     o.go("#document=big.md&job=0")
     assert "not kept" in page.locator("#explorer").inner_text()
     assert "выдача" in page.locator(".x-doc").inner_text()
+    # ... and its evidence is shown from the evidence's own text
+    o.go("#question=q6")
+    assert page.locator(".x-evidence mark").inner_text().startswith("выдача книг")
 
 
 def test_the_lists_filters_and_the_paired_count(opened, site):

@@ -653,7 +653,10 @@
         whole ? " (the whole document)" : ", characters " + g.start + "–" + g.end,
         g.grade !== undefined && g.grade !== 1 ? ", grade " + g.grade : "");
       ev.appendChild(line);
-      if (doc.text === null) {
+      if (doc.text === null && g.text) {
+        // the document's text was not kept, the evidence's own text was
+        ev.appendChild(el("blockquote", {class: "x-quote"}, el("mark", null, g.text)));
+      } else if (doc.text === null) {
         ev.appendChild(el("p", {class: "x-note"}, "The document's text was not kept in this report (over its size budget)."));
       } else if (!whole) {
         const before = doc.text.slice(Math.max(0, g.start - 80), g.start);

@@ -18,6 +18,7 @@ The report starts with the CPU and its instruction sets. The machine is shared:
 compare numbers measured in the same run.
 
     python bench/explorer_scale.py [--repeats 3] [--questions 2000] [--jobs 12]
+    python bench/explorer_scale.py --report outputs/sweep/<timestamp>/report.html
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -94,6 +96,10 @@ FILTER = """value => new Promise(done => {
   sel.value = value;
   sel.dispatchEvent(new Event('change'));
   requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0)));
+})"""
+READ_DATA = """(() => {
+  const s = document.getElementById('sweep-explorer-data');
+  return (s && JSON.parse(s.textContent)) || window.sweepExplorerData;
 })"""
 GO = """hash => new Promise(done => {
   const t0 = performance.now();
@@ -223,7 +229,7 @@ def synthetic(n_questions: int, n_jobs: int, k: int = 10, seed: int = 0) -> dict
     }
 
 
-def measure(page_path: Path, repeats: int) -> dict[str, float]:
+def measure(page_path: Path, repeats: int, doc: str = "big.md") -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     got: dict[str, list[float]] = {"open": [], "filter": [], "question": [], "document": []}
@@ -249,12 +255,41 @@ def measure(page_path: Path, repeats: int) -> dict[str, float]:
             got["filter"].append(page.evaluate(FILTER, "flipped"))
             got["question"].append(page.evaluate(CLICK, ".x-qlist tbody tr:nth-child(7) a"))
             assert page.locator(".x-col").count() == 2
-            got["document"].append(page.evaluate(GO, "#document=big.md&job=0"))
-            assert page.locator(".x-doc .x-clabel").count() > 100
+            job = page.evaluate(f"{READ_DATA}().jobs[0].job")
+            got["document"].append(page.evaluate(GO, f"#document={quote(doc, safe='')}&job={job}"))
+            assert page.locator(".x-doc .x-clabel").count() > 0
             assert not foreign, foreign
             context.close()
         browser.close()
     return {name: statistics.median(v) for name, v in got.items()}
+
+
+def measure_report(report: Path, repeats: int) -> None:
+    """A sweep's own report.html: its sizes, and the same clicks (the longest document)."""
+    html = report.read_text(encoding="utf-8")
+    start = html.find('id="sweep-explorer-data">') + len('id="sweep-explorer-data">')
+    inline = html[start : html.index("</script>", start)]
+    sidecar = report.parent / "report-data.js"
+    if inline == "null":
+        text = sidecar.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("=") + 1 : text.rindex(";")])
+    else:
+        data = json.loads(inline)
+    longest = max(data["docs"], key=lambda d: d["n_chars"])
+    print(
+        f"{report}: {len(data['questions'])} questions x {len(data['jobs'])} settings, "
+        f"{len(data['docs'])} documents; report.html {report.stat().st_size / 1e6:.2f} MB"
+        + (f" + report-data.js {sidecar.stat().st_size / 1e6:.1f} MB" if inline == "null" else "")
+    )
+    t = measure(report, repeats, longest["id"])
+    print(f"medians of {repeats} fresh pages, headless Chromium, 1400x900:")
+    for key, what in (
+        ("open", "open until the question list is drawn"),
+        ("filter", "outcome filter 'flipped' until redrawn"),
+        ("question", "click a question until its view shows"),
+        ("document", f"open the longest document ({longest['n_chars']:,} chars)"),
+    ):
+        print(f"  {what:46s}{t[key]:6.0f} ms")
 
 
 def main() -> None:
@@ -262,8 +297,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--questions", type=int, default=2000)
     ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--report", type=Path, help="measure this report.html instead")
     args = ap.parse_args()
     print(cpu_line())
+    if args.report:
+        measure_report(args.report, args.repeats)
+        return
     data = synthetic(args.questions, args.jobs)
     n_data = len(json.dumps(data, ensure_ascii=False).encode("utf-8"))
     with tempfile.TemporaryDirectory() as tmp:

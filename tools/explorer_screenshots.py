@@ -3,9 +3,9 @@
     python tools/explorer_screenshots.py outputs/<sweep>/report.html [docs/img]
 
 Opens the page from file:// in the system Chromium (Playwright, no browser download) and
-shoots each view: the question list, a question whose outcome flips between the
+shoots the window each view opens in, 1400 x 900: the question list, a question whose outcome flips between the
 recommended setting and the best other one (side by side), that question's document with
-chunk boundaries, and the sortable results table. Nothing is fetched from the network.
+chunk boundaries, the sortable results table, and the question at 800 px wide. Nothing is fetched from the network.
 """
 
 from __future__ import annotations
@@ -64,12 +64,12 @@ def shoot(report: Path, out: Path, width: int = 1400) -> list[Path]:
         doc = data["docs"][q["gold"][0]["doc"]]["id"] if q["gold"] else data["docs"][0]["id"]
         ja, jb = jobs[a]["job"], jobs[b]["job"]
 
-        def view(name: str, hash_: str, selector: str = "#explorer") -> None:
+        def view(name: str, hash_: str) -> None:
+            # the window as a deep link opens it: the view must be there, at the top
             page.goto(url + hash_)
             page.wait_for_function(DRAWN)
-            path = out / f"explorer-{name}.png"
-            page.locator(selector).screenshot(path=path)
-            shots.append(path)
+            shots.append(out / f"explorer-{name}.png")
+            page.screenshot(path=shots[-1])
 
         view("list", f"#questions&a={ja}&b={jb}")
         view("question", f"#question={quote(q['id'], safe='')}&a={ja}&b={jb}")
@@ -77,8 +77,19 @@ def shoot(report: Path, out: Path, width: int = 1400) -> list[Path]:
         if page.locator("#results-table table").count():
             shots.append(out / "explorer-table.png")
             page.locator("#results-table").screenshot(path=shots[-1])
+        page.set_viewport_size({"width": 800, "height": 900})
+        view("question-800", f"#question={quote(q['id'], safe='')}&a={jb}&b={ja}")
         browser.close()
     return shots
+
+
+def _shrink(path: Path) -> None:
+    """256 colours are plenty for a page of text: the docs' PNGs shrink about three times."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
 
 
 def main() -> None:
@@ -86,7 +97,8 @@ def main() -> None:
         sys.exit(__doc__)
     out = Path(sys.argv[2]) if len(sys.argv) > 2 else Path("docs/img")
     for path in shoot(Path(sys.argv[1]), out):
-        print(path)
+        _shrink(path)
+        print(path, f"{path.stat().st_size // 1024} kB")
 
 
 if __name__ == "__main__":

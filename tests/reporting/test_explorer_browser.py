@@ -611,3 +611,68 @@ def test_a_long_list_is_drawn_a_page_at_a_time(opened, site):
     page.get_by_role("button", name="next →").click()
     assert page.locator(".x-qlist tbody tr").count() == 46
     assert page.get_by_role("button", name="next →").is_disabled()
+
+
+READ_DATA = """() => {
+  const s = document.getElementById('sweep-explorer-data');
+  return (s && JSON.parse(s.textContent)) || window.sweepExplorerData || null;
+}"""
+
+
+@pytest.mark.e2e
+def test_the_explorer_of_a_real_sweep_of_the_tiny_corpus(opened, tmp_path):
+    import subprocess
+    import sys
+    from urllib.parse import quote
+
+    from paths import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    sweep = tmp_path / "sweep"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sweep",
+            "dataset=tiny",
+            "chunk.size=32,64",
+            f"runtime.cache_dir={tmp_path / 'cache'}",
+            f"hydra.sweep.dir={sweep}",
+            "runtime.show_progress=false",
+            "eval.n_boot=100",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    o = opened().open(sweep / "report.html")
+    page = o.page
+    assert page.locator("#explorer .x-missing").count() == 0
+    data = page.evaluate(READ_DATA)
+    assert data["format"] == "sweep-explorer" and len(data["jobs"]) == 2
+    a, b = (j["job"] for j in data["jobs"])
+    q = next(
+        q
+        for q in data["questions"]
+        if q["gold"]
+        and q["gold"][0]["start"] is not None
+        and data["docs"][q["gold"][0]["doc"]]["text"] is not None
+    )
+    o.go(f"#question={quote(q['id'], safe='')}&a={a}&b={b}")
+    g = q["gold"][0]
+    mark = page.locator(".x-evidence mark").first
+    assert mark.inner_text() == data["docs"][g["doc"]]["text"][g["start"] : g["end"]]
+    assert _in_window(page, mark)
+    for side in "ab":
+        assert page.locator(f'.x-col[data-side="{side}"] .x-hit').count() >= 1
+    doc = data["docs"][g["doc"]]
+    o.go(f"#document={quote(doc['id'], safe='')}&job={a}")
+    p = data["passages"][str(a)]
+    expected = [p["id"][i] for i in range(p["n_chunks"]) if p["doc"][i] == g["doc"]]
+    labels = page.locator(".x-doc .x-clabel").all_inner_texts()
+    assert expected and [t.split(" · ")[0] for t in labels] == expected
+    page.set_viewport_size({"width": 800, "height": 900})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800

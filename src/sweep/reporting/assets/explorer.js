@@ -450,6 +450,8 @@
         el("th", {scope: "col", title: "one mark per setting, in job order " + jobHeads.join(", ")}, "settings"))),
       tbody,
     );
+    // the marks' column is as wide as its marks (1.05rem each), the question takes the rest
+    table.querySelector("th:last-child").style.width = Math.max(5, 1.05 * D.jobs.length + 1).toFixed(2) + "rem";
     const prev = el("button", {type: "button"}, "← previous");
     const next = el("button", {type: "button"}, "next →");
     const pager = el("div", {class: "x-pager"}, prev, next);

@@ -71,7 +71,7 @@ def shoot(report: Path, out: Path, width: int = 1400) -> list[Path]:
             shots.append(out / f"explorer-{name}.png")
             page.screenshot(path=shots[-1])
 
-        view("list", f"#questions&a={ja}&b={jb}")
+        view("questions", f"#questions&a={ja}&b={jb}")
         view("question", f"#question={quote(q['id'], safe='')}&a={ja}&b={jb}")
         view("document", f"#document={quote(doc, safe='')}&job={ja}")
         if page.locator("#results-table table").count():

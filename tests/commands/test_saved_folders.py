@@ -427,23 +427,22 @@ def test_a_per_query_file_that_is_not_one_is_refused_without_quoting_it(saved, t
     assert SECRET not in line
 
 
-def test_a_chunk_view_linked_from_outside_never_reaches_the_report(saved, tmp_path):
-    # boundaries.json holds a document's text, which the report shows: one from a file
+def test_documents_linked_from_outside_never_reach_the_report(saved, tmp_path):
+    # corpus/ holds the documents' texts, which the report's explorer shows: a file from
     # elsewhere must not become part of report.html.
-    from sweep.store.boundaries import BoundaryView, write_boundary_view
+    from sweep.store.corpus import kept_documents_path
     from sweep.store.row import read_row
 
     new = _copy(saved, tmp_path)
-    row = read_row(new / "1" / "row.json")  # with chunk health, whose section shows the view
-    row.with_stats(midsentence_share=0.1, tiny_share=0.0).save(new / "1")
-    target = tmp_path / "elsewhere" / "boundaries.json"
+    fingerprint = read_row(new / "1" / "row.json").dataset.fingerprint
+    path = kept_documents_path(new, fingerprint)
+    path.parent.mkdir(exist_ok=True)
+    path.unlink(missing_ok=True)
+    target = tmp_path / "elsewhere" / "corpus.jsonl"
     target.parent.mkdir()
-    write_boundary_view(target, BoundaryView("doc0.md", f"key {SECRET}", 28, ((0, 28),), ()))
-    (new / "1" / "boundaries.json").symlink_to(target)
-    _refused(
-        _run("sweep.report", new),
-        f"{new / '1' / 'boundaries.json'}: is a link leading out of the sweep folder",
-    )
+    target.write_text(json.dumps({"doc_id": "doc0.md", "text": f"key {SECRET}"}) + "\n")
+    path.symlink_to(target)
+    _refused(_run("sweep.report", new), f"{path}: is a link leading out of the sweep folder")
     report = new / "report.html"
     assert not report.exists() or SECRET not in report.read_text(encoding="utf-8")
 

@@ -10,6 +10,7 @@ from sweep.core.types import Chunk, Dataset, Document, Judgment, Query, Ranking
 from sweep.scoring.credit import credit_units
 from sweep.store.traces import (
     Evidence,
+    Provenance,
     QueryTrace,
     Retrieved,
     TraceError,
@@ -111,9 +112,58 @@ def test_a_trace_nested_too_deeply_or_not_text_names_file_and_line(tmp_path):
         read_traces(path)
 
 
-def test_a_boundary_view_nested_too_deeply_is_left_out(tmp_path):
-    from sweep.store.boundaries import read_boundary_view
+def test_why_a_hit_was_read_and_ranked_round_trips_and_old_lines_still_read(tmp_path):
+    hits = (
+        Retrieved(1, "a.md#0", "a.md", 0, 15, 4, 0.75, "x" * 15, window_end=12),
+        Retrieved(
+            2, "a.md#p1", "a.md", 0, 90, 20, 0.5, None, first_rank=7, first_score=float("nan")
+        ),
+        Retrieved(3, "b.md#p0", "b.md", 0, 80, 18, 0.25, None, None, None, 3, -1.5),
+        Retrieved(4, "b.md#p2", "b.md", 80, 160, 18, 0.2, None, via="b.md#5", via_start=100),
+    )
+    path = tmp_path / "hits.jsonl"
+    write_traces(path, [_trace(1, hits=hits)])
+    got = read_traces(path)["q1"].hits
+    assert got[0].window_end == 12 and got[0].first_rank is None and got[0].via is None
+    assert got[1].first_rank == 7 and got[1].first_score is None  # NaN written as null
+    assert got[2].first_rank == 3 and got[2].first_score == -1.5
+    assert (got[3].via, got[3].via_start, got[3].via_end) == ("b.md#5", 100, None)
+    # Keys that hold nothing are left out: a setting without them writes what it did before.
+    line = json.loads(path.read_text())
+    assert "window_end" not in line["hits"][1] and set(line["hits"][3]) >= {"via", "via_start"}
+    old = json.loads(_trace(2).to_json())
+    assert not {"window_end", "first_rank", "via"} & set(old["hits"][0])
+    path.write_text(json.dumps(old) + "\n")
+    assert read_traces(path)["q2"] == _trace(2)
 
-    path = tmp_path / "boundaries.json"
-    path.write_text('{"doc_id": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    assert read_boundary_view(path) is None
+
+def test_traces_of_say_what_the_model_read_the_first_stage_rank_and_the_child():
+    doc = Document("a.md", "0123456789" * 4)
+    chunks = [
+        Chunk("a.md", i, 10 * i, 10 * i + 10, doc.text[10 * i : 10 * i + 10], 3) for i in range(4)
+    ]
+    queries = (Query("q", "where?", (Judgment("a.md", 20, 30),)),)
+    ds = Dataset("d", (doc,), queries)
+    ranking = Ranking(np.array([[2, 0, 3]]), np.array([[0.9, 0.8, 0.7]], np.float32))
+    credits = credit_units(queries, ranking.ids, chunks)
+    first = Ranking(np.array([[0, -1, 2, 1]]), np.array([[5.0, np.nan, 3.0, 2.0]], np.float32))
+    why = Provenance(window_ends=np.array([-1, -1, 6, -1]), first=first)
+    hits = traces_of(ds, chunks, ranking, credits, top_k=3, provenance=why)[0].hits
+    assert [h.window_end for h in hits] == [6, None, None]
+    # The first stage's rank counts its dropped entry: chunk 2 was third there.
+    assert [(h.first_rank, h.first_score) for h in hits] == [(3, 3.0), (1, 5.0), (None, None)]
+    assert all(h.via is None for h in hits)
+    # Parent retrieval: the hits are parents, each brought by one of the children.
+    parents = [
+        Chunk("a.md", 0, 0, 20, doc.text[:20], 6),
+        Chunk("a.md", 1, 20, 40, doc.text[20:], 6),
+    ]
+    lifted = Ranking(np.array([[1, 0, -1]]), np.array([[0.9, 0.8, np.nan]], np.float32))
+    why = Provenance(via=np.array([[2, 0, -1]]), children=chunks)
+    credits = credit_units(queries, lifted.ids, parents)
+    hits = traces_of(ds, parents, lifted, credits, top_k=3, provenance=why)[0].hits
+    assert [(h.via, h.via_start, h.via_end) for h in hits] == [
+        ("a.md#2", 20, 30),
+        ("a.md#0", 0, 10),
+    ]
+    assert all(h.window_end is None and h.first_rank is None for h in hits)

@@ -26,6 +26,7 @@ __all__ = [
     "Embedder",
     "EmbedsLate",
     "EncodesQuery",
+    "FindsWindowEnds",
     "FullEmbedder",
     "HasEmbedStats",
     "HasNotes",
@@ -113,6 +114,18 @@ class CountsModelTokens(Protocol):
 
     def count_model_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Length of each text in the model's own tokens, as it would be embedded."""
+        ...
+
+
+@runtime_checkable
+class FindsWindowEnds(Protocol):
+    """An embedder that says where in a text it truncates: how many of its characters the
+    model reads (what a trace shows of a chunk longer than the model's window). Without:
+    no trace says where a truncated chunk stops being read."""
+
+    def window_ends(self, texts: Sequence[str]) -> list[int | None]:
+        """Per text, the characters the model reads of it (up to the end of the last
+        token it keeps, its own prefix not counted); None when it reads all of it."""
         ...
 
 

@@ -31,7 +31,13 @@ from sweep.embedding.caching import bump as _bump
 from sweep.embedding.checks import check_settings
 from sweep.embedding.encode_times import CachedEncodeTimes, timing_namespace
 from sweep.embedding.errors import EmbedderError
-from sweep.embedding.inputs import check_texts, input_keys, tokenized
+from sweep.embedding.inputs import (
+    check_texts,
+    input_keys,
+    tokenized,
+    window_end_of,
+    window_ends_of,
+)
 from sweep.embedding.late import LateChunker
 from sweep.embedding.models import (
     BUNDLED_ALIASES,
@@ -281,6 +287,48 @@ class SentenceTransformerEmbedder:
             "input_ids"
         ]
         return np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(strings))
+
+    def window_ends(self, texts: Sequence[str]) -> list[int | None]:
+        """Per text, the characters of it the model reads (its tokens up to
+        ``max_seq_length``, special tokens included, as :meth:`count_model_tokens` counts
+        them; the document prefix not part of the text); None when it reads all of it.
+        Every backend truncates with the same tokenizer, so this holds for each."""
+        texts = check_texts(texts)
+        prefix, limit = self.document_prefix, self.max_seq_length
+        strings = [prefix + t for t in texts]
+        if not strings:
+            return []
+        files = self._files
+        if files is not None and files.tokenizer_file is not None:
+            ends = window_ends_of(files, limit, strings)
+        else:
+            ends = self._window_ends_by_model(strings, limit)
+        return [
+            None if e is None else min(max(e - len(prefix), 0), len(t)) for e, t in zip(ends, texts)
+        ]
+
+    def _window_ends_by_model(self, strings: list[str], limit: int) -> list[int | None]:
+        """:meth:`window_ends` with the loaded model's tokenizer (a model folder without a
+        ``tokenizer.json``); all None when that tokenizer has no character offsets (a
+        slow, pure-Python one)."""
+        tokenizer = self._ensure_model().tokenizer
+        try:
+            enc = tokenizer(
+                strings,
+                add_special_tokens=True,
+                truncation=False,
+                return_offsets_mapping=True,
+                return_special_tokens_mask=True,
+                verbose=False,
+            )
+        except NotImplementedError:
+            return [None] * len(strings)
+        return [
+            None if len(ids) <= limit else window_end_of(offsets, special, limit)
+            for ids, offsets, special in zip(
+                enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"]
+            )
+        ]
 
     def cached(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray | None:
         """The vectors of ``texts`` (documents, or queries) when the cache holds every one,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from sweep.embedding.errors import EmbedderError
 from sweep.embedding.models import MEMO_LOCK, ModelFiles, load_tokenizer
 
-__all__ = ["check_texts", "input_keys", "tokenized"]
+__all__ = ["check_texts", "input_keys", "tokenized", "window_end_of", "window_ends_of"]
 
 #: Per (tokenizer, lowercase, max_seq_length): string -> (model tokens, truncated-input
 #: key). Process-wide, because every job of a sweep builds its own SentenceTransformerEmbedder.
@@ -78,3 +78,43 @@ def _truncated_key(enc, limit: int) -> str:
         + [i for i, m in zip(enc.ids[head:], special[head:]) if m]
     )
     return "\0ids:" + ",".join(map(str, kept))
+
+
+def window_end_of(offsets: Sequence[tuple[int, int]], special: Sequence[int], limit: int) -> int:
+    """The characters of a text the model reads when it keeps ``limit`` tokens of it: the
+    end of the last content token kept (``offsets``: each token's character span,
+    ``special``: 1 for a special token, which counts in ``limit`` as the tokenizer's own
+    truncation counts it, like :func:`_truncated_key`)."""
+    content = [o for o, m in zip(offsets, special) if not m]
+    keep = limit - (len(offsets) - len(content))
+    if keep <= 0:
+        return 0
+    return int(content[min(keep, len(content)) - 1][1])
+
+
+def window_ends_of(files: ModelFiles, limit: int, strings: list[str]) -> list[int | None]:
+    """Per string, the characters the model reads of it at ``limit`` tokens (None when it
+    reads every token), with the model's own ``tokenizer.json`` (``files`` must have one).
+    Not memoized: only the truncated chunks of a setting are asked, once."""
+    assert files.tokenizer_file is not None
+    tok = load_tokenizer(files.tokenizer_file)
+    lowered = [t.lower() for t in strings] if files.lowercase else strings
+    out: list[int | None] = []
+    for s, low, enc in zip(strings, lowered, tok.encode_batch(lowered, add_special_tokens=True)):
+        if len(enc.ids) <= limit:
+            out.append(None)
+            continue
+        end = window_end_of(enc.offsets, enc.special_tokens_mask, limit)
+        out.append(end if len(low) == len(s) else _unlowered(s, end))
+    return out
+
+
+def _unlowered(s: str, end: int) -> int:
+    """Offset ``end`` in ``s.lower()`` as an offset in ``s``: a few characters lower to
+    two ("İ" to "i̇"), which moves every offset after them."""
+    n = 0
+    for i, ch in enumerate(s):
+        n += len(ch.lower())
+        if n > end:
+            return i
+    return len(s)

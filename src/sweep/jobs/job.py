@@ -62,13 +62,8 @@ from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import ANN_RECALL_K
 from sweep.retrieval.parents import ParentSpec
 from sweep.scoring.diagnostics import twohop_class, twohop_queries
-from sweep.store.boundaries import (
-    BOUNDARIES_NAME,
-    boundary_view,
-    showcase_document,
-    write_boundary_view,
-)
 from sweep.store.chunkfile import CHUNKS_NAME, write_chunk_offsets
+from sweep.store.corpus import keep_documents
 from sweep.store.row import DatasetInfo, Row
 from sweep.store.stats import Stats
 from sweep.store.traces import traces_of, write_traces
@@ -430,11 +425,6 @@ def run_job(
             share, chunk = hub
             write_hub(job_dir, share, result.passages[chunk].chunk_id, _HUB_K, len(result.passages))
         write_chunk_offsets(job_dir / CHUNKS_NAME, result.chunks)
-        shown = showcase_document(dataset.documents, dataset.queries)
-        if shown is not None:
-            write_boundary_view(
-                job_dir / BOUNDARIES_NAME, boundary_view(shown, result.chunks, dataset.queries)
-            )
         twohop = twohop_queries(dataset.queries, result.credits, ev.twohop_types)
         # What was retrieved and scored: the chunks, or their parents.
         write_traces(
@@ -446,6 +436,7 @@ def run_job(
                 result.credits,
                 max(ev.k),
                 twohop={q: {k: twohop_class(r, k) for k in ev.k} for q, r in twohop.items()},
+                provenance=result.provenance,
             ),
         )
     except KeyboardInterrupt:
@@ -466,12 +457,19 @@ def run_job(
             write_text_atomic(job_dir / "error.txt", _masked(traceback.format_exc(), secrets))
             log.error("job failed (%s): %s; traceback in %s", label, error, job_dir / "error.txt")
     ok = status == "ok"
+    info = DatasetInfo.of(dataset)
+    if ok:
+        # The report's explorer shows any document of the sweep, from the folder alone.
+        try:
+            keep_documents(job_dir.parent, dataset, info.fingerprint)
+        except OSError as e:  # the row is what was measured: never lost for the explorer
+            log.warning("documents not kept for the report's explorer: %s", e)
     row = Row(
         job_num,
         status,
         settings,
         ev,
-        DatasetInfo.of(dataset),
+        info,
         tuple(overrides),
         error,
         notes,

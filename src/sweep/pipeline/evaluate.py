@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from sweep.chunking.contexts import Contexts
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.protocols import Chunker, Embedder, HasEmbedStats, Reranker, Retriever
@@ -21,6 +23,7 @@ from sweep.scoring.credit import UnitCredits
 from sweep.scoring.diagnostics import Diagnostics
 from sweep.scoring.table import ScoreTable
 from sweep.store.stats import Stats
+from sweep.store.traces import Provenance
 
 __all__ = ["SettingResult", "evaluate_setting"]
 
@@ -36,6 +39,11 @@ class SettingResult:
     With parent retrieval, ``ranking`` ranks ``passages`` (the parents, which is what
     is scored) and ``child`` summarizes the ranking of the chunks themselves; without,
     ``passages`` is ``chunks``.
+
+    ``window_ends`` (per chunk) are the characters of each chunk's text the embedding
+    model read (-1: all of it, or nothing was embedded); ``provenance`` says, per passage
+    of ``ranking``, how much the model read, where the retriever ranked it before a
+    re-ranker, and which chunk brought a parent (what the traces show).
     """
 
     chunks: list[Chunk]
@@ -48,6 +56,8 @@ class SettingResult:
     stats: Stats
     first_stage: Summary | None = None
     child: Summary | None = None
+    window_ends: np.ndarray | None = None
+    provenance: Provenance = Provenance()
 
 
 def evaluate_setting(
@@ -112,11 +122,17 @@ def evaluate_setting(
         else None
     )
     ranking = reranked.ranking if reranked is not None else searched.ranking
-    lifted = steps.lift(queries, chunked, ranking, found, config) if found is not None else None
+    first = reranked.first if reranked is not None else None
+    lifted = (
+        steps.lift(queries, chunked, ranking, found, config, first) if found is not None else None
+    )
     if lifted is not None:
         passages, n_tokens, ranking = lifted.passages, lifted.n_tokens, lifted.ranking
+        # A parent is more than what the model read of any one chunk: no window end.
+        provenance = Provenance(None, lifted.first, lifted.via, chunked.chunks)
     else:
         passages, n_tokens = chunked.chunks, chunked.n_tokens
+        provenance = Provenance(embedded.window_ends, first)
     scored = steps.score(queries, passages, n_tokens, ranking, config)
     parts = (
         [chunked, embedded, indexed, searched, scored]
@@ -140,4 +156,6 @@ def evaluate_setting(
         stats,
         reranked.first_stage if reranked is not None else None,
         lifted.child if lifted is not None else None,
+        embedded.window_ends,
+        provenance,
     )

@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -26,6 +26,7 @@ from sweep.core.protocols import (
     Chunker,
     CountsModelTokens,
     Embedder,
+    FindsWindowEnds,
     HasEmbedStats,
     HoldsSearchIndex,
     Reranker,
@@ -41,7 +42,7 @@ from sweep.pipeline.latency import Latency, encode_times, latency_sample, search
 from sweep.retrieval.fusion import HybridRetriever
 from sweep.retrieval.index import ann_recall
 from sweep.retrieval.lexical import BM25Retriever
-from sweep.retrieval.parents import Parents, ParentSpec, parents_of
+from sweep.retrieval.parents import LiftedRanking, Parents, ParentSpec, parents_of
 from sweep.retrieval.parents import lift_to_parents as lift_ranking
 from sweep.scoring.aggregate import Summary, summarize
 from sweep.scoring.credit import UnitCredits, credit_units, score_ranked
@@ -130,6 +131,9 @@ class Embedded:
     model_s: float
     model_load_s: float
     seconds: float
+    #: Per chunk, the characters of its text the model read when it truncated the chunk;
+    #: -1 when it read all of it, nothing was embedded, or the embedder cannot say.
+    window_ends: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def columns(self) -> dict[str, Any]:
         return {
@@ -174,10 +178,13 @@ def embed(
     late = late_chunker_of(embedder) if needs_vectors else None
     doc_vecs = query_vecs = None
     model_tokens, max_len, truncated_share = np.zeros(len(chunks)), 0, 0.0
+    window_ends = np.full(len(chunks), -1, dtype=np.int64)
     t0 = time.perf_counter()
     if needs_vectors:
         inputs = [c.text if late is not None else c.embedding_input for c in chunks]
         model_tokens, max_len, truncated_share = _token_counts(embedder, inputs, late is not None)
+        if truncated_share > 0:  # late chunking truncates nothing (its share is 0)
+            window_ends = _window_ends(embedder, chunks, inputs, model_tokens > max_len)
         t0 = time.perf_counter()
         vecs = (
             late.embed_late(documents, chunks)
@@ -204,7 +211,29 @@ def embed(
         float(s.seconds),
         float(s.load_seconds),
         seconds,
+        window_ends,
     )
+
+
+def _window_ends(
+    embedder: Embedder, chunks: Sequence[Chunk], inputs: list[str], truncated: np.ndarray
+) -> np.ndarray:
+    """Per chunk, the characters of its text the model read (-1: all, or not known), asked
+    of the embedder for the truncated chunks only. A chunk's input may hold a heading or a
+    context before its text: the window end is moved to the text's own offsets, 0 when the
+    model stopped before the text began."""
+    out = np.full(len(chunks), -1, dtype=np.int64)
+    long = np.flatnonzero(truncated)
+    if not long.size or not isinstance(embedder, FindsWindowEnds):
+        return out
+    for i, end in zip(long.tolist(), embedder.window_ends([inputs[i] for i in long])):
+        text, given = chunks[i].text, inputs[i]
+        at = len(given) - len(text) if given.endswith(text) else given.find(text)
+        if end is None or at < 0:
+            continue  # read whole, or a chunker's own input without the text in it
+        read = min(max(end - at, 0), len(text))
+        out[i] = read if read < len(text) else -1
+    return out
 
 
 def _token_counts(
@@ -380,6 +409,8 @@ class Reranked:
     candidates: float  # chunks per query the re-ranker scored
     computed: int  # pairs it ran through its model (the others came from its cache)
     seconds: float
+    #: The retriever's own ranking, before re-ranking (the traces' first ranks).
+    first: Ranking
 
     def columns(self) -> dict[str, Any]:
         return {
@@ -409,7 +440,7 @@ def rerank(
         queries, first.ids, chunks, ceiling, min_coverage=config.min_coverage, gain=config.gain
     )
     first_stage = summarize(first_table, queries, n_boot=config.n_boot, seed=config.seed)
-    return Reranked(ranking, first_stage, candidates, int(reranker.stats.computed), seconds)
+    return Reranked(ranking, first_stage, candidates, int(reranker.stats.computed), seconds, first)
 
 
 @dataclass(frozen=True)
@@ -424,6 +455,10 @@ class Lifted:
     ranking: Ranking
     child: Summary
     seconds: float
+    #: Aligned with ``ranking.ids``: the chunk whose rank brought each passage (-1: padding).
+    via: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    #: With a re-ranker: the retriever's own chunk ranking lifted to these passages.
+    first: Ranking | None = None
 
     def columns(self) -> dict[str, Any]:
         return {
@@ -453,7 +488,10 @@ def lift(
     ranking: Ranking,
     parents: Parents,
     config: EvalConfig,
+    first: Ranking | None = None,
 ) -> Lifted:
+    """``ranking`` of chunks as the parents an LLM would read; ``first`` (with a
+    re-ranker, the retriever's own chunk ranking) lifted beside it, for the traces."""
     t0 = time.perf_counter()
     table = score_ranked(
         queries,
@@ -466,8 +504,34 @@ def lift(
     child = summarize(table, queries, n_boot=config.n_boot, seed=config.seed)
     lifted = lift_ranking(ranking, parents)
     return Lifted(
-        parents, lifted.passages, lifted.n_tokens, lifted.ranking, child, time.perf_counter() - t0
+        parents,
+        lifted.passages,
+        lifted.n_tokens,
+        lifted.ranking,
+        child,
+        time.perf_counter() - t0,
+        lifted.via,
+        None
+        if first is None
+        else _first_over(lifted, lift_ranking(first, parents), parents.of_chunk),
     )
+
+
+def _first_over(lifted: LiftedRanking, first: LiftedRanking, of_chunk: np.ndarray) -> Ranking:
+    """The first stage's lifted ranking over ``lifted``'s passages: an entry there is the
+    passage of the same parent in the query's row here (each order cuts a parent that
+    overlaps an earlier one differently, so the parent, not the span, is what is the
+    same). -1 where that parent is not in the row, so later ranks keep their numbers."""
+    ids = np.full(first.ranking.ids.shape, -1, dtype=np.int64)
+    for q in range(ids.shape[0]):
+        here: dict[int, int] = {}
+        for p, c in zip(lifted.ranking.ids[q].tolist(), lifted.via[q].tolist()):
+            if p >= 0:
+                here.setdefault(int(of_chunk[c]), p)
+        for j, c in enumerate(first.via[q].tolist()):
+            if c >= 0:
+                ids[q, j] = here.get(int(of_chunk[c]), -1)
+    return Ranking(ids, np.where(ids >= 0, first.ranking.scores, np.nan).astype(np.float32))
 
 
 @dataclass(frozen=True)

@@ -1,25 +1,26 @@
 """The report's chunk health: per setting, how its cuts fall (a table, a token-length
-histogram, one document with its chunk boundaries drawn), so a reader sees why a
-splitter loses, not only that it does."""
+histogram, a link to any document's chunk boundaries in the explorer), so a reader sees
+why a splitter loses, not only that it does."""
 
 from __future__ import annotations
 
+from collections import Counter
 from html import escape
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 
-from sweep.reporting import htmlkit
 from sweep.reporting.figurecache import FigureCache
 from sweep.reporting.htmlkit import Picture
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import fmt, markdown
-from sweep.store.boundaries import BOUNDARIES_NAME, read_boundary_view
 from sweep.store.chunkfile import CHUNKS_NAME, ChunkFileError, read_chunk_offsets
+from sweep.store.traces import read_traces
 
 __all__ = [
     "HEALTH_NOTE",
-    "boundary_views_html",
+    "cuts_link_html",
     "health_frame",
     "health_markdown",
     "write_length_histograms",
@@ -98,41 +99,24 @@ def write_length_histograms(rep: SweepReport, cache: FigureCache | None = None) 
     )
 
 
-def boundary_views_html(rep: SweepReport) -> str:
-    """Each setting's cut of the same document, folded; the recommended one open."""
-    out = []
+def cuts_link_html(rep: SweepReport) -> str:
+    """Where to see the cuts: the explorer's document view of the document with the most
+    evidence, in the recommended setting (any document, any setting from there)."""
+    job = next((r.job for r in rep.ok if rep.decision.is_pick(r.job)), None)
+    if job is None and rep.ok:
+        job = rep.ok[0].job
+    counts: Counter[str] = Counter()
     for r in rep.ok:
-        path = r.file(BOUNDARIES_NAME)
-        view = read_boundary_view(path) if path is not None else None
-        if view is None:
-            continue
-        cut = (
-            f", its first {len(view.text):,} of {view.n_chars:,} characters"
-            if len(view.text) < view.n_chars
-            else ""
-        )
-        opened = " open" if rep.decision.is_pick(r.job) else ""
-        out.append(
-            f"<details{opened}><summary>{escape(rep.labels[r.job])}: "
-            f"{len(view.chunks)} chunks{cut}</summary>"
-            + htmlkit.boundary_html(view.text, view.chunks, view.evidence)
-            + "</details>"
-        )
-    if not out:
+        path = r.file("hits.jsonl")
+        if path is not None:
+            counts.update(g.doc_id for t in read_traces(path).values() for g in t.gold)
+            break
+    if job is None or not counts:
         return ""
-    first = read_boundary_view(
-        next(r.file(BOUNDARIES_NAME) for r in rep.ok if r.file(BOUNDARIES_NAME) is not None)
-    )
-    doc = escape(first.doc_id) if first else ""
+    doc = min(counts, key=lambda d: (-counts[d], d))
+    href = f"#document={quote(doc, safe='')}&job={job}"
     return (
-        f"<h3>Where each setting cuts {doc}</h3>"
-        + htmlkit.paragraphs(
-            [
-                "The same document in every setting (the one with the most evidence): chunks in "
-                "alternating colours, overlaps in purple, text in no chunk grey, a red bar where a "
-                "chunk starts; evidence is underlined, so a bar inside an underline is evidence cut "
-                "in two."
-            ]
-        )
-        + "".join(out)
+        f'<p class="note">Where each setting cuts a document, with its chunk ids, overlaps and '
+        f'the evidence it splits: the explorer\'s document view, e.g. <a href="{escape(href)}">'
+        f"{escape(doc)} in {escape(rep.labels[job])}</a> (pick any document and setting there).</p>"
     )

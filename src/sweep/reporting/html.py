@@ -7,8 +7,8 @@ from html import escape
 
 from sweep.decision.decide import PICK_MARK
 from sweep.reporting import htmlkit
-from sweep.reporting.chunkhealth import HEALTH_NOTE, boundary_views_html, health_frame
-from sweep.reporting.htmlkit import Picture, Section, Table
+from sweep.reporting.chunkhealth import HEALTH_NOTE, cuts_link_html, health_frame
+from sweep.reporting.htmlkit import Picture, Script, Section, Table
 from sweep.reporting.sweepreport import SweepReport
 from sweep.reporting.tables import (
     ABSTAIN_NOTE,
@@ -86,7 +86,7 @@ def _diagnostics(rep: SweepReport, pictures: Sequence[Picture]) -> Section | Non
             + htmlkit.table_html(Table.of(df, _classes(rep, list(df["setting"])), PICK_MARK))
             + "".join(htmlkit.picture_html(p) for p in pictures)
         )
-    return Section("Retrieval diagnostics", "".join(body)) if body else None
+    return Section("Retrieval diagnostics", "".join(body), open=False) if body else None
 
 
 def _health(rep: SweepReport, lengths: Sequence[Picture]) -> Section | None:
@@ -98,7 +98,8 @@ def _health(rep: SweepReport, lengths: Sequence[Picture]) -> Section | None:
         htmlkit.paragraphs([HEALTH_NOTE])
         + htmlkit.table_html(Table.of(df, _classes(rep, list(df["setting"])), PICK_MARK))
         + "".join(htmlkit.picture_html(p) for p in lengths)
-        + boundary_views_html(rep),
+        + cuts_link_html(rep),
+        open=False,
     )
 
 
@@ -107,7 +108,11 @@ def render_html(
     pictures: Sequence[Picture],
     diagnostics: Sequence[Picture] = (),
     lengths: Sequence[Picture] = (),
+    explorer: Script | None = None,
 ) -> str:
+    """The page; with ``explorer`` (:mod:`sweep.reporting.explorer`) its script draws the
+    question list and the question and document views on top, and makes the table
+    sortable. The static sections stay: they read without the script."""
     sections = []
     rec = _recommendation(rep)
     if rec is not None:
@@ -117,7 +122,7 @@ def render_html(
         Section(
             "Comparison table",
             htmlkit.legend(ROW_LEGEND)
-            + htmlkit.table_html(table)
+            + f'<div id="results-table">{htmlkit.table_html(table)}</div>'
             + htmlkit.bullets(footnotes(rep)),
         )
     )
@@ -142,6 +147,7 @@ def render_html(
                 '<div class="grid">'
                 + "".join(htmlkit.picture_html(p) for p in pictures)
                 + "</div>",
+                open=False,
             )
         )
     for view in rep.groups:
@@ -204,6 +210,16 @@ def render_html(
                     worst_queries_html(
                         view.worst, metric=d.primary.label, setting=view.worst_setting
                     ),
+                    open=False,
                 )
             )
-    return htmlkit.page("sweep report", sections, subtitle=subtitle(rep))
+    if explorer is None:
+        return htmlkit.page("sweep report", sections, subtitle=subtitle(rep))
+    return htmlkit.page(
+        "sweep report",
+        sections,
+        subtitle=subtitle(rep),
+        css=explorer.css,
+        top='<div id="explorer"></div>',
+        end=explorer.body,
+    )

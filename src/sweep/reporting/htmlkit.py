@@ -13,11 +13,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from itertools import pairwise
 from pathlib import Path
 
 from sweep.core.files import write_text_atomic
@@ -27,6 +27,9 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;
  padding:0 1rem;color:#222;line-height:1.4}
 h1{font-size:1.5rem;margin-bottom:.2rem} h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
 h3{font-size:1rem;margin:1.2rem 0 .3rem}
+details.section>summary{cursor:pointer;list-style:none} details.section>summary::-webkit-details-marker{display:none}
+details.section>summary h2{display:inline-block;width:100%} details.section>summary h2::before{content:"▸ ";color:#888}
+details.section[open]>summary h2::before{content:"▾ "}
 .sub{color:#666;margin-top:0}
 table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
@@ -44,7 +47,7 @@ tr.best.pick td{background:#e3f4e1}
 .rec{background:#eef5fc;border-left:4px solid #3b75af;padding:.6rem 1rem;margin:1rem 0}
 .rec.warn{background:#fff6e0;border-left-color:#c98a00}
 .note{color:#555;font-size:.85rem} figure{margin:1rem 0} figcaption{color:#555;font-size:.85rem}
-img{max-width:100%;height:auto;border:1px solid #eee} .scroll{overflow-x:auto}
+img{max-width:100%;height:auto;border:1px solid #eee} .scroll{overflow-x:auto;max-width:100%}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem}
 .grid .picture.wide{grid-column:1/-1}
 figure.zoom>a{cursor:zoom-in} figure.zoom .close{display:none}
@@ -59,11 +62,6 @@ figure.zoom:target .close::after{content:"× close";position:fixed;top:.6rem;rig
 .chunk{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.4rem;max-height:14rem;
  overflow:auto;font-size:.85rem} mark{background:#ffe28a}
 .rel{color:#1d7a1d} .irr{color:#999}
-.bview{white-space:pre-wrap;font-size:.8rem;line-height:1.5;max-height:28rem;overflow:auto;
- border:1px solid #eee;padding:.5rem;font-family:ui-monospace,monospace}
-.bview .k0{background:#e8f1fb} .bview .k1{background:#fdf1dc} .bview .ov{background:#d9c8f0}
-.bview .gap{color:#999} .bview u{text-decoration:underline 2px #1d7a1d}
-.bview .cut{color:#c0392b;font-weight:700}
 """
 
 
@@ -103,6 +101,19 @@ class Section:
 
     title: str
     body: str
+    #: folded when the page opens (a section read less often than the table)
+    open: bool = True
+
+
+@dataclass(frozen=True)
+class Script:
+    """What a page's script brings: CSS for its head, its data and code for the end of
+    its body, and the text of a file beside the page (``sidecar``) when its data does
+    not ride inside."""
+
+    css: str
+    body: str
+    sidecar: str | None = None
 
 
 def _numeric(text: str) -> bool:
@@ -223,34 +234,25 @@ def marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def boundary_html(
-    text: str, chunks: Sequence[tuple[int, int]], evidence: Sequence[tuple[int, int]] = ()
+def _slug(title: str) -> str:
+    return "s-" + (re.sub(r"[^0-9a-z]+", "-", title.lower()).strip("-") or "section")
+
+
+def page(
+    title: str,
+    sections: Sequence[Section],
+    *,
+    subtitle: str = "",
+    css: str = "",
+    top: str = "",
+    end: str = "",
 ) -> str:
-    """``text`` with chunk boundaries drawn: chunks in alternating colours, overlaps darker,
-    text in no chunk grey, a red bar where each chunk starts, evidence underlined."""
-    cuts = sorted(
-        {0, len(text), *(p for s in chunks for p in s), *(p for s in evidence for p in s)}
-    )
-    starts = {a: i for i, (a, _) in reversed(list(enumerate(chunks)))}
-    out = []
-    for a, b in pairwise(cuts):
-        if a >= b or a >= len(text):
-            continue
-        if a in starts:
-            out.append(f'<b class="cut" title="chunk {starts[a]} starts">▏</b>')
-        inside = [i for i, (s, e) in enumerate(chunks) if s <= a and b <= e]
-        cls = "gap" if not inside else "ov" if len(inside) > 1 else f"k{inside[0] % 2}"
-        piece = escape(text[a:b])
-        if any(s <= a and b <= e for s, e in evidence):
-            piece = f"<u>{piece}</u>"
-        out.append(f'<span class="{cls}">{piece}</span>')
-    return '<div class="bview">' + "".join(out) + "</div>"
-
-
-def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:
-    """A complete HTML document; nothing in it refers to another file."""
+    """A complete HTML document; nothing in it refers to another file (but a script
+    ``end`` names). Each titled section folds (``<details>``): a long report reads as
+    its headings. ``top`` comes right under the heading, ``end`` last in the body."""
     body = "".join(
-        f"<section><h2>{escape(s.title)}</h2>{s.body}</section>"
+        f'<details class="section" id="{_slug(s.title)}"{" open" if s.open else ""}>'
+        f"<summary><h2>{escape(s.title)}</h2></summary>{s.body}</details>"
         if s.title
         else f"<section>{s.body}</section>"
         for s in sections
@@ -259,8 +261,8 @@ def page(title: str, sections: Sequence[Section], *, subtitle: str = "") -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
-        f"<body><h1>{escape(title)}</h1>{sub}{body}</body></html>\n"
+        f"<title>{escape(title)}</title><style>{_CSS}{css}</style></head>"
+        f"<body><h1>{escape(title)}</h1>{sub}{top}{body}{end}</body></html>\n"
     )
 
 

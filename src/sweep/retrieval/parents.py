@@ -189,10 +189,13 @@ def _cover(covered: list[tuple[int, int]], start: int, end: int) -> list[tuple[i
 @dataclass(frozen=True)
 class LiftedRanking:
     """A ranking of ``passages``: the parents, and the new parts of parents that overlap
-    earlier ones (appended after the parents)."""
+    earlier ones (appended after the parents). ``via`` is aligned with the ranking's ids:
+    the chunk whose rank brought each passage (the best-ranked child of its parent; -1
+    where the row is padded)."""
 
     ranking: Ranking
     passages: list[Chunk]
+    via: np.ndarray
 
     @property
     def n_tokens(self) -> np.ndarray:
@@ -224,7 +227,7 @@ def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
             )
         return position[key]
 
-    rows: list[list[tuple[int, float]]] = []
+    rows: list[list[tuple[int, float, int]]] = []
     for q in range(ranking.ids.shape[0]):
         covered: dict[str, list[tuple[int, int]]] = {}
         row = []
@@ -234,14 +237,16 @@ def lift_to_parents(ranking: Ranking, parents: Parents) -> LiftedRanking:
             parent = passages[int(parents.of_chunk[c])]
             spans = covered.get(parent.doc_id, [])
             for start, end in _uncovered(parent.start, parent.end, spans):
-                row.append((passage(parent, start, end), score))
+                row.append((passage(parent, start, end), score, c))
             covered[parent.doc_id] = _cover(spans, parent.start, parent.end)
         rows.append(row)
     width = max([len(r) for r in rows] + [ranking.ids.shape[1]])
     ids = np.full((len(rows), width), -1, dtype=np.int64)
     scores = np.full((len(rows), width), np.nan, dtype=np.float32)
+    via = np.full((len(rows), width), -1, dtype=np.int64)
     for q, row in enumerate(rows):
         if row:
-            ids[q, : len(row)] = [i for i, _ in row]
-            scores[q, : len(row)] = [v for _, v in row]
-    return LiftedRanking(Ranking(ids, scores), passages)
+            ids[q, : len(row)] = [i for i, _, _ in row]
+            scores[q, : len(row)] = [v for _, v, _ in row]
+            via[q, : len(row)] = [c for _, _, c in row]
+    return LiftedRanking(Ranking(ids, scores), passages, via)

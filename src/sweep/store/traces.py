@@ -4,6 +4,13 @@ One JSON object per query: the question, its gold evidence (with text), the
 retrieved chunks of the top ``max(eval.k)`` ranks with their text and retrieval
 scores, and the rank at which each relevance unit was credited in the whole
 ranking (so the first relevant rank is exact, not rebuilt from a metric).
+
+Each hit also says why it was read and ranked as it was, when the setting tells
+(:class:`Provenance`; each key left out when it does not apply): ``window_end``, the
+characters of a chunk longer than the embedding model's window that the model read;
+``first_rank`` and ``first_score``, its rank and score in the retriever's own ranking
+before a re-ranker reordered it; ``via``, ``via_start`` and ``via_end``, with parent
+retrieval, the chunk whose match brought the parent in.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sweep.core.errors import BadInput
 from sweep.core.files import not_utf8, regular_file
 from sweep.core.measures import LEVELS
@@ -23,6 +32,7 @@ from sweep.scoring.credit import UnitCredits
 
 __all__ = [
     "Evidence",
+    "Provenance",
     "QueryTrace",
     "Retrieved",
     "TraceError",
@@ -63,6 +73,17 @@ class Retrieved:
     text: str | None
     #: Pages of a paged document (PDF) the chunk lies on: ``"3"`` or ``"3-4"``.
     pages: str | None = None
+    #: Characters of ``text`` the embedding model read, for a chunk longer than its window
+    #: (None: it read all of it, or nothing was embedded).
+    window_end: int | None = None
+    #: With a re-ranker: the rank (1-based) and score in the retriever's own ranking
+    #: (None: no re-ranker, or not in the retriever's list).
+    first_rank: int | None = None
+    first_score: float | None = None
+    #: With parent retrieval: the chunk whose match brought this parent in, and its offsets.
+    via: str | None = None
+    via_start: int | None = None
+    via_end: int | None = None
 
     def overlaps(self, gold: Evidence) -> tuple[int, int] | None:
         """The part of this chunk (chunk-relative offsets) inside ``gold``, if any."""
@@ -122,13 +143,7 @@ class QueryTrace:
                 "type": self.type,
                 "source": self.source,
                 "gold": [vars(g) for g in self.gold],
-                "hits": [
-                    {
-                        **vars(h),
-                        "score": None if h.score is None or math.isnan(h.score) else h.score,
-                    }
-                    for h in self.hits
-                ],
+                "hits": [_hit_json(h) for h in self.hits],
                 "credits": {level: list(v) for level, v in self.credits.items()},
                 "twohop": {str(k): c for k, c in self.twohop.items()},
                 "reference": self.reference,
@@ -165,6 +180,12 @@ class QueryTrace:
                     None if h.get("score") is None else float(h["score"]),
                     h.get("text"),
                     h.get("pages"),
+                    _optional(int, h.get("window_end")),
+                    _optional(int, h.get("first_rank")),
+                    _optional(float, h.get("first_score")),
+                    _optional(str, h.get("via")),
+                    _optional(int, h.get("via_start")),
+                    _optional(int, h.get("via_end")),
                 )
                 for h in obj.get("hits", [])
             ),
@@ -177,6 +198,69 @@ class QueryTrace:
         )
 
 
+#: The keys of a hit written only when they hold something (a setting without a
+#: re-ranker or parents, or whose chunks all fit the model, writes none of them).
+_OPTIONAL_KEYS = ("window_end", "first_rank", "first_score", "via", "via_start", "via_end")
+
+
+def _hit_json(h: Retrieved) -> dict[str, Any]:
+    out = {k: v for k, v in vars(h).items() if k not in _OPTIONAL_KEYS or v is not None}
+    out["score"] = _finite(h.score)
+    if "first_score" in out:
+        out["first_score"] = _finite(h.first_score)
+    return out
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else x
+
+
+def _optional(kind: type, value: Any) -> Any:
+    return None if value is None else kind(value)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Why each passage of a ranking was read and ranked as it was, for its traces; each
+    part None when the setting has none.
+
+    ``window_ends[p]``: the characters of passage ``p`` the embedding model read (-1: all
+    of it, or nothing was embedded). ``first``: the retriever's own ranking of the same
+    passages, before a re-ranker reordered it. ``via`` (parent retrieval), aligned with
+    the ranking's ids: the index in ``children`` of the chunk that brought each passage.
+    """
+
+    window_ends: np.ndarray | None = None
+    first: Ranking | None = None
+    via: np.ndarray | None = None
+    children: Sequence[Chunk] = ()
+
+    def window_end(self, passage: int) -> int | None:
+        if self.window_ends is None:
+            return None
+        end = int(self.window_ends[passage])
+        return None if end < 0 else end
+
+    def first_ranks(self, query: int) -> dict[int, tuple[int, float | None]]:
+        """Passage -> its rank (1-based) and score in query ``query``'s first-stage row."""
+        if self.first is None:
+            return {}
+        out: dict[int, tuple[int, float | None]] = {}
+        for rank, (p, s) in enumerate(
+            zip(self.first.ids[query].tolist(), self.first.scores[query].tolist()), 1
+        ):
+            if p >= 0 and p not in out:
+                out[p] = (rank, _finite(float(s)))
+        return out
+
+    def child(self, query: int, rank: int) -> Chunk | None:
+        """The chunk that brought the passage at ``rank`` (1-based) of query ``query``."""
+        if self.via is None or rank > self.via.shape[1]:
+            return None
+        c = int(self.via[query, rank - 1])
+        return self.children[c] if c >= 0 else None
+
+
 def traces_of(
     dataset: Dataset,
     chunks: Sequence[Chunk],
@@ -184,28 +268,41 @@ def traces_of(
     credits: UnitCredits,
     top_k: int,
     twohop: Mapping[str, Mapping[int, str]] | None = None,
+    provenance: Provenance | None = None,
 ) -> list[QueryTrace]:
     """The trace of every query of ``dataset`` (row i of ``ranking`` is query i); ``twohop``
-    gives the two-hop class per k of the multi-hop queries."""
+    gives the two-hop class per k of the multi-hop queries; ``provenance``, why each of
+    ``chunks`` (the passages ranked) was read and ranked as it was."""
     by_id = dataset.by_id()
+    why = provenance or Provenance()
     out = []
     for i, q in enumerate(dataset.queries):
         ids = ranking.row(i)[:top_k].tolist()
         scores = ranking.scores[i, : len(ids)].tolist()
-        hits = tuple(
-            Retrieved(
-                rank,
-                chunks[c].chunk_id,
-                chunks[c].doc_id,
-                chunks[c].start,
-                chunks[c].end,
-                chunks[c].n_tokens,
-                float(s),
-                chunks[c].text,
-                page_range(by_id[chunks[c].doc_id], chunks[c].start, chunks[c].end),
+        first = why.first_ranks(i)
+        hits = []
+        for rank, (c, s) in enumerate(zip(ids, scores), 1):
+            chunk, child = chunks[c], why.child(i, rank)
+            first_rank, first_score = first.get(c, (None, None))
+            hits.append(
+                Retrieved(
+                    rank,
+                    chunk.chunk_id,
+                    chunk.doc_id,
+                    chunk.start,
+                    chunk.end,
+                    chunk.n_tokens,
+                    float(s),
+                    chunk.text,
+                    page_range(by_id[chunk.doc_id], chunk.start, chunk.end),
+                    window_end=why.window_end(c),
+                    first_rank=first_rank,
+                    first_score=first_score,
+                    via=None if child is None else child.chunk_id,
+                    via_start=None if child is None else child.start,
+                    via_end=None if child is None else child.end,
+                )
             )
-            for rank, (c, s) in enumerate(zip(ids, scores), 1)
-        )
         out.append(
             QueryTrace(
                 q.query_id,
@@ -213,7 +310,7 @@ def traces_of(
                 q.type,
                 _source(q),
                 _gold(q, by_id),
-                hits,
+                tuple(hits),
                 {
                     level: credits.ranks[level][q.query_id]
                     for level in LEVELS

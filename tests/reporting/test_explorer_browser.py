@@ -613,6 +613,60 @@ def test_a_long_list_is_drawn_a_page_at_a_time(opened, site):
     assert page.get_by_role("button", name="next →").is_disabled()
 
 
+def test_the_keyboard_reaches_and_opens_everything(opened, site):
+    o = opened().open(site["root"] / "report.html", "#questions&a=0&b=2")
+    page = o.page
+    # everything clickable is a link or a button: nothing listens for clicks on a div or span
+    plain = page.evaluate(
+        """() => [...document.querySelectorAll('#explorer *, #results-table *')]
+             .filter(e => e.onclick || e.getAttribute('onclick')).length"""
+    )
+    assert plain == 0
+    page.get_by_role("link", name="q3", exact=True).focus()
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".x-col")
+    assert page.locator(".x-title").inner_text().startswith("Question q3")
+    # the view takes the focus, so the next Tab goes on from its top
+    assert page.evaluate("document.activeElement.classList.contains('x-title')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") in ("A", "SELECT", "BUTTON")
+    assert outline == "solid"
+
+
+def test_a_300000_character_document_draws_within_a_second(opened, site):
+    data = explorer_data()
+    big = (EN + JA + RU) * (300_000 // len(EN + JA + RU) + 1)
+    data["docs"][0] = dict(data["docs"][0], text=big[:300_000], n_chars=300_000)
+    p = data["passages"]["0"]
+    n = p["n_chunks"]
+    starts = range(0, 300_000, 500)
+    for key, values in (
+        ("id", [f"guide.md#b{i}" for i in range(len(starts))]),
+        ("doc", [0] * len(starts)),
+        ("start", list(starts)),
+        ("end", [min(300_000, s + 550) for s in starts]),
+        ("tokens", [128] * len(starts)),
+        ("window", [-1] * len(starts)),
+        ("text", [None] * len(starts)),
+    ):
+        p[key] = p[key][:n] + values  # more chunks of job 0 (it has no other passages)
+    p["n_chunks"] = len(p["id"])
+    path = site["root"] / "big.html"
+    path.write_text(_page(data), encoding="utf-8")
+    o = opened().open(path, "#questions")
+    took = o.page.evaluate(
+        """() => new Promise(done => {
+          const t0 = performance.now();
+          addEventListener('hashchange', () => requestAnimationFrame(
+            () => setTimeout(() => done(performance.now() - t0))), {once: true});
+          location.hash = '#document=guide.md&job=0';
+        })"""
+    )
+    assert o.page.locator(".x-doc .x-clabel").count() >= 600
+    assert took < 1000, f"{took:.0f} ms"
+
+
 READ_DATA = """() => {
   const s = document.getElementById('sweep-explorer-data');
   return (s && JSON.parse(s.textContent)) || window.sweepExplorerData || null;

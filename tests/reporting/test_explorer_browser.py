@@ -380,6 +380,15 @@ def _in_window(page, locator) -> bool:
 # ---- tests --------------------------------------------------------------------------------
 
 
+def test_ci_fails_the_browser_tests_instead_of_skipping_them(monkeypatch):
+    monkeypatch.setenv("SWEEP_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="must run"):
+        _need_browser("no browser")
+    monkeypatch.delenv("SWEEP_REQUIRE_BROWSER")
+    with pytest.raises(pytest.skip.Exception):
+        _need_browser("no browser")
+
+
 def test_explorer_js_never_writes_markup_nor_reaches_the_network():
     js = (ASSETS / "explorer.js").read_text(encoding="utf-8")
     for sink in (
@@ -611,6 +620,7 @@ def test_a_long_list_is_drawn_a_page_at_a_time(opened, site):
     page.get_by_role("button", name="next →").click()
     assert page.locator(".x-qlist tbody tr").count() == 46
     assert page.get_by_role("button", name="next →").is_disabled()
+    assert page.locator(".x-pager").inner_text().endswith("rows 201–246 of 246")
 
 
 def test_the_keyboard_reaches_and_opens_everything(opened, site):

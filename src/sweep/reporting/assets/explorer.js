@@ -455,7 +455,8 @@
     table.querySelector("th:last-child").style.width = Math.max(5, 1.05 * D.jobs.length + 1).toFixed(2) + "rem";
     const prev = el("button", {type: "button"}, "← previous");
     const next = el("button", {type: "button"}, "next →");
-    const pager = el("div", {class: "x-pager"}, prev, next);
+    const range = el("span", {class: "x-note"});
+    const pager = el("div", {class: "x-pager"}, prev, next, range);
     prev.addEventListener("click", () => { st.page -= 1; draw(false); });
     next.addEventListener("click", () => { st.page += 1; draw(false); });
 
@@ -571,7 +572,7 @@
       tbody.appendChild(frag);
       prev.disabled = st.page === 0;
       next.disabled = st.page >= pages - 1;
-      pager.setAttribute("data-range", shown.length ? from + 1 + "–" + to : "0");
+      range.textContent = shown.length ? "rows " + (from + 1) + "–" + to + " of " + shown.length : "";
       prev.hidden = next.hidden = pages === 1;
     }
 

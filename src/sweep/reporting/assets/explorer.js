@@ -552,7 +552,8 @@
       q.outcome.forEach((v, ji) => {
         const m = markOf(v);
         const cls = "x-mark " + m[0] + (ji === st.a ? " a" : ji === st.b ? " b" : "");
-        marks.appendChild(el("span", {class: cls, title: D.jobs[ji].label + ": " + (v === null ? m[1] : fmt(v) + " (" + m[1] + ")")}));
+        const say = D.jobs[ji].label + ": " + (v === null || v === undefined ? m[1] : fmt(v) + " (" + m[1] + ")");
+        marks.appendChild(el("span", {class: cls, title: say, role: "img", "aria-label": say}));
       });
       return el("tr", null,
         el("td", {class: "x-id", title: q.id}, el("a", {href: qLink(X, qi, st.a, st.b)}, q.id)),

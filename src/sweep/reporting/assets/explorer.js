@@ -689,13 +689,13 @@
     col.appendChild(el("div", {class: "x-colhead"},
       el("label", null, side + " ", jobSelect(X, ji, onPick, "setting " + side)),
       el("p", null, el("span", {class: "x-mark " + m[0]}), " ",
-        (D.primary ? D.primary.label : "outcome") + ": " + (v === null || v === undefined ? "not scored" : fmt(v)) + " (" + m[1] + ")",
+        (D.primary ? D.primary.label : "outcome") + ": " + (v === null || v === undefined ? "not scored" : fmt(v) + " (" + m[1] + ")"),
         job.rerank ? ", re-ranked by " + job.rerank : "",
         job.parent ? ", parent retrieval" : "",
         job.max_seq_length ? ", window " + job.max_seq_length + " tokens" : "")));
     const H = hitsOf(X, ji);
     const P = passagesOf(X, ji);
-    if (!H || !P || !H.p[qi]) {
+    if (!H || !P || !H.p[qi] || !H.p[qi].length) {
       col.appendChild(el("p", {class: "x-msg"}, "No hits for this setting: " + (job.ok ? "none traced." : job.status)));
       return col;
     }

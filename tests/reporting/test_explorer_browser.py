@@ -338,6 +338,7 @@ class Opened:
         self.path = path
         self.page.goto(path.as_uri() + hash_)
         self.page.wait_for_selector("#explorer > nav, #explorer .x-missing")
+        self.painted()
         return self
 
     def go(self, hash_: str) -> None:
@@ -345,6 +346,14 @@ class Opened:
         self.page.goto(self.path.as_uri() + hash_)
         self.page.wait_for_function(
             "document.getElementById('explorer').dataset.view === location.hash"
+        )
+        self.painted()
+
+    def painted(self) -> None:
+        """Wait for the frame after the view: a long document's blocks are rendered only
+        then (content-visibility), and innerText reads only what is rendered."""
+        self.page.evaluate(
+            "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
         )
 
     def close(self):

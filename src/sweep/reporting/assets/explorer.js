@@ -829,7 +829,8 @@
       const frag = document.createDocumentFragment();
       let part = null;
       chunks.forEach((c, n) => {
-        if (n % 10 === 0) part = frag.appendChild(el("div", {class: "x-part"})); // see drawBoundaries
+        // see drawBoundaries: a long list's blocks are laid out when they near the window
+        if (n % 10 === 0) part = frag.appendChild(el("div", {class: chunks.length > 50 ? "x-part" : null}));
         const label = chunkLabel(X, P, doc, c);
         if (c === target) targetLabel = label;
         const t = passageText(X, ji, c);
@@ -898,7 +899,10 @@
     const active = new Set();
     const activeGold = new Set();
     const frag = document.createDocumentFragment();
-    let part = el("div", {class: "x-part"});
+    // a short document is one plain block: its text is rendered at once, no block skipped
+    const size = n > 5 * PART ? PART : Infinity;
+    const partClass = size === PART ? "x-part" : null;
+    let part = el("div", {class: partClass});
     let partLen = 0;
     frag.appendChild(part);
     // a piece of text with its class (and evidence title), split where a block ends
@@ -906,11 +910,11 @@
       let rest = piece;
       while (rest) {
         let cut = -1;
-        if (partLen + rest.length > PART) {
-          const from = Math.max(0, PART - partLen);
+        if (partLen + rest.length > size) {
+          const from = Math.max(0, size - partLen);
           cut = rest.indexOf("\n", from);
           // a text without line ends is cut at a space once a block is 3 parts long
-          if (cut < 0 && partLen + rest.length > 3 * PART) cut = rest.indexOf(" ", Math.max(0, 3 * PART - partLen));
+          if (cut < 0 && partLen + rest.length > 3 * size) cut = rest.indexOf(" ", Math.max(0, 3 * size - partLen));
         }
         const head = cut < 0 ? rest : rest.slice(0, cut + 1);
         rest = cut < 0 ? "" : rest.slice(cut + 1);
@@ -919,7 +923,7 @@
         part.appendChild(el("span", {class: cls}, node));
         partLen += head.length;
         if (cut >= 0) {
-          part = el("div", {class: "x-part"});
+          part = el("div", {class: partClass});
           partLen = 0;
           frag.appendChild(part);
         }

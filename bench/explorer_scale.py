@@ -14,6 +14,11 @@ in the system Chromium; measured, medians of --repeats fresh pages:
   - question: a click on a question in the list until the frame after its view is drawn;
   - document: opening the 300,000-character document's boundary view the same way.
 
+Then the Python side, on a sweep folder of the same shape written through sweep's own
+writers: preparing the explorer's data from the folder (rows, per-query scores, every
+job's hits.jsonl), against writing the folder's tables (results.csv/.md, per_query.csv)
+in the same run, as a ratio: what the explorer adds to the end of a sweep.
+
 The report starts with the CPU and its instruction sets. The machine is shared:
 compare numbers measured in the same run.
 
@@ -36,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "reporting"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from embed_speed import cpu_line  # noqa: E402
 from test_explorer_browser import ARGS, CHROMIUM, _page, _sidecar_js  # noqa: E402
@@ -292,6 +298,41 @@ def measure_report(report: Path, repeats: int) -> None:
         print(f"  {what:46s}{t[key]:6.0f} ms")
 
 
+def python_side(questions: int, jobs: int, repeats: int) -> None:
+    """Preparing the explorer's data from a sweep folder vs writing its tables, same run."""
+    import time
+
+    import numpy as np
+
+    from sweep.reporting.explorer import explorer_data, explorer_page_parts
+    from sweep.reporting.sweepreport import build_report
+    from sweep.reporting.write import write_tables
+    from sweepdirs import make_grid
+
+    rng = np.random.default_rng(0)
+    grid = {
+        (64 * (1 + i // 2), 16 * (i % 2)): (rng.random(questions) < 0.6).astype(float)
+        for i in range(jobs)
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        make_grid(Path(tmp), grid, n_boot=200)
+        tables, data = [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            rep = build_report(Path(tmp))
+            write_tables(rep)
+            t1 = time.perf_counter()
+            explorer_page_parts(explorer_data(rep))
+            t2 = time.perf_counter()
+            tables.append(t1 - t0)
+            data.append(t2 - t1)
+    a, b = statistics.median(tables), statistics.median(data)
+    print(
+        f"python side, {questions} questions x {jobs} settings (medians of {repeats}): "
+        f"report and tables {a:.2f} s, explorer data {b:.2f} s ({b / a:.2f}x the tables)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -303,6 +344,7 @@ def main() -> None:
     if args.report:
         measure_report(args.report, args.repeats)
         return
+    python_side(args.questions, args.jobs, args.repeats)
     data = synthetic(args.questions, args.jobs)
     n_data = len(json.dumps(data, ensure_ascii=False).encode("utf-8"))
     with tempfile.TemporaryDirectory() as tmp:

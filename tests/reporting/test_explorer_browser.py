@@ -8,7 +8,6 @@ makes is recorded and anything that is not file:// is refused and fails the test
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -235,39 +234,32 @@ def _filler() -> str:
 
 
 def _page(data: dict | None, *, sidecar: bool = False) -> str:
-    """report.html as the report writer lays it out: the explorer right after the header,
-    the static sections below, the data inline (every ``<`` escaped) or in report-data.js."""
-    from sweep.reporting.htmlkit import _CSS
+    """report.html as the report writer lays it out (the same functions): the explorer
+    right after the header, the static sections below, the data inline or in
+    report-data.js."""
+    from sweep.reporting.explorer import explorer_page_parts
+    from sweep.reporting.htmlkit import Section, page
 
-    css = (ASSETS / "explorer.css").read_text(encoding="utf-8")
-    js = (ASSETS / "explorer.js").read_text(encoding="utf-8")
-    if sidecar:
-        head_extra = '<meta name="sweep-explorer-sidecar" content="report-data.js">'
-        data_tags = (
-            '<script type="application/json" id="sweep-explorer-data">null</script>'
-            '<script src="report-data.js"></script>'
-        )
-    else:
-        head_extra = ""
-        inline = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
-        data_tags = f'<script type="application/json" id="sweep-explorer-data">{inline}</script>'
+    parts = explorer_page_parts(data, inline_bytes=0 if sidecar else None)
     static_table = (
         "<table><tr><th>chunk.size</th><th>span recall@5</th></tr>"
         "<tr><td>200</td><td>0.700</td></tr></table>"
     )
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"{head_extra}<title>sweep report</title><style>{_CSS}{css}</style></head>"
-        '<body><h1>sweep report</h1><p class="sub">outputs/test</p><div id="explorer"></div>'
-        '<details class="section" id="s-comparison-table" open><summary><h2>Comparison table'
-        f'</h2></summary><div id="results-table">{static_table}</div></details>'
-        f"{_filler()}{data_tags}<script>{js}</script></body></html>\n"
+    sections = [Section("Comparison table", f'<div id="results-table">{static_table}</div>')]
+    return page(
+        "sweep report",
+        sections,
+        subtitle="outputs/test",
+        css=parts.css,
+        top='<div id="explorer"></div>',
+        end=_filler() + parts.body,
     )
 
 
 def _sidecar_js(data: dict) -> str:
-    return "window.sweepExplorerData = " + json.dumps(data, ensure_ascii=False) + ";\n"
+    from sweep.reporting.explorer import explorer_page_parts
+
+    return explorer_page_parts(data, inline_bytes=0).sidecar
 
 
 # ---- the browser --------------------------------------------------------------------------
@@ -445,6 +437,10 @@ def test_a_question_link_opens_it_at_the_top_with_both_settings(opened, site):
     # the model's window: the part past it is greyed (job 0 reads 180 characters)
     past = page.locator('.x-col[data-side="a"] .x-past').first
     assert past.get_attribute("title") == "past the model's window: never embedded"
+    # ...and said beside the rank: 180 of the 200 characters of job 0's chunks
+    assert (
+        "embedded: first 90%" in page.locator('.x-col[data-side="a"] .x-hitmeta').first.inner_text()
+    )
     # the re-ranker's and the parent's view
     page.locator('.x-col[data-side="b"] select').select_option(label="#5 size=150 parent=600")
     page.wait_for_function("location.hash.endsWith('b=5')")
@@ -749,3 +745,31 @@ def test_the_explorer_of_a_real_sweep_of_the_tiny_corpus(opened, tmp_path):
     assert expected and [t.split(" · ")[0] for t in labels] == expected
     page.set_viewport_size({"width": 800, "height": 900})
     assert page.evaluate("document.documentElement.scrollWidth") <= 800
+
+
+def test_a_long_passage_scrolls_to_its_evidence(opened, tmp_path):
+    """A parent passage shows its first lines; evidence near its end is scrolled into its
+    box, so both columns show the marked text without a search."""
+    data = explorer_data()
+    qi = next(i for i, q in enumerate(data["questions"]) if q["id"] == "q5")
+    guide = data["docs"][0]["text"]
+    end = len(guide) - 20
+    data["questions"][qi]["gold"] = [{"doc": 0, "start": end - 50, "end": end, "grade": 1}]
+    side = data["passages"]["5"]
+    parent = next(
+        i for i in range(side["n_chunks"], len(side["id"])) if side["id"][i] == "guide.md#p0"
+    )
+    side["end"][parent] = len(guide)  # a parent of the whole guide: 20 lines and more
+    data["hits"]["5"]["p"][qi][0] = parent
+    path = tmp_path / "report.html"
+    path.write_text(_page(data), encoding="utf-8")
+    o = opened(width=1400, height=900).open(path, "#question=q5&a=0&b=5")
+    box = o.page.locator('.x-col[data-side="b"] .x-chunk').first
+    mark = box.locator("mark").first
+    assert mark.inner_text() == guide[end - 50 : end]
+    inside = o.page.evaluate(
+        """([b, m]) => { const B = b.getBoundingClientRect(), M = m.getBoundingClientRect();
+           return b.scrollTop > 0 && M.top >= B.top && M.bottom <= B.bottom; }""",
+        [box.element_handle(), mark.element_handle()],
+    )
+    assert inside

@@ -677,6 +677,16 @@
     cols.appendChild(column(X, qi, a, "a", (v) => go.to(qLink(X, qi, v, b))));
     cols.appendChild(column(X, qi, b, "b", (v) => go.to(qLink(X, qi, a, v))));
     view.appendChild(cols);
+    // A chunk box shows its first lines; one that holds evidence further down scrolls to it,
+    // so the evidence of a long chunk (a parent) is in view without a search.
+    requestAnimationFrame(() => {
+      cols.querySelectorAll(".x-chunk").forEach((box) => {
+        const mark = box.querySelector("mark");
+        if (mark && mark.offsetTop - box.offsetTop > box.clientHeight - 40) {
+          box.scrollTop = mark.offsetTop - box.offsetTop - 24;
+        }
+      });
+    });
   }
 
   function column(X, qi, ji, side, onPick) {
@@ -730,15 +740,20 @@
       if (H.first && H.first[qi]) {
         const f = H.first[qi][rank];
         meta.appendChild(el("span", {class: "x-tag"},
-          f === 0 ? "not in the first " + D.k + " before re-ranking" : f === rank + 1 ? "same rank before re-ranking" : "was #" + f + " before re-ranking"));
+          f === 0 ? "not in the retriever's own ranking" : f === rank + 1 ? "same rank before re-ranking" : "was #" + f + " before re-ranking"));
       }
       if (H.via && H.via[qi] && H.via[qi][rank] >= 0) {
         const c = H.via[qi][rank];
         meta.appendChild(el("span", {class: "x-tag"}, "via chunk ", el("a", {href: dLink(X, P.doc[c], ji, P.id[c])}, P.id[c])));
       }
+      const win = P.window ? P.window[pi] : -1;
+      if (win >= 0 && win < e - s) {
+        // said beside the rank: the greyed tail may sit below the box's first lines
+        meta.appendChild(el("span", {class: "x-tag x-trunc", title: "past the model's window: never embedded"},
+          "embedded: first " + Math.round((100 * win) / Math.max(1, e - s)) + "%"));
+      }
       const li = el("li", {class: cover.length ? "x-hit x-rel" : "x-hit"}, meta);
       li.appendChild(el("p", {class: cover.length ? "x-cover" : "x-cover x-none"}, cover.length ? cover.join(", ") : "holds no gold"));
-      const win = P.window ? P.window[pi] : -1;
       if (text === null) {
         li.appendChild(el("p", {class: "x-note"}, "The text of this passage was not kept in this report."));
       } else {

@@ -186,3 +186,58 @@ def test_a_parent_is_its_own_passage_and_names_the_chunk_that_brought_it(tmp_pat
     assert child == 4 and (p["start"][child], p["end"][child]) == (0, 60)
     assert hits["first"][3][0] == 7 and hits["first"][3][1] == 0
     assert hits["via"][3][1] == -1
+
+
+def _two_datasets(tmp_path, evaluation: tuple[str, str]) -> list:
+    """Jobs 0-1 read the set one way (fingerprint f...), jobs 2-3 another (e...), as a
+    reader sweep does; the evaluation keys say whether they answered the same questions."""
+    from dataclasses import replace
+
+    from sweep.store.row import load_rows
+
+    rows = [
+        make_job(tmp_path, job, size, 0, base(6), fingerprint=fp)
+        for job, (size, fp) in enumerate(
+            [(64, "f" * 16), (128, "f" * 16), (64, "e" * 16), (128, "e" * 16)]
+        )
+    ]
+    for r in load_rows(tmp_path):
+        key = evaluation[0] if r.dataset.fingerprint == "f" * 16 else evaluation[1]
+        replace(r, dataset=replace(r.dataset, evaluation=key)).save(r.path)
+    for fp, word, job in (("f" * 16, "pypdf ", 0), ("e" * 16, "pdfplumber ", 2)):
+        docs = tuple(Document(f"doc{i}.md", f"{word}{i} " * 20) for i in range(20))
+        keep_documents(tmp_path, Dataset("d", docs, ()), fp)
+        chunks = [Chunk(f"doc{i}.md", 0, 0, 30, docs[i].text[:30], 6) for i in range(20)]
+        write_chunk_offsets(tmp_path / str(job) / "chunks.csv", chunks)
+    return rows
+
+
+def test_a_reader_sweep_shows_each_job_its_own_text(tmp_path):
+    """Two readers of the same files: one question list, each job's chunks and evidence
+    in the text its reader made (the same doc ids, other texts and offsets)."""
+    _two_datasets(tmp_path, ("k1", "k1"))
+    data = explorer_data(build_report(tmp_path))
+    assert len(data["datasets"]) == 2 and [j["dataset"] for j in data["jobs"]] == [0, 0, 1, 1]
+    assert len(data["questions"]) == 6
+    docs = data["docs"]
+    twins = [d for d in docs if d["id"] == "doc3.md"]
+    assert {d["dataset"] for d in twins} == {0, 1}
+    assert {d["text"].split()[0] for d in twins} == {"pypdf", "pdfplumber"}
+    p = data["passages"]["2"]
+    assert docs[p["doc"][3]]["dataset"] == 1 and docs[p["doc"][3]]["text"].startswith("pdfplumber")
+    q = data["questions"][3]
+    assert sorted(docs[g["doc"]]["dataset"] for g in q["gold"]) == [0, 1]
+    assert all(v is not None for v in q["outcome"])
+
+
+def test_questions_of_two_evaluation_sets_are_kept_apart(tmp_path):
+    """Two sets whose question ids collide: each question once per set, scored only by
+    the jobs that answered it."""
+    _two_datasets(tmp_path, ("k1", "k2"))
+    data = explorer_data(build_report(tmp_path))
+    assert [q["id"] for q in data["questions"]] == [f"q{i}" for i in range(6)] * 2
+    first, second = data["questions"][3], data["questions"][9]
+    assert first["dataset"] == 0 and second["dataset"] == 1
+    assert first["outcome"][2:] == [None, None] and second["outcome"][:2] == [None, None]
+    assert data["hits"]["0"]["p"][9] == [] and data["hits"]["2"]["p"][3] == []
+    assert data["hits"]["2"]["p"][9] != []

@@ -4,6 +4,7 @@ why a splitter loses, not only that it does."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html import escape
 from urllib.parse import quote
@@ -114,7 +115,10 @@ def cuts_link_html(rep: SweepReport) -> str:
     if job is None or not counts:
         return ""
     doc = min(counts, key=lambda d: (-counts[d], d))
-    href = f"#document={quote(doc, safe='')}&job={job}"
+    # A lone surrogate (a file name that is not UTF-8) has no URL form: U+FFFD, as the
+    # explorer's own links write it.
+    linked = re.sub("[\ud800-\udfff]", "\ufffd", doc)
+    href = f"#document={quote(linked, safe='')}&job={job}"
     return (
         f'<p class="note">Where each setting cuts a document, with its chunk ids, overlaps and '
         f'the evidence it splits: the explorer\'s document view, e.g. <a href="{escape(href)}">'

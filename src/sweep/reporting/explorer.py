@@ -124,19 +124,21 @@ def _job(rep: SweepReport, r: Row) -> dict[str, Any]:
 
 
 class _Docs:
-    """The documents the page shows, each once, by id."""
+    """The documents the page shows, each once per dataset: two readers of one PDF (a
+    reader sweep) give two texts under one id, and each job's offsets are into its own."""
 
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
-        self.index: dict[str, int] = {}
+        self.index: dict[tuple[int, str], int] = {}
 
-    def add(self, d: KeptDocument) -> None:
-        if d.doc_id in self.index:
+    def add(self, dataset: int, d: KeptDocument) -> None:
+        if (dataset, d.doc_id) in self.index:
             return
-        self.index[d.doc_id] = len(self.items)
+        self.index[dataset, d.doc_id] = len(self.items)
         self.items.append(
             {
                 "id": d.doc_id,
+                "dataset": dataset,
                 "n_chars": d.n_chars,
                 "language": d.language,
                 "text": d.text,
@@ -144,13 +146,13 @@ class _Docs:
             }
         )
 
-    def of(self, doc_id: str, end: int = 0) -> int:
+    def of(self, dataset: int, doc_id: str, end: Any = 0) -> int:
         """The index of a document, added without text when the folder kept none (a
         sweep saved before documents were kept)."""
-        if doc_id not in self.index:
-            self.add(KeptDocument(doc_id, None, end, None, ""))
-        i = self.index[doc_id]
-        if self.items[i]["text"] is None:
+        if (dataset, doc_id) not in self.index:
+            self.add(dataset, KeptDocument(doc_id, None, 0, None, ""))
+        i = self.index[dataset, doc_id]
+        if self.items[i]["text"] is None and isinstance(end, int):
             self.items[i]["n_chars"] = max(self.items[i]["n_chars"], end)
         return i
 
@@ -158,16 +160,39 @@ class _Docs:
         return self.items[i]["text"] is not None
 
 
-def _kept_documents(rep: SweepReport, docs: _Docs) -> None:
-    seen = set()
-    for r in rep.ok:
-        fp = r.dataset.fingerprint if r.dataset else ""
-        path = kept_documents_path(rep.sweep_dir, fp)
-        if path is None or fp in seen:
-            continue
-        seen.add(fp)
-        for d in read_kept_documents(path, inside=rep.sweep_dir):
-            docs.add(d)
+def _datasets(rep: SweepReport) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The sweep's datasets (one per content fingerprint: a reader sweep reads the same
+    files into several) and each job's index among them."""
+    found: dict[str, int] = {}
+    out: list[dict[str, Any]] = []
+    of_job: dict[int, int] = {}
+    for r in rep.rows:
+        info = r.dataset
+        fp = info.fingerprint if info else ""
+        if fp not in found:
+            found[fp] = len(out)
+            name = info.name if info else ""
+            out.append(
+                {
+                    "name": name,
+                    "label": name + (f" ({info.readers})" if info and info.readers else ""),
+                    "fingerprint": fp,
+                }
+            )
+        of_job[r.job] = found[fp]
+    labels = [d["label"] for d in out]
+    for d in out:  # two sets that read alike are told apart by their content
+        if labels.count(d["label"]) > 1:
+            d["label"] += f" [{d['fingerprint'][:8]}]"
+    return out, of_job
+
+
+def _kept_documents(rep: SweepReport, datasets: Sequence[Mapping[str, Any]], docs: _Docs) -> None:
+    for i, d in enumerate(datasets):
+        path = kept_documents_path(rep.sweep_dir, d["fingerprint"])
+        if path is not None:
+            for kept in read_kept_documents(path, inside=rep.sweep_dir):
+                docs.add(i, kept)
 
 
 def _outcomes(rep: SweepReport) -> dict[int, Mapping[str, float]]:
@@ -179,49 +204,73 @@ def _outcomes(rep: SweepReport) -> dict[int, Mapping[str, float]]:
     return out
 
 
+def _set_key(r: Row) -> str:
+    """Which questions a job answered: rows of one evaluation set share their questions."""
+    return r.dataset.key if r.dataset else ""
+
+
 def _questions(
-    rep: SweepReport, traces: Mapping[int, Mapping[str, QueryTrace]], docs: _Docs
-) -> list[dict[str, Any]]:
+    rep: SweepReport,
+    traces: Mapping[int, Mapping[str, QueryTrace]],
+    of_job: Mapping[int, int],
+    docs: _Docs,
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Every question of every evaluation set, once, and its key (set, id). A question's
+    gold holds its evidence in each dataset its set was read into (offsets differ between
+    readers), each item pointing at that dataset's document."""
     outcomes = _outcomes(rep)
-    first: dict[str, QueryTrace] = {}
-    for t in traces.values():
-        for qid, trace in t.items():
-            first.setdefault(qid, trace)
-    questions = []
-    for qid, t in first.items():
-        gold = []
-        for g in t.gold:
-            i = docs.of(g.doc_id, g.end or 0)
-            item: dict[str, Any] = {
-                "doc": i,
-                "start": g.start,
-                "end": g.end,
-                "grade": g.grade,
-                "pages": g.pages,
-            }
-            if not docs.has_text(i) and g.text is not None:
-                item["text"] = g.text  # the page cannot cut it from a document it lacks
-            gold.append(item)
-        questions.append(
-            {
-                "id": qid,
-                "text": t.query,
-                "type": t.type,
-                "source": t.source,
-                "reference": t.reference,
-                "answerable": bool(t.gold),
-                "gold": gold,
-                "outcome": [
-                    _number(outcomes.get(r.job, {}).get(qid)) if r.ok and t.gold else None
-                    for r in rep.rows
-                ],
-            }
-        )
-    return questions
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    read_in: dict[tuple[str, str], set[int]] = {}
+    for job, by_id in traces.items():
+        r = rep.row(job)
+        ds = of_job[job]
+        for qid, t in by_id.items():
+            key = (_set_key(r), qid)
+            entry = entries.get(key)
+            if entry is None:
+                entry = entries[key] = {
+                    "id": qid,
+                    "dataset": ds,
+                    "text": t.query,
+                    "type": t.type,
+                    "source": t.source,
+                    "reference": t.reference,
+                    "answerable": bool(t.gold),
+                    "gold": [],
+                    "outcome": [],
+                }
+                read_in[key] = set()
+            if ds in read_in[key]:
+                continue
+            read_in[key].add(ds)
+            for g in t.gold:
+                i = docs.of(ds, g.doc_id, g.end)
+                item: dict[str, Any] = {
+                    "doc": i,
+                    "start": g.start,
+                    "end": g.end,
+                    "grade": g.grade,
+                    "pages": g.pages,
+                }
+                if not docs.has_text(i) and g.text is not None:
+                    item["text"] = g.text  # the page cannot cut it from a document it lacks
+                entry["gold"].append(item)
+    for (key, qid), entry in entries.items():
+        entry["outcome"] = [
+            _number(outcomes.get(r.job, {}).get(qid))
+            if r.ok and entry["answerable"] and _set_key(r) == key
+            else None
+            for r in rep.rows
+        ]
+    return list(entries.values()), list(entries)
 
 
 def _passages_and_hits(
-    r: Row, traces: Mapping[str, QueryTrace], order: Sequence[str], docs: _Docs
+    r: Row,
+    ds: int,
+    traces: Mapping[str, QueryTrace],
+    order: Sequence[tuple[str, str]],
+    docs: _Docs,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A job's passages (its chunks in document order, then any other passage a hit is:
     a parent) and its hits per question, as indices into them."""
@@ -232,7 +281,7 @@ def _passages_and_hits(
 
     def add(chunk_id: str, doc_id: str, start: int, end: int, tokens: int, text: str | None) -> int:
         i = index[chunk_id, doc_id, start, end] = len(texts)
-        d = docs.of(doc_id, end)
+        d = docs.of(ds, doc_id, end)
         for key, value in zip(cols, (chunk_id, d, start, end, tokens, -1)):
             cols[key].append(value)
         texts.append(None if docs.has_text(d) else text)
@@ -249,8 +298,9 @@ def _passages_and_hits(
     chunk_index = {cols["id"][i]: i for i in range(n_chunks)}
     hits: dict[str, list[list[Any]]] = {"p": [], "s": [], "first": [], "via": []}
     reranked = parented = False
-    for qid in order:
-        t = traces.get(qid)
+    key = _set_key(r)
+    for set_key, qid in order:
+        t = traces.get(qid) if set_key == key else None
         p, s, first, via = [], [], [], []
         for h in t.hits if t is not None else ():
             i = index.get((h.chunk_id, h.doc_id, h.start, h.end))
@@ -268,7 +318,14 @@ def _passages_and_hits(
             first.append(int(rank or 0))
             child = getattr(h, "via", None)
             parented |= child is not None
-            via.append(chunk_index.get(child, -1) if child is not None else -1)
+            c = -1 if child is None else chunk_index.get(child, -1)
+            a, b = getattr(h, "via_start", None), getattr(h, "via_end", None)
+            if child is not None and c < 0 and a is not None and b is not None:
+                # no chunks.csv to find it in: the chunk as the trace gives it
+                c = index.get((child, h.doc_id, a, b))
+                if c is None:
+                    c = add(child, h.doc_id, a, b, 0, None)
+            via.append(c)
         hits["p"].append(p)
         hits["s"].append(s)
         hits["first"].append(first)
@@ -285,18 +342,20 @@ def _passages_and_hits(
 def explorer_data(rep: SweepReport) -> dict[str, Any]:
     """Everything the explorer draws, as one JSON-ready object (the format is described
     in docs/explorer.md)."""
+    datasets, of_job = _datasets(rep)
     docs = _Docs()
-    _kept_documents(rep, docs)
+    _kept_documents(rep, datasets, docs)
     traces: dict[int, dict[str, QueryTrace]] = {}
     for r in rep.ok:
         path = r.file("hits.jsonl")
         if path is not None:
             traces[r.job] = read_traces(path)
-    questions = _questions(rep, traces, docs)
-    order = [q["id"] for q in questions]
+    questions, order = _questions(rep, traces, of_job, docs)
     passages, hits = {}, {}
     for job, t in traces.items():
-        passages[str(job)], hits[str(job)] = _passages_and_hits(rep.row(job), t, order, docs)
+        passages[str(job)], hits[str(job)] = _passages_and_hits(
+            rep.row(job), of_job[job], t, order, docs
+        )
     p = rep.decision.primary
     ks = [k for d in rep.decision.decisions for k in d.group.eval.k]
     return {
@@ -306,7 +365,8 @@ def explorer_data(rep: SweepReport) -> dict[str, Any]:
         "sweep": subtitle(rep),
         "primary": None if p is None else {"label": p.label, "level": p.level, "metric": p.metric},
         "k": max(ks, default=10),
-        "jobs": [_job(rep, r) for r in rep.rows],
+        "datasets": [{"name": d["name"], "label": d["label"]} for d in datasets],
+        "jobs": [{**_job(rep, r), "dataset": of_job[r.job]} for r in rep.rows],
         "table": _table(rep),
         "docs": docs.items,
         "questions": questions,

@@ -162,8 +162,8 @@ class QueryTrace:
                 Evidence(
                     str(g["doc_id"]),
                     int(g.get("grade", 1)),
-                    g.get("start"),
-                    g.get("end"),
+                    _optional(int, g.get("start")),
+                    _optional(int, g.get("end")),
                     g.get("text"),
                     g.get("pages"),
                 )

@@ -11,8 +11,9 @@
   // question rows drawn at once: on a 2-core machine 200 rows x 12 marks took ~90 ms to lay
   // out after a filter change, 100 rows stay well under the 100 ms a click should take
   const PAGE = 100;
+  // typing in a filter redraws once the user pauses
   const DEBOUNCE_MS = 150;
-  const PART = 4000; // characters of a document laid out as one block (see drawBoundaries) // typing in a filter redraws once the user pauses
+  const PART = 4000; // characters of a document laid out as one block (see drawBoundaries)
 
   // ---- small DOM helpers (text only) ------------------------------------------------------
 
@@ -80,8 +81,17 @@
   function index(D) {
     const X = {D: D, jobByNum: new Map(), docById: new Map(), qById: new Map()};
     D.jobs.forEach((j, i) => X.jobByNum.set(String(j.job), i));
-    D.docs.forEach((d, i) => X.docById.set(d.id, i));
-    D.questions.forEach((q, i) => X.qById.set(q.id, i));
+    // one id may name a document of each dataset (two readers of one PDF) and a question
+    // of each evaluation set: a link's job says which one
+    const many = (map, key, i) => {
+      for (const k of new Set([key, linkId(key)])) {
+        if (map.has(k)) map.get(k).push(i);
+        else map.set(k, [i]);
+      }
+    };
+    D.docs.forEach((d, i) => many(X.docById, d.id, i));
+    D.questions.forEach((q, i) => many(X.qById, q.id, i));
+    X.datasets = D.datasets && D.datasets.length > 1 ? D.datasets : null;
     X.types = Array.from(new Set(D.questions.map((q) => q.type).filter((t) => t))).sort();
     X.mean = D.jobs.map((_, ji) => {
       let sum = 0;
@@ -108,6 +118,24 @@
     });
     X.defB = best >= 0 ? best : D.jobs.length > 1 ? (pick + 1) % D.jobs.length : pick;
     return X;
+  }
+
+  // The document or question with this id in job ji's dataset, else the first with it.
+  function byIdFor(X, map, id, ji) {
+    const all = map.get(id);
+    if (!all) return undefined;
+    const ds = ji >= 0 && X.D.jobs[ji] ? X.D.jobs[ji].dataset : undefined;
+    const own = all.find((i) => {
+      const item = map === X.docById ? X.D.docs[i] : X.D.questions[i];
+      return item.dataset === ds;
+    });
+    return own === undefined ? all[0] : own;
+  }
+
+  // "doc.pdf" or, when the sweep read its files more than one way, "doc.pdf (pypdf)"
+  function docName(X, doc) {
+    const d = X.D.docs[doc];
+    return X.datasets && d.dataset !== undefined ? d.id + " (" + X.datasets[d.dataset].label + ")" : d.id;
   }
 
   function passagesOf(X, ji) {
@@ -188,7 +216,20 @@
 
   // ---- links ------------------------------------------------------------------------------
 
-  const enc = encodeURIComponent;
+  // A lone surrogate (an id read from a file name that is not UTF-8) has no URL form:
+  // encodeURIComponent throws on it, so such an id goes into links as U+FFFD (linkId), and
+  // is found by that form too.
+  function linkId(s) {
+    try {
+      encodeURIComponent(s);
+      return String(s);
+    } catch (e) {
+      return String(s).replace(/[\ud800-\udfff]/g, "\ufffd");
+    }
+  }
+  function enc(s) {
+    return encodeURIComponent(linkId(s));
+  }
 
   function jobNum(X, ji) {
     return X.D.jobs[ji].job;
@@ -621,7 +662,7 @@
 
   function questionView(X, view, p, go) {
     const D = X.D;
-    const qi = X.qById.get(p.question);
+    const qi = byIdFor(X, X.qById, p.question, jobFrom(X, p.a, X.defA));
     if (qi === undefined) {
       message(view, "No question with id “" + p.question + "” in this report.", X);
       return;
@@ -653,7 +694,7 @@
       const whole = g.start === null || g.start === undefined;
       const line = el("p", {class: "x-gold"},
         el("b", null, "gold " + (gi + 1)), " in ",
-        el("a", {href: dLink(X, g.doc, a)}, doc.id),
+        el("a", {href: dLink(X, g.doc, a)}, docName(X, g.doc)),
         g.pages ? ", p. " + g.pages : "",
         whole ? " (the whole document)" : ", characters " + g.start + "–" + g.end,
         g.grade !== undefined && g.grade !== 1 ? ", grade " + g.grade : "");
@@ -772,7 +813,7 @@
   function docSelect(X, selected, onChange) {
     const sel = el("select", {"aria-label": "document"});
     X.D.docs.forEach((d, i) => {
-      const o = el("option", {value: String(i)}, d.id);
+      const o = el("option", {value: String(i)}, docName(X, i));
       if (i === selected) o.selected = true;
       sel.appendChild(o);
     });
@@ -782,7 +823,7 @@
 
   function documentView(X, view, p, go) {
     const D = X.D;
-    const doc = X.docById.get(p.document);
+    const doc = byIdFor(X, X.docById, p.document, jobFrom(X, p.job, go.lastA()));
     if (doc === undefined) {
       message(view, "No document with id “" + p.document + "” in this report.", X);
       return;
@@ -930,6 +971,14 @@
           cut = rest.indexOf("\n", from);
           // a text without line ends is cut at a space once a block is 3 parts long
           if (cut < 0 && partLen + rest.length > 3 * size) cut = rest.indexOf(" ", Math.max(0, 3 * size - partLen));
+          // ...and one without spaces either (Japanese, Chinese) where the part is full:
+          // without CJK fonts a 16,000-character block took 7 s to lay out, 4,000 under 2 s;
+          // never between the two halves of a surrogate pair
+          if (cut < 0 && !/[ \n]/.test(rest.slice(from))) {
+            cut = Math.max(0, from - 1);
+            const c = rest.charCodeAt(cut);
+            if (c >= 0xd800 && c <= 0xdbff) cut += 1;
+          }
         }
         const head = cut < 0 ? rest : rest.slice(0, cut + 1);
         rest = cut < 0 ? "" : rest.slice(cut + 1);
@@ -1035,7 +1084,9 @@
     function route(initial) {
       const p = parseHash(location.hash);
       if (!p) {
-        if (initial) questionList(X, view, {}, go);
+        // the page's own address (Back to where it opened) is the list; a section's anchor
+        // or a picture's zoom leaves the view as it is
+        if (initial || !location.hash.replace(/^#/, "")) questionList(X, view, {}, go);
         root.setAttribute("data-view", location.hash);
         performance.mark("sweep-explorer-drawn");
         return;

@@ -665,6 +665,13 @@ def test_a_long_list_is_drawn_a_page_at_a_time(opened, site):
     assert page.locator(".x-qlist tbody tr").count() == 46
     assert page.get_by_role("button", name="next →").is_disabled()
     assert page.locator(".x-pager").inner_text().endswith("rows 201–246 of 246")
+    # the page is in the address: Back from a question returns to it
+    assert page.evaluate("location.hash").endswith("&page=3")
+    page.get_by_role("link", name="z200", exact=True).click()
+    page.wait_for_selector(".x-col")
+    page.go_back()
+    page.wait_for_selector(".x-qlist")
+    assert _listed_ids(page)[0] == "z194"
 
 
 def test_the_keyboard_reaches_and_opens_everything(opened, site):

@@ -250,6 +250,7 @@
     if (st.filter && st.filter !== "all") h += "&filter=" + enc(st.filter);
     if (st.type) h += "&type=" + enc(st.type);
     if (st.q) h += "&q=" + enc(st.q);
+    if (st.page) h += "&page=" + (st.page + 1);
     return h;
   }
 
@@ -441,7 +442,8 @@
       filter: p.filter || "all",
       type: p.type || "",
       q: p.q || "",
-      page: 0,
+      // 1-based in the address, so Back from a question returns to the page it was on
+      page: Math.max(0, (parseInt(p.page, 10) || 1) - 1),
     };
     if (st.a < 0 || st.b < 0) {
       message(view, "No setting with job number " + (st.a < 0 ? p.a : p.b) + " in this sweep.", X);
@@ -498,8 +500,13 @@
     const next = el("button", {type: "button"}, "next →");
     const range = el("span", {class: "x-note"});
     const pager = el("div", {class: "x-pager"}, prev, next, range);
-    prev.addEventListener("click", () => { st.page -= 1; draw(false); });
-    next.addEventListener("click", () => { st.page += 1; draw(false); });
+    const turn = (by) => {
+      st.page += by;
+      draw();
+      history.replaceState(null, "", listHash(X, st));
+    };
+    prev.addEventListener("click", () => turn(-1));
+    next.addEventListener("click", () => turn(1));
 
     view.appendChild(head);
     view.appendChild(el("div", {class: "x-filters"},

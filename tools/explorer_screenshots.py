@@ -14,15 +14,11 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "reporting"))
+# the browser as the explorer's tests launch it: the system Chromium, no network
+from test_explorer_browser import ARGS, CHROMIUM  # noqa: E402
+
 READ_DATA = """() => {
   const s = document.getElementById('sweep-explorer-data');
   return (s && JSON.parse(s.textContent)) || window.sweepExplorerData || null;

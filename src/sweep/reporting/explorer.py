@@ -340,8 +340,8 @@ def _passages_and_hits(
 
 
 def explorer_data(rep: SweepReport) -> dict[str, Any]:
-    """Everything the explorer draws, as one JSON-ready object (the format is described
-    in docs/explorer.md)."""
+    """Everything the explorer draws, as one JSON-ready object (its keys: docs/explorer.md,
+    "The data's format")."""
     datasets, of_job = _datasets(rep)
     docs = _Docs()
     _kept_documents(rep, datasets, docs)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from sweep.core.errors import BadInput
 
@@ -22,6 +23,7 @@ __all__ = [
     "UnsafeName",
     "file_kind",
     "folder_inside",
+    "jsonl_records",
     "name_problem",
     "not_utf8",
     "path_inside",
@@ -30,6 +32,8 @@ __all__ = [
     "write_atomic",
     "write_text_atomic",
 ]
+
+_T = TypeVar("_T")
 
 #: The longest file name (one path segment, in UTF-8 bytes) Linux, macOS and Windows take.
 NAME_MAX_BYTES = 255
@@ -232,6 +236,34 @@ def not_utf8(path: Path | str, data: bytes | None = None) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         return f"{path}:{line}: not UTF-8 text (a byte 0x{data[e.start]:02x})"
     return f"{path}: not UTF-8 text"
+
+
+def jsonl_records(
+    path: Path, parse: Callable[[Any], _T], error: type[Exception], what: str, malformed: str
+) -> Iterator[_T]:
+    """Each non-blank line of the JSON Lines file ``path`` (of a sweep folder: input from
+    anyone), parsed by ``parse``. A line that is not UTF-8, not JSON, nested thousands deep
+    (never ``what``: damage), missing a key or otherwise not one (``malformed``) raises
+    ``error`` naming the file, the line and the problem. ``path`` must be a regular file
+    (:func:`regular_file` first)."""
+    with open(path, "rb") as f:  # decoded line by line: an error names its line
+        for line, raw in enumerate(f, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise error(not_utf8(path)) from None
+            if not text.strip():
+                continue
+            try:
+                yield parse(json.loads(text))
+            except json.JSONDecodeError as e:
+                raise error(f"{path}:{line}: bad JSON: {e.msg}") from None
+            except RecursionError:
+                raise error(f"{path}:{line}: nested too deeply to be {what}") from None
+            except KeyError as e:
+                raise error(f"{path}:{line}: missing key {e.args[0]!r}") from None
+            except (TypeError, ValueError, AttributeError) as e:
+                raise error(f"{path}:{line}: {malformed}: {e}") from None
 
 
 def write_text_atomic(path: Path, text: str) -> Path:

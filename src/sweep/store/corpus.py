@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sweep.core.errors import BadInput
-from sweep.core.files import folder_inside, not_utf8, regular_file, write_text_atomic
+from sweep.core.files import folder_inside, jsonl_records, regular_file, write_text_atomic
 from sweep.core.text.languages import detect_language
 from sweep.core.types import Dataset
 
@@ -121,23 +121,4 @@ def read_kept_documents(path: Path, inside: Path | None = None) -> list[KeptDocu
     before documents were kept)."""
     if regular_file(path, inside=inside) is None:
         return []
-    out: list[KeptDocument] = []
-    with open(path, "rb") as f:  # decoded line by line: an error names its line
-        for line, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise CorpusError(not_utf8(path)) from None
-            if not text.strip():
-                continue
-            try:
-                out.append(_document(json.loads(text)))
-            except json.JSONDecodeError as e:
-                raise CorpusError(f"{path}:{line}: bad JSON: {e.msg}") from None
-            except RecursionError:
-                raise CorpusError(f"{path}:{line}: nested too deeply to be a document") from None
-            except KeyError as e:
-                raise CorpusError(f"{path}:{line}: missing key {e.args[0]!r}") from None
-            except (TypeError, ValueError) as e:
-                raise CorpusError(f"{path}:{line}: malformed document: {e}") from None
-    return out
+    return list(jsonl_records(path, _document, CorpusError, "a document", "malformed document"))

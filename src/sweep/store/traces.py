@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sweep.core.errors import BadInput
-from sweep.core.files import not_utf8, regular_file
+from sweep.core.files import jsonl_records, regular_file
 from sweep.core.measures import LEVELS
 from sweep.core.types import Chunk, Dataset, Query, Ranking
 from sweep.scoring.credit import UnitCredits
@@ -378,25 +378,7 @@ def write_traces(path: Path, traces: Iterable[QueryTrace]) -> None:
 
 def read_traces(path: Path) -> dict[str, QueryTrace]:
     """``hits.jsonl`` of one job, by query id."""
-    out: dict[str, QueryTrace] = {}
     regular_file(path)  # never open a FIFO or a device in its place
-    with open(path, "rb") as f:  # decoded line by line: an error names its line
-        for line, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise TraceError(not_utf8(path)) from None
-            if not text.strip():
-                continue
-            try:
-                trace = QueryTrace.from_json(json.loads(text))
-            except json.JSONDecodeError as e:
-                raise TraceError(f"{path}:{line}: bad JSON: {e.msg}") from None
-            except RecursionError:  # a trace is a few levels deep; thousands are damage
-                raise TraceError(f"{path}:{line}: nested too deeply to be a trace") from None
-            except KeyError as e:
-                raise TraceError(f"{path}:{line}: missing key {e.args[0]!r}") from None
-            except (TypeError, ValueError, AttributeError) as e:
-                raise TraceError(f"{path}:{line}: malformed record: {e}") from None
-            out[trace.query_id] = trace
-    return out
+    # a trace is a few levels deep; thousands are damage
+    traces = jsonl_records(path, QueryTrace.from_json, TraceError, "a trace", "malformed record")
+    return {t.query_id: t for t in traces}

@@ -92,7 +92,7 @@ def test_a_truncated_chunk_says_how_much_of_its_text_the_model_read(tmp_path):
     result = evaluate_setting(
         [DOC], queries(), chunker(60, "title+headings"), embedder, DenseRetriever(), CONFIG
     )
-    ends = result.window_ends
+    ends = result.provenance.window_ends  # a dense setting: its passages are its chunks
     assert result.stats.truncated_share > 0 and (ends >= 0).sum() > 0
     for c, end in zip(result.chunks, ends.tolist()):
         given = c.embedding_input

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from sweep.chunking.contexts import Contexts
 from sweep.core.evalconfig import EvalConfig
 from sweep.core.protocols import Chunker, Embedder, HasEmbedStats, Reranker, Retriever
@@ -40,10 +38,9 @@ class SettingResult:
     is scored) and ``child`` summarizes the ranking of the chunks themselves; without,
     ``passages`` is ``chunks``.
 
-    ``window_ends`` (per chunk) are the characters of each chunk's text the embedding
-    model read (-1: all of it, or nothing was embedded); ``provenance`` says, per passage
-    of ``ranking``, how much the model read, where the retriever ranked it before a
-    re-ranker, and which chunk brought a parent (what the traces show).
+    ``provenance`` says, per passage of ``ranking``, how much of it the embedding model
+    read, where the retriever ranked it before a re-ranker, and which chunk brought a
+    parent (what the traces show).
     """
 
     chunks: list[Chunk]
@@ -56,7 +53,6 @@ class SettingResult:
     stats: Stats
     first_stage: Summary | None = None
     child: Summary | None = None
-    window_ends: np.ndarray | None = None
     provenance: Provenance = Provenance()
 
 
@@ -156,6 +152,5 @@ def evaluate_setting(
         stats,
         reranked.first_stage if reranked is not None else None,
         lifted.child if lifted is not None else None,
-        embedded.window_ends,
         provenance,
     )

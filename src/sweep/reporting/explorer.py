@@ -306,20 +306,20 @@ def _passages_and_hits(
             i = index.get((h.chunk_id, h.doc_id, h.start, h.end))
             if i is None:
                 i = add(h.chunk_id, h.doc_id, h.start, h.end, h.n_tokens, h.text)
-            window = getattr(h, "window_end", None)
+            window = h.window_end
             if window is not None:
                 cols["window"][i] = int(window)
             if texts[i] is None and not docs.has_text(cols["doc"][i]):
                 texts[i] = h.text
             p.append(i)
             s.append(_number(h.score))
-            rank = getattr(h, "first_rank", None)
+            rank = h.first_rank
             reranked |= rank is not None
             first.append(int(rank or 0))
-            child = getattr(h, "via", None)
+            child = h.via
             parented |= child is not None
             c = -1 if child is None else chunk_index.get(child, -1)
-            a, b = getattr(h, "via_start", None), getattr(h, "via_end", None)
+            a, b = h.via_start, h.via_end
             if child is not None and c < 0 and a is not None and b is not None:
                 # no chunks.csv to find it in: the chunk as the trace gives it
                 c = index.get((child, h.doc_id, a, b))

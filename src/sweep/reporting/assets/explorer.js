@@ -285,15 +285,20 @@
     return ji === undefined ? -1 : ji;
   }
 
-  function jobSelect(X, selected, onChange, label) {
+  // a select over indices (of jobs, of documents): onChange gets the chosen index
+  function indexSelect(names, selected, onChange, label) {
     const sel = el("select", {"aria-label": label});
-    X.D.jobs.forEach((j, i) => {
-      const o = el("option", {value: String(i)}, jobName(X, i));
+    names.forEach((name, i) => {
+      const o = el("option", {value: String(i)}, name);
       if (i === selected) o.selected = true;
       sel.appendChild(o);
     });
     sel.addEventListener("change", () => onChange(Number(sel.value)));
     return sel;
+  }
+
+  function jobSelect(X, selected, onChange, label) {
+    return indexSelect(X.D.jobs.map((_, i) => jobName(X, i)), selected, onChange, label);
   }
 
   function message(view, text, X) {
@@ -818,14 +823,7 @@
   // ---- the document view ------------------------------------------------------------------
 
   function docSelect(X, selected, onChange) {
-    const sel = el("select", {"aria-label": "document"});
-    X.D.docs.forEach((d, i) => {
-      const o = el("option", {value: String(i)}, docName(X, i));
-      if (i === selected) o.selected = true;
-      sel.appendChild(o);
-    });
-    sel.addEventListener("change", () => onChange(Number(sel.value)));
-    return sel;
+    return indexSelect(X.D.docs.map((_, i) => docName(X, i)), selected, onChange, "document");
   }
 
   function documentView(X, view, p, go) {

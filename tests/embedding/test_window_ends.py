@@ -25,6 +25,10 @@ JAPANESE = (
     "東京都の会議は毎週月曜日の午前十時から始まります。"
     "出張の際は新幹線を利用し、領収書を必ず保管してください。"
 ) * 4
+RUSSIAN = (
+    "Суточные за границей составляют сорок пять евро, а для поездок короче шести часов "
+    "предпочтителен поезд. Датчики калибруют раз в год; ёмкость батареи проверяют отдельно. "
+) * 3
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +56,9 @@ def _next_char(text: str, end: int) -> int:
     return i + 1
 
 
-@pytest.mark.parametrize("text", [ENGLISH, JAPANESE], ids=["english", "japanese"])
+@pytest.mark.parametrize(
+    "text", [ENGLISH, JAPANESE, RUSSIAN], ids=["english", "japanese", "russian"]
+)
 @pytest.mark.parametrize("which", [0, 1], ids=["plain", "document prefix"])
 def test_the_text_up_to_the_window_end_fills_the_window_and_one_more_character_overflows(
     embedders, text, which

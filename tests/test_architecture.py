@@ -188,6 +188,8 @@ ALLOWED_STATE = {
     ("sweep/embedding/torch_backend.py", "_MODEL_MEMO"),
     ("sweep/embedding/models.py", "_TOKENIZER_MEMO"),
     ("sweep/embedding/onnx_backend.py", "_EXPORT_MEMO"),
+    ("sweep/embedding/autobackend.py", "_CHOICES"),  # memo: backend auto's choices
+    ("sweep/embedding/autobackend.py", "_SAID"),  # each choice's line said once a process
     ("sweep/embedding/inputs.py", "_TOKEN_MEMO"),
     ("sweep/embedding/multilingual.py", "_MODEL_MEMO"),  # memo: USE loaded per thread count
     ("sweep/embedding/multilingual.py", "_TOKEN_MEMO"),  # memo: USE token counts

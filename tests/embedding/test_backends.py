@@ -57,29 +57,32 @@ def test_bad_backend_is_a_one_line_error(tmp_path, value):
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend=value)
     msg = one_line(err)
-    assert msg.startswith("embed.backend must be one of torch, onnx, onnx-int8, openvino, got ")
+    assert msg.startswith(
+        "embed.backend must be one of auto, torch, onnx, onnx-int8, openvino, got "
+    )
     assert repr(value) in msg
 
 
 @pytest.mark.parametrize(
-    "missing, backend, extra",
+    "missing, backend",
     [
-        ("onnxruntime", "onnx", "onnx"),
-        ("onnx", "onnx", "onnx"),
-        ("onnxruntime", "onnx-int8", "onnx"),
-        ("onnx", "onnx-int8", "onnx"),
-        ("openvino", "openvino", "openvino"),
-        ("onnx", "openvino", "openvino"),
+        ("onnxruntime", "onnx"),
+        ("onnx", "onnx"),
+        ("onnxruntime", "onnx-int8"),
+        ("onnx", "onnx-int8"),
+        ("openvino", "openvino"),
+        ("onnx", "openvino"),
     ],
 )
-def test_missing_extra_names_the_install_command(tmp_path, monkeypatch, missing, backend, extra):
+def test_a_missing_runtime_names_the_install_command(tmp_path, monkeypatch, missing, backend):
     monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend=backend)
     assert one_line(err) == (
-        f"embed.backend={backend} needs the '{missing}' package: pip install -e \".[{extra}]\""
+        f"embed.backend={backend} needs the '{missing}' package, which is not installed: "
+        f"pip install {missing}"
     )
-    # torch does not need the extra.
+    # torch does not need it.
     assert emb(tmp_path, backend="torch").backend == "torch"
 
 
@@ -87,7 +90,9 @@ def test_int8_needs_onnx_ir_for_its_weights(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx_ir", None)
     with pytest.raises(EmbedderError) as err:
         emb(tmp_path, backend="onnx-int8")
-    assert "needs the 'onnx_ir' package: pip install -e \".[onnx]\"" in one_line(err)
+    assert "needs the 'onnx-ir' package, which is not installed: pip install onnx-ir" in one_line(
+        err
+    )
     assert emb(tmp_path, backend="onnx").backend == "onnx"  # fp32 does not
 
 
@@ -140,7 +145,21 @@ def test_openvino_precision_is_part_of_the_namespace_and_identity(tmp_path, monk
         assert json.loads(e.cache_namespace)["precision"] == precision == e.precision
         assert json.loads(e.identity)["precision"] == precision
     assert seen["bf16"][0] != seen["f32"][0] and seen["bf16"][1] != seen["f32"][1]
-    assert "precision" not in json.loads(emb(tmp_path, backend="onnx").cache_namespace)
+    assert json.loads(emb(tmp_path, backend="onnx").cache_namespace)["precision"] == "fp32"
+
+
+@pytest.mark.parametrize(
+    "backend, kind", [("onnx", "fp32"), ("onnx-int8", "int8"), ("openvino", "openvino")]
+)
+def test_a_changed_export_recipe_is_another_cache_namespace(tmp_path, monkeypatch, backend, kind):
+    # onnx-int8 went from dynamic to block-wise int8 weights: vectors cached under the old
+    # recipe must not be served as the new one's.
+    before = json.loads(emb(tmp_path, backend=backend).cache_namespace)
+    assert before["recipe"] == onnx_export.RECIPES[kind]
+    monkeypatch.setitem(onnx_export.RECIPES, kind, "r-next")
+    after = json.loads(emb(tmp_path, backend=backend).cache_namespace)
+    assert after["recipe"] == "r-next" and after != before
+    assert "recipe" not in json.loads(emb(tmp_path, backend="torch").cache_namespace)
 
 
 def test_openvino_that_cannot_see_the_cpu_is_a_one_line_error(tmp_path, monkeypatch):
@@ -438,7 +457,7 @@ def test_sweep_with_the_int8_and_openvino_backends(tmp_path, exports):
         assert 0.0 <= float(ok["span.recall@5"]) <= 1.0
     assert bad["status"] == "invalid"
     assert bad["error"].endswith(
-        "embed.backend must be one of torch, onnx, onnx-int8, openvino, got 'bogus'"
+        "embed.backend must be one of auto, torch, onnx, onnx-int8, openvino, got 'bogus'"
     )
     resolved = (tmp_path / "sweep" / "0" / "resolved_config.yaml").read_text()
     assert "backend: onnx-int8" in resolved

@@ -321,6 +321,7 @@ def test_info_and_clear(tmp_path):
         "root": str(tmp_path),
         "entries": 0,
         "bytes": 0,
+        "backends": {},
         "namespaces": [],
     }
     assert foreign.read_text() == "not ours"
@@ -351,6 +352,30 @@ def _cli(*args, stdin=subprocess.DEVNULL, env=None):
         env=env,
         timeout=60,
     )
+
+
+def test_cli_info_shows_the_namespaces_by_backend(tmp_path):
+    def ns(**backend):
+        return json.dumps({"format": 1, "weights": "w", "max_seq_length": 256, **backend})
+
+    EmbeddingCache(tmp_path, ns(), meta={"model": "m"}).put_many(["a"], vectors_for(["a"]))
+    openvino = ns(backend="openvino", precision="bf16", recipe="r1")
+    EmbeddingCache(tmp_path, openvino, meta={"model": "m"}).put_many(
+        ["a", "b"], vectors_for(["a", "b"])
+    )
+    info = cache_info(tmp_path)
+    assert {b: t["entries"] for b, t in info["backends"].items()} == {
+        "openvino (bf16, recipe r1)": 2,
+        "torch (fp32)": 1,  # a namespace that names no backend is torch's
+    }
+    assert [n["backend"] for n in info["namespaces"]] == [
+        "openvino (bf16, recipe r1)",
+        "torch (fp32)",
+    ]
+    out = _cli("info", "--dir", str(tmp_path)).stdout
+    assert "backend openvino (bf16, recipe r1): 2 entries" in out
+    assert "backend torch (fp32): 1 entries" in out
+    assert "m openvino (bf16, recipe r1) max_seq_length=256" in out
 
 
 def test_cli_info_and_clear(tmp_path):

@@ -43,6 +43,13 @@ def _info(root: Path, as_json: bool) -> int:
         f"entries: {info['entries']}  size: {human_bytes(info['bytes'])}  "
         f"namespaces: {len(info['namespaces'])}"
     )
+    for backend, total in info["backends"].items():
+        if backend == "-":
+            continue
+        print(
+            f"backend {backend}: {total['entries']} entries  {human_bytes(total['bytes'])}  "
+            f"in {total['namespaces']} namespace(s)"
+        )
     for ns in info["namespaces"]:
         print(
             f"  {ns['id']}  {ns['entries']:>8} entries  {human_bytes(ns['bytes']):>9}  "

@@ -4,6 +4,8 @@
 - ``onnx``, ``onnx-int8``: the model exported to ONNX, run by ONNX Runtime
   (``sweep.embedding.onnx_backend``).
 - ``openvino``: the export run by OpenVINO (``sweep.embedding.openvino_backend``).
+- ``auto``: one of these, chosen per model and CPU by measuring them
+  (``sweep.embedding.autobackend``).
 
 A backend offers ``name``, ``precision``, ``load``, ``namespace`` and ``identity`` (what
 it adds to the cache namespace and the embedder's identity), ``default_max_seq_length``,
@@ -16,6 +18,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from sweep.embedding.autobackend import AUTO
 from sweep.embedding.encoders import (
     MANIFEST_FILE,
     MODEL_FILE,
@@ -37,14 +40,17 @@ __all__ = [
     "exported_backend",
 ]
 
+#: The backends that compute vectors; ``embed.backend`` also takes ``auto``.
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
-#: Modules each backend needs beyond the core install, and the extra that brings them.
+#: Modules each backend needs besides torch, and the package each comes in. All are in the
+#: core install; an environment that removed one (or a platform without its wheel) is told
+#: which.
 _NEEDS = {
     "onnx": ("onnxruntime", "onnx"),
     "onnx-int8": ("onnxruntime", "onnx", "onnx_ir"),
     "openvino": ("openvino", "onnx"),
 }
-_EXTRA = {"onnx": "onnx", "onnx-int8": "onnx", "openvino": "openvino"}
+_PACKAGE = {"onnx_ir": "onnx-ir"}
 #: The class of each exported backend (torch is the model itself, always at hand).
 _EXPORTED: dict[str, type[ExportedBackend]] = {
     "onnx": OnnxBackend,
@@ -56,13 +62,18 @@ _EXPORTED: dict[str, type[ExportedBackend]] = {
 def check_backend(backend: Any) -> str:
     """The backend name if it is known and its packages are importable; else a one-line
     ``ValueError`` naming the config key or the extra to install."""
+    if backend == AUTO:
+        return backend
     if not isinstance(backend, str) or backend not in BACKENDS:
-        raise ValueError(f"embed.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        raise ValueError(
+            f"embed.backend must be one of {AUTO}, {', '.join(BACKENDS)}, got {backend!r}"
+        )
     for module in _NEEDS.get(backend, ()):
         if not _importable(module):
+            package = _PACKAGE.get(module, module)
             raise ValueError(
-                f"embed.backend={backend} needs the '{module}' package: "
-                f'pip install -e ".[{_EXTRA[backend]}]"'
+                f"embed.backend={backend} needs the '{package}' package, which is not "
+                f"installed: pip install {package}"
             )
     return backend
 

@@ -503,13 +503,23 @@ def _namespace_info(ns_dir: Path) -> dict:
 
 
 def cache_info(root: str | os.PathLike) -> dict:
-    """Size of the cache at ``root``: entries, bytes and one record per namespace."""
+    """Size of the cache at ``root``: entries, bytes, the totals per backend and one record
+    per namespace (with its backend, sorted by it)."""
     root = Path(root)
     namespaces = [_namespace_info(d) for d in _namespace_dirs(root)]
+    backends: dict[str, dict[str, int]] = {}
+    for n in namespaces:
+        n["backend"] = namespace_backend(n)
+        total = backends.setdefault(n["backend"], {"namespaces": 0, "entries": 0, "bytes": 0})
+        total["namespaces"] += 1
+        total["entries"] += n["entries"]
+        total["bytes"] += n["bytes"]
+    namespaces.sort(key=lambda n: n["backend"])
     return {
         "root": str(root),
         "entries": sum(n["entries"] for n in namespaces),
         "bytes": sum(n["bytes"] for n in namespaces),
+        "backends": dict(sorted(backends.items())),
         "namespaces": namespaces,
     }
 
@@ -561,6 +571,20 @@ def human_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def namespace_backend(ns: dict) -> str:
+    """The runtime a namespace's vectors came from: ``openvino (bf16, recipe r1)``,
+    ``torch (fp32)``; ``-`` for what holds no vectors (encode times)."""
+    try:
+        ident = json.loads(ns["namespace"])
+    except (TypeError, ValueError):
+        ident = None
+    if not isinstance(ident, dict) or ident.get("kind") == ENCODE_TIMES_KIND:
+        return "-"
+    # torch's namespace names no backend: it was the only one when the cache began.
+    backend = f"{ident.get('backend', 'torch')} ({ident.get('precision', 'fp32')}"
+    return backend + (f", recipe {ident['recipe']})" if "recipe" in ident else ")")
+
+
 def describe_namespace(ns: dict) -> str:
     try:
         ident = json.loads(ns["namespace"])
@@ -574,7 +598,7 @@ def describe_namespace(ns: dict) -> str:
             f"{model} query encode times (ms) on {ident.get('device', '?')}, "
             f"{ident.get('threads', '?')} thread(s)"
         )
-    parts = [model]
+    parts = [model, namespace_backend(ns)]
     for key in ("max_seq_length", "normalize"):
         if key in ident:
             parts.append(f"{key}={ident[key]}")

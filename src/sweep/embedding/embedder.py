@@ -24,7 +24,8 @@ import numpy as np
 from sweep.core.messages import first_line
 from sweep.core.timing import Timed
 from sweep.core.types import Chunk, Document
-from sweep.embedding import backends, caching, rates
+from sweep.embedding import autobackend, backends, caching, rates
+from sweep.embedding.autobackend import AUTO, BackendChoice, Runtime
 from sweep.embedding.cache import EmbeddingCache, default_cache_dir, usable_cache_dir
 from sweep.embedding.caching import CacheCount, EmbedStats, compute_misses, count_run
 from sweep.embedding.caching import bump as _bump
@@ -62,7 +63,11 @@ class SentenceTransformerEmbedder:
 
     ``backend`` picks the runtime: ``torch`` (sentence-transformers), ``onnx``
     (the model exported to ONNX, run by ONNX Runtime), ``onnx-int8`` (that
-    export with int8 weights) or ``openvino`` (the export run by OpenVINO).
+    export with int8 weights), ``openvino`` (the export run by OpenVINO), or ``auto``:
+    the fastest of them that keeps torch's vectors and rankings on this CPU, probed once
+    on the corpus's own texts (``sweep.embedding.autobackend``). The command's default is
+    ``auto`` (``conf/embed``); a program that builds an embedder gets ``torch`` unless it
+    asks, so its vectors never depend on a measurement.
     ``threads`` caps the CPU threads the model uses (None: the runtime's
     default, all cores). Exports are kept in ``onnx_dir`` (None: ``onnx/``
     inside the embedding cache folder, or ``$XDG_CACHE_HOME/sweep/onnx`` when
@@ -89,11 +94,18 @@ class SentenceTransformerEmbedder:
         late: bool = False,
         late_overlap: int = 64,
         preset: str | None = None,
+        probe_min_texts: int = autobackend.PROBE_MIN_TEXTS,
     ) -> None:
         try:
-            self.backend = backends.check_backend(backend)
+            requested = backends.check_backend(backend)
         except ValueError as exc:
             raise EmbedderError(str(exc)) from None
+        # auto on a GPU or with late chunking has one runtime to choose: torch.
+        if requested == AUTO and (device != "cpu" or late):
+            requested = "torch"
+        #: The backend that runs; ``auto`` until it is chosen (:meth:`choose_backend`).
+        self.backend = requested
+        self._choice: BackendChoice | None = None
         check_settings(
             self.backend,
             device,
@@ -117,6 +129,16 @@ class SentenceTransformerEmbedder:
         self.threads = threads
         self.late = late
         self.late_overlap = int(late_overlap)
+        if (
+            isinstance(probe_min_texts, bool)
+            or not isinstance(probe_min_texts, int)
+            or probe_min_texts < 0
+        ):
+            raise EmbedderError(
+                f"embed.probe_min_texts must be a whole number >= 0, got {probe_min_texts!r}"
+            )
+        #: auto: fewer distinct texts than this run torch without a probe.
+        self.probe_min_texts = probe_min_texts
         self._onnx_dir = Path(os.path.expanduser(onnx_dir)) if onnx_dir is not None else None
         if preset is not None and not isinstance(preset, str):
             raise EmbedderError(f"embed.preset must be a preset's name or null, got {preset!r}")
@@ -135,11 +157,7 @@ class SentenceTransformerEmbedder:
         # without a tokenizer file, and late chunking reads its token vectors.
         self._torch = TorchBackend(self._source, device, self.model_name, self.label, threads)
         self._exported: ExportedBackend | None = (
-            None
-            if self.backend == "torch"
-            else backends.exported_backend(
-                self.backend, self.model_name, self.label, threads, self._onnx_root()
-            )
+            None if self.backend in ("torch", AUTO) else self._exported_backend(self.backend)
         )
         self._late = LateChunker(self, self.late_overlap) if late else None
         if os.path.isdir(self._source):
@@ -195,6 +213,7 @@ class SentenceTransformerEmbedder:
         """Everything that determines the vectors: model, weights fingerprint,
         backend, max_seq_length, normalization and prefixes (for result rows)."""
         files = self._model_files_loaded()
+        self._settle()  # auto with a kept choice is that choice; else it says auto
         identity = {
             "model": self.label,
             "weights": files.fingerprint,
@@ -204,7 +223,8 @@ class SentenceTransformerEmbedder:
             "query_prefix": self.query_prefix,
             "document_prefix": self.document_prefix,
         }
-        identity.update(self._runtime().identity())
+        if self.backend != AUTO:
+            identity.update(self._runtime().identity())
         if self.late:
             # Only when on, so the identities of existing settings stay as they were.
             identity.update(late=True, late_overlap=self.late_overlap)
@@ -334,8 +354,10 @@ class SentenceTransformerEmbedder:
         """The vectors of ``texts`` (documents, or queries) when the cache holds every one,
         else None; never loads the model (``sweep.generate``'s dry run uses them when an
         earlier run stored them)."""
-        if self._files is None or self._max_seq_length is None:
-            return None  # only the model itself could say what the cache keys are
+        if self._files is None or self._max_seq_length is None or not self._settle():
+            # Only the model itself could say what the cache keys are (or, auto, which
+            # runtime's vectors they are).
+            return None
         cache = self._get_cache()
         if cache is None:
             return None
@@ -353,7 +375,7 @@ class SentenceTransformerEmbedder:
         if self._files is None or self._max_seq_length is None:
             return CacheCount(len(set(strings)), 0, None)
         inputs = dict(zip(self._input_keys(strings), strings))  # distinct input -> a text
-        cache = self._get_cache()
+        cache = self._get_cache() if self._settle() else None
         found = (
             cache.contains_many(list(inputs))
             if cache is not None
@@ -377,6 +399,7 @@ class SentenceTransformerEmbedder:
     def load(self) -> None:
         """Load the model (exporting it first for an ONNX backend) now instead
         of at the first cache miss."""
+        self._runtime()  # auto: chosen first
         if self._exported is None:
             self._ensure_model()
         else:
@@ -415,6 +438,8 @@ class SentenceTransformerEmbedder:
         """Where this embedder's speed is kept (``sweep.embedding.rates``): the same weights
         on the same backend, device and processor run at the same speed."""
         weights = self._files.fingerprint if self._files is not None else self.model_name
+        if self._files is not None:
+            self._settle()
         return rates.rate_key(self.label, weights, self.backend, self.device)
 
     def rate(self) -> EmbedRate | None:
@@ -427,8 +452,137 @@ class SentenceTransformerEmbedder:
     # -- internals ---------------------------------------------------------------
 
     def _runtime(self) -> TorchBackend | ExportedBackend:
-        """The backend that computes this embedder's vectors."""
+        """The backend that computes this embedder's vectors (auto, asked before any text
+        was offered: torch, as for too few texts to probe on)."""
+        if not self._settle():
+            self._decide([], [])
         return self._torch if self._exported is None else self._exported
+
+    # -- auto --------------------------------------------------------------------
+
+    @property
+    def backend_choice(self) -> BackendChoice | None:
+        """What ``auto`` chose and why (None: the backend was named, or not chosen yet)."""
+        return self._choice
+
+    def choose_backend(
+        self, texts: Sequence[str], queries: Sequence[str] = ()
+    ) -> BackendChoice | None:
+        """``auto``: the runtime for this model on this CPU, chosen once: a choice measured
+        before, else probed now on samples of ``texts`` (chunks) and ``queries``
+        (questions), when they are enough to pay for a probe (``probe_min_texts``). The
+        probe's vectors of the chosen runtime go into the cache. None when the backend was
+        named."""
+        if self.backend != AUTO and (self._choice is None or self._choice.measured_here):
+            return self._choice
+        documents = [self.document_prefix + t for t in check_texts(texts)]
+        asked = [self.query_prefix + q for q in check_texts(queries)]
+        kept = autobackend.kept_choice(self._onnx_root(), self._choice_key())
+        # A choice measured before stands; one made for want of texts stands only while
+        # there are still too few.
+        if kept is not None and (kept.measured_here or self._too_few(documents, asked)):
+            self._adopt(self._choice_key(), kept)
+        else:
+            self._decide(documents, asked)
+        return self._choice
+
+    def _choice_key(self) -> str:
+        files = self._model_files_loaded()
+        return autobackend.choice_key(
+            {
+                "weights": files.fingerprint,
+                "max_seq_length": self.max_seq_length,
+                "normalize": self.normalize,
+                "device": self.device,
+                "threads": self.threads,
+            }
+        )
+
+    def _settle(self) -> bool:
+        """Whether the backend is chosen; ``auto`` takes a choice made before for this
+        model and CPU (in this process or kept on disk) and never probes here."""
+        if self.backend != AUTO:
+            return True
+        key = self._choice_key()
+        choice = autobackend.kept_choice(self._onnx_root(), key)
+        if choice is None:
+            return False
+        self._adopt(key, choice)
+        return True
+
+    def _adopt(self, key: str, choice: BackendChoice) -> None:
+        self._choice = choice
+        self.backend = choice.backend
+        self._exported = (
+            None if choice.backend == "torch" else self._exported_backend(choice.backend)
+        )
+        self._cache = None  # its namespace is the chosen runtime's
+        autobackend.say_once(key, choice)
+
+    def _too_few(self, documents: list[str], queries: list[str]) -> bool:
+        return len(set(documents)) + len(set(queries)) < self.probe_min_texts
+
+    def _decide(self, documents: list[str], queries: list[str]) -> None:
+        """Choose for ``documents`` and ``queries`` (prefixed as embedded): torch when they
+        are too few to pay for a probe, else what the probe measures; kept either way, so
+        every job of the sweep runs the same backend."""
+        key = self._choice_key()
+        if self._too_few(documents, queries):
+            choice = autobackend.too_few(
+                len(set(documents)) + len(set(queries)), self.probe_min_texts
+            )
+            autobackend.keep_choice(self._onnx_root(), key, choice)
+            self._adopt(key, choice)
+            return
+        self._probe(key, documents, queries)
+
+    def _probe(self, key: str, documents: list[str], queries: list[str]) -> None:
+        """Probe the runtimes on ``documents`` and ``queries``; keep the choice and the
+        chosen runtime's vectors of what was sampled."""
+        limit = self.max_seq_length
+        log.info(
+            "embed.backend=auto: measuring torch against %s on %d of the corpus's texts "
+            "(once per model and CPU)",
+            ", ".join(autobackend.CANDIDATES),
+            min(len(set(documents)), autobackend.PROBE_TEXTS),
+        )
+
+        def run(backend: TorchBackend | ExportedBackend) -> Callable[[list[str]], np.ndarray]:
+            return lambda texts: backend.encode(texts, self.batch_size, limit, self.normalize)
+
+        candidates = []
+        for name in autobackend.CANDIDATES:
+            exported = self._exported_backend(name)
+            candidates.append(
+                Runtime(
+                    name,
+                    lambda e=exported: self._load_exported(e),
+                    run(exported),
+                    lambda e=exported: e.precision,
+                )
+            )
+        reference = Runtime("torch", self._ensure_model, run(self._torch), lambda: "fp32")
+        found = autobackend.probe(reference, candidates, documents, queries)
+        autobackend.keep_choice(self._onnx_root(), key, found.choice)
+        self._adopt(key, found.choice)
+        cache = self._get_cache()
+        if cache is not None:
+            strings = found.texts + found.queries
+            vectors = np.concatenate([found.text_vectors, found.query_vectors])
+            cache.put_many(self._input_keys(strings), vectors)
+
+    def _exported_backend(self, name: str) -> ExportedBackend:
+        return backends.exported_backend(
+            name, self.model_name, self.label, self.threads, self._onnx_root()
+        )
+
+    def _load_exported(self, exported: ExportedBackend) -> None:
+        """Load ``exported`` (its package checked first: a probe says what is missing)."""
+        try:
+            backends.check_backend(exported.name)
+        except ValueError as exc:
+            raise EmbedderError(str(exc)) from None
+        self._loaded(exported.load(self._model_files_loaded()), exported)
 
     def _check_max_seq_length(self, value: int | None) -> int | None:
         files = self._files
@@ -520,6 +674,8 @@ class SentenceTransformerEmbedder:
 
     def _embed(self, texts: Sequence[str], prefix: str, what: str) -> np.ndarray:
         strings = [prefix + t for t in check_texts(texts)]
+        if strings and not self._settle():
+            self._decide(strings, [])  # auto, and no corpus was offered before: these texts
         keys = self._input_keys(strings)  # distinct model inputs, as cache keys
 
         def announce(distinct: int, cached: int, missing: int) -> None:

@@ -23,15 +23,14 @@ import json
 import logging
 import math
 import os
-import platform
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from sweep.core import cachedirs
+from sweep.core.cpu import cpu_name
 from sweep.core.files import write_text_atomic
 from sweep.core.folderlock import locked
 from sweep.core.timing import (
@@ -59,7 +58,6 @@ __all__ = [
     "CachedEncodeTimes",
     "clear_timings",
     "count_timings",
-    "cpu_name",
     "timing_namespace",
 ]
 
@@ -71,19 +69,6 @@ TIMINGS_DIR = "timings"
 LOCK_NAME = ".encode-times.lock"
 
 log = logging.getLogger(__name__)
-
-
-@lru_cache(maxsize=1)
-def cpu_name() -> str:
-    """The processor's model name (``/proc/cpuinfo`` on Linux), else what Python knows."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def timing_namespace(identity: str, device: str, threads: int | None) -> str:

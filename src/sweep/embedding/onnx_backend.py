@@ -55,9 +55,17 @@ class ExportedBackend:
         return None
 
     def namespace(self) -> dict[str, Any]:
-        """What this backend adds to the cache namespace: its name (vectors of different
-        backends are cached apart)."""
-        return {"backend": self.name}
+        """What this backend adds to the cache namespace: its name, the precision it
+        computes in and its export recipe's revision. Vectors of different backends are
+        cached apart, and so are a changed recipe's (``onnx-int8`` went from dynamic to
+        block-wise int8 weights) and a precision another machine sharing the folder
+        computes in."""
+        kind = export_kind(self.name)
+        return {
+            "backend": self.name,
+            "precision": self.precision,
+            "recipe": onnx_export.RECIPES[kind],
+        }
 
     def identity(self) -> dict[str, Any]:
         """What this backend adds to the embedder's identity beyond its name."""

@@ -42,10 +42,5 @@ class OpenVinoBackend(ExportedBackend):
     def _export_precision(self) -> str | None:
         return self.precision
 
-    def namespace(self) -> dict[str, Any]:
-        # bfloat16 and float32 products give (slightly) different vectors, and a
-        # cache folder may be shared by machines that differ in it.
-        return {**super().namespace(), "precision": self.precision}
-
     def identity(self) -> dict[str, Any]:
         return {"precision": self.precision}

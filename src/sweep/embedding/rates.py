@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sweep.core import cachedirs
+from sweep.core.cpu import cpu_name
 from sweep.core.files import write_text_atomic
-from sweep.embedding.encode_times import cpu_name
 
 __all__ = ["RATES_NAME", "EmbedRate", "EmbedRates", "known_rate", "rate_key", "record_rate"]
 

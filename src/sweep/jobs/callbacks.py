@@ -34,7 +34,14 @@ from sweep.hydrakit.config import made_here
 from sweep.hydrakit.overrides import expand_grid
 from sweep.jobs import preflight
 from sweep.jobs.diskfull import stop_if_disk_full
-from sweep.jobs.prewarm import REPORT_NAME, Grid, collect_grid, plan_of, prewarm_grid
+from sweep.jobs.prewarm import (
+    REPORT_NAME,
+    Grid,
+    choose_backends,
+    collect_grid,
+    plan_of,
+    prewarm_grid,
+)
 from sweep.reporting.alerts import ALERTS_NAME, write_alerts
 from sweep.reporting.figurecache import FIGURES_DIR, FigureCache
 from sweep.reporting.sweepreport import SweepReport
@@ -55,6 +62,8 @@ class SweepRun:
     finished: bool = False
     #: The folder was made by this sweep (else it was there, empty, and stays).
     own_folder: bool = False
+    #: Model loads before the first job: ``embed.backend=auto`` measuring the runtimes.
+    probe_loads: int = 0
 
     def fail(self, message: str, folder: Path | None = None) -> NoReturn:
         """Bad input before any job ran: one line per problem, exit 2, and no folder the
@@ -116,9 +125,10 @@ def _every_problem(e: DatasetError) -> str:
     return "\n".join(lines)
 
 
-def log_model_use(folder: Path) -> None:
+def log_model_use(folder: Path, probe_loads: int = 0) -> None:
     """Say whether the sweep loaded an embedding model at all: a warm rerun, whose
-    vectors and query timings all come from the cache, loads none."""
+    vectors and query timings all come from the cache, loads none (``probe_loads``: the
+    loads of ``embed.backend=auto``'s probe before the first job)."""
     try:
         rows = [r for r in load_rows(folder) if r.status == "ok"]
     except Exception as e:  # a damaged row: the tables, written next, name it
@@ -126,7 +136,7 @@ def log_model_use(folder: Path) -> None:
         return
     if not rows:
         return
-    loads = sum(1 for r in rows if (r.stats.model_load_s or 0) > 0)
+    loads = probe_loads + sum(1 for r in rows if (r.stats.model_load_s or 0) > 0)
     embedded = sum(int(r.stats.embedded or 0) for r in rows)
     try:
         prewarm = json.loads((folder / REPORT_NAME).read_text(encoding="utf-8"))
@@ -164,13 +174,14 @@ def _plan(
     launch: devices.Launch,
     composed: dict[tuple[str, ...], DictConfig],
     folder: Path,
-) -> Grid:
+) -> tuple[Grid, int]:
     """Chunk the grid and say what the sweep is about to do, before its first job: the jobs,
     their dataset and the overrides they share (which job lines then leave out), the texts
     to embed, the share cached and how long the rest should take; the model ``embed=auto``
     chose, and a model that cannot read the corpus's language (kept in the folder for the
     report, which shows it beside the recommendation)."""
     grid = collect_grid(config_name, jobs, launch, composed=composed)
+    probe_loads = choose_backends(grid)  # embed.backend=auto: measured once per model and CPU
     plan = plan_of(grid)
     progress.set_shared(plan.shared)
     for line in plan.lines():
@@ -184,7 +195,7 @@ def _plan(
     except OSError as e:
         stop_if_disk_full(e, folder / ALERTS_NAME)
         raise
-    return grid
+    return grid, probe_loads
 
 
 class SweepCallback(Callback):
@@ -227,7 +238,9 @@ class SweepCallback(Callback):
         os.environ[devices.JOBS_ENV] = str(len(jobs))
         launch = devices.launch_of(config.hydra)
         try:
-            grid = _plan(config.hydra.job.config_name, jobs, launch, composed, folder)
+            grid, self.run.probe_loads = _plan(
+                config.hydra.job.config_name, jobs, launch, composed, folder
+            )
             prewarm_grid(config.hydra.job.config_name, jobs, launch, folder, grid=grid)
         except preflight.ConfigError as e:  # a bad runtime.prewarm value
             self.run.fail(str(e), folder)
@@ -243,7 +256,7 @@ class SweepCallback(Callback):
         jobs = [list(config.hydra.overrides.task)]
         composed = _check_start(self.run, folder, config.hydra.job.config_name, jobs)
         try:
-            _plan(
+            _, self.run.probe_loads = _plan(
                 config.hydra.job.config_name,
                 jobs,
                 devices.launch_of(config.hydra),
@@ -262,7 +275,7 @@ class SweepCallback(Callback):
     def _end(self, folder: Path, figures: FigureCache | None) -> None:
         run = self.run
         run.finished = True
-        log_model_use(folder)
+        log_model_use(folder, run.probe_loads)
         try:
             run.report = write_report(folder, quiet=False, figures=figures)
         except OSError as e:  # the tables and pictures are made again where they fit

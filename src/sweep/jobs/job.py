@@ -45,6 +45,7 @@ from sweep.core.protocols import (
 )
 from sweep.core.settings import job_settings
 from sweep.core.types import Chunk, Dataset, Document
+from sweep.embedding.autobackend import AUTO as BACKEND_AUTO
 from sweep.hydrakit import devices
 from sweep.hydrakit.config import build_node, cause, embedder_node
 from sweep.hydrakit.devices import Launch
@@ -412,6 +413,9 @@ def run_job(
             contexts=stages.contexts,
         )
         stats, summary = result.stats, result.summary
+        ran = getattr(stages.embedder, "backend", None)
+        if settings.get("embed.backend") == BACKEND_AUTO and isinstance(ran, str):
+            settings["embed.backend"] = ran  # the runtime auto chose, as if named
         diagnostics, first_stage, child = result.diagnostics, result.first_stage, result.child
         if stats.ann_recall is not None:
             notes += (

@@ -38,6 +38,7 @@ from sweep.core.files import write_text_atomic
 from sweep.core.messages import first_line
 from sweep.core.protocols import HasEmbedStats, LabelledEmbedder, identity_of, late_chunker_of
 from sweep.core.types import Dataset
+from sweep.embedding.autobackend import AUTO
 from sweep.embedding.cache import resolve_cache_dir
 from sweep.embedding.embedder import SentenceTransformerEmbedder
 from sweep.embedding.multilingual import UseEmbedder
@@ -63,6 +64,7 @@ __all__ = [
     "GroupReport",
     "Plan",
     "PrewarmReport",
+    "choose_backends",
     "collect_grid",
     "duration",
     "embed_spread",
@@ -442,6 +444,26 @@ def _estimate(g: GroupPlan) -> str:
         f"embedding them should take about {duration(seconds)} "
         f"({speed:.{0 if speed >= 10 else 1}f} texts/s measured here before{load})"
     )
+
+
+def choose_backends(grid: Grid) -> int:
+    """``embed.backend=auto``: each group's runtime, chosen before the first job on samples
+    of the grid's own chunks and questions (``sweep.embedding.autobackend``); a choice kept
+    from before is read and nothing is measured. The choice's line is logged once. How
+    many probes loaded a model (the sweep's count of model loads includes them)."""
+    probes = 0
+    for g in grid.groups:
+        embedder = g.embedder
+        if not isinstance(embedder, SentenceTransformerEmbedder) or embedder.backend != AUTO:
+            continue
+        try:
+            embedder.choose_backend(list(g.docs), list(g.queries))
+        except Exception as e:  # its jobs meet the same failure and say so in their rows
+            log.debug("embed.backend=auto not chosen before the jobs: %s", first_line(e))
+        if embedder.stats.load_seconds > 0:
+            probes += 1
+            embedder.reset_stats()  # counted here, not again by the prewarm pass
+    return probes
 
 
 def plan_of(grid: Grid) -> Plan:

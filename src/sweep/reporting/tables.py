@@ -411,6 +411,11 @@ def latency_note(rep: SweepReport) -> str | None:
     load = loads[0] if len(loads) == 1 else f"{loads[0]}–{loads[-1]}"
     on = " or ".join(map(str, cpus))
     note = f"latency measured {when}, 1-minute load {load} on {on} CPU{'s' if cpus != [1] else ''}"
+    timed_rows = [r for r in rep.ok if r.stats.latency_p50_ms is not None]
+    backends = sorted({str(r.settings.get("embed.backend")) for r in timed_rows} - {"None"})
+    if backends:
+        # A query's encode time is its runtime's: openvino encodes one several times faster.
+        note += f", queries encoded by {' and '.join(backends)}"
     if len(known) < len(timed):
         note += "; some figures at an unknown time"
     if any(c.busy for c in known):

@@ -1,4 +1,5 @@
-"""What the embedding backends buy and cost: torch fp32, ONNX fp32, ONNX int8, OpenVINO.
+"""What the embedding backends buy and cost: torch fp32, ONNX fp32, ONNX int8, OpenVINO,
+and ``auto`` (the default: the fastest of them that keeps torch's rankings here).
 
 In one run:
   1. speed: texts per second of each backend on the bundled corpus's token
@@ -8,6 +9,8 @@ In one run:
      swept once per backend, each with an empty embedding cache; span
      recall@5 and doc ndcg@5 per setting and backend, with the paired
      randomization test of each other backend against torch on the same queries;
+     ``auto`` is swept too (it probes torch against OpenVINO first, in that
+     sweep's time), and the report says what it chose;
   3. a cold default sweep per backend against bench/naive_sweep.py's
      re-embed-everything baseline (the sweeps of 2 are those cold sweeps; the
      one-time ONNX export is done before and timed on its own).
@@ -41,11 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from sweep.chunking import build_chunker  # noqa: E402
+from sweep.core.cpu import cpu_summary  # noqa: E402
 from sweep.datasets.loading import load_dataset  # noqa: E402
 from sweep.decision.significance import paired_randomization_test  # noqa: E402
 from sweep.embedding.backends import BACKENDS  # noqa: E402
 from sweep.embedding.embedder import SentenceTransformerEmbedder  # noqa: E402
-from sweep.embedding.encode_times import cpu_name  # noqa: E402
 
 SIZES, OVERLAPS = "128,256,512", "0,64"
 METRICS = (("span", "recall@5"), ("doc", "ndcg@5"))
@@ -55,29 +58,15 @@ def _env() -> dict:
     return dict(os.environ, HF_HUB_OFFLINE="1")
 
 
-#: Instruction sets that change which backend wins.
-_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
-
-
 def cpu_line() -> str:
+    """The CPU and the instruction sets that decide which backend wins."""
+    line = f"CPU: {cpu_summary()}"
     try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        flags = set(
-            next(line for line in text.splitlines() if line.startswith("flags"))
-            .split(":", 1)[1]
-            .split()
-        )
-        have = ", ".join(f for f in _FLAGS if f in flags) or "none of " + ", ".join(_FLAGS)
-    except (OSError, StopIteration):
-        have = "unknown (no /proc/cpuinfo)"
-    line = f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs; instruction sets: {have}"
-    if "openvino" in BACKENDS:
-        try:
-            from sweep.embedding.encoders import openvino_precision
+        from sweep.embedding.encoders import openvino_precision
 
-            line += f"; OpenVINO computes in {openvino_precision()}"
-        except Exception:  # the openvino extra is not installed
-            pass
+        line += f"; OpenVINO computes in {openvino_precision()}"
+    except Exception:  # OpenVINO is not installed here
+        pass
     return line
 
 
@@ -201,6 +190,7 @@ def sweep(backend: str, dataset: str, tmp: Path, onnx_dir: Path) -> dict:
         "per_query": per_query,
         "embedded": sum(int(r["embedded"]) for r in rows),
         "model_s": sum(float(r["model_s"]) for r in rows),
+        "ran": sorted({r.get("embed.backend") or backend for r in rows}),
     }
 
 
@@ -243,7 +233,7 @@ def speed_table(rates: dict[int, dict[str, list[float]]], repeats: int) -> list[
 
 def accuracy_table(sweeps: dict[str, dict]) -> tuple[list[str], dict[str, float]]:
     base = sweeps["torch"]
-    others = [b for b in BACKENDS[1:] if b in sweeps]
+    others = [b for b in ("auto", *BACKENDS[1:]) if b in sweeps]
     head = (
         "| size | overlap | "
         + " | ".join(
@@ -326,7 +316,7 @@ def main() -> int:
         )
         if not args.skip_sweeps:
             sweeps = {}
-            for backend in BACKENDS:
+            for backend in ("auto", *BACKENDS):
                 print(f"2. default grid, {backend}, cold cache ...", flush=True)
                 sweeps[backend] = sweep(backend, args.dataset, tmp, onnx_dir)
             print("3. naive baseline ...", flush=True)
@@ -351,10 +341,15 @@ def main() -> int:
                 f"{base['embedded']} | {base['embed_s']:.1f} | 1.00 |",
             ]
             for b, s in sweeps.items():
+                ran = "" if b != "auto" else f" (ran {', '.join(s['ran'])})"
                 report.append(
-                    f"| sweep cold, embed.backend={b} | {s['wall_s']:.1f} | {s['embedded']} | "
+                    f"| sweep cold, embed.backend={b}{ran} | {s['wall_s']:.1f} | {s['embedded']} | "
                     f"{s['model_s']:.1f} | {s['wall_s'] / base['wall_s']:.2f} |"
                 )
+            report.append(
+                f"\nauto against torch: {sweeps['auto']['wall_s'] / sweeps['torch']['wall_s']:.2f}× "
+                "the wall time (the probe included; bench/sweep_speed.py repeats it)"
+            )
             report.append("\n(one run each)")
     text = "\n".join(report)
     print("\n" + text)

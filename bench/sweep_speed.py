@@ -4,14 +4,18 @@ On the bundled corpus and the default grid chunk.size=128,256,512 chunk.overlap=
 in one run:
   (a) naive: re-chunk and re-embed everything per cell, same model, no cache
       (bench/naive_sweep.py)
-  (b) cold:  `python -m sweep` with an empty embedding cache
+  (b) cold:  `python -m sweep` with an empty embedding cache, no backend named
+      (embed.backend=auto: its probe and export in the time)
+  (g) cold, embed.backend=torch: the same with torch forced, right before or after (b)
+      (the order alternates by repeat), for auto's speed-up and its span recall@5
   (c) warm:  the same sweep again, in a new folder (latency columns included)
   (d) extended: the grid plus one new cell (chunk.size=384), warm cache
   (e) chunklab cold and (f) chunklab warm: the peer tool chunklab on the same data,
       model and grid (bench/peer_chunklab.py; skipped with --no-peer)
 Warm runs are cheap, so each repeat runs (c) and (f) --warm-repeats times, alternated.
-Prints wall times, strings embedded, whether the warm sweep loaded a model, the ratios
-and the share of the cold sweep's wall time spent outside the model. Medians throughout.
+Prints the CPU and its instruction sets first, then wall times, strings embedded, whether
+the warm sweep loaded a model, the ratios and the share of the cold sweep's wall time spent
+outside the model. Medians throughout.
 
     python bench/sweep_speed.py [--dataset DIR] [--repeats N] [--warm-repeats N] [--no-peer]
 """
@@ -31,6 +35,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from sweep.core.cpu import cpu_summary  # noqa: E402
+
 SIZES, OVERLAPS = "128,256,512", "0,64"
 NO_MODEL = "no embedding model loaded"
 
@@ -57,6 +65,8 @@ def _sweep(cache: Path, out: Path, dataset: str, *extra: str) -> dict:
         raise SystemExit(f"sweep row failed: {bad[0]['error']}")
     return {
         "wall_s": wall,
+        "ran": sorted({r.get("embed.backend", "?") for r in rows}),
+        "recall": {(r["chunk.size"], r["chunk.overlap"]): float(r["span.recall@5"]) for r in rows},
         "embedded": sum(int(r["embedded"]) for r in rows),
         "model_s": sum(float(r["model_s"]) for r in rows),
         "load_s": sum(float(r.get("model_load_s") or 0) for r in rows),
@@ -102,7 +112,8 @@ def main() -> int:
     peer = None
     if not args.no_peer:
         import peer_chunklab as peer
-    runs: dict[str, list[dict]] = {k: [] for k in "abcdef"}
+    print(f"CPU: {cpu_summary()}", flush=True)
+    runs: dict[str, list[dict]] = {k: [] for k in "abcdefg"}
     grid = (f"chunk.size={SIZES}", f"chunk.overlap={OVERLAPS}")
     for rep in range(args.repeats):
         tag = f"[{rep + 1}/{args.repeats}]"
@@ -110,8 +121,19 @@ def main() -> int:
             tmp = Path(tmp)
             print(f"{tag} (a) naive baseline ...", flush=True)
             runs["a"].append(_naive(args.dataset))
+            torch_first = rep % 2 == 1
+            if torch_first:
+                print(f"{tag} (g) sweep, cold cache, embed.backend=torch ...", flush=True)
+                runs["g"].append(
+                    _sweep(tmp / "cache-g", tmp / "g", args.dataset, *grid, "embed.backend=torch")
+                )
             print(f"{tag} (b) sweep, cold cache ...", flush=True)
             runs["b"].append(_sweep(tmp / "cache", tmp / "b", args.dataset, *grid))
+            if not torch_first:
+                print(f"{tag} (g) sweep, cold cache, embed.backend=torch ...", flush=True)
+                runs["g"].append(
+                    _sweep(tmp / "cache-g", tmp / "g", args.dataset, *grid, "embed.backend=torch")
+                )
             if peer is not None:
                 print(f"{tag} (e) chunklab, cold cache ...", flush=True)
                 peer.prepare(Path(args.dataset), tmp / "peer")
@@ -146,11 +168,12 @@ def main() -> int:
         "d": "sweep +1 size",
         "e": "chunklab cold",
         "f": "chunklab warm",
+        "g": "sweep cold torch",
     }
     print(
         f"\n{'run':<18}{'runs':>6}{'wall s':>10}{'embedded':>10}{'model s':>10}{'ratio to a':>12}"
     )
-    for key in "abcdef":
+    for key in "abcdefg":
         if runs[key]:
             print(
                 f"{names[key]:<18}{len(runs[key]):>6}{med(key, 'wall_s'):>10.1f}"
@@ -167,6 +190,21 @@ def main() -> int:
         print(f"c/f = {ratio('c', 'f'):.3f} (warm sweep against warm chunklab; target <= 0.5)")
         print(f"b/e = {ratio('b', 'e'):.3f} (cold sweep against cold chunklab)")
     print(f"d/a = {ratio('d', 'a'):.3f}")
+    ran = sorted({b for r in runs["b"] for b in r["ran"]})
+    worst = max(
+        abs(b["recall"][cell] - g["recall"][cell])
+        for b, g in zip(runs["b"], runs["g"])
+        for cell in g["recall"]
+    )
+    print(
+        f"b/g = {ratio('b', 'g'):.3f} (default auto, which ran {', '.join(ran)}, against "
+        "torch; target <= 0.6 where the CPU has BF16 or AMX, <= 1.0 elsewhere); "
+        f"largest |Δ span recall@5| {worst:.3f} (target <= 0.01)"
+    )
+    print(
+        "  all (b, g) pairs: "
+        + ", ".join(f"({b['wall_s']:.1f}, {g['wall_s']:.1f})" for b, g in zip(runs["b"], runs["g"]))
+    )
     loaded = sum(not r["no_model"] for r in runs["c"])
     print(f"warm sweeps that loaded a model: {loaded} of {len(runs['c'])}")
     # Loading the model (torch import included) is embedding cost too; the naive

@@ -249,6 +249,53 @@ def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
     assert [p.stat().st_ino for p in kept] == inodes
 
 
+def test_backend_auto_measures_once_says_what_it_chose_and_a_rerun_reads_it(tmp_path):
+    # The tiny corpus has too few texts for a probe to pay off; embed.probe_min_texts=10
+    # has it measure anyway, as a real corpus would.
+    auto = ("chunk.size=32,64", "embed.probe_min_texts=10")
+    cold = _sweep(tmp_path, "a", *auto)
+    assert cold.returncode == 0, cold.stderr[-3000:]
+    lines = [ln for ln in cold.stderr.splitlines() if "backend auto → " in ln]
+    assert len(lines) == 1, cold.stderr[-3000:]
+    chosen = lines[0].split("backend auto → ", 1)[1].split(" ", 1)[0]
+    assert chosen in ("torch", "openvino")
+    assert "probed 20" in lines[0] and "\n" not in lines[0]
+    # The plan line comes after the choice, and names the backend that runs.
+    plan = next(ln for ln in cold.stderr.splitlines() if "plan: " in ln and "setting(s)" in ln)
+    assert f"({chosen}, cpu)" in plan
+    a = _frame(tmp_path / "a")
+    assert (a["embed.backend"] == chosen).all()  # the backend that ran, not "auto"
+    md = (tmp_path / "a" / "results.md").read_text(encoding="utf-8")
+    assert f"queries encoded by {chosen}" in md
+    # Counted: the probe loaded the model (and the jobs used it).
+    assert "no embedding model loaded" not in cold.stderr
+    kept = list((tmp_path / "a-cache" / "onnx" / "auto").glob("*.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["backend"] == chosen
+
+    warm = subprocess.run(
+        _cmd(tmp_path, "b", *auto, "runtime.retime=false")
+        + [f"runtime.cache_dir={tmp_path / 'a-cache'}"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    log = warm.stdout + warm.stderr
+    said = [
+        ln.split("backend auto → ", 1)[1]
+        for ln in warm.stderr.splitlines()
+        if "backend auto → " in ln
+    ]
+    # The kept choice, said again with the figures and the date it was measured.
+    assert said == [lines[0].split("backend auto → ", 1)[1]]
+    assert LOADED not in log and "measuring torch against" not in log
+    assert "no embedding model loaded" in log
+    b = _frame(tmp_path / "b")
+    pd.testing.assert_series_equal(a["span.recall@5"], b["span.recall@5"])
+
+
 def test_prewarm_can_be_turned_off_and_on(tmp_path):
     off = _sweep(
         tmp_path,

@@ -89,8 +89,8 @@ MIN_OVERLAP = 0.99
 OVERLAP_K = 10
 #: A runtime must be this much faster than torch to be chosen: closer than that is within
 #: what a probe of a few seconds measures on a shared machine.
-MARGIN = 1.10
-PROBE_TEXTS = 64
+MARGIN = 1.05
+PROBE_TEXTS = 48
 #: Distinct texts a sweep must embed for a probe to pay for itself: on a 2-core AVX2 CPU
 #: a probe costs ~10 s beyond what it embeds for good, and OpenVINO saves ~9 ms a text.
 PROBE_MIN_TEXTS = 1000
@@ -314,18 +314,6 @@ def runtime_agreement(
     return float(cosines.min()), float(np.mean(shared))
 
 
-def _timed(runtime: Runtime, texts: list[str], queries: list[str]) -> tuple[float, tuple]:
-    """Texts per second of ``runtime`` on ``texts`` (loaded and warmed up first), and its
-    vectors of the texts and the queries."""
-    runtime.load()
-    runtime.encode(texts[:_WARMUP])
-    start = time.perf_counter()
-    vt = runtime.encode(texts)
-    seconds = max(time.perf_counter() - start, 1e-9)
-    vq = runtime.encode(queries) if queries else np.zeros((0, vt.shape[1]), dtype=np.float32)
-    return len(texts) / seconds, (vt, vq)
-
-
 @dataclass(frozen=True)
 class Probe:
     """A probe's choice, the texts and queries it sampled, and the chosen runtime's vectors
@@ -348,18 +336,41 @@ def probe(
         raise ValueError("the probe needs at least one text")
     asked = spread(list(dict.fromkeys(queries)), PROBE_QUERIES)
     stand_in = asked or sample
-    rate, ref_vectors = _timed(reference, sample, stand_in)
-    measured = [Measured("torch", reference.precision(), rate, 1.0, 1.0)]
-    vectors = {"torch": ref_vectors}
+    reference.load()
+    reference.encode(sample[:_WARMUP])
+    running, problems = [reference], {}
     for runtime in candidates:
         try:
-            rate, got = _timed(runtime, sample, stand_in)
+            runtime.load()
+            runtime.encode(sample[:_WARMUP])
         except Exception as exc:  # a runtime that cannot run here is left out, not fatal
-            measured.append(Measured(runtime.name, _precision_or(runtime), problem=first_line(exc)))
+            problems[runtime.name] = Measured(
+                runtime.name, _precision_or(runtime), problem=first_line(exc)
+            )
             continue
-        cosine, overlap = runtime_agreement(ref_vectors, got)
+        running.append(runtime)
+    # Timed in turns over two halves of the sample, so a change in the machine's load
+    # while the probe runs slows every runtime alike.
+    seconds = dict.fromkeys((r.name for r in running), 0.0)
+    parts: dict[str, list[np.ndarray]] = {r.name: [] for r in running}
+    half = (len(sample) + 1) // 2
+    for part in (sample[:half], sample[half:]):
+        if not part:
+            continue
+        for runtime in running:
+            start = time.perf_counter()
+            parts[runtime.name].append(runtime.encode(part))
+            seconds[runtime.name] += time.perf_counter() - start
+    vectors = {r.name: (np.concatenate(parts[r.name]), r.encode(stand_in)) for r in running}
+    ref_vectors = vectors["torch"]
+    measured = []
+    for runtime in (reference, *candidates):
+        if runtime.name in problems:
+            measured.append(problems[runtime.name])
+            continue
+        rate = len(sample) / max(seconds[runtime.name], 1e-9)
+        cosine, overlap = runtime_agreement(ref_vectors, vectors[runtime.name])
         measured.append(Measured(runtime.name, runtime.precision(), rate, cosine, overlap))
-        vectors[runtime.name] = got
     chosen = pick_runtime(measured)
     choice = BackendChoice(
         chosen.backend,

@@ -215,17 +215,35 @@ def test_auto_on_a_gpu_or_with_late_chunking_is_torch_without_a_probe(tmp_path):
 
 @pytest.mark.parametrize("value", [-1, 1.5, "1000", True])
 def test_bad_probe_min_texts_is_one_line(tmp_path, value):
-    with pytest.raises(EmbedderError, match="embed.probe_min_texts must be a whole number"):
+    with pytest.raises(
+        EmbedderError, match="embed.probe_min_texts must be a whole number >= 0 or null"
+    ):
         emb(tmp_path, probe_min_texts=value)
+
+
+def test_the_texts_a_probe_needs_depend_on_whether_the_cpu_computes_bfloat16(monkeypatch):
+    from sweep.core import cpu
+
+    for flags, want in (
+        (("avx2", "avx512f", "avx512_bf16"), autobackend.PROBE_MIN_TEXTS_BF16),
+        (("avx2", "amx_bf16"), autobackend.PROBE_MIN_TEXTS_BF16),
+        (("avx2",), autobackend.PROBE_MIN_TEXTS_OTHER),
+        ((), autobackend.PROBE_MIN_TEXTS_OTHER),  # not an x86 CPU, or unreadable
+    ):
+        monkeypatch.setattr(autobackend, "instruction_sets", lambda f=flags: f)
+        assert autobackend.default_probe_min_texts() == want
+    assert cpu.INSTRUCTION_SETS[0] == "avx2"
 
 
 def test_too_few_texts_run_torch_for_the_whole_sweep(tmp_path, caplog):
     e = emb(tmp_path / "cache")
     with caplog.at_level(logging.INFO):
         e.embed_documents(["one chunk", "another chunk"])
-    assert e.backend == "torch" and e.backend_choice.below == 1000
+    minimum = autobackend.default_probe_min_texts()
+    assert e.backend == "torch" and e.backend_choice.below == minimum
     assert (
-        "backend auto → torch (fp32): 2 distinct texts to embed, fewer than the 1000" in caplog.text
+        f"backend auto → torch (fp32): 2 distinct texts to embed, fewer than the {minimum}"
+        in caplog.text
     )
     # A later job of the same sweep (a new process) reads the decision: still torch,
     # whatever it embeds.

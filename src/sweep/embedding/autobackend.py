@@ -15,11 +15,12 @@ The first time a model runs on a CPU (with these library versions), a probe
    refuse for no change in any score;
 4. picks the fastest kept runtime when it beats torch by :data:`MARGIN`, else torch.
 
-A probe costs about what embedding a thousand texts with torch costs (the reference's
-sample, and the candidate's export). A sweep that embeds fewer distinct texts than
-``embed.probe_min_texts`` (:data:`PROBE_MIN_TEXTS`) cannot win that back: it runs torch,
-and the record of that decision keeps every job of the sweep on torch until a sweep with
-more to embed measures.
+A probe costs ~10 s (the reference's sample, and the candidate's export). A sweep that
+embeds fewer distinct texts than ``embed.probe_min_texts`` cannot win that back: it runs
+torch, and the record of that decision keeps every job of the sweep on torch until a sweep
+with more to embed measures. By default that is :func:`default_probe_min_texts`: fewer
+texts where the CPU computes bfloat16, where OpenVINO was 2.2-3x torch, than elsewhere,
+where it was 1.06-1.4x and a short probe barely tells it from torch.
 
 The choice, the figures behind it and when they were measured are kept as JSON beside the
 exports (``auto/<key>.json``), the key being the model's weights, ``max_seq_length``,
@@ -33,6 +34,7 @@ says why once; torch, the reference, always runs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -63,6 +65,7 @@ __all__ = [
     "Probe",
     "Runtime",
     "choice_key",
+    "default_probe_min_texts",
     "keep_choice",
     "kept_choice",
     "pick_runtime",
@@ -91,9 +94,16 @@ OVERLAP_K = 10
 #: what a probe of a few seconds measures on a shared machine.
 MARGIN = 1.05
 PROBE_TEXTS = 48
-#: Distinct texts a sweep must embed for a probe to pay for itself: on a 2-core AVX2 CPU
-#: a probe costs ~10 s beyond what it embeds for good, and OpenVINO saves ~9 ms a text.
-PROBE_MIN_TEXTS = 1000
+#: Distinct texts a sweep must embed for a probe to pay for itself, where the CPU computes
+#: bfloat16 (AVX-512 BF16, AMX): a probe costs ~10 s, and OpenVINO in bfloat16 saves ~25 ms
+#: a text on 2 cores (2.2-3x torch).
+PROBE_MIN_TEXTS_BF16 = 1000
+#: The same elsewhere: OpenVINO in float32 saved ~3 ms a text (1.06-1.4x torch on an AVX2
+#: EPYC), so a cold sweep of the bundled corpus (2,485 texts) lost as much to the probe as
+#: it won (auto against torch, four interleaved pairs: +3.7, -1.9, +6.6 and, when the probe
+#: measured openvino within the margin and kept torch, +17 s).
+PROBE_MIN_TEXTS_OTHER = 5000
+_BF16 = {"avx512_bf16", "amx_bf16"}
 PROBE_QUERIES = 96
 #: Texts embedded before the timed pass (the first call of a runtime allocates).
 _WARMUP = 4
@@ -193,7 +203,7 @@ class BackendChoice:
         if self.below is not None:
             return (
                 f"{head}: {self.texts} distinct texts to embed, fewer than the {self.below} "
-                "a probe of the faster runtimes needs to pay for itself "
+                "a probe of the faster runtimes needs to pay for itself on this CPU "
                 f"(embed.probe_min_texts); decided {self.probed}"
             )
         if self.backend != "torch":
@@ -385,6 +395,11 @@ def probe(
     return Probe(choice, sample, asked, vt, vq if asked else vq[:0])
 
 
+def default_probe_min_texts() -> int:
+    """Distinct texts a sweep must embed before ``auto`` probes, on this CPU."""
+    return PROBE_MIN_TEXTS_BF16 if _BF16 & set(instruction_sets()) else PROBE_MIN_TEXTS_OTHER
+
+
 def too_few(texts: int, minimum: int) -> BackendChoice:
     """torch, decided without a probe: ``texts`` distinct texts to embed, under ``minimum``."""
     return BackendChoice(
@@ -403,6 +418,7 @@ def _precision_or(runtime: Runtime) -> str:
         return "?"
 
 
+@functools.lru_cache(maxsize=1)
 def _versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in _VERSIONED:
@@ -423,7 +439,7 @@ def choice_key(facts: Mapping[str, Any]) -> str:
         **facts,
         "cpu": cpu_name(),
         "instruction_sets": list(instruction_sets()),
-        "versions": _versions(),
+        "versions": dict(_versions()),
         "candidates": list(CANDIDATES),
         "revision": REVISION,
     }

@@ -94,7 +94,7 @@ class SentenceTransformerEmbedder:
         late: bool = False,
         late_overlap: int = 64,
         preset: str | None = None,
-        probe_min_texts: int = autobackend.PROBE_MIN_TEXTS,
+        probe_min_texts: int | None = None,
     ) -> None:
         try:
             requested = backends.check_backend(backend)
@@ -129,16 +129,20 @@ class SentenceTransformerEmbedder:
         self.threads = threads
         self.late = late
         self.late_overlap = int(late_overlap)
-        if (
+        if probe_min_texts is not None and (
             isinstance(probe_min_texts, bool)
             or not isinstance(probe_min_texts, int)
             or probe_min_texts < 0
         ):
             raise EmbedderError(
-                f"embed.probe_min_texts must be a whole number >= 0, got {probe_min_texts!r}"
+                "embed.probe_min_texts must be a whole number >= 0 or null, "
+                f"got {probe_min_texts!r}"
             )
-        #: auto: fewer distinct texts than this run torch without a probe.
-        self.probe_min_texts = probe_min_texts
+        #: auto: fewer distinct texts than this run torch without a probe (None: as
+        #: many as pay for a probe on this CPU).
+        self.probe_min_texts = (
+            autobackend.default_probe_min_texts() if probe_min_texts is None else probe_min_texts
+        )
         self._onnx_dir = Path(os.path.expanduser(onnx_dir)) if onnx_dir is not None else None
         if preset is not None and not isinstance(preset, str):
             raise EmbedderError(f"embed.preset must be a preset's name or null, got {preset!r}")

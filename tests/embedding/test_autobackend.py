@@ -254,6 +254,14 @@ def test_too_few_texts_run_torch_for_the_whole_sweep(tmp_path, caplog):
     assert json.loads(later.identity)["backend"] == "torch"
 
 
+def test_asked_before_any_text_auto_is_torch_for_that_embedder_alone(tmp_path):
+    e = emb(tmp_path / "cache")
+    assert e.precision == "fp32" and e.backend == "torch"
+    # Nothing kept: a sweep that then offers its corpus still decides on it.
+    assert not (tmp_path / "cache" / "onnx" / "auto").exists()
+    assert emb(tmp_path / "cache").backend == "auto"
+
+
 @pytest.fixture(scope="module")
 def kestrel():
     data = load_dataset(bundled_corpus("kestrel"))

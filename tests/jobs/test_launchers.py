@@ -66,6 +66,14 @@ def _sweep(
     )
 
 
+def _warm_rerun(tmp: Path, *overrides: str) -> subprocess.CompletedProcess:
+    """Sweep ``b`` with sweep ``a``'s cache; retime=false: a time the cold run kept under
+    load is not retimed if the load fell."""
+    return _sweep(
+        tmp, "b", *overrides, "runtime.retime=false", f"runtime.cache_dir={tmp / 'a-cache'}"
+    )
+
+
 def _frame(folder: Path) -> pd.DataFrame:
     return pd.read_csv(folder / "results.csv").sort_values("job").reset_index(drop=True)
 
@@ -218,16 +226,7 @@ def test_a_warm_rerun_loads_no_model_and_says_so(tmp_path):
     assert cold.returncode == 0, cold.stderr[-3000:]
     assert "an embedding model was loaded 1 time(s)" in cold.stderr, cold.stderr[-3000:]
     inodes = [p.stat().st_ino for p in sorted((tmp_path / "a-cache" / "figures").iterdir())]
-    # retime=false: a time the cold run kept under load is not retimed if the load fell.
-    warm = subprocess.run(
-        _cmd(tmp_path, "b", "chunk.size=32,64", "runtime.retime=false")
-        + [f"runtime.cache_dir={tmp_path / 'a-cache'}"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    warm = _warm_rerun(tmp_path, "chunk.size=32,64")
     assert warm.returncode == 0, warm.stderr[-3000:]
     log = warm.stdout + warm.stderr
     assert LOADED not in log and "query encode" not in log
@@ -272,15 +271,7 @@ def test_backend_auto_measures_once_says_what_it_chose_and_a_rerun_reads_it(tmp_
     kept = list((tmp_path / "a-cache" / "onnx" / "auto").glob("*.json"))
     assert len(kept) == 1 and json.loads(kept[0].read_text())["backend"] == chosen
 
-    warm = subprocess.run(
-        _cmd(tmp_path, "b", *auto, "runtime.retime=false")
-        + [f"runtime.cache_dir={tmp_path / 'a-cache'}"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    warm = _warm_rerun(tmp_path, *auto)
     assert warm.returncode == 0, warm.stderr[-3000:]
     log = warm.stdout + warm.stderr
     said = [

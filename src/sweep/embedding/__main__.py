@@ -57,7 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = CommandParser("sweep.embedding")
     ap.add_argument("model", nargs="?", default=DEFAULT_MODEL)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--backend", default="torch", help="torch, onnx, onnx-int8 or openvino")
+    ap.add_argument(
+        "--backend",
+        default="torch",
+        help="torch, onnx, onnx-int8, openvino, or auto (which measures only when there "
+        "are enough texts to pay for it: here it is torch)",
+    )
     ap.add_argument("--max-seq-length", type=int, default=None)
     ap.add_argument(
         "--embed",

@@ -116,7 +116,7 @@ _FOLDER = "auto"
 _LOCK = threading.Lock()
 #: Choices made or read in this process, by key; and the keys whose line was said.
 _CHOICES: dict[str, BackendChoice] = {}
-_SAID: set[str] = set()
+_SAID: set[tuple[str, BackendChoice]] = set()
 
 
 @dataclass(frozen=True)
@@ -483,9 +483,9 @@ def keep_choice(folder: Path | None, key: str, choice: BackendChoice) -> None:
 
 
 def say_once(key: str, choice: BackendChoice) -> None:
-    """Log the choice's line, once per process and key."""
+    """Log the choice's line, once per process, key and choice."""
     with _LOCK:
-        if key in _SAID:
+        if (key, choice) in _SAID:
             return
-        _SAID.add(key)
+        _SAID.add((key, choice))
     log.info("%s", choice.line())

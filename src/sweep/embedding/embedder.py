@@ -459,7 +459,7 @@ class SentenceTransformerEmbedder:
         """The backend that computes this embedder's vectors (auto, asked before any text
         was offered: torch, as for too few texts to probe on)."""
         if not self._settle():
-            self._decide([], [])
+            self._decide([], [], keep=False)
         return self._torch if self._exported is None else self._exported
 
     # -- auto --------------------------------------------------------------------
@@ -526,16 +526,18 @@ class SentenceTransformerEmbedder:
     def _too_few(self, documents: list[str], queries: list[str]) -> bool:
         return len(set(documents)) + len(set(queries)) < self.probe_min_texts
 
-    def _decide(self, documents: list[str], queries: list[str]) -> None:
+    def _decide(self, documents: list[str], queries: list[str], *, keep: bool = True) -> None:
         """Choose for ``documents`` and ``queries`` (prefixed as embedded): torch when they
         are too few to pay for a probe, else what the probe measures; kept either way, so
-        every job of the sweep runs the same backend."""
+        every job of the sweep runs the same backend (``keep=False``: torch for this
+        embedder alone, asked before it was offered any text)."""
         key = self._choice_key()
         if self._too_few(documents, queries):
             choice = autobackend.too_few(
                 len(set(documents)) + len(set(queries)), self.probe_min_texts
             )
-            autobackend.keep_choice(self._onnx_root(), key, choice)
+            if keep:
+                autobackend.keep_choice(self._onnx_root(), key, choice)
             self._adopt(key, choice)
             return
         self._probe(key, documents, queries)

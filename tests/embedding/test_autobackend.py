@@ -148,6 +148,21 @@ def test_a_runtime_that_moves_vectors_is_refused_and_says_why():
     assert found.query_vectors.shape == (20, 16)
 
 
+def test_a_runtime_inside_the_margin_leaves_torch_and_the_line_gives_its_speed():
+    measured = (
+        Measured("torch", "fp32", 20.0, 1.0, 1.0),
+        Measured("openvino", "f32", 20.4, 1.0, 1.0),
+    )
+    chosen = pick_runtime(measured)
+    choice = BackendChoice(
+        chosen.backend, chosen.precision, measured, 48, 96, "2026-12-06 03:10 UTC", "x"
+    )
+    assert choice.line() == (
+        "backend auto → torch (fp32): openvino (f32) ran at 1.02× torch here, below the "
+        "1.05× worth switching for; probed 2026-12-06 03:10 UTC"
+    )
+
+
 def test_a_runtime_that_cannot_load_is_left_out_with_its_reason():
     found = probe(
         _runtime("torch", _vectors(0), "fp32"),

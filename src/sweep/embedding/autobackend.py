@@ -219,7 +219,8 @@ class BackendChoice:
             )
         else:
             others = [m for m in self.measured if m.backend != "torch"]
-            why = "; ".join(_why_not(m) for m in others) or "no other runtime is installed"
+            rate = self.measured[0].texts_per_s
+            why = "; ".join(_why_not(m, rate) for m in others) or "no other runtime is installed"
         return f"{head}: {why}; probed {self.probed}"
 
     def to_json(self) -> dict[str, Any]:
@@ -264,8 +265,8 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _why_not(m: Measured) -> str:
-    """Why ``auto`` did not choose ``m`` over torch."""
+def _why_not(m: Measured, torch_rate: float | None) -> str:
+    """Why ``auto`` did not choose ``m`` over torch (running at ``torch_rate`` texts/s)."""
     name = f"{m.backend} ({m.precision})"
     if m.problem is not None:
         return f"{name}: {m.problem}"
@@ -273,7 +274,8 @@ def _why_not(m: Measured) -> str:
         return f"{name} moves vectors to a cosine of {m.min_cosine:.5f} (< {MIN_COSINE})"
     if m.overlap is not None and m.overlap < MIN_OVERLAP:
         return f"{name} changes rankings (top-{OVERLAP_K} overlap {m.overlap:.3f} < {MIN_OVERLAP})"
-    return f"{name} is not {MARGIN:.2f}× faster than torch here"
+    ratio = (m.texts_per_s or 0) / torch_rate if torch_rate else 0.0
+    return f"{name} ran at {ratio:.2f}× torch here, below the {MARGIN:.2f}× worth switching for"
 
 
 def pick_runtime(measured: Sequence[Measured]) -> Measured:

@@ -217,7 +217,8 @@ class SentenceTransformerEmbedder:
         """Everything that determines the vectors: model, weights fingerprint,
         backend, max_seq_length, normalization and prefixes (for result rows)."""
         files = self._model_files_loaded()
-        self._settle()  # auto with a kept choice is that choice; else it says auto
+        # auto not chosen yet by this embedder says auto: the settings of one grid share an
+        # identity before any of them embeds, and the choice is the same for all.
         identity = {
             "model": self.label,
             "weights": files.fingerprint,
@@ -459,7 +460,7 @@ class SentenceTransformerEmbedder:
         """The backend that computes this embedder's vectors (auto, asked before any text
         was offered: torch, as for too few texts to probe on)."""
         if not self._settle():
-            self._decide([], [], keep=False)
+            self._decide([], [], few_kept="embedder")
         return self._torch if self._exported is None else self._exported
 
     # -- auto --------------------------------------------------------------------
@@ -487,7 +488,9 @@ class SentenceTransformerEmbedder:
         if kept is not None and (kept.measured_here or self._too_few(documents, asked)):
             self._adopt(self._choice_key(), kept)
         else:
-            self._decide(documents, asked)
+            # Too few here is not written down: a grid may never embed (BM25), and each of
+            # its jobs embeds fewer texts than the grid, so decides the same.
+            self._decide(documents, asked, few_kept="process")
         return self._choice
 
     def _choice_key(self) -> str:
@@ -526,18 +529,21 @@ class SentenceTransformerEmbedder:
     def _too_few(self, documents: list[str], queries: list[str]) -> bool:
         return len(set(documents)) + len(set(queries)) < self.probe_min_texts
 
-    def _decide(self, documents: list[str], queries: list[str], *, keep: bool = True) -> None:
+    def _decide(self, documents: list[str], queries: list[str], *, few_kept: str = "disk") -> None:
         """Choose for ``documents`` and ``queries`` (prefixed as embedded): torch when they
-        are too few to pay for a probe, else what the probe measures; kept either way, so
-        every job of the sweep runs the same backend (``keep=False``: torch for this
-        embedder alone, asked before it was offered any text)."""
+        are too few to pay for a probe, else what the probe measures. A measured choice is
+        kept on disk; torch for too few texts is kept where ``few_kept`` says: ``disk``
+        (every later job of the sweep then runs torch too, whatever it embeds),
+        ``process``, or ``embedder`` (this one alone, asked before it was offered any
+        text)."""
         key = self._choice_key()
         if self._too_few(documents, queries):
             choice = autobackend.too_few(
                 len(set(documents)) + len(set(queries)), self.probe_min_texts
             )
-            if keep:
-                autobackend.keep_choice(self._onnx_root(), key, choice)
+            if few_kept != "embedder":
+                folder = self._onnx_root() if few_kept == "disk" else None
+                autobackend.keep_choice(folder, key, choice)
             self._adopt(key, choice)
             return
         self._probe(key, documents, queries)

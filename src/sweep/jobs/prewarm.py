@@ -156,6 +156,9 @@ class _Group:
     #: runtime.retime of the group's settings (sweep.jobs.job.retime_wanted): true wins,
     #: then auto (None), then false.
     retime: bool | None = False
+    #: Whether any of its settings embeds (a dense or hybrid retriever, or the semantic
+    #: strategy's sentences); a BM25-only group never does.
+    embeds: bool = False
 
 
 @dataclass(frozen=True)
@@ -296,6 +299,7 @@ def collect_grid(
             _leave(num, first_line(cause(e)), on)
             continue
         group.sentences += int(stages.embedder.stats.embedded)
+        group.embeds |= bool(stages.retriever.needs_vectors or stages.embedder.stats.embedded)
         group.embedders.append(stages.embedder)
         group.docs.update(dict.fromkeys(c.embedding_input for c in chunks))
         group.queries.update(dict.fromkeys(q.query for q in dataset.queries))
@@ -454,7 +458,11 @@ def choose_backends(grid: Grid) -> int:
     probes = 0
     for g in grid.groups:
         embedder = g.embedder
-        if not isinstance(embedder, SentenceTransformerEmbedder) or embedder.backend != AUTO:
+        if (
+            not g.embeds
+            or not isinstance(embedder, SentenceTransformerEmbedder)
+            or embedder.backend != AUTO
+        ):
             continue
         try:
             embedder.choose_backend(list(g.docs), list(g.queries))

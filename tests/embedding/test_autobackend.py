@@ -269,6 +269,24 @@ def test_too_few_texts_run_torch_for_the_whole_sweep(tmp_path, caplog):
     assert json.loads(later.identity)["backend"] == "torch"
 
 
+def test_a_decision_for_want_of_texts_is_made_again_for_a_later_sweeps_texts(tmp_path):
+    emb(tmp_path / "cache", probe_min_texts=50).embed_documents(["a", "b"])
+    autobackend._CHOICES.clear()
+    later = emb(tmp_path / "cache", probe_min_texts=50)
+    choice = later.choose_backend([f"chunk {i}" for i in range(20)], ["a question"])
+    # This sweep's count, not the 2 texts the kept record was made for.
+    assert (choice.backend, choice.texts, choice.below) == ("torch", 21, 50)
+    assert "21 distinct texts to embed, fewer than the 50" in choice.line()
+
+
+def test_with_the_cache_off_a_choice_is_kept_in_the_process_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    e = SentenceTransformerEmbedder(backend="auto", cache_dir="off", show_progress=False)
+    e.embed_documents(["one", "two"])
+    assert e.backend == "torch"
+    assert not list((tmp_path / "xdg").rglob("*.json"))
+
+
 def test_asked_before_any_text_auto_is_torch_for_that_embedder_alone(tmp_path):
     e = emb(tmp_path / "cache")
     assert e.precision == "fp32" and e.backend == "torch"

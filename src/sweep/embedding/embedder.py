@@ -482,10 +482,10 @@ class SentenceTransformerEmbedder:
             return self._choice
         documents = [self.document_prefix + t for t in check_texts(texts)]
         asked = [self.query_prefix + q for q in check_texts(queries)]
-        kept = autobackend.kept_choice(self._onnx_root(), self._choice_key())
-        # A choice measured before stands; one made for want of texts stands only while
-        # there are still too few.
-        if kept is not None and (kept.measured_here or self._too_few(documents, asked)):
+        kept = autobackend.kept_choice(self._choice_folder(), self._choice_key())
+        # A choice measured before stands; one made for want of texts is made again, for
+        # the texts of this sweep.
+        if kept is not None and kept.measured_here:
             self._adopt(self._choice_key(), kept)
         else:
             # Too few here is not written down: a grid may never embed (BM25), and each of
@@ -511,7 +511,7 @@ class SentenceTransformerEmbedder:
         if self.backend != AUTO:
             return True
         key = self._choice_key()
-        choice = autobackend.kept_choice(self._onnx_root(), key)
+        choice = autobackend.kept_choice(self._choice_folder(), key)
         if choice is None:
             return False
         self._adopt(key, choice)
@@ -525,6 +525,14 @@ class SentenceTransformerEmbedder:
         )
         self._cache = None  # its namespace is the chosen runtime's
         autobackend.say_once(key, choice)
+
+    def _choice_folder(self) -> Path | None:
+        """Where ``auto``'s choices are kept: beside the exports, when there is a cache
+        (``runtime.cache_dir`` or ``embed.onnx_dir``); with the cache off, in this process
+        only."""
+        if self._cache_root is None and self._onnx_dir is None:
+            return None
+        return self._onnx_root()
 
     def _too_few(self, documents: list[str], queries: list[str]) -> bool:
         return len(set(documents)) + len(set(queries)) < self.probe_min_texts
@@ -542,7 +550,7 @@ class SentenceTransformerEmbedder:
                 len(set(documents)) + len(set(queries)), self.probe_min_texts
             )
             if few_kept != "embedder":
-                folder = self._onnx_root() if few_kept == "disk" else None
+                folder = self._choice_folder() if few_kept == "disk" else None
                 autobackend.keep_choice(folder, key, choice)
             self._adopt(key, choice)
             return
@@ -575,7 +583,7 @@ class SentenceTransformerEmbedder:
             )
         reference = Runtime("torch", self._ensure_model, run(self._torch), lambda: "fp32")
         found = autobackend.probe(reference, candidates, documents, queries)
-        autobackend.keep_choice(self._onnx_root(), key, found.choice)
+        autobackend.keep_choice(self._choice_folder(), key, found.choice)
         self._adopt(key, found.choice)
         cache = self._get_cache()
         if cache is not None:

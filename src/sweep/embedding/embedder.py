@@ -534,8 +534,13 @@ class SentenceTransformerEmbedder:
             return None
         return self._onnx_root()
 
+    def _distinct_inputs(self, documents: list[str], queries: list[str]) -> int:
+        """How many distinct model inputs these are (as the plan counts them: two texts
+        the model truncates alike are one)."""
+        return len(set(self._input_keys(list(dict.fromkeys(documents + queries)))))
+
     def _too_few(self, documents: list[str], queries: list[str]) -> bool:
-        return len(set(documents)) + len(set(queries)) < self.probe_min_texts
+        return self._distinct_inputs(documents, queries) < self.probe_min_texts
 
     def _decide(self, documents: list[str], queries: list[str], *, few_kept: str = "disk") -> None:
         """Choose for ``documents`` and ``queries`` (prefixed as embedded): torch when they
@@ -547,7 +552,7 @@ class SentenceTransformerEmbedder:
         key = self._choice_key()
         if self._too_few(documents, queries):
             choice = autobackend.too_few(
-                len(set(documents)) + len(set(queries)), self.probe_min_texts
+                self._distinct_inputs(documents, queries), self.probe_min_texts
             )
             if few_kept != "embedder":
                 folder = self._choice_folder() if few_kept == "disk" else None

@@ -156,13 +156,6 @@ class Measured:
             and self.overlap >= MIN_OVERLAP
         )
 
-    def describe(self) -> str:
-        """``openvino (bf16) 3.0× torch, cosine ≥ 0.99996, top-10 overlap 0.998``."""
-        name = f"{self.backend} ({self.precision})"
-        if self.problem is not None:
-            return f"{name}: {self.problem}"
-        return f"{name}: cosine ≥ {self.min_cosine:.5f}, top-{OVERLAP_K} overlap {self.overlap:.3f}"
-
 
 @dataclass(frozen=True)
 class BackendChoice:

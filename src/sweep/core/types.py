@@ -31,6 +31,12 @@ class Judgment:
     read: ``located`` says how (``exact``, ``normalised``, ``fuzzy``), and
     ``occurrence``/``context`` are the hints that chose among repeats. A span given by
     offsets has ``located`` None.
+
+    A judgment given as a page (``page``, 1-based as viewers number them, or the
+    ``page_label`` the document prints) is that page's character range. ``pages`` are
+    the pages of a paged document (PDF pages, slides, sheets) that the evidence span
+    overlaps, as ``(number, start, end)``: the judgment's units at the ``page`` level.
+    They are empty for a document without pages and for a whole-document judgment.
     """
 
     doc_id: str
@@ -41,6 +47,9 @@ class Judgment:
     occurrence: int | None = None
     context: str | None = None
     located: str | None = None
+    page: int | None = None
+    page_label: str | None = None
+    pages: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def is_span(self) -> bool:
@@ -57,13 +66,16 @@ class Query:
 
     def has_unit(self, level: str) -> bool:
         """Whether the query has something to find at ``level``: a relevant (grade > 0)
-        document for ``doc``, a relevant judgment with offsets for ``span``. A query
-        without one is left out of that level's means."""
+        document for ``doc``, a relevant judgment with offsets for ``span``, one on a
+        page of a paged document for ``page``. A query without one is left out of that
+        level's means."""
         if level == "doc":
             return any(j.grade > 0 for j in self.relevant)
         if level == "span":
             return any(j.grade > 0 and j.is_span for j in self.relevant)
-        raise ValueError(f"unknown level {level!r}; levels: doc, span")
+        if level == "page":
+            return any(j.grade > 0 and j.pages for j in self.relevant)
+        raise ValueError(f"unknown level {level!r}; levels: doc, span, page")
 
 
 def describe_readers(documents: Iterable[Document]) -> str:

@@ -621,6 +621,8 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     assert "overlap is ignored by strategy 'paragraph'" in build("paragraph", 64, 8).notes[0]
     assert build("paragraph", 64, 8).settings["overlap"] == 0
     assert "only inside sections" in build("markdown", 64, 8).notes[0]
+    assert "only inside pages longer than size" in build("page", 64, 8).notes[0]
+    assert build("page", 64, 0).notes == ()
     assert "only inside semantic groups" in build("semantic", 64, 8).notes[0]
     assert build("token", 64, breakpoint_percentile=90).notes == ()  # default value: nothing to say
     assert build("token", 64, breakpoint_percentile=75).notes == (

@@ -1,5 +1,6 @@
-"""The page strategy: one chunk per page of a paged document (PDF pages, PPTX slides, XLSX
-sheets), as its reader recorded them in ``metadata["pages"]``.
+"""The page strategy: one chunk per page of a paged document (PDF pages, PPTX slides), as
+its reader recorded them in ``metadata["pages"]`` (a format whose reader records sheets or
+sections there is chunked by them alike).
 
 ``size`` is a cap: a page longer than ``size`` is split at sentence ends, as the sentence
 strategy packs sentences, and never with text of another page. Documents without pages
@@ -125,8 +126,8 @@ class PageChunker(BaseChunker):
         self.settings["page_fallback"] = page_fallback
         if self.overlap:
             self.notes = (
-                f"overlap ({self.overlap}) applies only inside pages longer than size "
-                "(strategy 'page')",
+                f"overlap ({self.overlap}) applies only inside pages longer than size and "
+                "in documents without pages (strategy 'page')",
             )
         self._tally: Mapping[str, int] = MappingProxyType({})
         self._tally_notes: tuple[str, ...] = ()

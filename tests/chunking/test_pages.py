@@ -114,7 +114,8 @@ def test_a_page_that_fits_is_one_chunk_and_blank_pages_give_none(folder):
     assert chunks[0].text == "Manual\n\nOne line." and chunks[-1].text == "Short page."
     assert dict(chunker.tally) == {"n_pages": 4, "pages_split": 0, "docs_without_pages": 0}
     assert chunker.tally_notes == (
-        "page: each of the 4 pages fit chunk.size=1024 whole; 2 blank pages gave no chunk",
+        "page: no page is longer than chunk.size=1024 (4 pages, each one chunk); "
+        "2 blank pages gave no chunk",
     )
 
 
@@ -215,6 +216,13 @@ def test_the_tally_is_of_the_last_run_and_empty_before():
     assert chunker.tally["n_pages"] == 2
     with pytest.raises(TypeError):
         chunker.tally["n_pages"] = 0  # read-only
+    blank = Document("b.pdf", " \n ", metadata={"pages": [[0, 1], [2, 3]]})
+    assert chunker.chunk_documents([blank]) == []
+    assert chunker.tally_notes == ("page: no page has text; 2 blank pages gave no chunk",)
+    chunker.chunk_documents([Document("o.pdf", "Only.", metadata={"pages": [[0, 5]]})])
+    assert chunker.tally_notes == (
+        "page: no page is longer than chunk.size=64 (1 page, each one chunk)",
+    )
 
 
 @pytest.mark.parametrize("value", ["semantic", "page", "paragrph", "", 3])

@@ -31,15 +31,6 @@ class UnreadablePages(ValueError, BadInput):
     """A document's ``metadata["pages"]`` is not a list of ``[start, end]`` offsets."""
 
 
-def fallback_strategies() -> tuple[str, ...]:
-    """The strategies a document without pages may be chunked by: every registered one but
-    the page strategy itself and one that embeds text (semantic), which would need the
-    embedder handed to it."""
-    return tuple(
-        name for name, s in strategies().items() if name != "page" and not s.takes_embed_fn
-    )
-
-
 def page_units(doc: Document) -> tuple[list[Span], int] | None:
     """``doc`` cut at its pages' starts, in order, and how many pages it lists; None for a
     document without pages.
@@ -186,14 +177,18 @@ class PageChunker(BaseChunker):
             {"n_pages": pages, "pages_split": split, "docs_without_pages": fell_back}
         )
         said = []
-        if pages or not fell_back:
+        if split:
             said.append(
                 f"{split} of {pages} {_plural(pages, 'page')} {_were(split)} longer than "
                 f"chunk.size={self.size} and {_were(split)} split at sentence ends"
-                if split
-                else f"each of the {pages} {_plural(pages, 'page')} fit chunk.size={self.size} "
-                "whole"
             )
+        elif pages:
+            said.append(
+                f"no page is longer than chunk.size={self.size} "
+                f"({pages} {_plural(pages, 'page')}, each one chunk)"
+            )
+        elif not fell_back:
+            said.append("no page has text")
         if blank:
             said.append(f"{blank} blank {_plural(blank, 'page')} gave no chunk")
         if fell_back:
@@ -204,6 +199,17 @@ class PageChunker(BaseChunker):
             )
         extra = tuple(f"documents without pages: {n}" for n in self.fallback.notes)
         self._tally_notes = ("page: " + "; ".join(said),) + (extra if fell_back else ())
+
+
+def fallback_strategies() -> tuple[str, ...]:
+    """The strategies a document without pages may be chunked by: every registered one but
+    the page strategy itself and one that embeds text (semantic), which would need the
+    embedder handed to it."""
+    return tuple(
+        name
+        for name, s in strategies().items()
+        if name != PageChunker.strategy and not s.takes_embed_fn
+    )
 
 
 def _plural(n: int, word: str) -> str:

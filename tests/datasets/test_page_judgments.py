@@ -513,3 +513,38 @@ def test_a_sweep_folder_keeps_the_page_labels(tmp_path):
     path.write_text(json.dumps({**row, "page_labels": ["one"]}) + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match=r":1: malformed document: page_labels is not one"):
         read_kept_documents(path, inside=tmp_path)
+
+
+def test_extract_lists_each_documents_page_labels(tmp_path, documents):
+    from sweep.datasets.texts import INDEX_FILE, write_texts
+
+    write_texts(list(documents.values()), tmp_path / "out")
+    rows = {
+        r["doc_id"]: r
+        for r in map(json.loads, (tmp_path / "out" / INDEX_FILE).read_text("utf-8").splitlines())
+    }
+    assert rows["book.pdf"]["page_labels"] == ["i", "ii", "1", "2", "3"]
+    assert rows["finance.xlsx"]["page_labels"] == ["Продажи", "売上", "Summary"]
+    assert "page_labels" not in rows["plain.pdf"] and "page_labels" not in rows["notes.md"]
+
+
+class _LoneSurrogateLabels:
+    """A reader whose file maps a label's glyph to a lone surrogate, as a broken font does."""
+
+    name = "broken-labels"
+    version = "1"
+
+    def read(self, data: bytes, filename: str):
+        from sweep.datasets.readers.base import Extracted
+
+        return Extracted("one\n\ntwo", pages=((0, 3), (5, 8)), page_labels=("i\ud800", "ii"))
+
+
+def test_a_label_with_a_lone_surrogate_is_cached_with_the_replacement_character(tmp_path):
+    from sweep.datasets.extraction import extract
+
+    extracted = extract(b"%PDF-1.7 labels", "x.pdf", _LoneSurrogateLabels(), tmp_path)
+    assert extracted.page_labels == ("i\ufffd", "ii")
+    assert any("lone surrogate" in w for w in extracted.warnings)
+    (entry,) = tmp_path.rglob("*.json")
+    assert json.loads(entry.read_text(encoding="utf-8"))["page_labels"] == ["i\ufffd", "ii"]

@@ -64,6 +64,14 @@ def folder(tmp_path_factory) -> Path:
         [["Page one says the depot opens at eight."], ["Page two says it closes at six."]],
         page_numbers=None,
     )
+    _label(  # labels in other scripts: an annex's "Прил-1", a Japanese appendix's "付録-2"
+        write_pdf(
+            docs / "annex.pdf",
+            [["Приложение: тарифы на доставку."], ["Вторая страница приложения."]],
+            page_numbers=None,
+        ),
+        [(0, 0, "/D", "Прил-", 1), (1, 1, "/D", "付録-", 2)],
+    )
     write_xlsx(
         docs / "finance.xlsx",
         {
@@ -164,6 +172,10 @@ def test_a_page_is_its_text_and_a_label_names_the_page_it_prints(folder, documen
         [{"doc_id": "book.pdf", "page": 3, "grade": 2}],
         [{"doc_id": "book.pdf", "page_label": "ii"}],
         [{"doc_id": "finance.xlsx", "page_label": "売上"}, {"doc_id": "deck.pptx", "page": 2}],
+        [
+            {"doc_id": "annex.pdf", "page_label": "付録-2"},
+            {"doc_id": "annex.pdf", "page_label": "Прил-1"},
+        ],
     )
     book, finance, deck = (
         document_pages(documents[d]) for d in ("book.pdf", "finance.xlsx", "deck.pptx")
@@ -182,6 +194,12 @@ def test_a_page_is_its_text_and_a_label_names_the_page_it_prints(folder, documen
         Judgment("finance.xlsx", s, e, page=2, page_label="売上", pages=((2, s, e),)),
         Judgment("deck.pptx", s2, e2, page=2, pages=((2, s2, e2),)),
     )
+    annex = document_pages(documents["annex.pdf"])
+    assert [(j.page, j.page_label, j.pages) for j in dataset.queries[3].relevant] == [
+        (2, "付録-2", ((2, *annex[1]),)),
+        (1, "Прил-1", ((1, *annex[0]),)),
+    ]
+    assert documents["annex.pdf"].text[slice(*annex[1])] == "Вторая страница приложения."
     assert all(q.has_unit("page") and q.has_unit("span") for q in dataset.queries)
 
 

@@ -33,7 +33,9 @@ class Judgment:
     offsets has ``located`` None.
 
     A judgment given as a page (``page``, 1-based as viewers number them, or the
-    ``page_label`` the document prints) is that page's character range. ``pages`` are
+    ``page_label`` the document prints) is that page's character range: ``page`` is its
+    number either way, ``page_label`` the label as the judgment gave it (None when it gave
+    the number). ``pages`` are
     the pages of a paged document (PDF pages, slides, sheets) that the evidence span
     overlaps, as ``(number, start, end)``: the judgment's units at the ``page`` level.
     They are empty for a document without pages and for a whole-document judgment.

@@ -1,4 +1,5 @@
-"""How the quotes of a dataset were located, and the offsets they were located at.
+"""How the quotes of a dataset were located, and the offsets they were located at; how
+much of its evidence is by page.
 
 Evidence written as quotes (``{"doc_id": "manual.pdf", "quote": "..."}``) is
 found in each document's text when the dataset is read

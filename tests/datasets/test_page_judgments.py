@@ -566,3 +566,28 @@ def test_a_label_with_a_lone_surrogate_is_cached_with_the_replacement_character(
     assert any("lone surrogate" in w for w in extracted.warnings)
     (entry,) = tmp_path.rglob("*.json")
     assert json.loads(entry.read_text(encoding="utf-8"))["page_labels"] == ["i\ufffd", "ii"]
+
+
+def test_a_corpus_row_that_lists_its_pages_takes_page_judgments(tmp_path):
+    rows = [
+        {"doc_id": "a", "text": "Первая.\n\n二ページ目。", "pages": [[0, 7], [9, 15]]},
+        {  # as sweep.generate writes a document a reader read: its metadata nested
+            "doc_id": "b",
+            "text": "one\n\ntwo",
+            "metadata": {"pages": [[0, 3], [5, 8]], "page_labels": ["i", "ii"]},
+        },
+    ]
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    question = {
+        "query_id": "q",
+        "query": "?",
+        "relevant": [{"doc_id": "a", "page": 2}, {"doc_id": "b", "page_label": "ii"}],
+    }
+    (tmp_path / "queries.jsonl").write_text(json.dumps(question) + "\n", encoding="utf-8")
+    (query,) = load_dataset(tmp_path).queries
+    assert query.relevant == (
+        Judgment("a", 9, 15, page=2, pages=((2, 9, 15),)),
+        Judgment("b", 5, 8, page=2, page_label="ii", pages=((2, 5, 8),)),
+    )

@@ -470,7 +470,7 @@ def test_validate_counts_the_judgments_by_page(folder, tmp_path, capsys, monkeyp
         "pages: 2 judgments by page (1 by its label); 3 of 4 spans lie on a paged "
         "document's pages (3 queries have a page to find)"
     ) in printed
-    assert "judgments   4   (4 spans (2 by page), 0 whole-document; grade 1: 4)" in printed
+    assert "judgments   4   (4 spans, of which 2 by page, 0 whole-document; grade 1: 4)" in printed
 
 
 # --------------------------------------------------------------------------- pages_of_span

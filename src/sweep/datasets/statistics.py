@@ -186,7 +186,7 @@ def format_statistics(stats: DatasetStats) -> str:
     """The statistics as aligned plain text."""
     out: list[str] = []
     grades = ", ".join(f"grade {g}: {_num(n)}" for g, n in stats.by_grade) or "none"
-    by_page = f" ({_num(stats.n_page_judgments)} by page)" if stats.n_page_judgments else ""
+    by_page = f", of which {_num(stats.n_page_judgments)} by page" if stats.n_page_judgments else ""
     out += _table(
         [
             ["documents", _num(stats.n_documents), ""],

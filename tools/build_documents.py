@@ -27,6 +27,13 @@ the kestrel evidence as a reader of the new format shows it:
   markers between them: the longest, a header row only when nothing else is
   left, and for the questions in ``KEEP`` the block that answers them.
 
+Some questions are asked twice: :data:`PAGE_COPIES` repeats a question whose evidence lies
+on one PDF page, with that evidence named by page instead of by quote (``"type": "page"``,
+id ``<question>-page``), so the two ways of labelling can be compared on the same
+passages. The page is found by locating the quote in the default PDF reader's text; the
+information security policy carries PDF page labels (``ISP-1``…), so its copies name the
+page by its label (``"page_label": "ISP-2"``), as a viewer shows it.
+
 Nothing but the documents goes in ``docs/`` (a README there would be read as
 one), so this docstring is the example's documentation.
 
@@ -298,9 +305,10 @@ def plain_text(runs: list[Run]) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def render_pdf(blocks: list[Block], title: str) -> bytes:
+def render_pdf(blocks: list[Block], title: str, label_prefix: str | None = None) -> bytes:
     """A handbook-style A4 PDF: running header, ``Page N of M`` footer, wrapped text,
-    bold headings, bullet and numbered lists, ruled tables."""
+    bold headings, bullet and numbered lists, ruled tables; with ``label_prefix``, page
+    labels ``<prefix>1``, ``<prefix>2``… that viewers show instead of the numbers."""
     from fpdf import FPDF
     from fpdf.fonts import FontFace
 
@@ -337,6 +345,8 @@ def render_pdf(blocks: list[Block], title: str) -> bytes:
     pdf.set_lang("en")
     pdf.set_creation_date(MADE)
     pdf.add_page()
+    if label_prefix is not None:
+        pdf.set_page_label(label_style="D", label_prefix=label_prefix)
 
     size, lh = 10, 5.2  # body font size (pt) and line height (mm)
 
@@ -846,6 +856,20 @@ def _block_parts(b: Block, start: int, end: int, fmt: str) -> list[str]:
 # default the longest, and for these questions the block that answers them (the
 # longest of "Low | 3 days", "Medium | 7 days", "High | 15 days" is the wrong one for a
 # contract manufacturer). Each phrase picks the block that contains it.
+#: Questions asked again with their evidence named by page (see the module's docstring).
+PAGE_COPIES = (
+    "people-001",
+    "people-007",
+    "people-016",
+    "platform-006",
+    "platform-014",
+    "products-001",
+    "products-004",
+    "products-017",
+)
+#: PDFs whose pages carry labels (``/PageLabels``) other than their numbers: prefix.
+PAGE_LABELS = {"platform/information-security-policy.pdf": "ISP-"}
+
 KEEP = {
     "operations-005": "15 business days",  # a contract manufacturer is High risk
     "operations-022": "15 business days",  # a vendor processing customer data is High risk
@@ -913,7 +937,7 @@ def build_corpus() -> tuple[dict[str, bytes], bytes, list[dict]]:
         title = plain_text(blocks[0].lines[0])
         fmt = dst.rsplit(".", 1)[1]
         if fmt == "pdf":
-            files[dst] = render_pdf(blocks, title)
+            files[dst] = render_pdf(blocks, title, PAGE_LABELS.get(dst))
         elif fmt == "html":
             files[dst] = render_page(blocks, title, dst).encode("utf-8")
         elif fmt == "docx":
@@ -959,8 +983,55 @@ def build_corpus() -> tuple[dict[str, bytes], bytes, list[dict]]:
                 "relevant": relevant,
             }
         )
+    rows += page_copies(rows, files)
     queries = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
     return files, queries, rows
+
+
+def page_copies(rows: list[dict], files: dict[str, bytes]) -> list[dict]:
+    """The questions of :data:`PAGE_COPIES` again, their evidence named by the page of the
+    default PDF reader's text that holds the quote (by label where the PDF has labels)."""
+    from sweep.datasets.quotes import QuoteIndex
+    from sweep.datasets.readers import registry
+
+    reader = registry.reader_for("pdf", registry.DEFAULT_READERS["pdf"])
+    read: dict[str, object] = {}
+    copies = []
+    by_id = {row["query_id"]: row for row in rows}
+    for query_id in PAGE_COPIES:
+        row = by_id[query_id]
+        relevant = []
+        for r in row["relevant"]:
+            extracted = read.get(r["doc_id"])
+            if extracted is None:
+                extracted = read[r["doc_id"]] = reader.read(files[r["doc_id"]], r["doc_id"])
+            found = QuoteIndex(extracted.text).locate(r["quote"])
+            if not found:
+                raise SystemExit(f"{query_id}: {found.message()}")
+            pages = [
+                n
+                for n, (a, b) in enumerate(extracted.pages, 1)
+                if a < found.end and found.start < b
+            ]
+            if len(pages) != 1:
+                raise SystemExit(f"{query_id}: the quote lies on pages {pages}, not on one")
+            item: dict = {"doc_id": r["doc_id"]}
+            if r["doc_id"] in PAGE_LABELS:
+                item["page_label"] = f"{PAGE_LABELS[r['doc_id']]}{pages[0]}"
+            else:
+                item["page"] = pages[0]
+            if "grade" in r:
+                item["grade"] = r["grade"]
+            relevant.append(item)
+        copies.append(
+            {
+                "query_id": f"{query_id}-page",
+                "query": row["query"],
+                "type": "page",
+                "relevant": relevant,
+            }
+        )
+    return copies
 
 
 def write(files: dict[str, bytes], queries: bytes) -> None:
@@ -1018,7 +1089,8 @@ def check_corpus(files: dict[str, bytes], queries: bytes, rows: list[dict], verb
     by_doc: dict[str, list[tuple[str, str]]] = {}
     for row in rows:
         for r in row["relevant"]:
-            by_doc.setdefault(r["doc_id"], []).append((row["query_id"], r["quote"]))
+            if "quote" in r:  # a page copy names no quote (its page was found by one)
+                by_doc.setdefault(r["doc_id"], []).append((row["query_id"], r["quote"]))
     readers = _readers()
     total: dict[tuple[str, str, bool], Counter] = {}
     for doc_id, data in sorted(files.items()):

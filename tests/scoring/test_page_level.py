@@ -5,6 +5,7 @@ and hypothesis properties."""
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -259,7 +260,7 @@ def paged_docs(draw) -> dict[str, tuple[tuple[int, int, int], ...]]:
         if draw(st.booleans()) and cuts:
             cuts.insert(draw(st.integers(0, len(cuts) - 1)), cuts[0])  # an empty page
         bounds = [0, *sorted(cuts), DOC_LEN]
-        out[d] = tuple((i + 1, a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:])))
+        out[d] = tuple((i + 1, a, b) for i, (a, b) in enumerate(pairwise(bounds)))
     return out
 
 

@@ -18,11 +18,14 @@ Relevance units and crediting:
   offsets credits no page, and an empty page range can never be credited.
 
 Each unit is credited once; later hits that would earn it again are
-non-relevant, and ranks are never compressed (truncate first, then dedup: three
-chunks of page 3 in the top 3 credit page 3 once, at rank 1). Every measure is computed on
-the top k hits (or, for ``@Bt``, on the longest prefix of hits whose tokens sum
-to at most B: the measure at that prefix length). A query with no unit at a
-level is excluded there: it has no rows at that level.
+non-relevant, and ranks are never compressed (truncate first, then dedup:
+three chunks of page 3 in the top 3 credit page 3 once, at rank 1). Every
+measure exists at every level (the coverage measures only at ``span``) and is
+computed on the top k hits (or, for ``@Bt``, on the longest prefix of hits
+whose tokens sum to at most B: the measure at that prefix length; a budget's
+ndcg takes its ideal over all of the query's units). A query with no unit at a
+level is excluded there: it has no rows at that level. A question set without
+pages has no page units, so no page rows at all.
 
 The hot path works on integer arrays for all queries at once (one pass over
 the ``Hit`` objects to encode them), so scoring 10,000 queries of 100 hits
@@ -377,9 +380,9 @@ def _page_unit_ranks(gold: _Gold, hits: RankedHits) -> np.ndarray:
     big = int(max(gold.pu_end.max(), hi.max(initial=0))) + 1
     _check_offsets(len(group_keys), big)
     # Units are sorted by start within their group. A page overlapping [lo, hi) starts
-    # before hi and no earlier than lo - (the group's longest page) + 1: the pages of a
-    # document are disjoint, so that window holds the overlapping ones and at most one
-    # more, and no assumption breaks if a judgment's pages were to overlap.
+    # before hi and no earlier than lo - (the group's longest page) + 1, so that window
+    # holds every overlapping page (without assuming pages are disjoint) plus perhaps a
+    # few shorter ones ending before lo, which the exact test below drops.
     unit_key = unit_group * big + gold.pu_start
     longest = np.zeros(len(group_keys), dtype=np.int64)
     np.maximum.at(longest, unit_group, gold.pu_end - gold.pu_start)

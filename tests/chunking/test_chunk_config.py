@@ -10,6 +10,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from sweep.chunking import SemanticChunker, TokenChunker
+from sweep.chunking.base import strategies
 from sweep.chunking.factory import strategy_options
 from sweep.hydrakit.config import CONF_DIR, register
 
@@ -72,7 +73,10 @@ def test_every_preset_carries_every_option_at_the_code_default(preset: str) -> N
     node = _chunk([f"chunk={preset}"])
     declared = {k: default for k, (_, default) in strategy_options().items()}
     assert {k: node[k] for k in declared} == declared
-    params = inspect.signature(SemanticChunker.__init__).parameters
-    assert {k: params[k].default for k in declared} == declared
+    # each option's default is its own strategy's keyword parameter's
+    owners = {k: strategies()[name].cls for k, (name, _) in strategy_options().items()}
+    assert {
+        k: inspect.signature(cls.__init__).parameters[k].default for k, cls in owners.items()
+    } == declared
     chunker = instantiate(node, embed_fn=_embed)
     assert chunker.strategy == preset and chunker.notes == ()

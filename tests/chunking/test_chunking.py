@@ -119,12 +119,29 @@ def size_overlap(draw, max_size: int = 64):
     return size, overlap
 
 
+@st.composite
+def page_starts(draw) -> list[int] | None:
+    """Where pages start, as fractions of the text (None: a document without pages)."""
+    return draw(st.none() | st.lists(st.integers(0, 100), max_size=6).map(sorted))
+
+
+def with_pages(text: str, starts: list[int] | None) -> dict:
+    """``metadata["pages"]`` of ``text`` cut at ``starts`` (per cent of its length): page
+    ranges with gaps between them, as a reader leaves a separator out of every page."""
+    if starts is None:
+        return {}
+    cuts = [len(text) * p // 100 for p in starts]
+    ends = [*cuts[1:], len(text)]
+    return {"pages": [[a, max(a, b - 1)] for a, b in zip(cuts, ends)]}
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=texts, so=size_overlap(), title=st.sampled_from(["", "Manual"]))
-def test_invariants_every_strategy(strategy: str, text: str, so, title: str) -> None:
+@given(text=texts, so=size_overlap(), title=st.sampled_from(["", "Manual"]), pages=page_starts())
+def test_invariants_every_strategy(strategy: str, text: str, so, title: str, pages) -> None:
     size, overlap = so
-    doc = Document("d", text, title=title)
+    # A paged document (the page strategy's, ignored by the others) or one without pages.
+    doc = Document("d", text, title=title, metadata=with_pages(text, pages))
     chunker = build(strategy, size, overlap, prefix="title+headings")
     chunks = chunker.chunk(doc)
     check_invariants(doc, chunks, size)
@@ -563,7 +580,14 @@ def test_semantic_with_real_minilm() -> None:
         ({"size": 10, "overlap": 11}, "must be smaller than chunk.size"),
         ({"size": 10.5}, "integer"),
         ({"size": True}, "integer"),
-        ({"strategy": "fixed"}, "valid: token, sentence, paragraph, recursive, markdown, semantic"),
+        (
+            {"strategy": "fixed"},
+            "valid: token, sentence, paragraph, recursive, markdown, page, semantic",
+        ),
+        (
+            {"strategy": "page", "page_fallback": "semantic"},
+            "chunk.page_fallback='semantic' cannot chunk documents without pages",
+        ),
         ({"prefix": "headings"}, "valid: none, title, title+headings"),
         ({"tokenizer": "nope"}, "cl100k_base"),
         ({"strategy": "semantic", "embed_fn": None}, "needs embed_fn"),
@@ -597,6 +621,8 @@ def test_notes_report_settings_that_do_not_apply() -> None:
     assert "overlap is ignored by strategy 'paragraph'" in build("paragraph", 64, 8).notes[0]
     assert build("paragraph", 64, 8).settings["overlap"] == 0
     assert "only inside sections" in build("markdown", 64, 8).notes[0]
+    assert "only inside pages longer than size" in build("page", 64, 8).notes[0]
+    assert build("page", 64, 0).notes == ()
     assert "only inside semantic groups" in build("semantic", 64, 8).notes[0]
     assert build("token", 64, breakpoint_percentile=90).notes == ()  # default value: nothing to say
     assert build("token", 64, breakpoint_percentile=75).notes == (

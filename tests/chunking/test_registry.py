@@ -18,7 +18,15 @@ from sweep.chunking.semantic import SemanticChunker
 
 
 def test_the_registry_lists_every_strategy_in_a_fixed_order():
-    assert STRATEGIES == ("token", "sentence", "paragraph", "recursive", "markdown", "semantic")
+    assert STRATEGIES == (
+        "token",
+        "sentence",
+        "paragraph",
+        "recursive",
+        "markdown",
+        "page",
+        "semantic",
+    )
     assert set(OVERLAP_MEANING) == set(STRATEGIES)
     assert all(strategies()[name].cls.strategy == name for name in STRATEGIES)
 
@@ -34,7 +42,7 @@ def test_the_registry_is_complete_however_the_package_was_reached():
         proc = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
         )
-        assert proc.stdout.strip() == "token,sentence,paragraph,recursive,markdown,semantic", (
+        assert proc.stdout.strip() == "token,sentence,paragraph,recursive,markdown,page,semantic", (
             first,
             proc.stderr[-2000:],
         )
@@ -45,6 +53,7 @@ def test_options_and_their_defaults_are_the_classes_keyword_parameters():
         "breakpoint_percentile": ("semantic", 90.0),
         "buffer_size": ("semantic", 1),
         "min_unit_tokens": ("semantic", 8),
+        "page_fallback": ("page", "paragraph"),
     }
     assert strategies()["semantic"].takes_embed_fn and not strategies()["token"].takes_embed_fn
     assert strategies()["semantic"].cls is SemanticChunker
@@ -98,10 +107,18 @@ def test_the_docs_tables_list_the_registered_strategies_and_option_defaults():
     ]
     assert tuple(names) == STRATEGIES
     documented = {
-        row[0].strip("`"): float(re.sub(r"[^0-9.]", "", row[1]))
+        row[0].strip("`"): _default(row[1])
         for row in _table(text, "| option | default | what it does |")
     }
-    assert documented == {name: float(default) for name, (_, default) in strategy_options().items()}
+    assert documented == {
+        name: _default(default) for name, (_, default) in strategy_options().items()
+    }
+
+
+def _default(value: object) -> float | str:
+    """A default as the docs' table shows it: a number (``90`` for 90.0), else its name."""
+    shown = str(value).strip("`")
+    return float(shown) if re.fullmatch(r"[0-9.]+", shown) else shown
 
 
 def test_sweeps_help_lists_the_registered_strategies_and_their_defaults():

@@ -59,7 +59,7 @@ RULES = {
     "unknown_judgment_key": (
         "queries.jsonl",
         1,
-        "relevant[0]: unknown key 'grad' (allowed: doc_id, start, end, grade, quote, occurrence, context)",
+        "relevant[0]: unknown key 'grad' (allowed: doc_id, start, end, grade, quote, occurrence, context, page, page_label)",
     ),
     "duplicate_doc_id": ("corpus.jsonl", 4, "duplicate doc_id 'manual.md' (first at line 1)"),
     "duplicate_query_id": ("queries.jsonl", 5, "duplicate query_id 'q1' (first at line 1)"),

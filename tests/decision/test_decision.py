@@ -198,3 +198,33 @@ def test_ties_say_how_many_questions_would_tell_them_apart(tmp_path):
         list(df["n_needed"].isna()) == [True, False, True] and df.loc[1, "n_needed"] == c.n_needed
     )
     assert text in terminal_text(rep)
+
+
+def test_a_pick_that_wins_only_by_reading_more_tokens_is_said_to_fail_at_equal_cost(tmp_path):
+    # size=256 finds everything at k=5, but at 256 tokens it fits a quarter of a chunk's
+    # worth (make_job: recall@Bt = recall * min(1, B / (4 * size))), so the small sizes
+    # beat it there: the pick at k must not be called best at the same cost.
+    scores = {so: base() for so in GRID}
+    scores[(256, 0)] = np.ones(60)
+    make_grid(tmp_path, scores)
+    d = build_report(tmp_path).decision.decisions[0]
+    assert d.recommendation is not None
+    assert d.same_cost.startswith("At equal cost it does not hold: at 256 tokens per query ")
+    assert "span recall@256t" in d.same_cost and "The pick is best at k=5 chunks" in d.same_cost
+    assert d.same_cost in d.recommendation_text
+
+
+def test_a_pick_that_holds_at_every_budget_says_so(tmp_path):
+    scores = {so: base() for so in GRID}
+    scores[(64, 0)] = np.ones(60)  # the smallest chunks: every budget fits their k
+    make_grid(tmp_path, scores)
+    d = build_report(tmp_path).decision.decisions[0]
+    assert d.same_cost == (
+        "It holds at equal cost too: best or not distinguishable from the best at every "
+        "token budget (256t, 512t, 1024t per query)."
+    )
+
+
+def test_a_budget_primary_needs_no_equal_cost_check(tmp_path):
+    make_grid(tmp_path, {so: base() for so in GRID}, primary="span/recall@512t")
+    assert build_report(tmp_path).decision.decisions[0].same_cost == ""

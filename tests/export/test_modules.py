@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from sweep.chunking import build_chunker
+from sweep.chunking import STRATEGIES, build_chunker
 from sweep.chunking.frameworks import EXPORTABLE_SPLITTERS
 from sweep.core.types import Document
 from sweep.export.agreement import measure_agreement
@@ -618,7 +618,7 @@ def _all_modules() -> list:
     chunker, and each framework preset's own splitter."""
     rendered = [
         render_module(_own(strategy), to)
-        for strategy in ("token", "sentence", "paragraph", "recursive", "markdown", "semantic")
+        for strategy in STRATEGIES
         for to in ("langchain", "llamaindex", "chonkie", "sweep")
     ]
     for path in sorted((CONF_DIR / "chunk").glob("*.yaml")):

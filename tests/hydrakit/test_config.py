@@ -157,7 +157,7 @@ def test_every_dataset_option_loads():
 
 
 @pytest.mark.parametrize(
-    "strategy", ["token", "sentence", "paragraph", "recursive", "markdown", "semantic"]
+    "strategy", ["token", "sentence", "paragraph", "recursive", "markdown", "page", "semantic"]
 )
 def test_every_chunk_option_builds_a_chunker_that_chunks(strategy, tmp_path):
     from sweep.core.types import Document

@@ -332,6 +332,20 @@ def test_an_ok_job_saves_its_config_scores_traces_and_row(tmp_path):
     assert not (d / "error.txt").exists()
 
 
+def test_what_the_page_chunker_counted_is_in_the_saved_row_and_its_notes(tmp_path):
+    # The tiny dataset has no paged document: every one falls back, and the row says so.
+    d = tmp_path / "sweep" / "0"
+    row = run_job(_tiny("chunk.strategy=page"), d, 0, ["chunk.strategy=page"], {})
+    assert row.ok, row.error
+    n_docs = len(load_job_dataset(_tiny().dataset).documents)
+    saved = Row.from_json((d / "row.json").read_text(), path=d)
+    assert (saved.stats.n_pages, saved.stats.pages_split) == (0, 0)
+    assert saved.stats.docs_without_pages == n_docs
+    assert saved.notes == (f"page: {n_docs} documents have no pages and were chunked by paragraph",)
+    token = run_job(_tiny(), tmp_path / "sweep" / "1", 1, [], {})
+    assert token.stats.n_pages is None and token.notes == ()
+
+
 def test_a_value_the_user_escaped_is_saved_as_the_literal_it_is(tmp_path, monkeypatch):
     # \${oc.env:KEY} is the literal string ${oc.env:KEY}: the saved config must not turn it
     # back into an interpolation that a reader (OmegaConf, Hydra, sweep.export) resolves.

@@ -203,3 +203,51 @@ def test_a_chunker_that_makes_no_chunks_is_an_error():
             DenseRetriever(),
             EvalConfig(),
         )
+
+
+def test_what_a_chunker_counts_while_chunking_reaches_the_stats_and_the_notes():
+    from sweep.chunking import build_chunker
+
+    # Two pages (the second longer than the cap) and a document without pages.
+    page_two = "rail is preferred. sensor calibration yearly. battery lasts 5 years."
+    paged = Document(
+        "p.pdf",
+        "meal allowance is 45 euros.\n\n" + page_two,
+        metadata={"pages": [[0, 27], [29, 29 + len(page_two)]]},
+    )
+    queries = (Query("q1", "rail?", (Judgment("p.pdf", 29, 46),)),)
+    ev = EvalConfig(k=(1,), budgets=(), table_k=(1,), primary="doc/recall@1", n_boot=20)
+    chunker = build_chunker("page", 12)
+    result = evaluate_setting(
+        [paged, Document("d", TEXT)],
+        queries,
+        chunker,
+        BagOfWordsEmbedder(),
+        DenseRetriever(FlatIPIndex()),
+        ev,
+    )
+    st = result.stats
+    assert (st.n_pages, st.pages_split, st.docs_without_pages) == (2, 1, 1)
+    assert (
+        result.notes
+        == chunker.tally_notes
+        == (
+            "page: 1 of 2 pages was longer than chunk.size=12 and was split at sentence ends; "
+            "1 document has no pages and was chunked by paragraph",
+        )
+    )
+    assert {"n_pages": 2, "pages_split": 1, "docs_without_pages": 1}.items() <= (
+        st.to_columns().items()
+    )
+    # A chunker that counts nothing: no columns, no notes.
+    q = (Query("q1", "rail?", (Judgment("d", 0, 4),)),)
+    plain = evaluate_setting(
+        [Document("d", TEXT)],
+        q,
+        WordChunker(),
+        BagOfWordsEmbedder(),
+        DenseRetriever(FlatIPIndex()),
+        ev,
+    )
+    assert plain.notes == () and plain.stats.n_pages is None
+    assert not {"n_pages", "pages_split", "docs_without_pages"} & set(plain.stats.to_columns())

@@ -76,6 +76,19 @@ def test_stats_columns_round_trip():
         Stats.from_columns({"nonsense": 1})
 
 
+def test_columns_only_some_rows_have_are_absent_from_the_others_and_old_rows_load():
+    paged = Stats(n_chunks=5, n_pages=41, pages_split=3, docs_without_pages=9)
+    cols = paged.to_columns()
+    assert (cols["n_pages"], cols["pages_split"], cols["docs_without_pages"]) == (41, 3, 9)
+    assert Stats.from_columns(cols) == paged
+    # A strategy that counts no pages has no such columns; a row saved before they existed
+    # (no key at all) loads as one of those.
+    plain = Stats(n_chunks=5).to_columns()
+    assert not {"n_pages", "pages_split", "docs_without_pages"} & set(plain)
+    assert Stats.from_columns(plain) == Stats(n_chunks=5)
+    assert Stats.from_columns({**plain, "n_pages": None}).n_pages is None
+
+
 def test_dataset_info_names_the_content():
     from sweep.core.types import Dataset, Document, Judgment, Query
 

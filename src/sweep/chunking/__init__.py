@@ -2,7 +2,8 @@
 :class:`~sweep.core.types.Chunk` objects with exact character offsets, sized in tokens.
 
 One strategy per module behind :class:`BaseChunker` (``strategies``: token,
-sentence, paragraph, recursive; ``markdown``; ``semantic``), each registered where it is
+sentence, paragraph, recursive; ``markdown``; ``pages``: one chunk per page of a paged
+document; ``semantic``), each registered where it is
 defined with ``@chunker(name)`` (:func:`strategies` lists them), the tools they share
 (``boundaries``, ``headings``, ``fitting``), and :func:`build_chunker`, which
 builds one sweep setting's chunker (the ``_target_`` of the ``chunk`` config group).
@@ -31,6 +32,7 @@ from sweep.chunking.frameworks import (
 )
 from sweep.chunking.headings import Heading, markdown_sections, parse_headings
 from sweep.chunking.markdown import MarkdownChunker
+from sweep.chunking.pages import PageChunker
 from sweep.chunking.semantic import SemanticChunker
 from sweep.chunking.strategies import (
     ParagraphChunker,
@@ -49,6 +51,7 @@ __all__ = [
     "FrameworkChunker",
     "Heading",
     "MarkdownChunker",
+    "PageChunker",
     "ParagraphChunker",
     "RecursiveChunker",
     "SemanticChunker",

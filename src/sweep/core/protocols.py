@@ -9,7 +9,7 @@ that has these members (the tests run the pipeline with small fakes).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -39,6 +39,7 @@ __all__ = [
     "Retriever",
     "SearchIndex",
     "SizedRetriever",
+    "TalliesChunking",
     "TimesQueries",
     "embed_named",
     "encode_one_query",
@@ -70,6 +71,21 @@ class HasNotes(Protocol):
     """A stage with remarks on settings it ignores or bends (shown under the table)."""
 
     notes: tuple[str, ...]
+
+
+@runtime_checkable
+class TalliesChunking(Protocol):
+    """A chunker that counts what it did while chunking (the page strategy: its pages, the
+    pages it split at ``size``, the documents without pages). Read after
+    ``chunk_documents``: ``tally`` holds the row's columns (each a column of
+    :class:`~sweep.store.stats.Stats`), ``tally_notes`` the lines that say them, kept with
+    the row's notes (its settings' notes are known before chunking; these only after)."""
+
+    @property
+    def tally(self) -> Mapping[str, int]: ...
+
+    @property
+    def tally_notes(self) -> tuple[str, ...]: ...
 
 
 @runtime_checkable

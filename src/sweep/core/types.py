@@ -33,7 +33,9 @@ class Judgment:
     offsets has ``located`` None.
 
     A judgment given as a page (``page``, 1-based as viewers number them, or the
-    ``page_label`` the document prints) is that page's character range. ``pages`` are
+    ``page_label`` the document prints) is that page's character range: ``page`` is its
+    number either way, ``page_label`` the label as the judgment gave it (None when it gave
+    the number). ``pages`` are
     the pages of a paged document (PDF pages, slides, sheets) that the evidence span
     overlaps, as ``(number, start, end)``: the judgment's units at the ``page`` level.
     They are empty for a document without pages and for a whole-document judgment.
@@ -104,7 +106,8 @@ class Dataset:
     def fingerprint(self) -> str:
         """A hash of what scores depend on: every document's id, title and text, and every
         query's id, text and judgments. Two sweeps are comparable only when it matches;
-        a folder's name says nothing about its content."""
+        a folder's name says nothing about its content. A judgment is its range, however
+        it was given (a quote, a page): the same range scores the same."""
         h = hashlib.sha256()
         for d in self.documents:
             h.update(json.dumps(["doc", d.doc_id, d.title, d.text]).encode())
@@ -117,9 +120,10 @@ class Dataset:
         """A hash of the questions as they were written, independent of how the documents
         were parsed: the documents' source content (``metadata["source_sha256"]``, else
         their text), and every judgment as its quote and hints when it was given as a
-        quote. Rows of a sweep over readers share it, so they are compared on the same
-        questions; offsets into a parsed text (a PDF's, say) mean something only for that
-        reader, so such a judgment includes the reader."""
+        quote, as its page (and page label) when it was given as a page. Rows of a sweep
+        over readers share it, so they are compared on the same questions; offsets into a
+        parsed text (a PDF's, say) mean something only for that reader, so such a judgment
+        includes the reader."""
         h = hashlib.sha256()
         readers = {}
         for d in self.documents:
@@ -134,6 +138,8 @@ class Dataset:
             judgments = [
                 [j.doc_id, j.grade, "quote", j.quote, j.occurrence, j.context]
                 if j.located
+                else [j.doc_id, j.grade, "page", j.page, j.page_label]
+                if j.page is not None
                 else [j.doc_id, j.start, j.end, j.grade, readers.get(j.doc_id) or "text"]
                 for j in q.relevant
             ]

@@ -28,6 +28,7 @@ from sweep.core.files import NotRegularFile, file_kind, name_problem
 from sweep.core.messages import visible
 from sweep.core.types import Document, describe_readers
 from sweep.datasets.extraction import extract
+from sweep.datasets.pages import document_page_labels, document_pages
 from sweep.datasets.problems import (
     DatasetError,
     Problem,
@@ -211,6 +212,10 @@ class Corpus:
     skipped: frozenset[str] = frozenset()
     # One index per document a quote is located in, built on first use.
     quote_indexes: dict[str, QuoteIndex] = field(default_factory=dict, compare=False)
+    # Every paged document's pages and page labels, built on first use.
+    page_tables: dict[str, tuple[tuple[tuple[int, int], ...], tuple[str, ...]]] = field(
+        default_factory=dict, compare=False
+    )
 
     @classmethod
     def of(
@@ -229,6 +234,17 @@ class Corpus:
     def is_reported(self, doc_id: str) -> bool:
         """Whether a problem already covers ``doc_id`` not being loaded."""
         return self.missing or doc_id in self.broken or doc_id in self.skipped
+
+    def pages(self, doc_id: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+        """The pages of document ``doc_id`` (each one's ``(start, end)``) and their labels;
+        both empty for a document without pages, the labels for one without labels."""
+        if not self.page_tables:
+            for d in self.documents:
+                pages = document_pages(d)
+                if pages:
+                    self.page_tables[d.doc_id] = (pages, document_page_labels(d))
+            self.page_tables.setdefault("", ((), ()))  # (built: "" is no doc_id)
+        return self.page_tables.get(doc_id, ((), ()))
 
     def quote_index(self, doc_id: str) -> QuoteIndex:
         if doc_id not in self.quote_indexes:
@@ -526,6 +542,8 @@ def _read_document_file(
         "source_sha256": digest,
         "pages": [list(p) for p in extracted.pages],
     }
+    if extracted.page_labels:  # (a format or file without labels numbers its pages 1 to n)
+        meta["page_labels"] = list(extracted.page_labels)
     return Document(
         doc_id=doc_id, text=extracted.text, title=extracted.title or file.stem, metadata=meta
     )

@@ -77,16 +77,18 @@ def extract(
 
 
 def _without_surrogates(extracted: Extracted) -> Extracted:
-    """``extracted`` with every lone surrogate of its text, title and headings as U+FFFD,
-    and a warning saying how many the text held (the title and headings are mostly its
-    own lines again: theirs are counted when the text held none)."""
+    """``extracted`` with every lone surrogate of its text, title, headings and page labels
+    as U+FFFD, and a warning saying how many the text held (the title and headings are
+    mostly its own lines again: theirs are counted when the text held none)."""
     text, title = replace_surrogates(extracted.text), replace_surrogates(extracted.title)
     headings = tuple(replace(h, title=replace_surrogates(h.title)) for h in extracted.headings)
+    labels = tuple(replace_surrogates(label) for label in extracted.page_labels)
     found = _replaced(extracted.text, text) or sum(
         _replaced(before, after)
         for before, after in (
             (extracted.title, title),
             *((a.title, b.title) for a, b in zip(extracted.headings, headings)),
+            *zip(extracted.page_labels, labels),
         )
     )
     if not found:
@@ -96,6 +98,7 @@ def _without_surrogates(extracted: Extracted) -> Extracted:
         text=text,
         title=title,
         headings=headings,
+        page_labels=labels,
         warnings=extracted.warnings
         + (
             f"{found:,} lone surrogate code point{'s' if found != 1 else ''} "
@@ -139,6 +142,8 @@ def _load(path: Path, key: tuple[str, str, str]) -> Extracted | None:
             ),
             pages=tuple((int(p[0]), int(p[1])) for p in data["pages"]),
             warnings=tuple(str(w) for w in data["warnings"]),
+            # (absent from entries written before pages had labels: those had none)
+            page_labels=tuple(str(label) for label in data.get("page_labels", ())),
         )
     except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         log.warning("extraction cache: ignoring %s (not an entry of this version)", path)
@@ -158,6 +163,7 @@ def _save(path: Path, key: tuple[str, str, str], extracted: Extracted) -> None:
         "text": extracted.text,
         "headings": [[h.level, h.title, h.start] for h in extracted.headings],
         "pages": [list(p) for p in extracted.pages],
+        "page_labels": list(extracted.page_labels),
         "warnings": list(extracted.warnings),
     }
     try:

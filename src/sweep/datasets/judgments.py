@@ -1,13 +1,17 @@
 """The questions of a dataset and their judgments: a project ``queries.jsonl`` (evidence by
-offsets or by a quote located in the document's text, :mod:`sweep.datasets.quotes`), or
-BEIR ``queries.jsonl`` rows with document-level judgments in ``qrels/<split>.tsv``."""
+offsets, by a quote located in the document's text, :mod:`sweep.datasets.quotes`, or by a
+page of a paged document, :mod:`sweep.datasets.pages`), or BEIR ``queries.jsonl`` rows
+with document-level judgments in ``qrels/<split>.tsv``.
+
+Every span judgment on a paged document carries the pages its span overlaps
+(``Judgment.pages``): its units at the ``page`` level."""
 
 from __future__ import annotations
 
 import logging
 import re
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from sweep.core.checks import is_int
@@ -15,6 +19,7 @@ from sweep.core.files import file_kind, name_problem
 from sweep.core.suggest import did_you_mean
 from sweep.core.types import Judgment, Query
 from sweep.datasets.corpus import DOC_ID_RULE, Corpus, ReadOptions
+from sweep.datasets.pages import pages_of_span
 from sweep.datasets.problems import (
     Report,
     describe_value,
@@ -42,9 +47,25 @@ QRELS_HEADER = ("query-id", "corpus-id", "score")
 # "score" and "keep" are a proposal's BM25 score and mark from sweep.evidence, kept when a
 # proposal is moved into "relevant" by hand as it is; they say nothing more and are ignored.
 _JUDGMENT_KEYS = frozenset(
-    {"doc_id", "start", "end", "grade", "quote", "occurrence", "context", "score", "keep"}
+    {
+        "doc_id",
+        "start",
+        "end",
+        "grade",
+        "quote",
+        "occurrence",
+        "context",
+        "page",
+        "page_label",
+        "score",
+        "keep",
+    }
 )
-_ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context"
+_ALLOWED_KEYS = "doc_id, start, end, grade, quote, occurrence, context, page, page_label"
+# What a page judgment replaces: the page is the span.
+_SPAN_KEYS = ("start", "end", "quote", "occurrence", "context")
+# Page labels shown when a page_label names no page: the first ones and the last.
+_LABELS_SHOWN = 8
 # difflib over every id of a big BEIR corpus would make each error slow.
 _SUGGEST_LIMIT = 20_000
 _UNSIGNED = re.compile(r"[0-9]+")
@@ -206,8 +227,9 @@ def _judgment(
     report: Report,
     options: ReadOptions,
 ) -> Judgment | None:
-    """One ``{doc_id, start?, end?, grade?, quote?, occurrence?, context?}``; reports every
-    rule it breaks. A quote without offsets is located in the document's text."""
+    """One ``{doc_id, start?, end?, grade?, quote?, occurrence?, context?}`` or ``{doc_id,
+    page | page_label, grade?}``; reports every rule it breaks. A quote without offsets is
+    located in the document's text; a page is its text's range."""
 
     def bad(message: str) -> None:
         report.add(*where, f"{label}: {message}")
@@ -235,6 +257,8 @@ def _judgment(
         bad(f"grade must be an integer >= 0, got {describe_value(grade)}")
     elif grade > MAX_GRADE:
         bad(f"grade {grade} is larger than {MAX_GRADE} (exponential gain 2^grade would overflow)")
+
+    page = _page(item, doc_id if text is not None else None, corpus, bad)
 
     has_start, has_end = "start" in item, "end" in item
     start, end = item.get("start"), item.get("end")
@@ -266,7 +290,8 @@ def _judgment(
     located: str | None = None
     hints = _hints(item, bad)
     hinted = hints is not None and any(h is not None for h in hints)
-    if "quote" not in item and hinted:
+    # (a page judgment with hints is told once, by _page, to leave them out)
+    if "quote" not in item and hinted and not _names_page(item):
         bad("occurrence and context choose among the places a quote appears; give a quote")
     if "quote" in item:
         quote = item["quote"]
@@ -303,6 +328,18 @@ def _judgment(
 
     if len(report.problems) > errors_before or text is None:
         return None
+    if page is not None:
+        number, first, last = page
+        return Judgment(
+            doc_id=doc_id,
+            start=first,
+            end=last,
+            grade=grade,
+            page=number,
+            page_label=item.get("page_label"),
+            pages=(page,),
+        )
+    pages = pages_of_span(corpus.pages(doc_id)[0], start, end) if start is not None else ()
     if located is not None:
         return Judgment(
             doc_id=doc_id,
@@ -313,6 +350,7 @@ def _judgment(
             occurrence=hints[0],
             context=hints[1],
             located=located,
+            pages=pages,
         )
     return Judgment(
         doc_id=doc_id,
@@ -320,7 +358,106 @@ def _judgment(
         end=end if has_end else None,
         grade=grade,
         quote=item.get("quote"),
+        pages=pages,
     )
+
+
+def _page(
+    item: Mapping[str, Any], doc_id: str | None, corpus: Corpus, bad
+) -> tuple[int, int, int] | None:
+    """``(number, start, end)`` of the page a judgment names by ``page`` or ``page_label``
+    in document ``doc_id`` (None: an unknown document, checked elsewhere); None when it
+    names none or its page is wrong (reported)."""
+    if not _names_page(item):
+        return None
+    given = [key for key in ("page", "page_label") if key in item]
+    if len(given) == 2:
+        bad("give page or page_label, not both: either names the page")
+        return None
+    key = given[0]
+    mixed = [k for k in _SPAN_KEYS if k in item]
+    if mixed:
+        bad(
+            f"{key} names a whole page: leave out {', '.join(mixed)} (a span inside the page "
+            "is given by a quote or offsets without page)"
+        )
+        return None
+    value = item[key]
+    if key == "page" and (not is_int(value) or value < 1):
+        bad(
+            "page must be an integer >= 1 (the first page is 1, as viewers number them), "
+            f"got {describe_value(value)}"
+        )
+        return None
+    if key == "page_label" and not (isinstance(value, str) and value.strip()):
+        bad(
+            'page_label must be the label a page prints, as a string ("iv", "A-3"), '
+            f"got {describe_value(value)}"
+        )
+        return None
+    if doc_id is None:
+        return None
+    pages, labels = corpus.pages(doc_id)
+    if not pages:
+        bad(f"{doc_id!r} has no pages ({_pageless(doc_id, corpus)}); use a quote or offsets")
+        return None
+    count = f"{len(pages)} page{'s' if len(pages) != 1 else ''}"
+    if key == "page":
+        number = int(value)
+        if number > len(pages):
+            bad(f"page {number} of {doc_id!r} is past its last page ({count})")
+            return None
+        named = f"page {number}"
+    else:
+        if not labels:
+            bad(
+                f'page_label {value!r}: {doc_id!r} has no page labels; use "page": N '
+                f"(1 to {len(pages)})"
+            )
+            return None
+        matches = [n for n, label in enumerate(labels, 1) if label == value]
+        if not matches:
+            bad(
+                f"page_label {value!r} is none of the page labels of {doc_id!r} "
+                f"({_shown_labels(labels)}){did_you_mean(value, labels)}"
+            )
+            return None
+        if len(matches) > 1:
+            numbers = ", ".join(map(str, matches[:-1])) + f" and {matches[-1]}"
+            bad(f'page_label {value!r} is on pages {numbers} of {doc_id!r}; use "page": N')
+            return None
+        number = matches[0]
+        named = f"page {number} (labelled {value!r})"
+    start, end = pages[number - 1]
+    if start == end:
+        bad(
+            f"{named} of {doc_id!r} has no text (its reader found none on it: a scan, a "
+            "picture or a blank page); name a page with text, or give a quote"
+        )
+        return None
+    return number, start, end
+
+
+def _names_page(item: Mapping[str, Any]) -> bool:
+    return "page" in item or "page_label" in item
+
+
+def _pageless(doc_id: str, corpus: Corpus) -> str:
+    """What a document without pages is, for a page judgment on it: ``a .md file``."""
+    meta = next((d.metadata for d in corpus.documents if d.doc_id == doc_id), {})
+    suffix = PurePosixPath(doc_id).suffix.lower()
+    if isinstance(meta, Mapping) and "format" in meta and suffix:
+        return f"a {suffix} file"
+    return 'a corpus.jsonl document without "pages"'
+
+
+def _shown_labels(labels: tuple[str, ...]) -> str:
+    """``labels 'i', 'ii', ..., '12' (14 pages)``, the first few and the last two."""
+    if len(labels) <= _LABELS_SHOWN:
+        return "labels " + ", ".join(short(label, 30) for label in labels)
+    head = [short(label, 30) for label in labels[: _LABELS_SHOWN - 2]]
+    tail = [short(label, 30) for label in labels[-2:]]
+    return f"labels {', '.join(head)}, ..., {', '.join(tail)} ({len(labels)} pages)"
 
 
 def _other_reader_hint(doc_id: str, corpus: Corpus) -> str:

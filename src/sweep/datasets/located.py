@@ -1,4 +1,5 @@
-"""How the quotes of a dataset were located, and the offsets they were located at.
+"""How the quotes of a dataset were located, and the offsets they were located at; how
+much of its evidence is by page.
 
 Evidence written as quotes (``{"doc_id": "manual.pdf", "quote": "..."}``) is
 found in each document's text when the dataset is read
@@ -21,6 +22,7 @@ __all__ = [
     "LocatedQuote",
     "located_counts",
     "located_quotes",
+    "page_report",
     "query_lines",
     "quote_report",
     "write_offsets",
@@ -123,3 +125,21 @@ def quote_report(dataset: Dataset, queries_file: Path, *, each: bool = False) ->
                 f"{line}: relevant[{q.index}] in {j.doc_id!r} at {j.start}:{j.end}: {j.located}"
             )
     return lines
+
+
+def page_report(dataset: Dataset) -> list[str]:
+    """A line saying how much evidence is by page: the judgments that name a page (by its
+    number or its label) and the spans that lie on a paged document's pages, the queries
+    the ``page`` level scores; no line when no document has pages."""
+    spans = [j for q in dataset.queries for j in q.relevant if j.is_span]
+    on_pages = sum(1 for j in spans if j.pages)
+    if not on_pages:
+        return []
+    named = [j for j in spans if j.page is not None]
+    labelled = sum(1 for j in named if j.page_label is not None)
+    by_label = f" ({labelled} by its label)" if labelled else ""
+    return [
+        f"pages: {len(named)} judgment{'s' if len(named) != 1 else ''} by page{by_label}; "
+        f"{on_pages} of {len(spans)} spans lie on a paged document's pages "
+        f"({sum(1 for q in dataset.queries if q.has_unit('page'))} queries have a page to find)"
+    ]

@@ -74,6 +74,7 @@ class DatasetStats:
     span_tokens: Distribution
     straddle: tuple[StraddleCount, ...]
     encoding: str = ENCODING
+    n_page_judgments: int = 0  # spans given as a page (``page`` or ``page_label``)
 
 
 def count_straddling(
@@ -147,6 +148,7 @@ def compute_statistics(
         span_chars=Distribution.of(end - start for _, start, end in spans),
         span_tokens=Distribution.of(count(texts[d].text[s:e]) for d, s, e in spans),
         straddle=tuple(straddle),
+        n_page_judgments=sum(1 for j in judgments if j.page is not None),
     )
 
 
@@ -184,6 +186,7 @@ def format_statistics(stats: DatasetStats) -> str:
     """The statistics as aligned plain text."""
     out: list[str] = []
     grades = ", ".join(f"grade {g}: {_num(n)}" for g, n in stats.by_grade) or "none"
+    by_page = f", of which {_num(stats.n_page_judgments)} by page" if stats.n_page_judgments else ""
     out += _table(
         [
             ["documents", _num(stats.n_documents), ""],
@@ -195,7 +198,8 @@ def format_statistics(stats: DatasetStats) -> str:
             [
                 "judgments",
                 _num(stats.n_span_judgments + stats.n_doc_judgments),
-                f"({_num(stats.n_span_judgments)} spans, {_num(stats.n_doc_judgments)} whole-document; {grades})",
+                f"({_num(stats.n_span_judgments)} spans{by_page}, "
+                f"{_num(stats.n_doc_judgments)} whole-document; {grades})",
             ],
         ],
         indent="",

@@ -4,8 +4,8 @@ Offsets and quotes refer to the extracted text of a PDF or a web page, not to
 the file itself; people label against this text and check here what the parser
 did to tables, headers and hyphenation. Each document ``D`` becomes ``OUT/D.txt``
 (its exact characters, ``\\r\\n`` kept), and ``OUT/extracted.jsonl`` lists them
-with their reader, title and page ranges. A folder holding that list was written
-here and is rewritten; any other non-empty folder is left alone. A doc_id names a
+with their reader, title, page ranges and page labels. A folder holding that list was
+written here and is rewritten; any other non-empty folder is left alone. A doc_id names a
 file inside ``OUT`` only: one that would leave it is refused, one too long for a file
 name is shortened (the list says which file holds which document).
 """
@@ -62,6 +62,8 @@ def write_texts(documents: Sequence[Document], out: Path) -> Written:
                 "reader": meta.get("reader"),
                 "characters": len(d.text),
                 "pages": meta.get("pages", []),
+                # (the labels a page judgment may name, where the document prints them)
+                **({"page_labels": meta["page_labels"]} if meta.get("page_labels") else {}),
             }
         )
     for stale in old - set(paths):  # a document that is gone since the last run

@@ -30,6 +30,7 @@ __all__ = [
     "decide",
     "group_rows",
     "holm_correction",
+    "same_cost_check",
     "verdict_text",
 ]
 
@@ -66,6 +67,9 @@ class Decision:
     n_compared: int = 0
     #: For every setting that ties with the best: how many questions would tell them apart.
     needed: tuple[str, ...] = ()
+    #: Whether the pick (made at k chunks) also holds when every setting reads the same
+    #: number of tokens (:func:`same_cost_check`); empty without budgets or a pick.
+    same_cost: str = ""
 
     @property
     def caption(self) -> str:
@@ -88,6 +92,8 @@ class Decision:
         if self.recommendation is None:
             return ""
         text = self.recommendation.reason
+        if self.same_cost:
+            text += f" {self.same_cost}"
         if self.n_compared < SMALL_EVAL_SET:
             text += f" Only {self.n_compared} queries back this: a weak pick."
         return text
@@ -344,6 +350,11 @@ def _decide_group(
             f"Not tested, with a higher mean {primary.label} than the best tested setting: "
             f"{', '.join(above)}; rerun it before deciding."
         )
+    same_cost = (
+        same_cost_check(rec.job, tables, [c.job for c in comparisons], labels, ev)
+        if rec is not None
+        else ""
+    )
     return Decision(
         group,
         primary,
@@ -354,6 +365,61 @@ def _decide_group(
         tuple(notes),
         n_common,
         needed,
+        same_cost,
+    )
+
+
+def same_cost_check(
+    pick: int,
+    tables: Mapping[int, ScoreTable],
+    jobs: Sequence[int],
+    labels: Mapping[int, str],
+    ev: EvalConfig,
+) -> str:
+    """Whether a pick made at k chunks holds when every setting reads the same tokens.
+
+    At a cut-off k, a setting of longer chunks (whole pages, 1024 tokens) hands the LLM
+    more text for the same k, so it may win only by reading more. Every token budget of
+    ``eval.budgets`` is tested like the primary (each setting against that budget's best,
+    paired, Holm-adjusted): the sentence says the pick holds at every budget, or names the
+    budget and the setting that beats it there. Empty when the primary is itself a budget
+    (every setting already reads the same) or no budget was scored.
+    """
+    primary = ev.primary_metric
+    if primary.measure.budget is not None or primary.measure.k is None or not ev.budgets:
+        return ""
+    lost: list[str] = []
+    checked: list[str] = []
+    for budget in ev.budgets:
+        metric = f"{primary.measure.name}@{budget}t"
+        scores = PerQueryScores.from_tables(tables, primary.level, metric, jobs)
+        if pick not in scores or len(scores) < 2:
+            continue
+        try:
+            comparisons = compare_to_best(
+                scores, alpha=ev.alpha, n_perm=ev.n_perm, seed=ev.seed, power=ev.power
+            )
+        except ValueError:
+            continue
+        checked.append(f"{budget}t")
+        mine = next(c for c in comparisons if c.job == pick)
+        if mine.verdict == "worse":
+            best = next(c for c in comparisons if c.verdict == "best")
+            lost.append(
+                f"at {budget} tokens per query {labels.get(best.job, f'job {best.job}')} is "
+                f"better ({primary.level} {metric}: {best.mean:.3f} vs {mine.mean:.3f}, "
+                f"Holm-adjusted p{_p(mine.p_holm)})"
+            )
+    if not checked:
+        return ""
+    if lost:
+        return (
+            f"At equal cost it does not hold: {'; '.join(lost)}. The pick is best at "
+            f"k={primary.measure.k} chunks, where settings of longer chunks read more tokens."
+        )
+    return (
+        f"It holds at equal cost too: best or not distinguishable from the best at every "
+        f"token budget ({', '.join(checked)} per query)."
     )
 
 

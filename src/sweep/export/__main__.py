@@ -245,7 +245,12 @@ def export(sweep_dir: Path, job: int | None, kind: str, out: Path, force: bool) 
                 f"splitter: {type(e).__name__}: {e}"
             ) from None
     agreement = measure_agreement(
-        splitter, rendered.framework, rendered.call, dataset.documents, offsets
+        splitter,
+        rendered.framework,
+        rendered.call,
+        dataset.documents,
+        offsets,
+        takes_pages=rendered.takes_pages,
     )
     name = "this splitter"
     warning = []

@@ -76,7 +76,12 @@ def measure_agreement(
     call: Mapping[str, Any],
     documents: Sequence[Document],
     offsets: Sequence[ChunkOffsets],
+    *,
+    takes_pages: bool = False,
 ) -> SplitterAgreement:
+    """How many of the sweep's chunks the exported ``splitter`` makes again, document by
+    document; ``takes_pages``: it is handed each paged document's pages, as the sweep's
+    chunker had them (sweep's own chunker: chunk.strategy=page)."""
     try:
         split = split_function(framework, splitter, dict(call))
     except ChunkingSettingsError as e:  # the module built something that does not split
@@ -89,7 +94,9 @@ def measure_agreement(
     for doc in documents:
         mine = [strip_span(doc.text, a, b) for a, b in by_doc.get(doc.doc_id, [])]
         try:
-            pieces, starts = read_chunks(split(doc.text), "the exported splitter")
+            pages = doc.metadata.get("pages") if isinstance(doc.metadata, Mapping) else None
+            made = splitter.split_text(doc.text, pages=pages) if takes_pages else split(doc.text)
+            pieces, starts = read_chunks(made, "the exported splitter")
         except ChunkingSettingsError as e:
             raise ExportError(f"document {doc.doc_id!r}: {e}") from None
         except Exception as e:  # the exported splitter's own error, with the document

@@ -71,6 +71,9 @@ class Rendered:
     target: str | None = None
     #: lines for the header: what the module fetches where sweep is not installed
     notes: tuple[str, ...] = ()
+    #: whether ``split_text`` takes a paged document's ``pages`` (sweep's own chunker:
+    #: chunk.strategy=page cuts at them)
+    takes_pages: bool = False
 
 
 @dataclass
@@ -513,7 +516,10 @@ EMBED = {embed}
 
 class SweepSplitter:
     """sweep's own chunker with this setting: ``split_text(text)`` gives the chunk texts,
-    ``chunk(text)`` sweep's chunks with their offsets."""
+    ``chunk(text)`` sweep's chunks with their offsets. ``pages``: a paged document's
+    ``[start, end]`` character range of each page in ``text`` (sweep.extract lists them),
+    which chunk.strategy=page cuts at; without them a document is chunked as one
+    without pages."""
 
     def __init__(self):
         embed_fn = None
@@ -524,16 +530,17 @@ class SweepSplitter:
             embed_fn = partial(embedder.embed_documents, what="sentences")
         self.chunker = build_chunker(**SETTINGS, embed_fn=embed_fn)
 
-    def chunk(self, text, doc_id="text"):
-        return self.chunker.chunk(Document(doc_id, text))
+    def chunk(self, text, doc_id="text", pages=None):
+        metadata = dict(pages=[list(p) for p in pages]) if pages else dict()
+        return self.chunker.chunk(Document(doc_id, text, metadata=metadata))
 
-    def split_text(self, text):
-        return [c.text for c in self.chunk(text)]
+    def split_text(self, text, pages=None):
+        return [c.text for c in self.chunk(text, pages=pages)]
 
-    def split_for_embedding(self, text):
+    def split_for_embedding(self, text, pages=None):
         """The texts the sweep embedded: each chunk after its title or heading prefix,
         when the setting has one."""
-        return [c.embed_text or c.text for c in self.chunk(text)]
+        return [c.embed_text or c.text for c in self.chunk(text, pages=pages)]
 
 
 splitter = SweepSplitter()
@@ -691,7 +698,9 @@ def _render(config: Mapping[str, Any], to: str) -> Rendered:
             if to == "sweep"
             else f"sweep's own chunker: {to} has no equivalent of the {strategy} strategy"
         )
-        return Rendered(_sweep_module(config, chunk, strategy), why, "langchain", {})
+        return Rendered(
+            _sweep_module(config, chunk, strategy), why, "langchain", {}, takes_pages=True
+        )
     module, name, arguments = found
     expression = f"{name}({arguments})"
     source = (

@@ -425,7 +425,7 @@ def run_job(
             parents=stages.parents,
             contexts=stages.contexts,
         )
-        stats, summary = result.stats, result.summary
+        stats, summary, notes = result.stats, result.summary, notes + result.notes
         ran = getattr(stages.embedder, "backend", None)
         if settings.get("embed.backend") == BACKEND_AUTO and isinstance(ran, str):
             settings["embed.backend"] = ran  # the runtime auto chose, as if named

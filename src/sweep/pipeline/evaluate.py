@@ -54,6 +54,9 @@ class SettingResult:
     first_stage: Summary | None = None
     child: Summary | None = None
     provenance: Provenance = Provenance()
+    #: What the stages found while running, for the row's notes (the page strategy's pages
+    #: split at the cap); the notes on settings are known before, from the stages themselves.
+    notes: tuple[str, ...] = ()
 
 
 def evaluate_setting(
@@ -153,4 +156,5 @@ def evaluate_setting(
         reranked.first_stage if reranked is not None else None,
         lifted.child if lifted is not None else None,
         provenance,
+        chunked.notes,
     )

@@ -32,6 +32,7 @@ from sweep.core.protocols import (
     Reranker,
     Retriever,
     SizedRetriever,
+    TalliesChunking,
     embed_named,
     encode_one_query,
     late_chunker_of,
@@ -78,6 +79,10 @@ class Chunked:
     n_tokens: np.ndarray  # per chunk, in the chunker's tokens
     seconds: float
     health: Health
+    #: What the chunker counted while chunking (sweep.core.protocols.TalliesChunking): its
+    #: columns and the notes that say them; empty for a chunker that counts nothing.
+    tally: tuple[tuple[str, int], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def columns(self) -> dict[str, Any]:
         return {
@@ -86,6 +91,7 @@ class Chunked:
             "max_chunk_tokens": int(self.n_tokens.max()),
             "chunk_s": self.seconds,
             **self.health.columns(),
+            **dict(self.tally),
         }
 
 
@@ -102,6 +108,11 @@ def chunk(chunker: Chunker, documents: Sequence[Document]) -> Chunked:
     health = chunk_health(
         documents, chunks, getattr(chunker, "target_size", None), getattr(chunker, "length", None)
     )
+    if isinstance(chunker, TalliesChunking):
+        tally, notes = tuple(chunker.tally.items()), tuple(chunker.tally_notes)
+        for note in notes:
+            log.info("%s", note)
+        return Chunked(chunks, n_tokens, seconds, health, tally, notes)
     return Chunked(chunks, n_tokens, seconds, health)
 
 

@@ -9,7 +9,8 @@ would end up in a page that gets mailed).
 
 One JSON object per line: ``doc_id``, ``text`` (None for a document past
 ``KEPT_CHARS``: documents with evidence are kept first), ``n_chars``, ``pages``
-(a paged document's character range per page) and ``language``.
+(a paged document's character range per page), ``page_labels`` (the label each page
+prints, where the document has them) and ``language``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 from sweep.core.errors import BadInput
 from sweep.core.files import folder_inside, jsonl_records, regular_file, write_text_atomic
 from sweep.core.text.languages import detect_language
-from sweep.core.types import Dataset
+from sweep.core.types import Dataset, Document
+from sweep.datasets.pages import document_page_labels
 
 __all__ = [
     "CORPUS_FOLDER",
@@ -55,6 +57,7 @@ class KeptDocument:
     n_chars: int
     pages: tuple[tuple[int, int], ...] | None
     language: str
+    page_labels: tuple[str, ...] = ()  # one per page, where the document has labels
 
 
 def kept_documents_path(sweep_dir: Path, fingerprint: str) -> Path | None:
@@ -68,6 +71,11 @@ def kept_documents_path(sweep_dir: Path, fingerprint: str) -> Path | None:
 def _pages(metadata: Mapping[str, Any]) -> list[list[int]] | None:
     pages = metadata.get("pages") if isinstance(metadata, Mapping) else None
     return [[int(a), int(b)] for a, b in pages] if pages else None
+
+
+def _labels(document: Document) -> dict[str, list[str]]:
+    labels = document_page_labels(document)
+    return {"page_labels": list(labels)} if labels else {}
 
 
 def keep_documents(sweep_dir: Path, dataset: Dataset, fingerprint: str) -> Path | None:
@@ -92,6 +100,7 @@ def keep_documents(sweep_dir: Path, dataset: Dataset, fingerprint: str) -> Path 
                 "n_chars": len(d.text),
                 "pages": _pages(d.metadata),
                 "language": detect_language(d.text[:2000]),
+                **_labels(d),
             },
             ensure_ascii=False,
         )
@@ -107,12 +116,16 @@ def _document(obj: Any) -> KeptDocument:
     if text is not None and not isinstance(text, str):
         raise TypeError("text is not a string")
     pages = obj.get("pages")
+    labels = obj.get("page_labels") or []
+    if not isinstance(labels, list) or (labels and len(labels) != len(pages or ())):
+        raise TypeError("page_labels is not one label per page")
     return KeptDocument(
         str(obj["doc_id"]),
         text,
         int(obj.get("n_chars", len(text or ""))),
         None if not pages else tuple((int(a), int(b)) for a, b in pages),
         str(obj.get("language") or ""),
+        tuple(str(label) for label in labels),
     )
 
 

@@ -34,6 +34,13 @@ class Stats:
     midsentence_share: float | None = None
     n_blocks: int = 0
     blocks_cut_share: float | None = None
+    #: What the chunker counted while chunking (sweep.core.protocols.TalliesChunking); the
+    #: page strategy's pages that gave chunks, those of them longer than chunk.size (split
+    #: at sentence ends) and the documents without pages (chunked by its fallback). None,
+    #: and no column in results.csv, for a strategy that counts none of them.
+    n_pages: int | None = field(default=None, metadata={"only_when_set": True})
+    pages_split: int | None = field(default=None, metadata={"only_when_set": True})
+    docs_without_pages: int | None = field(default=None, metadata={"only_when_set": True})
     mean_model_tokens: float = 0.0
     truncated_share: float = 0.0
     max_seq_length: int = 0
@@ -117,6 +124,8 @@ class Stats:
             elif f.name == "ann_recall":
                 if self.ann_recall is not None:
                     out[ANN_COLUMN] = self.ann_recall
+            elif f.metadata.get("only_when_set") and getattr(self, f.name) is None:
+                continue  # a column only the settings that measure it have
             else:
                 out[f.name] = getattr(self, f.name)
         return out

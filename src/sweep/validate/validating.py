@@ -21,7 +21,7 @@ from sweep.chunking import BaseChunker, build_chunker
 from sweep.core.messages import VisibleFormatter, one_line, visible
 from sweep.core.types import Dataset
 from sweep.datasets.loading import QUERIES_FILE, scan_dataset, skipped_files
-from sweep.datasets.located import quote_report, write_offsets
+from sweep.datasets.located import page_report, quote_report, write_offsets
 from sweep.datasets.statistics import compute_statistics, format_statistics
 from sweep.pipeline.languages import chars_per_token, corpus_languages, describe_mix
 
@@ -95,6 +95,8 @@ def validate(
     queries_file = directory.expanduser() / QUERIES_FILE
     for line in quote_report(dataset, queries_file, each=each_quote):
         print(one_line(line, squeeze=False))  # query ids and file names are data
+    for line in page_report(dataset):
+        print(line)
     if offsets_to is not None:
         added = write_offsets(dataset, queries_file, offsets_to)
         print(f"{visible(offsets_to)}: {added} quotes written with their offsets")

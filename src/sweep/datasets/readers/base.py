@@ -30,7 +30,9 @@ class Extracted:
 
     ``pages[i]`` is the ``(start, end)`` character range of page ``i + 1`` in
     ``text`` (empty for formats without pages); ranges are in order and do not
-    overlap. ``headings`` are the Markdown headings of ``text`` (readers of
+    overlap. ``page_labels[i]`` is the label page ``i + 1`` prints (a PDF's page labels:
+    ``iv``, ``A-3``; an XLSX sheet's name), one per page, or empty when the file has none
+    (its pages are just numbered 1 to n). ``headings`` are the Markdown headings of ``text`` (readers of
     structured formats write headings as ``#`` lines so ``chunk=markdown`` and
     heading prefixes work on them). ``warnings`` say, one line each and without the
     path, what of the file the text does not hold as the file says it (text a parser
@@ -43,6 +45,14 @@ class Extracted:
     headings: tuple[ExtractedHeading, ...] = ()
     pages: tuple[tuple[int, int], ...] = ()
     warnings: tuple[str, ...] = ()
+    page_labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.page_labels and len(self.page_labels) != len(self.pages):
+            raise ValueError(
+                f"{len(self.page_labels)} page labels for {len(self.pages)} pages: "
+                "one label per page, or none"
+            )
 
     def page_of(self, offset: int) -> int | None:
         """The 1-based page holding character ``offset``, or None (no pages, or between pages)."""

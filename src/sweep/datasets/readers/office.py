@@ -8,7 +8,8 @@ tables into Markdown tables, which is what ``chunk=markdown`` and heading
 prefixes need; slides become sections with the slide's title as heading, and
 sheets become tables under the sheet's name. Inline markup and escapes are then
 taken out (:func:`~sweep.datasets.readers.markdown.plain_markdown`) so quotes
-match. A PPTX's slides are its pages (``p. 3`` is slide 3).
+match. A PPTX's slides are its pages (``p. 3`` is slide 3); an XLSX's sheets are its
+pages too, each labelled with the sheet's name.
 
 The format's own converter is called, not ``MarkItDown.convert_stream``: that
 one guesses the type from the bytes and, for a damaged file, falls back to
@@ -55,11 +56,15 @@ OFFICE_FORMATS = {
 }
 
 # 6: headings by the one shared parser (setext headings listed, BOM at 0)
-_RECIPE = 6
+# 7: an XLSX's sheets are its pages, labelled with their names
+_RECIPE = 7
 _BACKENDS = {"docx": ("mammoth",), "pptx": ("python-pptx",), "xlsx": ("openpyxl", "pandas")}
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Where markitdown starts a slide's text.
 _SLIDE_MARK = re.compile(r"<!-- Slide number: (\d+) -->")
+# Where markitdown starts a sheet: its name as a "##" heading, first or after a blank line
+# (a cell's line breaks are written as "\n" inside its table row, so no cell starts a line).
+_SHEET_HEAD = re.compile(r"(?:\A|\n\n)(?=## ([^\n]*)(?:\n|\Z))")
 
 
 class OfficeReader:
@@ -97,8 +102,11 @@ class OfficeReader:
         except Exception as e:  # noqa: BLE001 - the converter library's own error on a damaged file
             raise UnreadableFile(f"corrupt {label}: {_one_line(e)}") from None
         pages: tuple[tuple[int, int], ...] = ()
+        labels: tuple[str, ...] = ()
         if self.fmt == "pptx":
             text, pages = _slides(markdown)
+        elif self.fmt == "xlsx":
+            text, pages, labels = _sheets(markdown)
         else:
             text = plain_markdown(markdown)
             text = text + "\n" if text else ""
@@ -113,7 +121,12 @@ class OfficeReader:
             or PurePath(filename).stem
         )
         return Extracted(
-            text=text, title=title, headings=headings, pages=pages, warnings=tuple(warnings)
+            text=text,
+            title=title,
+            headings=headings,
+            pages=pages,
+            warnings=tuple(warnings),
+            page_labels=labels,
         )
 
 
@@ -240,12 +253,29 @@ def _xml_namespaces_survive() -> bool:
 def _slides(markdown: str) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The text of a deck, with the range of each slide (markitdown marks where each
     starts with a comment; the comments are not kept)."""
-    pieces = _SLIDE_MARK.split(markdown)
+    # pieces: [before the first slide, number, text, number, text, ...]
+    return _paged(_SLIDE_MARK.split(markdown)[2::2])
+
+
+def _sheets(markdown: str) -> tuple[str, tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """The text of a workbook, with the range of each sheet (its ``##`` heading and its
+    table) and the sheets' names as the pages' labels."""
+    heads = list(_SHEET_HEAD.finditer(markdown))
+    if not heads or heads[0].start() != 0:  # (not markitdown's layout: one page-less text)
+        text = plain_markdown(markdown)
+        return (text + "\n" if text else ""), (), ()
+    ends = [h.start() for h in heads[1:]] + [len(markdown)]
+    text, pages = _paged([markdown[h.end() : end] for h, end in zip(heads, ends)])
+    return text, pages, tuple(h.group(1) for h in heads)
+
+
+def _paged(bodies: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The plain text of the Markdown ``bodies`` of a file's pages, a blank line between
+    two, and the range of each page's text."""
     parts: list[str] = []
     pages: list[tuple[int, int]] = []
     offset = 0
-    # pieces: [before the first slide, number, text, number, text, ...]
-    for body in pieces[2::2]:
+    for body in bodies:
         text = plain_markdown(body)
         if offset and text:
             parts.append("\n\n")

@@ -63,7 +63,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from sweep.core.text.sentences import SENTENCE_RULES
@@ -77,6 +77,7 @@ __all__ = [
     "clean_pdf_pages",
     "corrupt_reason",
     "metadata_title",
+    "pdf_page_labels",
     "quiet_pdf_logs",
 ]
 
@@ -491,7 +492,8 @@ def library_version(*distributions: str) -> str:
 
 # --------------------------------------------------------------------------- pypdf
 
-_PYPDF_RECIPE = 2
+# 3: page labels
+_PYPDF_RECIPE = 3
 
 
 class PypdfReader:
@@ -527,19 +529,46 @@ class PypdfReader:
                 pages = [page.extract_text() or "" for page in reader.pages]
                 info = reader.metadata
                 title = metadata_title(info.title if info is not None else None)
+                labels = pdf_page_labels(reader)
             except UnreadableFile:
                 raise
             except FileNotDecryptedError:
                 raise UnreadableFile("encrypted PDF: password required") from None
             except Exception as e:  # noqa: BLE001 - pypdf's own error on a damaged file, of many types
                 raise UnreadableFile(corrupt_reason(e, data)) from None
-        return finish(pages, title, filename)
+        return finish(pages, title, filename, labels)
+
+
+def pdf_page_labels(pdf: bytes | object) -> tuple[str, ...]:
+    """The label each page of a PDF prints (``i``, ``ii``, ``1``, ``A-3``), read with pypdf
+    from the file's bytes or from an open ``pypdf.PdfReader``; empty when the document has
+    no ``/PageLabels`` (its pages are then just 1 to n, which ``page`` already says) or
+    they cannot be read. Every PDF reader takes them from here, so a page label names the
+    same page whichever reader made the text."""
+    import pypdf
+
+    try:
+        with quiet_pdf_logs():
+            reader = pdf if isinstance(pdf, pypdf.PdfReader) else pypdf.PdfReader(io.BytesIO(pdf))
+            if reader.is_encrypted and not reader.decrypt(""):
+                return ()
+            if "/PageLabels" not in reader.root_object:
+                return ()
+            # (a prefix written with spaces around it, "( A- )", is typed as "A-8")
+            return tuple(" ".join(str(label).split()) for label in reader.page_labels)
+    except Exception:  # noqa: BLE001 - a damaged label tree costs the labels, never the text
+        return ()
 
 
 def finish(
-    pages: Sequence[Sequence[str | PdfLine]] | Sequence[str], title: str, filename: str
+    pages: Sequence[Sequence[str | PdfLine]] | Sequence[str],
+    title: str,
+    filename: str,
+    labels: Sequence[str] = (),
 ) -> Extracted:
-    """:func:`clean_pdf_pages` of what a reader extracted, refusing a file without text."""
+    """:func:`clean_pdf_pages` of what a reader extracted, refusing a file without text;
+    ``labels`` are its pages' labels (:func:`pdf_page_labels`), kept when there is one
+    for every page."""
     from pathlib import PurePath
 
     as_lines = [[p] if isinstance(p, str) else p for p in pages]
@@ -550,6 +579,8 @@ def finish(
     extracted = clean_pdf_pages(as_lines, title=title, fallback_title=PurePath(filename).stem)
     if not extracted.text.strip():
         raise UnreadableFile(_NO_TEXT_LEFT)
+    if labels and len(labels) == len(extracted.pages):
+        return replace(extracted, page_labels=tuple(labels))
     return extracted
 
 

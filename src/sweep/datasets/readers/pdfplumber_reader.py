@@ -35,12 +35,14 @@ from sweep.datasets.readers.pdf import (
     finish,
     library_version,
     metadata_title,
+    pdf_page_labels,
     quiet_pdf_logs,
 )
 
 __all__ = ["PdfplumberReader"]
 
-_RECIPE = 3
+# 4: page labels
+_RECIPE = 4
 # Characters closer than this (PDF points) are one word: pdfplumber's default of 3 glues
 # words of tightly set text together, and 1.5 still keeps kerned letters of a word apart
 # from nothing.
@@ -60,7 +62,7 @@ class PdfplumberReader:
 
     @property
     def version(self) -> str:
-        return f"{library_version('pdfplumber', 'pdfminer.six')}+recipe{_RECIPE}"
+        return f"{library_version('pdfplumber', 'pdfminer.six', 'pypdf')}+recipe{_RECIPE}"
 
     def read(self, data: bytes, filename: str) -> Extracted:
         import pdfplumber
@@ -87,7 +89,9 @@ class PdfplumberReader:
                 raise UnreadableFile(
                     corrupt_reason(cause if isinstance(cause, BaseException) else e, data)
                 ) from None
-        return finish(_measured(raw), title, filename)
+        # (labels by pypdf, as the default reader reads them: a label names one page whatever
+        # reader made the text)
+        return finish(_measured(raw), title, filename, pdf_page_labels(data))
 
 
 # Rule ends and rule heights closer than this (points) are the same edge.

@@ -321,6 +321,9 @@ def test_page_columns_show_only_for_a_question_set_with_pages(tmp_path):
     assert {"page recall@5", "page ndcg@5", "page recall@512t"} <= set(df.columns)
     # the fixture scores both levels alike; each level resamples from its own stream
     assert df.loc[0, "page recall@5"][:5] == df.loc[0, "span recall@5"][:5]
-    assert any("page level: 60 queries scored, 0 excluded" in n for n in footnotes(rep))
+    assert any(
+        "page level: 60 queries scored, 0 excluded (no evidence on a page of a paged document)" in n
+        for n in footnotes(rep)
+    )
     header = terminal_table(rep).splitlines()[0]
     assert "page recall@5" in header and "span recall@5" not in header

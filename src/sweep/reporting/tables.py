@@ -322,7 +322,11 @@ def footnotes(rep: SweepReport) -> list[str]:
         head = f"dataset {r.dataset.name}: " if len(by_dataset) > 1 and r.dataset else ""
         counts = [
             f"{lvl} level: {lv.n_queries} queries scored, {lv.n_excluded} excluded "
-            f"(no {lvl}-level judgment)"
+            + (
+                "(no evidence on a page of a paged document)"
+                if lvl == "page"
+                else f"(no {lvl}-level judgment)"
+            )
             for lvl, lv in r.summary.levels.items()
         ]
         notes.append(head + "; ".join(counts) + ".")

@@ -1,11 +1,13 @@
-"""How fast the scorer is: 10,000 queries x 100 hits, both levels, every measure
+"""How fast the scorer is: 10,000 queries x 100 hits, every level, every measure
 at k = 1, 3, 5, 10, 100 (issue 2 asks for < 2 s on the 2-core machine).
 
     python bench/score_speed.py [--queries 10000] [--hits 100] [--repeats 5]
 
-Prints the median and every repeat, the per-query rate, and the same for the
-array entry point (``score_ranked``), with budgets, with precision_omega, and
-for the bootstrap summary.
+Prints the CPU, the median and every repeat, the per-query rate, and the same for
+the array entry point (``score_ranked``), with budgets, with precision_omega, and
+for the bootstrap summary; then what the page level costs: the same run scored on
+the same evidence without pages (doc and span levels) and with every document cut
+into 1000-character pages (doc, span and page levels), and their ratio.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 
 import numpy as np
 
+from sweep.core.cpu import cpu_summary
 from sweep.core.measures import measures_for
 from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.scoring.aggregate import summarize
@@ -59,6 +63,25 @@ def make_data(n_queries: int, n_hits: int, seed: int = 0):
     return queries, chunks, ranking, runs
 
 
+PAGE_LEN = 1000
+
+
+def with_pages(queries: list[Query]) -> list[Query]:
+    """The same queries with every document cut into ``PAGE_LEN``-character pages: each
+    evidence span names the pages it overlaps, as a paged document's judgments do."""
+
+    def pages_of(j: Judgment) -> tuple[tuple[int, int, int], ...]:
+        if j.start is None:
+            return ()
+        first, last = j.start // PAGE_LEN, (j.end - 1) // PAGE_LEN
+        return tuple((n + 1, n * PAGE_LEN, (n + 1) * PAGE_LEN) for n in range(first, last + 1))
+
+    return [
+        Query(q.query_id, q.query, tuple(replace(j, pages=pages_of(j)) for j in q.relevant))
+        for q in queries
+    ]
+
+
 def timed(fn, repeats: int) -> list[float]:
     out = []
     for _ in range(repeats):
@@ -83,6 +106,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
+    print(f"CPU: {cpu_summary()}")
     t0 = time.perf_counter()
     queries, chunks, ranking, runs = make_data(args.queries, args.hits)
     print(
@@ -115,6 +139,29 @@ def main() -> None:
         args.queries,
         len(table),
     )
+
+    # The page level's cost: the same hits, the same evidence, with and without pages.
+    paged = with_pages(queries)
+    medians = {}
+    for label, qs, fn in (
+        ("doc+span (no pages), score_queries", queries, score_queries),
+        ("doc+span+page, score_queries", paged, score_queries),
+    ):
+        rows = len(fn(qs, runs, plain))
+        times = timed(lambda qs=qs, fn=fn: fn(qs, runs, plain), args.repeats)
+        medians[label] = statistics.median(times)
+        report(label, times, args.queries, rows)
+    for label, qs in (
+        ("doc+span (no pages), score_ranked", queries),
+        ("doc+span+page, score_ranked", paged),
+    ):
+        rows = len(score_ranked(qs, ranking, chunks, plain))
+        times = timed(lambda qs=qs: score_ranked(qs, ranking, chunks, plain), args.repeats)
+        medians[label] = statistics.median(times)
+        report(label, times, args.queries, rows)
+    for entry in ("score_queries", "score_ranked"):
+        ratio = medians[f"doc+span+page, {entry}"] / medians[f"doc+span (no pages), {entry}"]
+        print(f"page level's cost, {entry}: {ratio:.2f}x the doc+span time on the same run")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,11 @@ def base(n: int = 60, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).random(n) < 0.6).astype(float)
 
 
-def score_table(per_metric: dict[str, np.ndarray], levels: Sequence[str] = LEVELS) -> ScoreTable:
+# The levels of a question set without pages (the fixtures' default).
+UNPAGED = ("doc", "span")
+
+
+def score_table(per_metric: dict[str, np.ndarray], levels: Sequence[str] = UNPAGED) -> ScoreTable:
     """Every query scored on every metric at every level (values[i] is query q{i})."""
     names = tuple(per_metric)
     n = len(next(iter(per_metric.values())))
@@ -74,8 +78,11 @@ def make_job(
     scores: bool = True,
     n_boot: int = 100,
     sources: Sequence[str | None] | None = None,
+    pages: bool = False,
 ) -> Row:
-    """A finished job as the sweep saves it. ``recall`` is the per-query span/doc recall@5."""
+    """A finished job as the sweep saves it. ``recall`` is the per-query span/doc recall@5
+    (and page recall@5 with ``pages``: each question's evidence then lies on page 1)."""
+    levels = LEVELS if pages else UNPAGED
     d = Path(sweep) / str(job)
     d.mkdir(parents=True)
     ev = EvalConfig(
@@ -123,9 +130,14 @@ def make_job(
     }
     for b in budgets:
         per_metric[f"recall@{b}t"] = recall * min(1.0, b / (4 * size))
-    table = score_table(per_metric)
+    table = score_table(per_metric, levels)
+    on_page = ((1, 0, 60),) if pages else ()
     queries = [
-        Query(f"q{i}", f"Question number {i} & <more>?", (Judgment(f"doc{i}.md", 5, 25),))
+        Query(
+            f"q{i}",
+            f"Question number {i} & <more>?",
+            (Judgment(f"doc{i}.md", 5, 25, pages=on_page),),
+        )
         for i in range(n)
     ]
     summary = summarize(table, queries, n_boot=n_boot, seed=0)
@@ -166,7 +178,7 @@ def make_job(
                 sources[i] if sources else None,
                 (Evidence(f"doc{i}.md", 1, 5, 25, f"gold evidence {i}"),),
                 hits,
-                {level: (int(ranks[i]) if ranks[i] else None,) for level in LEVELS},
+                {level: (int(ranks[i]) if ranks[i] else None,) for level in levels},
             )
         )
     write_traces(d / "hits.jsonl", traces)

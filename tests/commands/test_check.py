@@ -39,3 +39,18 @@ def test_check_says_its_p_is_unadjusted_where_the_table_adjusts_over_its_compari
     assert verdict["table_comparisons"] == 5
     # The check's p is the table's p before Holm's correction: the same test, same seed.
     assert verdict["p_value"] == table.p_value
+
+
+def test_check_compares_on_a_page_level_primary(tmp_path, capsys):
+    # eval.primary=page/recall@5: the check reads page-level per-query scores.
+    best = base()
+    worse = best.copy()
+    worse[np.flatnonzero(best)[:12]] = 0
+    make_grid(tmp_path, {GRID[0]: best, GRID[1]: worse}, pages=True, primary="page/recall@5")
+    args = [str(tmp_path), "--baseline", str(tmp_path), "--job", "1", "--baseline-job", "0"]
+    assert main([*args, "--json"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["metric"] == "page recall@5" and verdict["result"] == "regressed"
+    assert (verdict["new_mean"], verdict["baseline_mean"]) == (0.35, 0.55)
+    same = [str(tmp_path), "--baseline", str(tmp_path), "--job", "0", "--baseline-job", "0"]
+    assert main(same) == 0

@@ -425,3 +425,78 @@ def test_cli_no_doc_id_note_for_span_hits(dataset: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "only a doc_id" not in proc.stderr
+
+
+def test_a_run_on_a_paged_corpus_is_scored_by_page(tmp_path: Path, capsys) -> None:
+    # A corpus row that lists its pages takes page judgments; hits with offsets retrieve
+    # the pages they overlap, document-only hits none.
+    page_1 = "Отчёт за первый квартал. Выручка выросла на 12%. "
+    page_2 = "Расходы на логистику снизились. Поставки в марте стоили 4 млн рублей. "
+    text = page_1 + page_2
+    write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [
+            {
+                "doc_id": "report.pdf",
+                "text": text,
+                "pages": [[0, len(page_1)], [len(page_1), len(text)]],
+            },
+            {"doc_id": "notes.md", "text": MANUAL},
+        ],
+    )
+    write_jsonl(
+        tmp_path / "queries.jsonl",
+        [
+            {
+                "query_id": "march",
+                "query": "Сколько стоили поставки в марте?",
+                "relevant": [{"doc_id": "report.pdf", "page": 2}],
+            },
+            {
+                "query_id": "both",
+                "query": "Выручка и расходы?",
+                "relevant": [
+                    {"doc_id": "report.pdf", "page": 1},
+                    {"doc_id": "report.pdf", "page": 2},
+                ],
+            },
+            {
+                "query_id": "manual",
+                "query": "How often to calibrate?",
+                "relevant": [{"doc_id": "notes.md", "quote": "Calibrate it every six months."}],
+            },
+        ],
+    )
+    cut = len(page_1)
+    lines = [
+        # page 1, then a chunk over the page break: page 2 at rank 2
+        {
+            "query_id": "march",
+            "hits": [
+                {"doc_id": "report.pdf", "start": 0, "end": 20},
+                {"doc_id": "report.pdf", "start": cut - 10, "end": cut + 10},
+            ],
+        },
+        # the document alone credits the document, no page
+        {
+            "query_id": "both",
+            "hits": ["report.pdf", {"doc_id": "report.pdf", "start": 5, "end": 9}],
+        },
+        {"query_id": "manual", "hits": [{"doc_id": "notes.md", "start": 0, "end": 40}]},
+    ]
+    code, out_text, err, out = run_cli(tmp_path, lines, "--k", "1,2", capsys=capsys)
+    assert code == 0, err
+    rows = per_query(out)
+    assert rows[("march", "page", "recall@1")] == 0.0
+    assert rows[("march", "page", "mrr@2")] == 0.5
+    assert rows[("both", "doc", "recall@1")] == 1.0
+    assert rows[("both", "page", "recall@1")] == 0.0
+    assert rows[("both", "page", "recall@2")] == 0.5
+    assert not any(q == "manual" and level == "page" for q, level, _ in rows)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["levels"]["page"]["n_queries"], summary["levels"]["page"]["n_excluded"]) == (
+        2,
+        1,
+    )
+    assert "page (n=2, excluded 1)" in out_text
+    assert "span- and page-level metrics count them as misses" in err

@@ -59,6 +59,8 @@ def test_table_k_does_not_change_what_is_comparable():
         ("doc.ndcg@10", "doc", "ndcg@10"),
         ("recall@512t", "span", "recall@512t"),
         ("span/cov_iou@5", "span", "cov_iou@5"),
+        ("page/recall@5", "page", "recall@5"),
+        ("page.ndcg@512t", "page", "ndcg@512t"),
     ],
 )
 def test_primary_parses_and_prints(text, level, metric):
@@ -75,8 +77,9 @@ def test_primary_parses_and_prints(text, level, metric):
 @pytest.mark.parametrize(
     "text,problem",
     [
-        ("page/recall@5", "level must be"),
+        ("chapter/recall@5", "level must be one of doc, span, page"),
         ("span/recall", "needs exactly one cut-off"),
+        ("page/cov_recall@5", "span level only"),
         ("doc/cov_iou@5", "span level only"),
         ("span/foo@5", "unknown measure"),
     ],
@@ -115,3 +118,13 @@ def test_bad_type_settings(kwargs, words):
     with pytest.raises(EvalConfigError) as e:
         EvalConfig(**kwargs)
     assert words in str(e.value)
+
+
+def test_a_page_primary_is_a_config_value():
+    ev = EvalConfig(primary="page/recall@5")
+    assert ev.primary_metric == Primary("page", ev.primary_metric.measure)
+    assert ev.primary_metric.column == "page.recall@5"
+    assert EvalConfig(primary="page.recall@5").primary == "page/recall@5"
+    assert ev.type_metric("fact") == "mrr@5"
+    with pytest.raises(ValueError, match="cov_iou exists at the span level only"):
+        EvalConfig(primary="page/cov_iou@5")

@@ -80,9 +80,10 @@ def test_constructor_checks() -> None:
 
 
 def test_levels() -> None:
-    assert LEVELS == ("doc", "span")
+    # page is last: a score table stores a level as its index, so doc and span keep theirs
+    assert LEVELS == ("doc", "span", "page")
     for name in RANK_NAMES:
-        assert Measure(name, k=1).levels == ("doc", "span")
+        assert Measure(name, k=1).levels == ("doc", "span", "page")
     for name in COVERAGE_NAMES:
         assert Measure(name, k=1).levels == ("span",)
     assert Measure("precision_omega").levels == ("span",)

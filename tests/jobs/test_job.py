@@ -230,6 +230,23 @@ def test_a_span_primary_falls_back_to_the_document_level_without_spans(caplog):
     assert scoring_config(docs_only, EvalConfig(primary="doc/ndcg@10")).primary == "doc/ndcg@10"
 
 
+def test_a_page_primary_falls_back_to_the_document_level_without_pages(caplog):
+    ev = EvalConfig(primary="page/recall@5")
+    no_pages = _dataset((Judgment("a.md", 0, 5),), (Judgment("a.md"),))
+    with caplog.at_level(logging.WARNING, logger="sweep"):
+        got = scoring_config(no_pages, ev)
+    assert got.primary == "doc/recall@5"
+    assert "no evidence on a page of a paged document" in caplog.text
+    assert "doc/recall@5 instead of page/recall@5" in caplog.text
+    # One judgment on a page keeps the page primary; one of grade 0 does not count.
+    paged = _dataset((Judgment("a.md", 0, 5, pages=((1, 0, 50),)),), (Judgment("a.md"),))
+    assert scoring_config(paged, ev) is ev
+    zero = _dataset(
+        (Judgment("a.md", 0, 5, grade=0, pages=((1, 0, 50),)), Judgment("a.md")),
+    )
+    assert scoring_config(zero, ev).primary == "doc/recall@5"
+
+
 def test_a_dataset_with_nothing_to_score_is_a_config_error():
     with pytest.raises(ConfigError, match="dataset mini: no query has a relevant judgment"):
         scoring_config(_dataset((), (Judgment("a.md", grade=0),)), EvalConfig())

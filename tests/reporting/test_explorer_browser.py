@@ -822,3 +822,22 @@ def test_a_long_passage_scrolls_to_its_evidence(opened, tmp_path):
         [box.element_handle(), mark.element_handle()],
     )
     assert inside
+
+
+def test_a_chunk_on_the_evidences_page_is_credited_when_pages_are_scored(opened, tmp_path):
+    # q3's evidence runs over manual.pdf's page break; job 0's last chunk of manual.pdf is on
+    # page 2 and holds none of the evidence's characters.
+    data = explorer_data()
+    p = data["passages"]["0"]
+    last = max(i for i in range(p["n_chunks"]) if p["doc"][i] == 2)
+    data["hits"]["0"]["p"][2] = [last]
+    data["hits"]["0"]["s"][2] = [0.5]
+    data["hits"]["0"]["first"] = None
+    for level, credited in (("span", False), ("page", True)):
+        data["primary"] = {"label": f"{level} recall@5", "level": level, "metric": "recall@5"}
+        path = tmp_path / f"{level}.html"
+        path.write_text(_page(data), encoding="utf-8")
+        page = opened().open(path, "#question=q3&a=0&b=2").page
+        hit = page.locator('.x-col[data-side="a"] .x-hit').first
+        assert hit.locator(".x-cover").inner_text() == "is on gold 1's p. 2"
+        assert ("x-rel" in hit.get_attribute("class")) is credited

@@ -302,3 +302,28 @@ def test_long_strategy_names_are_shortened_readably_not_clipped(tmp_path):
     # The suffix goes where the names stay apart; SentenceSplitter beside sentence stays whole.
     assert shown == ["RecursiveCharacter", "SentenceSplitter", "sentence", "token"]
     assert "…" not in "\n".join(lines)
+
+
+def test_page_columns_show_only_for_a_question_set_with_pages(tmp_path):
+    unpaged, paged = tmp_path / "unpaged", tmp_path / "paged"
+    make_grid(unpaged, {so: base(seed=i) for i, so in enumerate(GRID[:2])})
+    make_grid(
+        paged,
+        {so: base(seed=i) for i, so in enumerate(GRID[:2])},
+        pages=True,
+        primary="page/recall@5",
+    )
+    plain = build_report(unpaged)
+    assert [c for c in results_frame(plain).columns if c.startswith("page ")] == []
+    assert not any("page level" in n for n in footnotes(plain))
+    rep = build_report(paged)
+    df = results_frame(rep)
+    assert {"page recall@5", "page ndcg@5", "page recall@512t"} <= set(df.columns)
+    # the fixture scores both levels alike; each level resamples from its own stream
+    assert df.loc[0, "page recall@5"][:5] == df.loc[0, "span recall@5"][:5]
+    assert any(
+        "page level: 60 queries scored, 0 excluded (no evidence on a page of a paged document)" in n
+        for n in footnotes(rep)
+    )
+    header = terminal_table(rep).splitlines()[0]
+    assert "page recall@5" in header and "span recall@5" not in header

@@ -61,8 +61,8 @@ def _write(path, text: str):
             "per_query.csv:1: expected header query_id,level,metric,value",
         ),
         (
-            "query_id,level,metric,value\nq1,doc,mrr@5,0.5\nq2,page,mrr@5,1\n",
-            "per_query.csv:3: level 'page' is not doc or span",
+            "query_id,level,metric,value\nq1,doc,mrr@5,0.5\nq2,chapter,mrr@5,1\n",
+            "per_query.csv:3: level 'chapter' is not doc, span or page",
         ),
         (
             "query_id,level,metric,value\nq1,span,recall@5,high\n",

@@ -72,6 +72,25 @@ def test_traces_of_a_ranking_hold_text_scores_and_exact_credit_ranks():
     assert traces[1].credits == {} and traces[1].gold == ()
 
 
+def test_traces_of_a_paged_document_hold_page_credits_and_each_hits_pages(tmp_path):
+    text = "東京都の図書館は午前九時に開館します。" * 4  # four pages of 19 characters
+    pages = [[19 * i, 19 * i + 19] for i in range(4)]
+    doc = Document("m.pdf", text, metadata={"pages": pages})
+    chunks = [Chunk("m.pdf", i, 25 * i, min(25 * i + 25, 76), "", 9) for i in range(4)]
+    chunks = [Chunk(c.doc_id, c.index, c.start, c.end, text[c.start : c.end], 9) for c in chunks]
+    # the evidence runs from page 2 into page 3: two page units
+    on = ((2, 19, 38), (3, 38, 57))
+    queries = (Query("q", "開館は何時ですか", (Judgment("m.pdf", 30, 45, pages=on),)),)
+    ranking = Ranking(np.array([[3, 1, 0, 2]]), np.array([[0.9, 0.8, 0.7, 0.6]], np.float32))
+    credits = credit_units(queries, ranking.ids, chunks)
+    (trace,) = traces_of(Dataset("d", (doc,), queries), chunks, ranking, credits, top_k=4)
+    # chunk 3 (75:76) is on page 4; chunk 1 (25:50) is on pages 2-3 and credits both
+    assert [h.pages for h in trace.hits] == ["4", "2-3", "1-2", "3-4"]
+    assert trace.credits["page"] == (2, 2) and trace.first_relevant("page") == 2
+    write_traces(tmp_path / "hits.jsonl", [trace])
+    assert read_traces(tmp_path / "hits.jsonl")["q"].credits["page"] == (2, 2)
+
+
 @pytest.mark.parametrize(
     "line,problem",
     [

@@ -25,12 +25,13 @@ __all__ = [
     "parse_measures",
 ]
 
-LEVELS = ("doc", "span")
+# Appended, never reordered: a score table stores a level as its index here.
+LEVELS = ("doc", "span", "page")
 #: The default share of an evidence span's characters the hits must cover before the
 #: span counts as found (``eval.min_coverage``; every scoring function's default).
 MIN_COVERAGE = 0.5
 
-# Credit-based measures: defined on relevance units, so at both levels.
+# Credit-based measures: defined on relevance units, so at every level.
 RANK_NAMES = ("recall", "precision", "hit", "mrr", "ap", "ndcg", "complete")
 # Character coverage of the evidence spans: only spans have characters.
 COVERAGE_NAMES = ("cov_recall", "cov_precision", "cov_iou")
@@ -163,7 +164,7 @@ class Primary:
 
     @classmethod
     def parse(cls, text: str) -> Primary:
-        """``"span/recall@5"`` (or ``span.recall@5``; no level means span).
+        """``"span/recall@5"`` (or ``span.recall@5``, ``page/recall@5``; no level means span).
 
         Raises ``ValueError`` naming the text and the problem.
         """
@@ -177,7 +178,7 @@ class Primary:
         if level not in LEVELS:
             raise ValueError(
                 f"{text!r}: level must be one of {', '.join(LEVELS)} "
-                "(write it as level/metric, e.g. span/recall@5)"
+                "(write it as level/metric, e.g. span/recall@5 or page/recall@5)"
             )
         try:
             return cls(level, Measure.parse(metric))

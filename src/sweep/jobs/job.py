@@ -230,7 +230,8 @@ def load_job_dataset(node: DictConfig) -> Dataset:
 
 def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> EvalConfig:
     """The eval config this dataset is scored with: a span-level primary falls back to the
-    document level when the judgments have no spans (BEIR qrels, say)."""
+    document level when the judgments have no spans (BEIR qrels, say), a page-level one
+    when no evidence lies on a page of a paged document (Markdown files, say)."""
     scorable = [q for q in dataset.queries if q.has_unit("doc")]
     if not scorable:
         raise ConfigError(
@@ -244,6 +245,18 @@ def scoring_config(dataset: Dataset, ev: EvalConfig, *, warn: bool = True) -> Ev
             log.warning(
                 "dataset %s has no evidence spans, only document judgments: span-level "
                 "metrics stay empty, and the primary metric is %s instead of %s",
+                dataset.name,
+                fallback,
+                primary,
+            )
+        return ev.with_primary(fallback)
+    if primary.level == "page" and not any(q.has_unit("page") for q in scorable):
+        fallback = str(Primary("doc", primary.measure))
+        if warn:
+            log.warning(
+                "dataset %s has no evidence on a page of a paged document (PDF pages, "
+                "slides, sheets): page-level metrics stay empty, and the primary metric is "
+                "%s instead of %s",
                 dataset.name,
                 fallback,
                 primary,

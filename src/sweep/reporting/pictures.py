@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sweep.core.measures import LEVELS
 from sweep.core.settings import setting_label
 from sweep.decision.decide import Decision
 from sweep.reporting.htmlkit import Picture
 from sweep.reporting.sweepreport import SweepReport
-from sweep.reporting.tables import HEADLINE_METRICS, budget_metrics
+from sweep.reporting.tables import HEADLINE_METRICS, budget_metrics, scored_levels
 from sweep.store.traces import read_traces
 
 if TYPE_CHECKING:
@@ -52,7 +51,7 @@ def heatmap_metrics(rep: SweepReport) -> list[tuple[str, str]]:
         chosen += [
             (lvl, f"{m}@{k}")
             for k in d.group.eval.table_k
-            for lvl in LEVELS
+            for lvl in scored_levels(rep)
             for m in HEADLINE_METRICS
         ]
         chosen += budget_metrics(d)

@@ -40,6 +40,7 @@ __all__ = [
     "results_markdown",
     "row_class",
     "row_classes",
+    "scored_levels",
     "terminal_table",
     "terminal_text",
     "unfinished_note",
@@ -81,11 +82,29 @@ def _status(row: Row) -> str:
 def _metric_columns(rep: SweepReport) -> list[tuple[str, str]]:
     """``(level, metric)`` of the printed @k columns, then the primary metric at each budget."""
     cols: list[tuple[str, str]] = []
+    levels = scored_levels(rep)
     for d in rep.decision.decisions:
         ev = d.group.eval
-        cols += [(lvl, f"{m}@{k}") for k in ev.table_k for lvl in LEVELS for m in HEADLINE_METRICS]
+        cols += [(lvl, f"{m}@{k}") for k in ev.table_k for lvl in levels for m in HEADLINE_METRICS]
         cols += budget_metrics(d)
     return list(dict.fromkeys(cols))
+
+
+def scored_levels(rep: SweepReport) -> tuple[str, ...]:
+    """The levels the tables show: ``doc`` and ``span`` always, ``page`` only when a
+    setting's evaluation set has evidence on pages (a set without pages prints the
+    table it printed before the page level existed)."""
+    return tuple(
+        lvl
+        for lvl in LEVELS
+        if lvl in ("doc", "span")
+        or any(
+            r.summary is not None
+            and lvl in r.summary.levels
+            and r.summary.levels[lvl].n_queries > 0
+            for r in rep.ok
+        )
+    )
 
 
 def budget_metrics(d: Decision) -> list[tuple[str, str]]:
@@ -303,7 +322,11 @@ def footnotes(rep: SweepReport) -> list[str]:
         head = f"dataset {r.dataset.name}: " if len(by_dataset) > 1 and r.dataset else ""
         counts = [
             f"{lvl} level: {lv.n_queries} queries scored, {lv.n_excluded} excluded "
-            f"(no {lvl}-level judgment)"
+            + (
+                "(no evidence on a page of a paged document)"
+                if lvl == "page"
+                else f"(no {lvl}-level judgment)"
+            )
             for lvl, lv in r.summary.levels.items()
         ]
         notes.append(head + "; ".join(counts) + ".")

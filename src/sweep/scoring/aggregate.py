@@ -1,11 +1,13 @@
 """Means over queries with bootstrap intervals, per level.
 
 A query with no relevance unit at a level is excluded there and counted in
-``n_excluded``. Intervals are percentile bootstraps over queries with a fixed
-seed: the same table and seed always give the same numbers. All metrics of a
-level share the resamples, and each level draws from its own stream, so adding
-a metric or a level never moves another metric's interval. Rounding happens
-only in :meth:`Summary.to_markdown`.
+``n_excluded``. The ``page`` level is summarized only for a question set with a
+unit there (evidence on a page of a paged document): a set without pages has the
+``doc`` and ``span`` levels alone. Intervals are percentile bootstraps over
+queries with a fixed seed: the same table and seed always give the same numbers.
+All metrics of a level share the resamples, and each level draws from its own
+stream, so adding a metric or a level never moves another metric's interval.
+Rounding happens only in :meth:`Summary.to_markdown`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from sweep.core.types import Query
 from sweep.scoring.table import ScoreTable
 
 __all__ = ["LevelSummary", "MetricSummary", "Summary", "bootstrap_means", "summarize"]
+
+# Levels a summary leaves out when no query has a unit there.
+_OPTIONAL_LEVELS = ("page",)
 
 # Resample matrices are built in blocks of about this many cells.
 _BLOCK = 1 << 22
@@ -172,6 +177,10 @@ def summarize(
     for level_index, level in enumerate(LEVELS):
         included = {q.query_id for q in queries if q.has_unit(level)}
         codes, names, values = table.matrix(level)
+        if level in _OPTIONAL_LEVELS and not included and len(codes) == 0:
+            # A question set without pages says nothing about pages: its summary, tables
+            # and results.csv stay what they were before the page level existed.
+            continue
         row_ids = [table.query_ids[c] for c in codes.tolist()]
         stray = next((qid for qid in row_ids if qid not in included), None)
         if stray is not None:

@@ -7,13 +7,25 @@ Relevance units and crediting:
   from that document;
 - ``span`` level: one unit per evidence span (judgment with offsets, grade > 0),
   credited at the first rank i where the union of hits 1..i covers at least
-  ``min_coverage`` of the span's characters.
+  ``min_coverage`` of the span's characters;
+- ``page`` level: one unit per distinct (document, page number) among the
+  ``pages`` of a query's judgments of grade > 0 (the pages of a paged document
+  its evidence lies on; the grade is the largest over the judgments naming the
+  page), credited at the first rank whose hit is from that document and shares
+  a character with the page's range ``[start, end)``. A hit that runs over a
+  page break retrieves every page it overlaps, so one rank may credit two
+  pages (it is still one rank: precision counts it once). A hit without
+  offsets credits no page, and an empty page range can never be credited.
 
 Each unit is credited once; later hits that would earn it again are
-non-relevant, and ranks are never compressed. Every measure is computed on
-the top k hits (or, for ``@Bt``, on the longest prefix of hits whose tokens sum
-to at most B: the measure at that prefix length). A query with no unit at a
-level is excluded there: it has no rows at that level.
+non-relevant, and ranks are never compressed (truncate first, then dedup:
+three chunks of page 3 in the top 3 credit page 3 once, at rank 1). Every
+measure exists at every level (the coverage measures only at ``span``) and is
+computed on the top k hits (or, for ``@Bt``, on the longest prefix of hits
+whose tokens sum to at most B: the measure at that prefix length; a budget's
+ndcg takes its ideal over all of the query's units). A query with no unit at a
+level is excluded there: it has no rows at that level. A question set without
+pages has no page units, so no page rows at all.
 
 The hot path works on integer arrays for all queries at once (one pass over
 the ``Hit`` objects to encode them), so scoring 10,000 queries of 100 hits
@@ -77,6 +89,13 @@ class _Gold:
     piece_start: np.ndarray
     piece_end: np.ndarray
     gold_len: np.ndarray  # |G| per query
+    # page units, sorted by (query, doc, start, page number)
+    pu_q: np.ndarray
+    pu_doc: np.ndarray
+    pu_number: np.ndarray
+    pu_start: np.ndarray
+    pu_end: np.ndarray
+    pu_grade: np.ndarray
 
     @property
     def n_queries(self) -> int:
@@ -96,6 +115,8 @@ class _Gold:
         doc_code: dict[str, int] = {}
         doc_units: dict[tuple[int, int], int] = {}
         spans: list[tuple[int, int, int, int, int]] = []
+        # (query, doc, page number) -> [start, end, grade]
+        page_units: dict[tuple[int, int, int], list[int]] = {}
         for qi, query in enumerate(queries):
             for j in query.relevant:
                 if j.grade <= 0:
@@ -111,6 +132,14 @@ class _Gold:
                             "is not a non-empty span"
                         )
                     spans.append((qi, d, j.start, j.end, j.grade))
+                for number, p_start, p_end in j.pages:
+                    if not 0 <= p_start <= p_end:
+                        raise ValueError(
+                            f"query {query.query_id!r}: page {number} of {j.doc_id!r} has the "
+                            f"range {p_start}:{p_end}, which is not a span of the text"
+                        )
+                    unit = page_units.setdefault((qi, d, number), [p_start, p_end, j.grade])
+                    unit[2] = max(unit[2], j.grade)
         du = np.array(sorted((q, d, g) for (q, d), g in doc_units.items()), dtype=np.int64).reshape(
             -1, 3
         )
@@ -119,6 +148,10 @@ class _Gold:
         group_key, piece_group, piece_start, piece_end = _merge_spans(
             su[:, 0] * n_docs + su[:, 1], su[:, 2], su[:, 3]
         )
+        pu = np.array(
+            sorted((q, d, s, n, e, g) for (q, d, n), (s, e, g) in page_units.items()),
+            dtype=np.int64,
+        ).reshape(-1, 6)
         gold_len = np.bincount(
             group_key[piece_group] // n_docs,
             weights=piece_end - piece_start,
@@ -140,11 +173,21 @@ class _Gold:
             piece_start,
             piece_end,
             gold_len,
+            pu[:, 0],
+            pu[:, 1],
+            pu[:, 3],
+            pu[:, 2],
+            pu[:, 4],
+            pu[:, 5].astype(np.float64),
         )
 
     def units(self, level: str) -> tuple[np.ndarray, np.ndarray]:
         """``(query of each unit, grade of each unit)`` at ``level``."""
-        return (self.du_q, self.du_grade) if level == "doc" else (self.su_q, self.su_grade)
+        if level == "doc":
+            return self.du_q, self.du_grade
+        if level == "span":
+            return self.su_q, self.su_grade
+        return self.pu_q, self.pu_grade
 
 
 def _merge_spans(key: np.ndarray, start: np.ndarray, end: np.ndarray):
@@ -318,6 +361,57 @@ def _doc_unit_ranks(gold: _Gold, hits: RankedHits) -> np.ndarray:
     units, first = np.unique(pos[match], return_index=True)
     ranks[units] = hits.rank[match[first]]
     return ranks
+
+
+def _page_unit_ranks(gold: _Gold, hits: RankedHits) -> np.ndarray:
+    """First rank at which each page unit is credited (``_NEVER`` if none): the first hit
+    from the unit's document whose offsets share a character with the page."""
+    ranks = np.full(len(gold.pu_q), _NEVER, dtype=np.int64)
+    rows = np.flatnonzero((hits.start >= 0) & (hits.end > hits.start) & (hits.doc >= 0))
+    if len(ranks) == 0 or len(rows) == 0:
+        return ranks
+    nd = gold.n_docs
+    group_keys, unit_group = np.unique(gold.pu_q * nd + gold.pu_doc, return_inverse=True)
+    row_key = hits.query[rows] * nd + hits.doc[rows]
+    group = np.minimum(np.searchsorted(group_keys, row_key), len(group_keys) - 1)
+    keep = group_keys[group] == row_key
+    rows, group = rows[keep], group[keep]
+    lo, hi = hits.start[rows], hits.end[rows]
+    big = int(max(gold.pu_end.max(), hi.max(initial=0))) + 1
+    _check_offsets(len(group_keys), big)
+    # Units are sorted by start within their group. A page overlapping [lo, hi) starts
+    # before hi and no earlier than lo - (the group's longest page) + 1, so that window
+    # holds every overlapping page (without assuming pages are disjoint) plus perhaps a
+    # few shorter ones ending before lo, which the exact test below drops.
+    unit_key = unit_group * big + gold.pu_start
+    longest = np.zeros(len(group_keys), dtype=np.int64)
+    np.maximum.at(longest, unit_group, gold.pu_end - gold.pu_start)
+    first = np.searchsorted(unit_key, group * big + np.maximum(lo - longest[group] + 1, 0))
+    stop = np.searchsorted(unit_key, group * big + hi)
+    count = np.maximum(stop - first, 0)
+    pair_row = np.repeat(rows, count)
+    pair_unit = _expand(first, count)
+    overlap = np.maximum(hits.start[pair_row], gold.pu_start[pair_unit]) < np.minimum(
+        hits.end[pair_row], gold.pu_end[pair_unit]
+    )
+    pair_row, pair_unit = pair_row[overlap], pair_unit[overlap]
+    # Pairs are in row order, rows in (query, rank) order, and a unit has one query:
+    # a unit's first pair is its credit.
+    units, at = np.unique(pair_unit, return_index=True)
+    ranks[units] = hits.rank[pair_row[at]]
+    return ranks
+
+
+def _unit_ranks(
+    level: str, gold: _Gold, hits: RankedHits, coverage: _Coverage | None
+) -> np.ndarray:
+    """Credit rank of every unit at ``level`` (``coverage`` is needed for ``span``)."""
+    if level == "doc":
+        return _doc_unit_ranks(gold, hits)
+    if level == "page":
+        return _page_unit_ranks(gold, hits)
+    assert coverage is not None
+    return coverage.span_ranks
 
 
 @dataclass(frozen=True, eq=False)
@@ -665,7 +759,7 @@ def score_queries(
     gain: str = "linear",
     chunks: Sequence[Chunk] | None = None,
 ) -> ScoreTable:
-    """Score every query's ranked hits on ``measures`` at both levels.
+    """Score every query's ranked hits on ``measures`` at every level.
 
     A query absent from ``runs`` is an empty retrieval. ``chunks`` (all chunks
     of the configuration's index) is needed only for ``precision_omega``, which
@@ -748,11 +842,7 @@ def _score(
         if not level_measures:
             continue
         unit_q, unit_grade = gold.units(level)
-        if level == "doc":
-            unit_rank = _doc_unit_ranks(gold, hits)
-        else:
-            assert coverage is not None
-            unit_rank = coverage.span_ranks
+        unit_rank = _unit_ranks(level, gold, hits, coverage)
         credits = _Credits.of(unit_q, unit_grade, unit_rank, nq, gain)
         included = np.flatnonzero(credits.n_units > 0)
         if len(included) == 0:
@@ -827,8 +917,9 @@ class UnitCredits:
 
     ``ranks[level][query_id]`` holds one entry per unit, ``None`` for a unit no
     hit credits; span units are in the order of the query's ``relevant`` list
-    (grade > 0), document units in order of first mention. Queries without a
-    unit at a level are absent there.
+    (grade > 0), document units in order of first mention, page units by
+    document (in order of first mention) and then page. Queries without a unit
+    at a level are absent there.
     """
 
     ranks: Mapping[str, Mapping[str, tuple[int | None, ...]]]
@@ -845,11 +936,8 @@ def _unit_credits(gold: _Gold, hits: RankedHits, min_coverage: float) -> UnitCre
     out: dict[str, dict[str, tuple[int | None, ...]]] = {}
     for level in LEVELS:
         unit_q, _ = gold.units(level)
-        ranks = (
-            _doc_unit_ranks(gold, hits)
-            if level == "doc"
-            else _span_coverage(gold, hits, min_coverage).span_ranks
-        )
+        coverage = _span_coverage(gold, hits, min_coverage) if level == "span" else None
+        ranks = _unit_ranks(level, gold, hits, coverage)
         per_query: dict[str, list[int | None]] = {}
         for q, r in zip(unit_q.tolist(), ranks.tolist()):
             per_query.setdefault(gold.query_ids[q], []).append(None if r >= _NEVER else int(r))

@@ -91,9 +91,12 @@ def score_run(
         )
 
     if doc_id_hits:
+        levels = (
+            "span- and page-level" if any(q.has_unit("page") for q in queries) else "span-level"
+        )
         print(
             f"note: {sum(doc_id_hits.values())} hit(s) in {len(doc_id_hits)} queries with evidence spans name "
-            "only a doc_id: span-level metrics count them as misses (no offsets); document-level metrics "
+            f"only a doc_id: {levels} metrics count them as misses (no offsets); document-level metrics "
             "credit them",
             file=sys.stderr,
         )

@@ -157,7 +157,7 @@ class ScoreTable:
             return f"{df['level'][i]} {m_names[m_codes[i]]}"
 
         checks = (
-            (levels.isna().to_numpy(), lambda i: f"level {df['level'][i]!r} is not doc or span"),
+            (levels.isna().to_numpy(), lambda i: f"level {df['level'][i]!r} is not {_LEVEL_NAMES}"),
             (~measure, lambda i: f"metric {m_names[m_codes[i]]!r} is not one of sweep's measures"),
             (np.isnan(value), lambda i: f"value {df['value'][i]!r} is not a number"),
             # Every measure sweep scores is a share, from 0 to 1; the margin takes a float
@@ -210,6 +210,8 @@ class ScoreTable:
 
 #: How far past [0, 1] a value read back may be: floating-point rounding, not damage.
 _MARGIN = 1e-9
+# "doc, span or page": how a refusal names the levels.
+_LEVEL_NAMES = ", ".join(LEVELS[:-1]) + " or " + LEVELS[-1]
 
 
 def _is_measure(name: str) -> bool:

@@ -110,8 +110,9 @@ class QueryTrace:
 
     ``credits[level]`` holds, per relevance unit at that level, the rank at which
     it was credited in the whole retrieved ranking (None: never); span units in
-    the order of the query's ``relevant`` list. Empty at a level the query has
-    no unit at.
+    the order of the query's ``relevant`` list, page units by document and then
+    page (each hit's ``pages`` says which pages it lies on). Empty at a level the
+    query has no unit at.
     """
 
     query_id: str

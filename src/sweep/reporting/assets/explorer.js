@@ -202,6 +202,19 @@
     return first === last ? "p. " + (first + 1) : "pp. " + (first + 1) + "–" + (last + 1);
   }
 
+  // The pages of doc that both [s, e) and the evidence [gs, ge) share a character with, as
+  // "p. 3" or "pp. 3, 4" ("" if none): the page level credits a chunk on a page the evidence
+  // lies on, even where it holds none of the evidence's characters.
+  function sharedPages(X, doc, s, e, gs, ge) {
+    const pages = X.D.docs[doc].pages;
+    if (!pages || !pages.length) return "";
+    const on = [];
+    pages.forEach((p, i) => {
+      if (p[0] < p[1] && p[0] < e && s < p[1] && p[0] < ge && gs < p[1]) on.push(i + 1);
+    });
+    return on.length ? (on.length === 1 ? "p. " : "pp. ") + on.join(", ") : "";
+  }
+
   function jobName(X, ji) {
     const j = X.D.jobs[ji];
     return "#" + j.job + " " + j.label + (j.ok ? "" : " (" + j.status + ")");
@@ -771,15 +784,26 @@
       const text = passageText(X, ji, pi);
       const cover = [];
       const golds = [];
+      let rel = false;
       q.gold.forEach((g, gi) => {
         if (g.doc !== doc) return;
         if (g.start === null || g.start === undefined) {
           cover.push("is in gold " + (gi + 1) + "'s document");
+          rel = true;
           return;
         }
         const lo = Math.max(s, g.start);
         const hi = Math.min(e, g.end);
-        if (hi <= lo) return;
+        if (hi <= lo) {
+          const on = sharedPages(X, doc, s, e, g.start, g.end);
+          if (on) {
+            cover.push("is on gold " + (gi + 1) + "'s " + on);
+            // credited when pages are what the sweep scores; beside spans, only said
+            if (D.primary && D.primary.level === "page") rel = true;
+          }
+          return;
+        }
+        rel = true;
         const share = Math.round((100 * (hi - lo)) / Math.max(1, g.end - g.start));
         cover.push("holds " + share + "% of gold " + (gi + 1));
         golds.push([lo - s, hi - s]);
@@ -805,8 +829,8 @@
         meta.appendChild(el("span", {class: "x-tag x-trunc", title: "past the model's window: never embedded"},
           "embedded: first " + Math.round((100 * win) / Math.max(1, e - s)) + "%"));
       }
-      const li = el("li", {class: cover.length ? "x-hit x-rel" : "x-hit"}, meta);
-      li.appendChild(el("p", {class: cover.length ? "x-cover" : "x-cover x-none"}, cover.length ? cover.join(", ") : "holds no gold"));
+      const li = el("li", {class: rel ? "x-hit x-rel" : "x-hit"}, meta);
+      li.appendChild(el("p", {class: rel ? "x-cover" : "x-cover x-none"}, cover.length ? cover.join(", ") : "holds no gold"));
       if (text === null) {
         li.appendChild(el("p", {class: "x-note"}, "The text of this passage was not kept in this report."));
       } else {

@@ -85,6 +85,18 @@ def test_varied_settings_in_table_order_with_size_and_overlap_always():
     assert varied_settings(rows[:1]) == ["chunk.size", "chunk.overlap"]
 
 
+def test_a_bm25_row_that_embedded_nothing_never_makes_the_backend_a_column():
+    # With embed.backend=auto a row names the runtime that ran; a BM25 row ran none and
+    # keeps "auto", which says nothing against the dense rows' torch.
+    rows = [
+        {"chunk.size": 1, "chunk.overlap": 0, "embed.backend": "torch", "retrieve": "dense"},
+        {"chunk.size": 1, "chunk.overlap": 0, "embed.backend": "auto", "retrieve": "bm25"},
+    ]
+    assert "embed.backend" not in varied_settings(rows)
+    rows.append({**rows[0], "embed.backend": "openvino"})  # two runtimes did run
+    assert "embed.backend" in varied_settings(rows)
+
+
 def test_labels_and_values():
     assert (
         label("chunk.size") == "size" and label("retrieve") == "retriever" and label("x.y") == "x.y"

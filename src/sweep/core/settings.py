@@ -133,6 +133,12 @@ def job_settings(cfg: Any, overrides: Iterable[str], choices: Mapping[str, Any])
     return settings
 
 
+#: Settings a row names by what ran, whose value stays the request where nothing of it ran:
+#: ``embed.backend`` stays ``auto`` in a BM25 row (no model embedded anything). Such a row
+#: says nothing against the others' value, so it never makes the setting a column.
+_UNRESOLVED = {"embed.backend": "auto"}
+
+
 def varied_settings(settings: Sequence[Mapping[str, Any]]) -> list[str]:
     """Keys whose value differs between rows, in table order, always with size and overlap."""
     keys = list(_ALWAYS)
@@ -140,6 +146,8 @@ def varied_settings(settings: Sequence[Mapping[str, Any]]) -> list[str]:
     extra = sorted({k for s in settings for k in s} - set(known))
     for key in [*known, *extra]:
         values = {json.dumps(s.get(key), sort_keys=True, default=str) for s in settings}
+        if key in _UNRESOLVED and len(values) > 1:
+            values.discard(json.dumps(_UNRESOLVED[key]))
         if len(values) > 1 and key not in keys:
             keys.insert(0 if key == "chunk.strategy" else len(keys), key)
     # The unit stands next to the size, and a size in characters is never read as tokens:

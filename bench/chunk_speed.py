@@ -275,7 +275,35 @@ def main(argv: list[str] | None = None) -> int:
         f"share: chunking time / (chunking + embedding the chunks at {args.embed_rate:g} chunks/s)."
     )
     tokenizer_rows(docs, args, mb)
+    paged_rows(args)
     return 0
+
+
+def paged_rows(args: argparse.Namespace) -> None:
+    """The page strategy where it cuts at pages: the bundled documents example's PDFs (their
+    text as the default reader made it), against sentence and token chunking of the same
+    texts, cold and at the same size."""
+    from sweep.core.cpu import cpu_summary
+    from sweep.datasets.bundled import bundled_corpus
+    from sweep.datasets.loading import load_dataset
+
+    dataset = load_dataset(bundled_corpus("documents"))
+    paged = [d for d in dataset.documents if d.metadata.get("pages")]
+    n_pages = sum(len(d.metadata["pages"]) for d in paged)
+    mb = sum(len(d.text.encode("utf-8")) for d in paged) / 1e6
+    print(f"\npaged documents: {len(paged)} PDFs of the documents example, {n_pages} pages")
+    print(f"cpu: {cpu_summary()}")
+    times, counts = {}, {}
+    for strategy in ("page", "sentence", "token"):
+        chunker = build_chunker(strategy, args.size, args.overlap)
+        run = lambda chunker=chunker: chunker.chunk_documents(paged)  # noqa: E731
+        times[strategy], chunks = median_seconds(run, clear_tokenize_cache, args.repeats)
+        counts[strategy] = len(chunks)
+    for strategy, t in times.items():
+        print(
+            f"  {strategy:9} {counts[strategy]:5d} chunks  {mb / t:7.2f} MB/s cold  "
+            f"x sentence {times['sentence'] / t:5.2f} (>1 = faster)"
+        )
 
 
 if __name__ == "__main__":

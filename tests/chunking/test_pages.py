@@ -164,15 +164,14 @@ def test_slides_are_pages_and_documents_without_pages_fall_back(folder):
     slides = [on_page(deck, c) for c in mine["deck.pptx"]]
     assert slides[0] == [1] and slides[-1] == [3] and len(slides) > 3  # the long slide: split
     assert all(s == [2] for s in slides[1:-1])
-    # Without pages (Markdown always; a workbook whose reader records no sheet ranges):
-    # the fallback's chunks, as that strategy alone makes them.
+    # Without pages (Markdown): the fallback's chunks, as that strategy alone makes them.
     without = [d for d in docs.values() if not pages_of(d)]
-    assert docs["note.md"] in without
+    assert without == [docs["note.md"]]
     for doc in without:
         assert mine[doc.doc_id] == build_chunker("paragraph", 256, 16).chunk(doc)
-    sheets = pages_of(docs["book.xlsx"])
-    if sheets:  # a sheet is a page where the reader records sheets' ranges
-        assert [on_page(docs["book.xlsx"], c) for c in mine["book.xlsx"]] == [[1]]
+    sheets = pages_of(docs["book.xlsx"])  # a workbook's sheet is a page
+    assert len(sheets) == 1
+    assert [on_page(docs["book.xlsx"], c) for c in mine["book.xlsx"]] == [[1]]
     n_pages = 4 + 3 + len(sheets)
     assert dict(chunker.tally) == {
         "n_pages": n_pages,
@@ -181,8 +180,8 @@ def test_slides_are_pages_and_documents_without_pages_fall_back(folder):
     }
     assert chunker.tally_notes == (
         f"page: 3 of {n_pages} pages were longer than chunk.size=256 and were split at "
-        f"sentence ends; 2 blank pages gave no chunk; {len(without)} documents have no pages "
-        "and were chunked by paragraph",
+        "sentence ends; 2 blank pages gave no chunk; 1 document has no pages and was "
+        "chunked by paragraph",
         "documents without pages: overlap is ignored by strategy 'paragraph' (got 16)",
     )
     # Another fallback: the Markdown note cut at its headings.

@@ -1,6 +1,5 @@
-"""The page strategy: one chunk per page of a paged document (PDF pages, PPTX slides), as
-its reader recorded them in ``metadata["pages"]`` (a format whose reader records sheets or
-sections there is chunked by them alike).
+"""The page strategy: one chunk per page of a paged document (PDF pages, PPTX slides, XLSX
+sheets), as its reader recorded them in ``metadata["pages"]``.
 
 ``size`` is a cap: a page longer than ``size`` is split at sentence ends, as the sentence
 strategy packs sentences, and never with text of another page. Documents without pages

@@ -73,6 +73,29 @@ def _listed(pages: Any, doc: Document) -> list[Any]:
     return list(pages)
 
 
+def _within_size(tools: Any, a: int, b: int) -> list[Span]:
+    """``[a, b)`` as it is when its text fits, else cut greedily by characters into pieces
+    that do. A page that starts inside a word leaves a piece that read as one token within
+    the word (`` sens`` of ``sensor``) but needs more once stripped and read alone (``sens``);
+    only a tiny size meets it, and then a piece is at worst one character."""
+    if tools.count(a, b) <= tools.size:
+        return [(a, b)]
+    text, out = tools.text, []
+    while a < b:
+        while a < b and text[a].isspace():
+            a += 1
+        if a >= b:
+            break
+        end = a + 1
+        while end < b and (text[end].isspace() or tools.count(a, end + 1) <= tools.size):
+            end += 1
+        piece = tools.strip(a, end)
+        if piece is not None:
+            out.append(piece)
+        a = end
+    return out
+
+
 @dataclass(frozen=True)
 class _Cut:
     """One document's spans and what cutting it counted."""
@@ -148,22 +171,29 @@ class PageChunker(BaseChunker):
         if found is None:
             return _Cut(self.fallback.spans(doc), fell_back=True)
         units, listed = found
-        tools = self._tools(doc.text)
         spans: list[Span] = []
         pages = split = 0
         for a, b in units:
-            span = tools.strip(a, b)
+            # Each page is tokenized as its own text: a page may start inside what the
+            # whole document's tokenizer reads as one token, and its pieces must still be
+            # cut at their own token edges to fit size.
+            tools = self._tools(doc.text[a:b])
+            span = tools.strip(0, b - a)
             if span is None:
                 continue
             pages += 1
             if tools.fits(*span):
-                spans.append(span)
+                spans.append((span[0] + a, span[1] + a))
             else:
                 # Sentences of this page only, packed as the sentence strategy packs them:
                 # its chunks share sentences (overlap) with each other, never with a
                 # neighbouring page's.
                 split += 1
-                spans.extend(tools.pack(sentence_units(tools, *span), self.overlap))
+                spans.extend(
+                    (x + a, y + a)
+                    for packed in tools.pack(sentence_units(tools, *span), self.overlap)
+                    for x, y in _within_size(tools, *packed)
+                )
         blank = listed - pages
         return _Cut(spans, pages, split, blank)
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from brute_scoring import brute_force
 from sweep.core.measures import RANK_NAMES, Measure, measures_for
 from sweep.core.types import Chunk, Hit, Judgment, Query
 from sweep.scoring.aggregate import summarize
@@ -187,61 +188,6 @@ def test_score_ranked_matches_score_queries_at_the_page_level():
 # --------------------------------------------------------------------------- reference
 
 
-def reference(query: Query, hits: list[Hit], measure: Measure, gain: str) -> float | None:
-    """One page-level measure of one query, the slow obvious way."""
-    units: dict[tuple[str, int], list[int]] = {}
-    for j in query.relevant:
-        if j.grade > 0:
-            for n, s, e in j.pages:
-                u = units.setdefault((j.doc_id, n), [s, e, j.grade])
-                u[2] = max(u[2], j.grade)
-    if not units:
-        return None
-    if measure.k is not None:
-        top, k = hits[: measure.k], measure.k
-    else:
-        top, total = [], 0
-        for h in hits:
-            if total + h.n_tokens > measure.budget:
-                break
-            total += h.n_tokens
-            top.append(h)
-        k = len(top)
-    credit: dict[tuple[str, int], int] = {}
-    for rank, h in enumerate(top, 1):
-        if h.start is None:
-            continue
-        for key, (s, e, _) in units.items():
-            if key not in credit and key[0] == h.doc_id and max(s, h.start) < min(e, h.end):
-                credit[key] = rank
-    grades = {key: g if gain == "linear" else 2**g - 1 for key, (_, _, g) in units.items()}
-    events = sorted(set(credit.values()))
-    R = len(units)
-    name = measure.name
-    if name == "recall":
-        return len(credit) / R
-    if name == "precision":
-        return len(events) / k if k else 0.0
-    if name == "hit":
-        return float(bool(credit))
-    if name == "complete":
-        return float(len(credit) == R)
-    if name == "mrr":
-        return 1 / events[0] if events else 0.0
-    if name == "ap":
-        return sum((i + 1) / r for i, r in enumerate(events)) / R
-    assert name == "ndcg"
-    dcg = sum(
-        max(grades[u] for u, r in credit.items() if r == rank) / math.log2(rank + 1)
-        for rank in events
-    )
-    ideal = sorted(grades.values(), reverse=True)
-    if measure.k is not None:
-        ideal = ideal[:k]
-    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
 DOC_LEN = 60
 DOCS = ("a", "b", "c")
 # Each document's pages: cut points drawn per test (pages of a document are disjoint).
@@ -313,7 +259,7 @@ def test_agrees_with_the_reference(case, gain) -> None:
     expected = {}
     for q in queries:
         for m in RANKED:
-            value = reference(q, runs.get(q.query_id, []), m, gain)
+            value = brute_force(q, runs.get(q.query_id, []), m, "page", gain=gain)
             if value is not None:
                 expected[(q.query_id, str(m))] = value
     assert got.keys() == expected.keys()

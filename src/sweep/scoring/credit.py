@@ -376,25 +376,16 @@ def _page_unit_ranks(gold: _Gold, hits: RankedHits) -> np.ndarray:
     group = np.minimum(np.searchsorted(group_keys, row_key), len(group_keys) - 1)
     keep = group_keys[group] == row_key
     rows, group = rows[keep], group[keep]
-    lo, hi = hits.start[rows], hits.end[rows]
-    big = int(max(gold.pu_end.max(), hi.max(initial=0))) + 1
-    _check_offsets(len(group_keys), big)
-    # Units are sorted by start within their group. A page overlapping [lo, hi) starts
-    # before hi and no earlier than lo - (the group's longest page) + 1, so that window
-    # holds every overlapping page (without assuming pages are disjoint) plus perhaps a
-    # few shorter ones ending before lo, which the exact test below drops.
-    unit_key = unit_group * big + gold.pu_start
-    longest = np.zeros(len(group_keys), dtype=np.int64)
-    np.maximum.at(longest, unit_group, gold.pu_end - gold.pu_start)
-    first = np.searchsorted(unit_key, group * big + np.maximum(lo - longest[group] + 1, 0))
-    stop = np.searchsorted(unit_key, group * big + hi)
-    count = np.maximum(stop - first, 0)
-    pair_row = np.repeat(rows, count)
-    pair_unit = _expand(first, count)
-    overlap = np.maximum(hits.start[pair_row], gold.pu_start[pair_unit]) < np.minimum(
-        hits.end[pair_row], gold.pu_end[pair_unit]
+    pair, pair_unit = _overlapping(
+        unit_group,
+        gold.pu_start,
+        gold.pu_end,
+        len(group_keys),
+        group,
+        hits.start[rows],
+        hits.end[rows],
     )
-    pair_row, pair_unit = pair_row[overlap], pair_unit[overlap]
+    pair_row = rows[pair]
     # Pairs are in row order, rows in (query, rank) order, and a unit has one query:
     # a unit's first pair is its credit.
     units, at = np.unique(pair_unit, return_index=True)
@@ -532,6 +523,37 @@ def _required_chars(length: np.ndarray, min_coverage: float) -> np.ndarray:
     need = np.ceil(min_coverage * length).astype(np.int64)
     need = np.where((need - 1) / length >= min_coverage, need - 1, need)
     return np.where(need / length < min_coverage, need + 1, need)
+
+
+def _overlapping(
+    item_group: np.ndarray,
+    item_start: np.ndarray,
+    item_end: np.ndarray,
+    n_groups: int,
+    group: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair ``(i, j)`` of a range ``[start[i], end[i])`` and an item of the same group
+    whose range shares a character with it, in order of ``i``. Items must be sorted by
+    (group, start); they may overlap each other.
+
+    An item overlapping ``[a, b)`` starts before ``b`` and no earlier than ``a`` - (the
+    longest item of its group) + 1, so that window of the sorted items holds every one that
+    overlaps, plus perhaps a few shorter ones ending before ``a``, which the exact test drops.
+    """
+    big = int(max(item_end.max(initial=0), end.max(initial=0))) + 1
+    _check_offsets(n_groups, big)
+    key = item_group * big + item_start
+    longest = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(longest, item_group, item_end - item_start)
+    first = np.searchsorted(key, group * big + np.maximum(start - longest[group] + 1, 0))
+    stop = np.searchsorted(key, group * big + end)
+    count = np.maximum(stop - first, 0)
+    i = np.repeat(np.arange(len(group), dtype=np.int64), count)
+    j = _expand(first, count)
+    shared = np.maximum(start[i], item_start[j]) < np.minimum(end[i], item_end[j])
+    return i[shared], j[shared]
 
 
 def _expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -708,23 +730,11 @@ def _precision_omega(gold: _Gold, chunks: Sequence[Chunk]) -> np.ndarray:
     c_doc, c_start, c_end = c_doc[useful], c_start[useful], c_end[useful]
     piece_doc = gold.group_key[gold.piece_group] % nd
     piece_q = gold.group_key[gold.piece_group] // nd
-    big = int(max(gold.piece_end.max(), c_end.max(initial=0))) + 1
-    _check_offsets(nd, big)
     order = np.lexsort((c_start, c_doc))
     c_doc, c_start, c_end = c_doc[order], c_start[order], c_end[order]
-    c_key = c_doc * big + c_start
-    # A chunk overlapping [a, b) starts before b and after a - (longest chunk of its doc).
-    longest = np.zeros(nd, dtype=np.int64)
-    np.maximum.at(longest, c_doc, c_end - c_start)
-    lo = np.searchsorted(
-        c_key, piece_doc * big + np.maximum(gold.piece_start - longest[piece_doc] + 1, 0)
+    cand_piece, cand = _overlapping(
+        c_doc, c_start, c_end, nd, piece_doc, gold.piece_start, gold.piece_end
     )
-    hi = np.searchsorted(c_key, piece_doc * big + gold.piece_end, side="left")
-    count = np.maximum(hi - lo, 0)
-    cand = _expand(lo, count)
-    cand_piece = np.repeat(np.arange(len(piece_doc)), count)
-    overlap = c_end[cand] > gold.piece_start[cand_piece]
-    cand, cand_piece = cand[overlap], cand_piece[overlap]
     # Union of the pieces and their overlapping chunks, per (query, doc) group.
     group = np.concatenate((gold.piece_group, gold.piece_group[cand_piece]))
     u_groups, u_group, u_start, u_end = _merge_spans(

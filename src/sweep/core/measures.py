@@ -17,6 +17,7 @@ __all__ = [
     "LEVELS",
     "MIN_COVERAGE",
     "NAMES",
+    "OPTIONAL_LEVELS",
     "PER_CONFIG_NAMES",
     "RANK_NAMES",
     "Measure",
@@ -27,6 +28,9 @@ __all__ = [
 
 # Appended, never reordered: a score table stores a level as its index here.
 LEVELS = ("doc", "span", "page")
+#: Levels a question set may have no unit at, which summaries and tables then leave out:
+#: a set without pages reads as it did before the page level existed.
+OPTIONAL_LEVELS = ("page",)
 #: The default share of an evidence span's characters the hits must cover before the
 #: span counts as found (``eval.min_coverage``; every scoring function's default).
 MIN_COVERAGE = 0.5

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from sweep.core.mdtext import md_text
-from sweep.core.measures import LEVELS
+from sweep.core.measures import LEVELS, OPTIONAL_LEVELS
 from sweep.core.messages import visible
 from sweep.core.settings import format_value, label, setting_label
 from sweep.core.timing import BUSY_LOAD_PER_CPU
@@ -97,7 +97,7 @@ def scored_levels(rep: SweepReport) -> tuple[str, ...]:
     return tuple(
         lvl
         for lvl in LEVELS
-        if lvl in ("doc", "span")
+        if lvl not in OPTIONAL_LEVELS
         or any(
             r.summary is not None
             and lvl in r.summary.levels

@@ -18,14 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from sweep.core.measures import LEVELS
+from sweep.core.measures import LEVELS, OPTIONAL_LEVELS
 from sweep.core.types import Query
 from sweep.scoring.table import ScoreTable
 
 __all__ = ["LevelSummary", "MetricSummary", "Summary", "bootstrap_means", "summarize"]
-
-# Levels a summary leaves out when no query has a unit there.
-_OPTIONAL_LEVELS = ("page",)
 
 # Resample matrices are built in blocks of about this many cells.
 _BLOCK = 1 << 22
@@ -177,7 +174,7 @@ def summarize(
     for level_index, level in enumerate(LEVELS):
         included = {q.query_id for q in queries if q.has_unit(level)}
         codes, names, values = table.matrix(level)
-        if level in _OPTIONAL_LEVELS and not included and len(codes) == 0:
+        if level in OPTIONAL_LEVELS and not included and len(codes) == 0:
             # A question set without pages says nothing about pages: its summary, tables
             # and results.csv stay what they were before the page level existed.
             continue

@@ -17,6 +17,7 @@ from typing import Any
 
 from sweep.chunking.base import BaseChunker, UnknownChunkSetting, chunker, strategies
 from sweep.chunking.boundaries import Span
+from sweep.chunking.fitting import DocTools
 from sweep.chunking.strategies import sentence_units
 from sweep.core.checks import is_int
 from sweep.core.errors import BadInput
@@ -73,25 +74,20 @@ def _listed(pages: Any, doc: Document) -> list[Any]:
     return list(pages)
 
 
-def _within_size(tools: Any, a: int, b: int) -> list[Span]:
-    """``[a, b)`` as it is when its text fits, else cut greedily by characters into pieces
-    that do. A page that starts inside a word leaves a piece that read as one token within
-    the word (`` sens`` of ``sensor``) but needs more once stripped and read alone (``sens``);
-    only a tiny size meets it, and then a piece is at worst one character."""
-    if tools.count(a, b) <= tools.size:
+def _within_size(tools: DocTools, a: int, b: int) -> list[Span]:
+    """``[a, b)`` as it is when its text fits, else cut by characters into the longest
+    pieces that do (:meth:`DocTools.fit_chars`). A page that starts inside a word leaves a
+    piece that read as one token within the word (`` sens`` of ``sensor``) but needs more
+    once stripped and read alone (``sens``); only a tiny size meets it, and then a piece is
+    at worst one character."""
+    if tools.fits(a, b):
         return [(a, b)]
-    text, out = tools.text, []
-    while a < b:
-        while a < b and text[a].isspace():
-            a += 1
-        if a >= b:
-            break
-        end = a + 1
-        while end < b and (text[end].isspace() or tools.count(a, end + 1) <= tools.size):
-            end += 1
-        piece = tools.strip(a, end)
-        if piece is not None:
-            out.append(piece)
+    out: list[Span] = []
+    while (piece := tools.strip(a, b)) is not None:
+        end = tools.fit_chars(piece[0], b)
+        fitted = tools.strip(piece[0], end)
+        if fitted is not None:
+            out.append(fitted)
         a = end
     return out
 
